@@ -1,0 +1,30 @@
+//! The error of a run that could not complete (exit 2). Each domain has its own error enum
+//! whose variants carry the evidence (paths, expected and actual values); this enum gathers
+//! them so that `run` can print one message and, where the user can act, a `help:` line.
+
+use crate::fsio::IoError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error("{message}")]
+    Usage { message: String, help: String },
+}
+
+impl Error {
+    /// A line telling the user what to do about it, when there is one.
+    pub fn help(&self) -> Option<String> {
+        match self {
+            Error::Io(_) => None,
+            Error::Usage { help, .. } => Some(help.clone()),
+        }
+    }
+
+    pub fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+}
