@@ -2,12 +2,30 @@
 //! whose variants carry the evidence (paths, expected and actual values); this enum gathers
 //! them so that `run` can print one message and, where the user can act, a `help:` line.
 
+use crate::client::ClientError;
+use crate::declaration::DeclarationError;
 use crate::fsio::IoError;
+use crate::registered::RegisteredError;
+use crate::render::RenderError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
     Io(#[from] IoError),
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Registered(#[from] RegisteredError),
+    #[error("registering {name} failed: {failure}; {restored}")]
+    Registration {
+        name: String,
+        failure: Box<ClientError>,
+        restored: String,
+    },
     #[error("{message}")]
     Usage { message: String, help: String },
 }
@@ -17,6 +35,14 @@ impl Error {
     pub fn help(&self) -> Option<String> {
         match self {
             Error::Io(_) => None,
+            Error::Declaration(DeclarationError::UnknownServer { .. }) => {
+                Some("name a declared server, or pass --config FILE declaring it".into())
+            }
+            Error::Declaration(_) => None,
+            Error::Render(e) => e.help(),
+            Error::Client(e) => e.help(),
+            Error::Registration { failure, .. } => failure.help(),
+            Error::Registered(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
         }
     }

@@ -1,12 +1,27 @@
 //! mcp-deploy: registers deployed MCP servers with coding-agent clients through the clients'
 //! own CLIs, and proves that what is registered is what was deployed.
 //!
-//! `main.rs` only parses arguments; [`run`] dispatches to one module per command.
+//! `main.rs` only parses arguments; [`run`] dispatches to one module per command. A newcomer
+//! finds a concept by its file name: the declaration, rendering, the release layout, identity
+//! checks, each client, the install transaction, the flat document, the report.
 
 pub mod cli;
+pub mod client;
+pub mod commands;
+pub mod config;
+pub mod declaration;
+pub mod entry;
 pub mod error;
 pub mod exit;
 pub mod fsio;
+pub mod identity;
+pub mod install;
+pub mod layout;
+pub mod process;
+pub mod registered;
+pub mod render;
+pub mod report;
+pub mod sample;
 
 use cli::{Cli, Command};
 use error::Error;
@@ -14,7 +29,7 @@ use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
-    match dispatch(cli) {
+    match dispatch(&cli) {
         Ok(exit) => exit,
         Err(err) => {
             eprintln!("error: {err}");
@@ -26,15 +41,12 @@ pub fn run(cli: Cli) -> Exit {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<Exit, Error> {
-    match cli.command {
-        Command::RenderMcp(_)
-        | Command::VerifyIdentity(_)
-        | Command::Install(_)
-        | Command::Uninstall(_)
-        | Command::Sample(_) => Err(Error::usage(
-            "this command is being built",
-            "see the README",
-        )),
+fn dispatch(cli: &Cli) -> Result<Exit, Error> {
+    match &cli.command {
+        Command::RenderMcp(args) => commands::render_mcp(args),
+        Command::VerifyIdentity(args) => commands::verify_identity(args),
+        Command::Install(args) => install::install(args),
+        Command::Uninstall(args) => install::uninstall(args),
+        Command::Sample(args) => commands::sample(args),
     }
 }

@@ -1,0 +1,364 @@
+//! Claude Code, through its CLI (`claude mcp add-json|get|remove -s user`).
+//!
+//! - The user-scope entries live in `$CLAUDE_CONFIG_DIR/.claude.json` (or `~/.claude.json`)
+//!   under `mcpServers`; we read that file, never write it.
+//! - Every call runs from an empty temporary directory, so that no project (`.mcp.json`) or
+//!   local-scope entry of the caller's working directory shadows the user scope.
+//! - `claude mcp get` starts the server to health-check it; MCP_TIMEOUT bounds that. It prints
+//!   args joined by spaces (lossy) and env and header values (secrets), so its output is
+//!   parsed for scope, command, args and url only, compared with the config file, and never
+//!   echoed.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::{Client, ClientError, ClientOptions};
+use crate::entry::{Entry, Transport};
+use crate::process::{self, Call, ProcessError};
+
+/// The npm package and version the project is tested with.
+pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
+
+pub struct Claude {
+    binary: PathBuf,
+    config: PathBuf,
+    options: ClientOptions,
+    /// An empty directory to run from; removed when the client is dropped.
+    cwd: tempfile::TempDir,
+}
+
+impl Claude {
+    pub fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
+        let missing = |binary: String, where_: String| ClientError::Missing {
+            binary,
+            where_,
+            help: format!(
+                "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
+                 (or set MCP_DEPLOY_CLAUDE)"
+            ),
+        };
+        let binary =
+            match &options.binary {
+                Some(b) if b.components().count() > 1 => {
+                    if !b.is_file() {
+                        return Err(missing(b.display().to_string(), String::new()));
+                    }
+                    b.clone()
+                }
+                Some(b) => which::which(b)
+                    .map_err(|_| missing(b.display().to_string(), " on PATH".into()))?,
+                None => which::which("claude")
+                    .map_err(|_| missing("claude".into(), " on PATH".into()))?,
+            };
+        let cwd = tempfile::Builder::new()
+            .prefix("mcp-deploy-client.")
+            .tempdir()
+            .map_err(|e| ClientError::Spawn {
+                step: "create an empty working directory".into(),
+                reason: e.to_string(),
+            })?;
+        Ok(Claude {
+            binary,
+            config: config_path(),
+            options: options.clone(),
+            cwd,
+        })
+    }
+
+    /// Run `claude ARGS`; `shown` is the step as it may be printed (no secret in it).
+    fn call(&self, args: Vec<OsString>, shown: String) -> Result<String, ClientError> {
+        let call = Call {
+            program: &self.binary,
+            args,
+            env: vec![
+                ("MCP_TIMEOUT", self.options.mcp_timeout_ms.to_string()),
+                ("DISABLE_AUTOUPDATER", "1".into()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ],
+            cwd: self.cwd.path(),
+            timeout: self.options.timeout,
+        };
+        let out = process::run(&call).map_err(|e| match e {
+            ProcessError::TimedOut { secs } => ClientError::TimedOut {
+                step: shown.clone(),
+                secs,
+            },
+            ProcessError::Spawn { source, .. } => ClientError::Spawn {
+                step: shown.clone(),
+                reason: source.to_string(),
+            },
+        })?;
+        if !out.status.success() {
+            return Err(ClientError::Failed {
+                step: shown,
+                status: out.status.to_string(),
+                stderr: first_lines(&out.stderr),
+            });
+        }
+        Ok(out.stdout)
+    }
+}
+
+/// Where Claude Code keeps its user configuration.
+pub fn config_path() -> PathBuf {
+    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join(".claude.json"),
+        None => home().join(".claude.json"),
+    }
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+impl Client for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.config)
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let args = ["mcp", "add-json", "-s", "user", name, &entry.to_json()];
+        self.call(
+            args.iter().map(OsString::from).collect(),
+            format!("claude mcp add-json -s user {name} <entry>"),
+        )
+        .map(drop)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        let args = ["mcp", "remove", name, "-s", "user"];
+        self.call(
+            args.iter().map(OsString::from).collect(),
+            format!("claude mcp remove {name} -s user"),
+        )
+        .map(drop)
+    }
+
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        let step = format!("claude mcp get {name}");
+        let args = ["mcp", "get", name];
+        let out = match self.call(args.iter().map(OsString::from).collect(), step.clone()) {
+            Ok(out) => out,
+            // `get` of an unknown name exits 1 with "No MCP server named ..." on stderr.
+            Err(ClientError::Failed { stderr, .. }) if stderr.contains("No MCP server named") => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        let shown = parse_get(name, &out).map_err(|reason| ClientError::Garbage {
+            step: step.clone(),
+            reason,
+        })?;
+        if !shown.scope.starts_with("User config") {
+            return Err(ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!(
+                    "claude reports it in scope {:?}, not user scope: a local or project entry \
+                     of the same name shadows it",
+                    shown.scope
+                ),
+            });
+        }
+        let config = read_user_entries(&self.config)?;
+        let disagree = |reason: String| ClientError::Disagrees {
+            name: name.to_string(),
+            reason,
+        };
+        let raw = config.get(name).ok_or_else(|| {
+            disagree(format!(
+                "claude reports it, but {} has no user-scope entry for it",
+                self.config.display()
+            ))
+        })?;
+        let entry = Entry::from_value(raw).map_err(|e| {
+            disagree(format!(
+                "its entry in {} is malformed: {e}",
+                self.config.display()
+            ))
+        })?;
+        let agrees = match (&entry.transport, &shown.transport) {
+            (
+                Transport::Stdio { command, args },
+                Shown::Stdio {
+                    command: c,
+                    args: a,
+                },
+            ) => command == c && args.join(" ") == *a,
+            (Transport::Remote { url, .. }, Shown::Remote { url: u }) => url == u,
+            _ => false,
+        };
+        if !agrees {
+            return Err(disagree(format!(
+                "`{step}` does not show what {} holds ({})",
+                self.config.display(),
+                entry.describe()
+            )));
+        }
+        Ok(Some(entry))
+    }
+}
+
+/// Read `mcpServers` of Claude's config file. A missing file has no entries.
+pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
+        Err(e) => {
+            return Err(ClientError::Config {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+        }
+    };
+    let bad = |reason: String| ClientError::Config {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let doc: Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    match doc.get("mcpServers") {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(bad("\"mcpServers\" is not an object".into())),
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Shown {
+    Stdio { command: String, args: String },
+    Remote { url: String },
+}
+
+#[derive(Debug, PartialEq)]
+struct GetOutput {
+    scope: String,
+    transport: Shown,
+}
+
+/// Parse `claude mcp get NAME` output:
+/// ```text
+/// NAME:
+///   Scope: User config (available in all your projects)
+///   Status: ...
+///   Type: stdio
+///   Command: /x/bin/y
+///   Args: a b
+/// ```
+fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
+    let mut lines = out.lines().skip_while(|l| l.trim().is_empty());
+    if lines.next().map(str::trim_end) != Some(&format!("{name}:")) {
+        return Err(format!("it does not start with \"{name}:\""));
+    }
+    let field = |key: &str| -> Option<String> {
+        out.lines().find_map(|l| {
+            let rest = l.strip_prefix("  ")?.strip_prefix(key)?.strip_prefix(':')?;
+            Some(rest.strip_prefix(' ').unwrap_or(rest).to_string())
+        })
+    };
+    let scope = field("Scope").ok_or("it has no Scope line")?;
+    let kind = field("Type").ok_or("it has no Type line")?;
+    let transport = match kind.as_str() {
+        "stdio" => Shown::Stdio {
+            command: field("Command").ok_or("it has no Command line")?,
+            args: field("Args").ok_or("it has no Args line")?,
+        },
+        "http" | "sse" => Shown::Remote {
+            url: field("URL").ok_or("it has no URL line")?,
+        },
+        other => return Err(format!("unknown Type {other:?}")),
+    };
+    Ok(GetOutput { scope, transport })
+}
+
+/// The first lines of a client's stderr, enough to say what went wrong. (Claude's errors
+/// for these commands name the server, never the entry's values.)
+fn first_lines(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(5).collect();
+    if lines.is_empty() {
+        return "no output on stderr".into();
+    }
+    lines.join(" | ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GET: &str = "ct:\n  Scope: User config (available in all your projects)\n  Status: ✘ Failed to connect\n  Type: stdio\n  Command: /opt/ct/bin/codetools\n  Args: mcp serve\n  Environment:\n    TOKEN=secret\n\nTo remove this server, run: claude mcp remove ct -s user\n";
+
+    #[test]
+    fn parses_real_get_output() {
+        let g = parse_get("ct", GET).unwrap();
+        assert!(g.scope.starts_with("User config"));
+        assert_eq!(
+            g.transport,
+            Shown::Stdio {
+                command: "/opt/ct/bin/codetools".into(),
+                args: "mcp serve".into()
+            }
+        );
+        let empty_args =
+            "o:\n  Scope: Local config (private)\n  Type: stdio\n  Command: /x\n  Args:\n";
+        let g = parse_get("o", empty_args).unwrap();
+        assert_eq!(
+            g.transport,
+            Shown::Stdio {
+                command: "/x".into(),
+                args: String::new()
+            }
+        );
+        let http = "h:\n  Scope: User config\n  Type: http\n  URL: http://127.0.0.1:9/mcp\n  Headers:\n    Authorization: Bearer x\n";
+        assert_eq!(
+            parse_get("h", http).unwrap().transport,
+            Shown::Remote {
+                url: "http://127.0.0.1:9/mcp".into()
+            }
+        );
+    }
+
+    #[test]
+    fn garbage_get_output_is_refused() {
+        for (out, want) in [
+            ("", "does not start"),
+            ("other:\n  Scope: User config\n", "does not start"),
+            ("ct:\n  Type: stdio\n", "no Scope"),
+            (
+                "ct:\n  Scope: User config\n  Type: carrier-pigeon\n",
+                "unknown Type",
+            ),
+            (
+                "ct:\n  Scope: User config\n  Type: stdio\n  Args: a\n",
+                "no Command",
+            ),
+        ] {
+            let err = parse_get("ct", out).unwrap_err();
+            assert!(err.contains(want), "{out:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn config_file_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".claude.json");
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        std::fs::write(&p, r#"{"projects":{}}"#).unwrap();
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        std::fs::write(&p, r#"{"mcpServers":{"a":{"command":"/x"}}}"#).unwrap();
+        assert_eq!(read_user_entries(&p).unwrap().len(), 1);
+        std::fs::write(&p, "{not json").unwrap();
+        assert!(read_user_entries(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("not valid JSON"));
+        std::fs::write(&p, r#"{"mcpServers":[]}"#).unwrap();
+        assert!(read_user_entries(&p).is_err());
+    }
+}

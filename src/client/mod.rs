@@ -1,0 +1,91 @@
+//! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
+//! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
+//! Adding a client is one module here and one line in [`open`].
+
+pub mod claude;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::entry::Entry;
+
+/// How to reach a client's CLI.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// An explicit binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
+    pub binary: Option<PathBuf>,
+    pub timeout: Duration,
+    /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
+    pub mcp_timeout_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{binary} was not found{where_}")]
+    Missing {
+        binary: String,
+        where_: String,
+        help: String,
+    },
+    #[error("`{step}` could not start: {reason}")]
+    Spawn { step: String, reason: String },
+    #[error("`{step}` timed out after {secs} s and was killed")]
+    TimedOut { step: String, secs: u64 },
+    #[error("`{step}` failed ({status}): {stderr}")]
+    Failed {
+        step: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("`{step}` printed output that cannot be read: {reason}")]
+    Garbage { step: String, reason: String },
+    #[error("the client's config {path} cannot be read: {reason}")]
+    Config { path: PathBuf, reason: String },
+    #[error("{name}: {reason}")]
+    Disagrees { name: String, reason: String },
+}
+
+impl ClientError {
+    pub fn help(&self) -> Option<String> {
+        match self {
+            ClientError::Missing { help, .. } => Some(help.clone()),
+            ClientError::TimedOut { .. } => Some(
+                "the client CLI did not answer; raise --client-timeout or check the client".into(),
+            ),
+            ClientError::Config { .. } => Some(
+                "mcp-deploy never edits this file; repair it with the client, then run again"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// One coding-agent client. Implementations must be safe to call from several threads for
+/// the read-only operations (`observe`), which the installer runs side by side.
+pub trait Client: Sync {
+    fn name(&self) -> &'static str;
+    /// The user-scope entries as the client's config file holds them, read-only.
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError>;
+    /// Register `entry` at user scope under `name`; the name must not be registered.
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError>;
+    /// Remove the user-scope entry `name`.
+    fn remove(&self, name: &str) -> Result<(), ClientError>;
+    /// What the client itself reports for `name` at user scope (`None`: not registered),
+    /// cross-checked against its config file so that the result is exact.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
+}
+
+/// Open the client named `name`.
+pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+    match name {
+        "claude" => Ok(Box::new(claude::Claude::open(options)?)),
+        other => Err(ClientError::Missing {
+            binary: other.to_string(),
+            where_: " among the supported clients".into(),
+            help: "supported clients: claude".into(),
+        }),
+    }
+}

@@ -1,0 +1,148 @@
+//! Identity checks: is the deployed release the expected commit, and does the registered
+//! command stay inside it? Every check is evaluated and reported with its evidence; none
+//! stops the others.
+//!
+//! - `release`: `<prefix>/current` is a symlink to a directory directly inside
+//!   `<prefix>/releases/` (release layouts only).
+//! - `commit`: the release's VERSION holds a full sha equal to the expected one, and
+//!   `<prefix>/VERSION`, when present, agrees.
+//! - `mcp-registration`: the registered entry exists, has the declared transport and args, its
+//!   command is absolute, normalized, an executable file, and its realpath lies inside the
+//!   realpath of the containment root, compared by path components.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::declaration::{has_dot_components, Layout, Server};
+use crate::entry::{Entry, Transport};
+use crate::layout::{self, Sha};
+use crate::report::{Check, ServerReport};
+
+/// What to verify for one server.
+pub struct Target<'a> {
+    pub server: &'a Server,
+    pub prefix: PathBuf,
+    pub registered_name: String,
+    /// The declared entry, rendered for this prefix.
+    pub declared: Entry,
+    /// The commit the release must be; `None` takes the deployment's own VERSION (install
+    /// without `--expect-commit`), which still checks that VERSION is well-formed and agrees.
+    pub expected: Option<Sha>,
+}
+
+/// Run every check for `target` against `registrations` (an `mcpServers` object).
+pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerReport {
+    let mut checks = Vec::new();
+    if target.server.layout == Layout::Release {
+        checks.push(Check::from_result(
+            "release",
+            layout::check_release(&target.prefix),
+        ));
+    }
+    checks.push(Check::from_result("commit", check_commit(target)));
+    checks.push(Check::from_result(
+        "mcp-registration",
+        check_registration(target, registrations),
+    ));
+    ServerReport {
+        name: target.server.name.clone(),
+        registered_name: target.registered_name.clone(),
+        prefix: target.prefix.display().to_string(),
+        registration: None,
+        checks,
+    }
+}
+
+fn check_commit(target: &Target) -> Result<String, String> {
+    let (sha, evidence) = layout::deployed_commit(&target.prefix, target.server.layout)?;
+    match &target.expected {
+        Some(expected) if *expected != sha => Err(format!("{evidence}, expected {expected}")),
+        Some(_) => Ok(format!("{evidence}, as expected")),
+        None => Ok(format!("{evidence} (no expected commit given)")),
+    }
+}
+
+fn check_registration(
+    target: &Target,
+    registrations: &Map<String, Value>,
+) -> Result<String, String> {
+    let name = &target.registered_name;
+    let raw = registrations
+        .get(name)
+        .ok_or_else(|| format!("no entry named {name:?} is registered"))?;
+    let entry = Entry::from_value(raw).map_err(|e| format!("entry {name:?} is malformed: {e}"))?;
+    match (&target.declared.transport, &entry.transport) {
+        (Transport::Stdio { args: want, .. }, Transport::Stdio { command, args }) => {
+            if args != want {
+                return Err(format!(
+                    "args {} differ from the declared {}",
+                    serde_json::to_string(args).unwrap(),
+                    serde_json::to_string(want).unwrap()
+                ));
+            }
+            let root = layout::containment_root(&target.prefix, target.server.layout)?;
+            check_command_inside(Path::new(command), &root)
+        }
+        (Transport::Remote { url: want, .. }, Transport::Remote { url, .. }) => {
+            if url != want {
+                return Err(format!("url {url} differs from the declared {want}"));
+            }
+            Ok(format!("url {url} is the declared one"))
+        }
+        (declared, _) => Err(format!(
+            "registered as {}, but declared as {}",
+            entry.describe(),
+            match declared {
+                Transport::Stdio { .. } => "a stdio server",
+                Transport::Remote { .. } => "a remote server",
+            }
+        )),
+    }
+}
+
+/// The registered command must be absolute, free of `.`/`..`, an executable regular file, and
+/// resolve (every symlink followed) to a path inside `root` (already canonical).
+fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
+    let shown = command.display();
+    if !command.is_absolute() {
+        return Err(format!(
+            "command {shown} is relative; a registration needs an absolute path"
+        ));
+    }
+    if has_dot_components(command) {
+        return Err(format!(
+            "command {shown} holds . or .. components; register the normalized path"
+        ));
+    }
+    let real = fs::canonicalize(command)
+        .map_err(|e| format!("command {shown} cannot be resolved: {e}"))?;
+    let meta = fs::metadata(&real).map_err(|e| format!("command {shown}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "command {shown} resolves to {}, not a file",
+            real.display()
+        ));
+    }
+    if meta.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "command {shown} ({}) is not executable",
+            real.display()
+        ));
+    }
+    // Path::starts_with compares whole components: /opt/ct-evil does not start with /opt/ct.
+    if !real.starts_with(root) {
+        return Err(format!(
+            "command {shown} resolves to {}, outside {}",
+            real.display(),
+            root.display()
+        ));
+    }
+    Ok(format!(
+        "{shown} -> {} inside {}",
+        real.display(),
+        root.display()
+    ))
+}

@@ -1,0 +1,71 @@
+//! The built-in sample deployment: `ROOT/codetools` as a release layout and `ROOT/orchestrata`
+//! as a prefix layout, each with a small executable that stands in for the server. It lets the
+//! README's first command, the tests and the benchmark run the whole job without a real
+//! deployment.
+
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::Path;
+
+use crate::error::Error;
+use crate::fsio::IoError;
+
+/// The commit the sample's codetools release claims to be.
+pub const CODETOOLS_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
+/// The commit the sample's orchestrata prefix claims to be.
+pub const ORCHESTRATA_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
+
+const STAND_IN: &str = "#!/bin/sh\n\
+# A stand-in MCP server from mcp-deploy's sample deployment. It exits at once, so a client's\n\
+# health check reports it as not connected, quickly.\n\
+echo \"$0: sample stand-in, not a real MCP server\" >&2\nexit 0\n";
+
+/// Lay the sample out under `root`, refusing to touch an existing deployment. Returns a line
+/// per server describing it.
+pub fn lay_out(root: &Path) -> Result<Vec<String>, Error> {
+    for name in ["codetools", "orchestrata"] {
+        if root.join(name).symlink_metadata().is_ok() {
+            return Err(Error::usage(
+                format!("{} already exists", root.join(name).display()),
+                "lay the sample out in an empty directory",
+            ));
+        }
+    }
+    let io = |action: &'static str, p: &Path| {
+        let p = p.to_path_buf();
+        move |e| IoError::new(action, &p, e)
+    };
+    let ct = root.join("codetools");
+    let release = ct.join("releases").join(CODETOOLS_SHA);
+    fs::create_dir_all(release.join("bin")).map_err(io("cannot create", &release))?;
+    write_file(
+        &release.join("VERSION"),
+        &format!("{CODETOOLS_SHA}\n"),
+        0o644,
+    )?;
+    write_file(&release.join("bin/codetools"), STAND_IN, 0o755)?;
+    let link = |target: &str, at: &Path| symlink(target, at).map_err(io("cannot link", at));
+    link(&format!("releases/{CODETOOLS_SHA}"), &ct.join("current"))?;
+    fs::create_dir_all(ct.join("bin")).map_err(io("cannot create", &ct))?;
+    link("../current/bin/codetools", &ct.join("bin/codetools"))?;
+    link("current/VERSION", &ct.join("VERSION"))?;
+
+    let orch = root.join("orchestrata");
+    fs::create_dir_all(orch.join("bin")).map_err(io("cannot create", &orch))?;
+    write_file(
+        &orch.join("VERSION"),
+        &format!("{ORCHESTRATA_SHA}\n"),
+        0o644,
+    )?;
+    write_file(&orch.join("bin/orchestrata-mcp"), STAND_IN, 0o755)?;
+    Ok(vec![
+        format!("{} (release {CODETOOLS_SHA})", ct.display()),
+        format!("{} (prefix, commit {ORCHESTRATA_SHA})", orch.display()),
+    ])
+}
+
+fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), IoError> {
+    fs::write(path, text).map_err(|e| IoError::new("cannot write", path, e))?;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+        .map_err(|e| IoError::new("cannot set the mode of", path, e))
+}
