@@ -1,0 +1,161 @@
+//! Faults the real client cannot produce on demand, injected by a `claude` on PATH that runs
+//! the real one for every other call: a missing binary, a failing call, a hang, garbage.
+//! Each ends in exit 2 naming the step, with no half-written file and no lost registration.
+
+use std::fs;
+
+use crate::harness::*;
+
+fn install(w: &World, extra: &[&str]) -> Run {
+    let opt = w.opt();
+    let mut args = vec![
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ];
+    args.extend_from_slice(extra);
+    if !extra.contains(&"--client-timeout") {
+        args.extend_from_slice(&["--client-timeout", "20"]);
+    }
+    w.run(&args)
+}
+
+fn assert_no_partial_files(w: &World) {
+    let partial = partial_files(w.root());
+    assert!(partial.is_empty(), "half-written files left: {partial:?}");
+}
+
+#[test]
+fn missing_claude_names_the_npm_package() {
+    let w = World::new();
+    w.sample();
+    let bin = w.bin();
+    let r = w.run_env(
+        &["install", "--prefix", w.opt().to_str().unwrap()],
+        &[("PATH", bin.to_str().unwrap())],
+    );
+    r.code(2)
+        .stderr_has("claude was not found on PATH")
+        .stderr_has("@anthropic-ai/claude-code");
+    let r = install(&w, &["--claude", "/nonexistent/claude"]);
+    r.code(2).stderr_has("/nonexistent/claude was not found");
+    assert!(!w.registered().exists());
+}
+
+#[test]
+fn a_failing_add_json_is_exit_2_naming_the_step() {
+    let w = World::new();
+    w.wrap_claude(Some(("add-json", Fault::Fail, false)));
+    w.sample();
+    install(&w, &[])
+        .code(2)
+        .stderr_has("`claude mcp add-json -s user codetools-test <entry>` failed")
+        .stderr_has("injected failure: boom");
+    assert!(!w.registered().exists());
+    assert!(w.user_servers().is_empty());
+    assert_no_partial_files(&w);
+}
+
+#[test]
+fn a_hang_past_the_timeout_is_killed_and_exit_2() {
+    let w = World::new();
+    w.wrap_claude(Some(("add-json", Fault::Hang, false)));
+    w.sample();
+    install(&w, &["--client-timeout", "1"])
+        .code(2)
+        .stderr_has("timed out after 1 s")
+        .stderr_has("claude mcp add-json -s user codetools-test")
+        .stderr_has("help: the client CLI did not answer");
+    assert!(!w.registered().exists());
+    assert_no_partial_files(&w);
+}
+
+#[test]
+fn garbage_get_output_is_exit_2_and_the_flat_document_is_untouched() {
+    let w = World::new();
+    w.wrap_claude(Some(("get", Fault::Garbage, false)));
+    w.sample();
+    fs::write(
+        w.registered(),
+        r#"{"mcpServers":{"keep":{"command":"/k","args":[]}}}"#,
+    )
+    .unwrap();
+    let before = fs::read(w.registered()).unwrap();
+    install(&w, &[])
+        .code(2)
+        .stderr_has("`claude mcp get")
+        .stderr_has("printed output that cannot be read");
+    assert_eq!(fs::read(w.registered()).unwrap(), before);
+    assert_no_partial_files(&w);
+}
+
+#[test]
+fn a_failing_remove_keeps_the_previous_registration() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    install(&w, &[]).code(0);
+    let before = w.user_servers();
+    // Make the registration differ, so the next install must update it, and fail remove.
+    w.wrap_claude(Some(("remove", Fault::Fail, false)));
+    let cfg = w.root().join("servers.json");
+    fs::write(
+        &cfg,
+        r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release",
+            "entry":{"command":"{{prefix}}/bin/codetools","args":["changed"]}}]}"#,
+    )
+    .unwrap();
+    install(&w, &["--config", cfg.to_str().unwrap()])
+        .code(2)
+        .stderr_has("`claude mcp remove codetools-test -s user` failed");
+    assert_eq!(w.user_servers(), before);
+}
+
+#[test]
+fn a_failing_add_after_remove_restores_the_previous_entry() {
+    // The regression this pins: remove then a failed add-json used to leave the name absent.
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    install(&w, &[]).code(0);
+    let before = w.user_servers();
+    w.wrap_claude(Some(("add-json", Fault::Fail, true)));
+    let cfg = w.root().join("servers.json");
+    fs::write(
+        &cfg,
+        r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release",
+            "entry":{"command":"{{prefix}}/bin/codetools","args":["changed"]}}]}"#,
+    )
+    .unwrap();
+    install(&w, &["--config", cfg.to_str().unwrap()])
+        .code(2)
+        .stderr_has("registering codetools-test failed")
+        .stderr_has("its previous entry was restored");
+    assert_eq!(w.user_servers(), before);
+    let calls = w.calls();
+    let adds = calls
+        .iter()
+        .filter(|c| c.starts_with("mcp add-json"))
+        .count();
+    assert_eq!(
+        adds,
+        2 + 2,
+        "two first installs, the failed add, the restore: {calls:?}"
+    );
+}
+
+#[test]
+fn an_unreadable_client_config_is_exit_2_and_never_rewritten() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    fs::write(w.claude_json(), "{ not json").unwrap();
+    install(&w, &[])
+        .code(2)
+        .stderr_has(".claude.json cannot be read")
+        .stderr_has("help: mcp-deploy never edits this file");
+    assert_eq!(fs::read_to_string(w.claude_json()).unwrap(), "{ not json");
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+}

@@ -1,0 +1,323 @@
+//! install and uninstall with the real Claude Code CLI in a scratch config.
+
+use std::fs;
+
+use crate::harness::*;
+
+fn install(w: &World, extra: &[&str]) -> Run {
+    let opt = w.opt();
+    let mut args = vec![
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ];
+    args.extend_from_slice(extra);
+    w.run(&args)
+}
+
+fn uninstall(w: &World) -> Run {
+    let opt = w.opt();
+    w.run(&[
+        "uninstall",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ])
+}
+
+#[test]
+fn install_registers_records_verifies_and_uninstall_removes() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let r = install(&w, &["--json"]);
+    r.code(0);
+    let report = r.json();
+    assert_eq!(report["ok"], true);
+    let servers = report["servers"].as_array().unwrap();
+    assert_eq!(servers.len(), 2);
+    for s in servers {
+        assert_eq!(s["registration"], "added", "{}", r.shown);
+        assert!(s["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["ok"] == true));
+    }
+
+    // The client itself reports both at user scope.
+    let ct = opt.join("codetools/bin/codetools");
+    w.claude(&["mcp", "get", "codetools-test"])
+        .code(0)
+        .stdout_has("Scope: User config")
+        .stdout_has(&format!("Command: {}", ct.display()))
+        .stdout_has("Args: mcp serve");
+    w.claude(&["mcp", "get", "orchestrata-test"])
+        .code(0)
+        .stdout_has("Scope: User config");
+
+    // The rendered files and the flat document.
+    assert!(opt.join("codetools/mcp/codetools.mcp.json").is_file());
+    assert!(opt.join("orchestrata/mcp/orchestrata.mcp.json").is_file());
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(
+        flat,
+        serde_json::json!({"mcpServers": {
+            "codetools-test": {"command": ct.to_str().unwrap(), "args": ["mcp", "serve"]},
+            "orchestrata-test": {
+                "command": opt.join("orchestrata/bin/orchestrata-mcp").to_str().unwrap(),
+                "args": []
+            }
+        }})
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = fs::metadata(w.registered()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+
+    // The flat document verifies on its own, as CI would check it.
+    w.run(&[
+        "verify-identity",
+        "--prefix",
+        opt.join("codetools").to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        w.registered().to_str().unwrap(),
+        "--name",
+        "codetools-test",
+    ])
+    .code(0);
+
+    let r = uninstall(&w);
+    r.code(0).stdout_has("codetools-test): removed");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    w.claude(&["mcp", "get", "codetools-test"]).code(1);
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(flat, serde_json::json!({"mcpServers": {}}));
+    // Uninstalling again: the names are absent, which is not an error.
+    uninstall(&w).code(0).stdout_has("absent");
+}
+
+#[test]
+fn second_install_with_nothing_changed_makes_no_mutating_call() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    install(&w, &[]).code(0);
+    let first = w.calls();
+    assert_eq!(
+        first
+            .iter()
+            .filter(|c| c.starts_with("mcp add-json"))
+            .count(),
+        2,
+        "{first:?}"
+    );
+    w.clear_calls();
+
+    let r = install(&w, &["--json"]);
+    r.code(0);
+    let calls = w.calls();
+    assert!(
+        calls
+            .iter()
+            .all(|c| !c.starts_with("mcp add-json") && !c.starts_with("mcp remove")),
+        "a no-op install mutated: {calls:?}"
+    );
+    for s in r.json()["servers"].as_array().unwrap() {
+        assert_eq!(s["registration"], "unchanged");
+    }
+}
+
+#[test]
+fn a_promoted_release_is_reverified_against_the_new_commit() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    install(&w, &["--expect-commit", &format!("codetools={CT_SHA}")]).code(0);
+
+    let new = "feed".repeat(10);
+    add_release(&ct, &new);
+    promote(&ct, &new);
+    // The prefix-level VERSION follows current (it is a symlink to current/VERSION).
+    let r = install(
+        &w,
+        &["--expect-commit", &format!("codetools={new}"), "--json"],
+    );
+    r.code(0);
+    let s = &r.json()["servers"][0];
+    // The stable path did not change, so the registration did not either.
+    assert_eq!(s["registration"], "unchanged");
+    let commit = s["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "commit")
+        .unwrap();
+    assert!(
+        commit["detail"].as_str().unwrap().contains(&new),
+        "{}",
+        r.shown
+    );
+
+    // Expecting the old commit now fails exactly the commit check.
+    let r = install(
+        &w,
+        &["--expect-commit", &format!("codetools={CT_SHA}"), "--json"],
+    );
+    r.code(1);
+    let failed: Vec<_> = r.json()["servers"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["check"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(failed, vec!["commit"]);
+}
+
+#[test]
+fn a_changed_template_updates_the_registration() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let cfg = w.root().join("servers.json");
+    let declare = |args: &str| {
+        fs::write(
+            &cfg,
+            format!(
+                r#"{{"servers":[{{"name":"codetools","prefix":"/opt/codetools","layout":"release",
+                  "entry":{{"command":"{{{{prefix}}}}/bin/codetools","args":{args}}}}}]}}"#
+            ),
+        )
+        .unwrap();
+    };
+    declare(r#"["mcp","serve"]"#);
+    let cfg_arg = cfg.to_str().unwrap();
+    install(&w, &["--config", cfg_arg])
+        .code(0)
+        .stdout_has("added");
+    declare(r#"["mcp","serve","--read-only"]"#);
+    install(&w, &["--config", cfg_arg])
+        .code(0)
+        .stdout_has("codetools-test): updated");
+    assert_eq!(
+        w.user_servers()["codetools-test"]["args"],
+        serde_json::json!(["mcp", "serve", "--read-only"])
+    );
+    w.claude(&["mcp", "get", "codetools-test"])
+        .code(0)
+        .stdout_has("Args: mcp serve --read-only");
+    let rendered = fs::read_to_string(opt.join("codetools/mcp/codetools.mcp.json")).unwrap();
+    assert!(rendered.contains("--read-only"));
+}
+
+#[test]
+fn unrelated_servers_survive_install_and_uninstall() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "someone-elses",
+        r#"{"command":"/usr/bin/env","args":["x"]}"#,
+    ])
+    .code(0);
+    let before = w.user_servers()["someone-elses"].clone();
+    // An unrelated entry already in the flat document is kept too.
+    fs::write(
+        w.registered(),
+        r#"{"mcpServers":{"keep-me":{"command":"/k","args":[]}}}"#,
+    )
+    .unwrap();
+    install(&w, &[]).code(0);
+    uninstall(&w).code(0);
+    assert_eq!(w.user_servers()["someone-elses"], before);
+    assert_eq!(w.user_servers().len(), 1);
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(
+        flat,
+        serde_json::json!({"mcpServers":{"keep-me":{"command":"/k","args":[]}}})
+    );
+}
+
+#[test]
+fn an_entry_edited_by_hand_is_put_back() {
+    let w = World::with_real_claude();
+    w.sample();
+    install(&w, &[]).code(0);
+    w.claude(&["mcp", "remove", "orchestrata-test", "-s", "user"])
+        .code(0);
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "orchestrata-test",
+        r#"{"command":"/usr/bin/env","args":["evil"]}"#,
+    ])
+    .code(0);
+    install(&w, &[])
+        .code(0)
+        .stdout_has("orchestrata (registered as orchestrata-test): updated")
+        .stdout_has("codetools (registered as codetools-test): unchanged");
+    assert_eq!(
+        w.user_servers()["orchestrata-test"]["args"],
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    let r = install(&w, &["--dry-run"]);
+    r.code(0)
+        .stdout_has("dry run")
+        .stdout_has("codetools-test: would be added")
+        .stdout_has("claude mcp add-json -s user codetools-test");
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    assert!(!w.registered().exists());
+    assert!(!w.opt().join("codetools/mcp").exists());
+}
+
+#[test]
+fn a_malformed_flat_document_is_refused_before_any_client_call() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    fs::write(w.registered(), "{ half written").unwrap();
+    install(&w, &[])
+        .code(2)
+        .stderr_has("mcp-registered.json is malformed")
+        .stderr_has("help:");
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    assert_eq!(
+        fs::read_to_string(w.registered()).unwrap(),
+        "{ half written"
+    );
+}
+
+#[test]
+fn expect_commit_pairs_are_validated() {
+    let w = World::new();
+    w.wrap_claude(None);
+    w.sample();
+    install(&w, &["--expect-commit", "codetools"])
+        .code(2)
+        .stderr_has("is not NAME=SHA");
+    install(&w, &["--expect-commit", "nope=abc"])
+        .code(2)
+        .stderr_has("not being installed");
+    install(&w, &["--expect-commit", "codetools=abc1234"])
+        .code(2)
+        .stderr_has("abbreviated");
+    assert!(w.calls().is_empty());
+}

@@ -1,0 +1,9 @@
+//! Integration tests: the real `mcp-deploy` binary in scratch worlds, driving the real
+//! Claude Code CLI for behaviour and a fake one on PATH only for faults it cannot produce.
+
+mod harness;
+
+mod faults;
+mod identity;
+mod install;
+mod render;
