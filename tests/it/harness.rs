@@ -147,7 +147,12 @@ impl World {
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
+        self.run_program(Path::new(env!("CARGO_BIN_EXE_mcp-deploy")), args, env)
+    }
+
+    /// Run any program in the world's environment, plus `env`.
+    pub fn run_program(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut cmd = Command::new(program);
         self.prepare(&mut cmd);
         cmd.args(args);
         for (k, v) in env {
@@ -158,7 +163,8 @@ impl World {
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let code = out.status.code().unwrap_or(-1);
         let shown = format!(
-            "command: mcp-deploy {}\ncwd: {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            "command: {} {}\ncwd: {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            program.display(),
             args.join(" "),
             self.root().join("work").display()
         );
@@ -172,16 +178,7 @@ impl World {
 
     /// Run the real claude in this world (for assertions about what the client sees).
     pub fn claude(&self, args: &[&str]) -> Run {
-        let mut cmd = Command::new(real_claude());
-        self.prepare(&mut cmd);
-        cmd.args(args).env("MCP_TIMEOUT", "3000");
-        let out = cmd.output().unwrap();
-        Run {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            shown: format!("claude {}", args.join(" ")),
-        }
+        self.run_program(&real_claude(), args, &[("MCP_TIMEOUT", "3000")])
     }
 
     fn prepare(&self, cmd: &mut Command) {

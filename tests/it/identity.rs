@@ -436,3 +436,40 @@ fn flat_document_without_the_entry_fails_mcp_registration() {
     );
     assert!(r.detail("mcp-registration").contains("codetools-test"));
 }
+
+/// The human report, snapshot-tested with the temp root redacted.
+#[test]
+fn human_report_snapshot() {
+    let w = World::new();
+    let (prefix, doc) = codetools(&w);
+    let outside = w.root().join("elsewhere/codetools");
+    write_exec(&outside, "#!/bin/sh\n");
+    flat_doc(
+        &doc,
+        "codetools",
+        outside.to_str().unwrap(),
+        &["mcp", "serve"],
+    );
+    let r = w.run(&[
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+    ]);
+    r.code(1);
+    let root = std::fs::canonicalize(w.root()).unwrap();
+    let text = r.stdout.replace(root.to_str().unwrap(), "[ROOT]");
+    let text = text.replace(w.root().to_str().unwrap(), "[ROOT]");
+    let want = format!(
+        "codetools
+  ok   release           [ROOT]/opt/codetools/current -> [ROOT]/opt/codetools/releases/{CT_SHA}
+  ok   commit            [ROOT]/opt/codetools/releases/{CT_SHA}/VERSION holds {CT_SHA}, as expected
+  FAIL mcp-registration  command [ROOT]/elsewhere/codetools resolves to [ROOT]/elsewhere/codetools, outside [ROOT]/opt/codetools/releases/{CT_SHA}
+1 check(s) failed
+"
+    );
+    assert_eq!(text, want, "{}", r.shown);
+}

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod deploy;
 mod faults;
 mod identity;
 mod install;
