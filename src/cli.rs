@@ -99,7 +99,12 @@ pub struct InstallArgs {
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
     /// Register each server as NAME+SUFFIX, e.g. -test.
-    #[arg(long, value_name = "SUFFIX", default_value = "", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
     pub name_suffix: String,
     /// The flat registration document [default: ~/.claude/mcp-registered.json].
     #[arg(long, value_name = "FILE")]
@@ -128,7 +133,12 @@ pub struct UninstallArgs {
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
     /// The suffix `install` was given.
-    #[arg(long, value_name = "SUFFIX", default_value = "", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
     pub name_suffix: String,
     /// The flat registration document [default: ~/.claude/mcp-registered.json].
     #[arg(long, value_name = "FILE")]

@@ -4,9 +4,11 @@
 //! `main.rs` only parses arguments; [`run`] dispatches to one module per command.
 
 pub mod cli;
+pub mod digest;
 pub mod error;
 pub mod exit;
 pub mod fsio;
+pub mod sumfile;
 
 use cli::{Cli, Command};
 use error::Error;
