@@ -3,11 +3,14 @@
 //! them so that `run` can print one message and, where the user can act, a `help:` line.
 
 use crate::fsio::IoError;
+use crate::manifest::ManifestError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]
     Io(#[from] IoError),
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error("{message}")]
     Usage { message: String, help: String },
 }
@@ -17,6 +20,7 @@ impl Error {
     pub fn help(&self) -> Option<String> {
         match self {
             Error::Io(_) => None,
+            Error::Manifest(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
         }
     }

@@ -8,6 +8,7 @@ pub mod digest;
 pub mod error;
 pub mod exit;
 pub mod fsio;
+pub mod manifest;
 pub mod sumfile;
 
 use cli::{Cli, Command};
@@ -30,6 +31,7 @@ pub fn run(cli: Cli) -> Exit {
 
 fn dispatch(cli: Cli) -> Result<Exit, Error> {
     match cli.command {
+        Command::Manifest(args) => manifest::run(args),
         Command::RenderMcp(_)
         | Command::VerifyIdentity(_)
         | Command::Install(_)
