@@ -406,7 +406,10 @@ fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(rel) = files.get(i) else { break };
-                    let r = digest::file_hex_with(Algorithm::Sha256, &root.join(rel), &mut buf);
+                    let r = open_regular(&root.join(rel)).and_then(|mut f| {
+                        digest::digest_reader(Algorithm::Sha256, &mut f, &mut buf)
+                            .map(|d| digest::to_hex(&d))
+                    });
                     let failed = r.is_err();
                     done.push((i, r));
                     if failed {
@@ -435,6 +438,25 @@ fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<
         }
     }
     Ok(out)
+}
+
+/// Open a file the walk saw as regular, refusing it if it has since become something else.
+///
+/// Between the walk and the read the release may change. `O_NOFOLLOW` refuses a file swapped
+/// for a symlink (which could point anywhere), `O_NONBLOCK` keeps a file swapped for a fifo
+/// from blocking the open forever, and the type is checked again on the opened handle.
+fn open_regular(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(
+            "changed while being checked: no longer a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// `mcp-deploy manifest create|verify`.
@@ -499,4 +521,96 @@ fn write_human(out: &mut impl Write, r: &ContentReport) -> io::Result<()> {
         writeln!(out, "  special file: {}", display_path(p))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("bin")).unwrap();
+        fs::write(dir.path().join("bin/x"), b"x").unwrap();
+        fs::write(dir.path().join("VERSION"), b"v").unwrap();
+        dir
+    }
+
+    #[test]
+    fn verify_release_is_what_the_content_check_calls() {
+        let dir = release();
+        create_manifest(dir.path(), NonZeroUsize::MIN).unwrap();
+        let report = verify_release(dir.path()).unwrap();
+        assert!(report.ok(), "{report:?}");
+        assert_eq!(report.files, 2);
+        assert_eq!(report.summary(), "2 files match MANIFEST.sha256");
+
+        fs::write(dir.path().join("bin/x"), b"y").unwrap();
+        let report = verify_release(dir.path()).unwrap();
+        assert!(!report.ok());
+        assert_eq!(report.modified, [PathBuf::from("bin/x")]);
+        assert_eq!(report.summary(), "1 modified (bin/x)");
+        assert_eq!(report.to_json()["ok"], false);
+    }
+
+    #[test]
+    fn a_release_without_a_manifest_is_no_manifest() {
+        let dir = release();
+        let err = verify_release(dir.path()).unwrap_err();
+        assert!(matches!(err, ManifestError::NoManifest { .. }), "{err}");
+        assert!(
+            err.help().unwrap().contains("manifest create"),
+            "{:?}",
+            err.help()
+        );
+    }
+
+    #[test]
+    fn summary_names_at_most_three_paths_per_kind() {
+        let p = |s: &str| PathBuf::from(s);
+        let report = ContentReport {
+            dir: p("r"),
+            files: 9,
+            modified: vec![p("a"), p("b"), p("c"), p("d"), p("e")],
+            missing: vec![p("new\nline")],
+            added: vec![],
+            escaping_symlinks: vec![EscapingSymlink {
+                path: p("l"),
+                target: p("/etc"),
+                dangling: false,
+            }],
+            special_files: vec![],
+        };
+        assert_eq!(
+            report.summary(),
+            "5 modified (a, b, c, … 2 more), 1 missing (new\\nline), 1 escaping symlinks (l)"
+        );
+        let one = ContentReport {
+            files: 1,
+            modified: vec![],
+            missing: vec![],
+            escaping_symlinks: vec![],
+            ..report
+        };
+        assert_eq!(one.summary(), "1 file match MANIFEST.sha256");
+    }
+
+    #[test]
+    fn open_regular_refuses_symlinks_and_fifos_without_blocking() {
+        let dir = release();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("VERSION", &link).unwrap();
+        assert!(open_regular(&link).is_err());
+        let fifo = dir.path().join("fifo");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let err = open_regular(&fifo).unwrap_err();
+        assert!(
+            err.to_string().contains("no longer a regular file"),
+            "{err}"
+        );
+        assert!(open_regular(&dir.path().join("VERSION")).is_ok());
+    }
 }
