@@ -2,6 +2,7 @@
 //! (`../shared/design.md`); validation beyond clap's happens in [`crate::config`] before any
 //! work starts, so a bad argument never leaves a half-done install behind.
 
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
@@ -30,6 +31,8 @@ pub enum Command {
     Uninstall(UninstallArgs),
     /// Lay out the built-in sample deployment (codetools and orchestrata) under a directory.
     Sample(SampleArgs),
+    /// Create or verify a release's content manifest (MANIFEST.sha256).
+    Manifest(ManifestArgs),
 }
 
 /// Options that choose which servers are declared.
@@ -157,4 +160,42 @@ pub struct SampleArgs {
     /// The directory to lay the sample deployment out in (ROOT/codetools, ROOT/orchestrata).
     #[arg(value_name = "ROOT")]
     pub root: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestArgs {
+    #[command(subcommand)]
+    pub command: ManifestCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ManifestCommand {
+    /// Write DIR/MANIFEST.sha256: the SHA-256 of every regular file in the release.
+    Create(ManifestCreateArgs),
+    /// Check DIR against its MANIFEST.sha256: modified, missing, added files, escaping symlinks.
+    Verify(ManifestVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestCreateArgs {
+    /// The release directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Hashing threads [default: the number of CPUs].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status: 0 the release matches, 1 it does not, 2 could not check.")]
+pub struct ManifestVerifyArgs {
+    /// The release directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Hashing threads [default: the number of CPUs].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }

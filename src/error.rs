@@ -5,6 +5,7 @@
 use crate::client::ClientError;
 use crate::declaration::DeclarationError;
 use crate::fsio::IoError;
+use crate::manifest::ManifestError;
 use crate::registered::RegisteredError;
 use crate::render::RenderError;
 
@@ -26,6 +27,8 @@ pub enum Error {
         failure: Box<ClientError>,
         restored: String,
     },
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
     #[error("{message}")]
     Usage { message: String, help: String },
 }
@@ -43,6 +46,7 @@ impl Error {
             Error::Client(e) => e.help(),
             Error::Registration { failure, .. } => failure.help(),
             Error::Registered(e) => e.help(),
+            Error::Manifest(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
         }
     }

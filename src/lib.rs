@@ -10,6 +10,7 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod declaration;
+pub mod digest;
 pub mod entry;
 pub mod error;
 pub mod exit;
@@ -17,11 +18,13 @@ pub mod fsio;
 pub mod identity;
 pub mod install;
 pub mod layout;
+pub mod manifest;
 pub mod process;
 pub mod registered;
 pub mod render;
 pub mod report;
 pub mod sample;
+pub mod sumfile;
 
 use cli::{Cli, Command};
 use error::Error;
@@ -48,5 +51,6 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::Install(args) => install::install(args),
         Command::Uninstall(args) => install::uninstall(args),
         Command::Sample(args) => commands::sample(args),
+        Command::Manifest(args) => manifest::run(args),
     }
 }
