@@ -86,6 +86,9 @@ pub struct VerifyArgs {
     /// The name the server is registered under [default: the server's name].
     #[arg(long, value_name = "REGISTERED_NAME")]
     pub name: Option<String>,
+    /// Require the release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long)]
+    pub content: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -115,6 +118,9 @@ pub struct InstallArgs {
     /// The commit a server's release must be, NAME=SHA (repeatable) [default: its VERSION].
     #[arg(long = "expect-commit", value_name = "NAME=SHA")]
     pub expect_commits: Vec<String>,
+    /// Require each release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long)]
+    pub content: bool,
     /// Print what would change and change nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -35,6 +35,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         registered_name,
         declared,
         expected: Some(expected),
+        require_content: args.content,
     };
     let report = Report::new(vec![identity::verify(&target, &registrations)], None);
     report.print(args.json);

@@ -6,6 +6,8 @@
 //!   `<prefix>/releases/` (release layouts only).
 //! - `commit`: the release's VERSION holds a full sha equal to the expected one, and
 //!   `<prefix>/VERSION`, when present, agrees.
+//! - `content`: the release's files match its `MANIFEST.sha256` (run when the release holds
+//!   one; required with `--content`).
 //! - `mcp-registration`: the registered entry exists, has the declared transport and args, its
 //!   command is absolute, normalized, an executable file, and its realpath lies inside the
 //!   realpath of the containment root, compared by path components.
@@ -19,6 +21,7 @@ use serde_json::{Map, Value};
 use crate::declaration::{has_dot_components, Layout, Server};
 use crate::entry::{Entry, Transport};
 use crate::layout::{self, Sha};
+use crate::manifest::{self, ManifestError};
 use crate::report::{Check, ServerReport};
 
 /// What to verify for one server.
@@ -31,6 +34,8 @@ pub struct Target<'a> {
     /// The commit the release must be; `None` takes the deployment's own VERSION (install
     /// without `--expect-commit`), which still checks that VERSION is well-formed and agrees.
     pub expected: Option<Sha>,
+    /// Fail the `content` check when the release holds no manifest (`--content`).
+    pub require_content: bool,
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
@@ -43,6 +48,9 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
         ));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
+    if let Some(content) = check_content(target) {
+        checks.push(Check::from_result("content", content));
+    }
     checks.push(Check::from_result(
         "mcp-registration",
         check_registration(target, registrations),
@@ -62,6 +70,24 @@ fn check_commit(target: &Target) -> Result<String, String> {
         Some(expected) if *expected != sha => Err(format!("{evidence}, expected {expected}")),
         Some(_) => Ok(format!("{evidence}, as expected")),
         None => Ok(format!("{evidence} (no expected commit given)")),
+    }
+}
+
+/// `None` when the release holds no manifest and none is required: there is nothing to check.
+fn check_content(target: &Target) -> Option<Result<String, String>> {
+    let dir = match layout::release_dir(&target.prefix, target.server.layout) {
+        Ok(d) => d,
+        Err(e) if target.require_content => return Some(Err(e)),
+        Err(_) => return None,
+    };
+    match manifest::verify_release(&dir) {
+        Ok(report) if report.ok() => Some(Ok(report.summary())),
+        Ok(report) => Some(Err(report.summary())),
+        Err(ManifestError::NoManifest { .. }) if !target.require_content => None,
+        Err(e) => Some(Err(match e.help() {
+            Some(help) => format!("{e} ({help})"),
+            None => e.to_string(),
+        })),
     }
 }
 

@@ -139,6 +139,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
             registered_name: s.registered_name.clone(),
             declared: r.entry,
             expected: expected.get(&s.server.name).cloned(),
+            require_content: args.content,
         };
         let mut report = identity::verify(&target, &flat);
         report.registration = Some(action.word().to_string());

@@ -473,3 +473,72 @@ fn human_report_snapshot() {
     );
     assert_eq!(text, want, "{}", r.shown);
 }
+
+fn check_names(r: &Run) -> Vec<(String, bool)> {
+    r.checks()
+}
+
+#[test]
+fn content_check_runs_when_the_release_holds_a_manifest() {
+    let w = World::new();
+    let (prefix, doc) = codetools(&w);
+    let release = prefix.join("releases").join(CT_SHA);
+    // No manifest, not required: no content check at all.
+    assert_eq!(
+        check_names(&verify(&w, &prefix, &doc, CT_SHA)),
+        pairs(ALL_PASS)
+    );
+
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    let r = verify(&w, &prefix, &doc, CT_SHA);
+    r.code(0);
+    assert_eq!(
+        check_names(&r),
+        pairs(&[
+            ("release", true),
+            ("commit", true),
+            ("content", true),
+            ("mcp-registration", true)
+        ])
+    );
+
+    // A file changed after the build fails exactly the content check, naming the file.
+    fs::write(release.join("bin/codetools"), "#!/bin/sh\necho tampered\n").unwrap();
+    let r = verify(&w, &prefix, &doc, CT_SHA);
+    r.code(1);
+    assert_eq!(
+        check_names(&r),
+        pairs(&[
+            ("release", true),
+            ("commit", true),
+            ("content", false),
+            ("mcp-registration", true)
+        ])
+    );
+    assert!(r.detail("content").contains("bin/codetools"), "{}", r.shown);
+}
+
+#[test]
+fn content_flag_requires_a_manifest() {
+    let w = World::new();
+    let (prefix, doc) = codetools(&w);
+    let r = w.run(&[
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--content",
+        "--json",
+    ]);
+    r.code(1);
+    assert_eq!(r.checks()[2], ("content".to_string(), false), "{}", r.shown);
+    assert!(
+        r.detail("content").contains("MANIFEST.sha256"),
+        "{}",
+        r.shown
+    );
+}
