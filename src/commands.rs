@@ -9,7 +9,7 @@ use crate::exit::Exit;
 use crate::identity::{self, Target};
 use crate::registered;
 use crate::render;
-use crate::report::Report;
+use crate::report::{emit, Report};
 use crate::sample;
 
 pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
@@ -18,7 +18,7 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
     render::check_deployed(server, &prefix)?;
     let rendered = render::render(server, &prefix)?;
     let path = render::write_rendered(&rendered, &prefix)?;
-    println!("{}", path.display());
+    emit(&format!("{}\n", path.display()));
     Ok(Exit::Success)
 }
 
@@ -45,7 +45,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
 pub fn sample(args: &SampleArgs) -> Result<Exit, Error> {
     let root = config::absolute_prefix(&args.root)?;
     for line in sample::lay_out(&root)? {
-        println!("{line}");
+        emit(&format!("{line}\n"));
     }
     Ok(Exit::Success)
 }

@@ -30,7 +30,7 @@ use crate::exit::Exit;
 use crate::identity::{self, Target};
 use crate::registered;
 use crate::render::{self, Rendered};
-use crate::report::{Report, ServerReport};
+use crate::report::{emit, Report, ServerReport};
 
 /// What step 4 decided for one name.
 #[derive(Debug, Clone, PartialEq)]
@@ -242,25 +242,29 @@ fn print_plan(
             "servers": steps,
             "registered": registered_path.display().to_string(),
         });
-        println!("{}", serde_json::to_string_pretty(&doc).unwrap());
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap()
+        ));
         return;
     }
-    println!("dry run: nothing is changed");
+    let mut text = String::from("dry run: nothing is changed\n");
     for step in &steps {
-        println!(
-            "{}: would be {} ({})",
-            step["registered_name"].as_str().unwrap(),
-            step["registration"].as_str().unwrap(),
-            step["entry"].as_str().unwrap()
-        );
-        for w in step["writes"].as_array().unwrap() {
-            println!("  write {}", w.as_str().unwrap());
-        }
-        for c in step["client_calls"].as_array().unwrap() {
-            println!("  run   {}", c.as_str().unwrap());
+        let field = |k: &str| step[k].as_str().unwrap_or_default().to_string();
+        text.push_str(&format!(
+            "{}: would be {} ({})\n",
+            field("registered_name"),
+            field("registration"),
+            field("entry")
+        ));
+        for (key, verb) in [("writes", "write"), ("client_calls", "run  ")] {
+            for item in step[key].as_array().into_iter().flatten() {
+                text.push_str(&format!("  {verb} {}\n", item.as_str().unwrap_or_default()));
+            }
         }
     }
-    println!("write {}", registered_path.display());
+    text.push_str(&format!("write {}\n", registered_path.display()));
+    emit(&text);
 }
 
 /// `uninstall`: remove the names `install` with the same options registers, and their flat

@@ -93,9 +93,17 @@ impl Report {
 
     pub fn print(&self, json: bool) {
         if json {
-            println!("{}", self.to_json());
+            emit(&format!("{}\n", self.to_json()));
         } else {
-            print!("{}", self.to_human());
+            emit(&self.to_human());
         }
     }
+}
+
+/// Write to stdout. A reader that went away (`| head`) does not change the verdict and must
+/// not panic the way `println!` does; the exit status still tells the outcome.
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

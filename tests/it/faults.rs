@@ -159,3 +159,29 @@ fn an_unreadable_client_config_is_exit_2_and_never_rewritten() {
     assert_eq!(fs::read_to_string(w.claude_json()).unwrap(), "{ not json");
     assert!(w.calls().is_empty(), "{:?}", w.calls());
 }
+
+/// Regression: a reader that goes away (`| head`) made `println!` panic with exit 101.
+#[test]
+fn closed_stdout_does_not_panic() {
+    let w = World::new();
+    w.sample();
+    // A client slow enough that our reader is gone before the report is written.
+    w.write_claude(&format!(
+        "#!/bin/sh\nsleep 0.5\nexec '{}' \"$@\"\n",
+        real_claude().display()
+    ));
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
+    cmd.args(["install", "--prefix", w.opt().to_str().unwrap()]);
+    cmd.env("PATH", format!("{}:/usr/bin:/bin", w.bin().display()))
+        .env("HOME", w.root().join("home"))
+        .env("CLAUDE_CONFIG_DIR", w.config_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(w.user_servers().len(), 2);
+}
