@@ -53,8 +53,15 @@ pub struct ClientArgs {
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub client_timeout: u64,
     /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
     pub mcp_timeout: u64,
+    /// Seconds to wait for another run's lock on the client config before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub lock_timeout: u64,
+    /// Treat a same-name local- or project-scope entry that shadows the user-scope one as a
+    /// failed check, not a warning.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 #[derive(Debug, Args)]

@@ -5,9 +5,11 @@
 use crate::client::ClientError;
 use crate::declaration::DeclarationError;
 use crate::fsio::IoError;
+use crate::lock::LockError;
 use crate::manifest::ManifestError;
 use crate::registered::RegisteredError;
 use crate::render::RenderError;
+use crate::transaction::TransactionError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -21,12 +23,10 @@ pub enum Error {
     Client(#[from] ClientError),
     #[error(transparent)]
     Registered(#[from] RegisteredError),
-    #[error("registering {name} failed: {failure}; {restored}")]
-    Registration {
-        name: String,
-        failure: Box<ClientError>,
-        restored: String,
-    },
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Transaction(#[from] Box<TransactionError>),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
     #[error("{message}")]
@@ -44,7 +44,8 @@ impl Error {
             Error::Declaration(_) => None,
             Error::Render(e) => e.help(),
             Error::Client(e) => e.help(),
-            Error::Registration { failure, .. } => failure.help(),
+            Error::Lock(e) => e.help(),
+            Error::Transaction(e) => e.help(),
             Error::Registered(e) => e.help(),
             Error::Manifest(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
@@ -56,5 +57,11 @@ impl Error {
             message: message.into(),
             help: help.into(),
         }
+    }
+}
+
+impl From<TransactionError> for Error {
+    fn from(e: TransactionError) -> Self {
+        Error::Transaction(Box::new(e))
     }
 }

@@ -1,24 +1,30 @@
 //! `install` and `uninstall`: make the client's user-scope registrations follow the deployed
-//! releases, through the client's own CLI.
+//! releases, through the client's own CLI, as one transaction.
 //!
 //! The install algorithm:
 //! 1. Validate everything first: the declaration, the selected servers and their registered
 //!    names, `--expect-commit NAME=SHA`, the flat document (a malformed one is refused, never
 //!    overwritten), and that each prefix holds a deployed server.
-//! 2. Render each server's document and write `<prefix>/mcp/<name>.mcp.json` atomically.
+//! 2. Take the client-config lock (waiting up to `--lock-timeout`), and roll back what an
+//!    interrupted earlier run journalled, saying so.
 //! 3. Read the client's current user-scope entries, read-only, from its config file.
 //! 4. Plan each name: `unchanged` when the entry already equals the rendered one, `added` when
-//!    there is none, `updated` otherwise.
-//! 5. Apply the plan one mutating call at a time: `remove` (only when present), then
-//!    `add-json`. If `add-json` fails after a `remove`, the previous entry is added back and
-//!    the report says both what failed and that it was restored.
-//! 6. Ask the client what it now has (`claude mcp get`, for all names side by side): each must
-//!    be at user scope and agree with the config file, whose exact entry is what we record.
-//! 7. Write the flat registration document (other names in it are kept).
-//! 8. Verify identity for each server against what was recorded.
-//! 9. Report a registration line and the identity checks per server; exit 0 only if all passed.
+//!    there is none, `updated` otherwise. Note same-name entries in other scopes that would
+//!    shadow it (a warning; a failed check with `--strict`).
+//! 5. Write each server's rendered document, `<prefix>/mcp/<name>.mcp.json`.
+//! 6. In a transaction (journal first): apply the plan one mutating call at a time —
+//!    `remove` (only when present), then `add-json`.
+//! 7. Ask the client what it now has (`claude mcp get`, all names side by side): each must be
+//!    at user scope and agree with the config file, whose exact entry is what we record.
+//! 8. Write the flat registration document (other names in it are kept), then commit (remove
+//!    the journal). A failure in 6–8 rolls every name back to its previous entry and reports
+//!    the state of each.
+//! 9. Verify identity for each server against what was recorded, and report a registration
+//!    line and the checks per server; exit 0 only if all passed.
 //!
-//! A second install with nothing changed makes no mutating client call.
+//! A second install with nothing changed makes no mutating client call and writes no journal.
+
+use std::path::Path;
 
 use crate::cli::{ClientArgs, InstallArgs, UninstallArgs};
 use crate::client::{self, Client, ClientError, ClientOptions};
@@ -28,24 +34,26 @@ use crate::entry::Entry;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::{self, Target};
+use crate::lock::Lock;
 use crate::registered;
 use crate::render::{self, Rendered};
-use crate::report::{emit, Report, ServerReport};
+use crate::report::{emit, Check, Report, ServerReport};
+use crate::transaction::{self, Change, Transaction};
 
 /// What step 4 decided for one name.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum Action {
     Unchanged,
     Add,
-    Update { previous: Entry },
+    Update,
 }
 
 impl Action {
-    fn word(&self) -> &'static str {
+    fn word(self) -> &'static str {
         match self {
             Action::Unchanged => "unchanged",
             Action::Add => "added",
-            Action::Update { .. } => "updated",
+            Action::Update => "updated",
         }
     }
 }
@@ -56,6 +64,30 @@ fn client_options(args: &ClientArgs) -> ClientOptions {
         timeout: std::time::Duration::from_secs(args.client_timeout.max(1)),
         mcp_timeout_ms: args.mcp_timeout,
     }
+}
+
+/// Step 2: lock the client config and finish off an interrupted run.
+fn lock_and_recover(client: &dyn Client, args: &ClientArgs) -> Result<Lock, Error> {
+    let config = client.config_path();
+    let lock_path = config
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(".mcp-deploy.lock");
+    let lock = Lock::acquire(
+        &lock_path,
+        std::time::Duration::from_secs(args.lock_timeout),
+        |holder| {
+            eprintln!(
+                "waiting for {} held by another mcp-deploy run ({holder}), up to {} s",
+                lock_path.display(),
+                args.lock_timeout
+            )
+        },
+    )?;
+    for line in transaction::recover(client, config)? {
+        eprintln!("{line}");
+    }
+    Ok(lock)
 }
 
 pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
@@ -78,61 +110,77 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
     }
-
     let client = client::open("claude", &client_options(&args.client))?;
-    // 3. Read the current entries; 4. plan.
+    let client = client.as_ref();
+
+    // 2. Lock and recover (a dry run only reads, and takes no lock).
+    let _lock = if args.dry_run {
+        None
+    } else {
+        Some(lock_and_recover(client, &args.client)?)
+    };
+
+    // 3. Read; 4. plan.
     let current = client.user_entries()?;
     let mut plan = Vec::new();
+    let mut changes = Vec::new();
     for (s, r) in selected.iter().zip(&rendered) {
-        let action = match current.get(&s.registered_name) {
+        let previous = current.get(&s.registered_name).cloned();
+        let action = match &previous {
             None => Action::Add,
             Some(raw) => match Entry::from_value(raw) {
                 Ok(prev) if prev.same_registration(&r.entry) => Action::Unchanged,
-                Ok(prev) => Action::Update { previous: prev },
-                // An entry the client holds but we cannot parse is replaced; keep it raw so a
-                // failed add can still put it back.
-                Err(_) => Action::Update {
-                    previous: Entry {
-                        raw: raw.as_object().cloned().unwrap_or_default(),
-                        transport: r.entry.transport.clone(),
-                    },
-                },
+                _ => Action::Update,
             },
         };
+        if action != Action::Unchanged {
+            changes.push(Change {
+                name: s.registered_name.clone(),
+                previous: previous.and_then(|v| v.as_object().cloned()),
+                target: Some(r.entry.raw.clone()),
+            });
+        }
         plan.push(action);
     }
+    let shadows: Vec<Vec<String>> = selected
+        .iter()
+        .map(|s| client.shadows(&s.registered_name))
+        .collect::<Result<_, _>>()?;
 
     if args.dry_run {
         print_plan(&selected, &rendered, &plan, &registered_path, args.json);
         return Ok(Exit::Success);
     }
 
-    // 2. Write the rendered documents.
+    // 5. Write the rendered documents.
     for (s, r) in selected.iter().zip(&rendered) {
         render::write_rendered(r, &s.prefix)?;
     }
 
-    // 5. Apply, one mutating call at a time.
-    for ((s, r), action) in selected.iter().zip(&rendered).zip(&plan) {
-        apply(client.as_ref(), &s.registered_name, &r.entry, action)?;
-    }
-
-    // 6. Observe, side by side.
+    // 6–8. The transaction.
+    let mut tx = Transaction::begin(client, client.config_path(), changes)?;
     let names: Vec<&str> = selected
         .iter()
         .map(|s| s.registered_name.as_str())
         .collect();
-    let observed = observe_all(client.as_ref(), &names)?;
-
-    // 7. Record.
-    for (name, entry) in &observed {
-        flat.insert(name.clone(), entry.flat());
+    let outcome = (|| -> Result<(), Error> {
+        tx.apply()?;
+        for (name, entry) in observe_all(client, &names)? {
+            flat.insert(name, entry.flat());
+        }
+        transaction::checkpoint("after-observe");
+        registered::write(&registered_path, &flat)?;
+        transaction::checkpoint("after-record");
+        Ok(())
+    })();
+    if let Err(e) = outcome {
+        return Err(tx.roll_back(e).into());
     }
-    registered::write(&registered_path, &flat)?;
+    tx.commit()?;
 
-    // 8. Verify.
+    // 9. Verify and report.
     let mut reports = Vec::new();
-    for ((s, r), action) in selected.iter().zip(rendered).zip(&plan) {
+    for (((s, r), action), shadowed) in selected.iter().zip(rendered).zip(&plan).zip(shadows) {
         let target = Target {
             server: &s.server,
             prefix: s.prefix.clone(),
@@ -143,44 +191,39 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         };
         let mut report = identity::verify(&target, &flat);
         report.registration = Some(action.word().to_string());
+        if !shadowed.is_empty() {
+            report.checks.push(shadow_check(
+                &s.registered_name,
+                &shadowed,
+                args.client.strict,
+            ));
+        }
         reports.push(report);
     }
-
-    // 9. Report.
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);
     Ok(Exit::from_checks(report.ok))
 }
 
-/// Step 5 for one name. On a failed add after a remove, the previous entry is put back.
-fn apply(client: &dyn Client, name: &str, entry: &Entry, action: &Action) -> Result<(), Error> {
-    match action {
-        Action::Unchanged => Ok(()),
-        Action::Add => Ok(client.add(name, entry)?),
-        Action::Update { previous } => {
-            client.remove(name)?;
-            match client.add(name, entry) {
-                Ok(()) => Ok(()),
-                Err(failure) => {
-                    let restored = client.add(name, previous);
-                    Err(Error::Registration {
-                        name: name.to_string(),
-                        failure: Box::new(failure),
-                        restored: match restored {
-                            Ok(()) => "its previous entry was restored".into(),
-                            Err(e) => format!(
-                                "restoring its previous entry failed too ({e}); it was: {}",
-                                previous.describe()
-                            ),
-                        },
-                    })
-                }
-            }
-        }
+/// A same-name entry in another scope wins over the user-scope one in that project: the agent
+/// there would run something else. A warning, or a failed check with `--strict`.
+fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+    let detail = format!(
+        "{}{name} is also registered in the {}, which takes precedence there",
+        if strict { "" } else { "warning: " },
+        shadows.join("; ")
+    );
+    if !strict {
+        eprintln!("{detail}");
+    }
+    Check {
+        check: "shadowing",
+        ok: !strict,
+        detail,
     }
 }
 
-/// Step 6: `get` every name side by side (they only read). Each must be registered.
+/// Step 7: `get` every name side by side (they only read). Each must be registered.
 fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry)>, ClientError> {
     let results: Vec<Result<Option<Entry>, ClientError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = names
@@ -209,7 +252,7 @@ fn print_plan(
     selected: &[Selected],
     rendered: &[Rendered],
     plan: &[Action],
-    registered_path: &std::path::Path,
+    registered_path: &Path,
     json: bool,
 ) {
     let mut steps = Vec::new();
@@ -217,7 +260,7 @@ fn print_plan(
         let file = render::rendered_path(&s.prefix, &s.server.name);
         let name = &s.registered_name;
         let mut calls = Vec::new();
-        if let Action::Update { .. } = action {
+        if *action == Action::Update {
             calls.push(format!("claude mcp remove {name} -s user"));
         }
         if *action != Action::Unchanged {
@@ -268,7 +311,7 @@ fn print_plan(
 }
 
 /// `uninstall`: remove the names `install` with the same options registers, and their flat
-/// document entries. A name that is not registered is not an error.
+/// document entries, as one transaction. A name that is not registered is not an error.
 pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
     let selected = config::many(
@@ -287,31 +330,56 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         Err(e) => return Err(e.into()),
     };
     let client = client::open("claude", &client_options(&args.client))?;
+    let client = client.as_ref();
+    let _lock = lock_and_recover(client, &args.client)?;
     let current = client.user_entries()?;
-    let mut reports = Vec::new();
-    for s in &selected {
-        let name = &s.registered_name;
-        let word = if current.contains_key(name) {
-            client.remove(name)?;
-            "removed"
-        } else {
-            "absent"
-        };
-        reports.push(ServerReport {
-            name: s.server.name.clone(),
-            registered_name: name.clone(),
-            prefix: s.prefix.display().to_string(),
-            registration: Some(word.into()),
-            checks: Vec::new(),
-        });
-    }
-    if let Some(mut flat) = flat {
-        let before = flat.len();
-        flat.retain(|k, _| !selected.iter().any(|s| &s.registered_name == k));
-        if flat.len() != before {
-            registered::write(&registered_path, &flat)?;
+    let changes: Vec<Change> = selected
+        .iter()
+        .filter_map(|s| {
+            let previous = current.get(&s.registered_name)?.as_object()?.clone();
+            Some(Change {
+                name: s.registered_name.clone(),
+                previous: Some(previous),
+                target: None,
+            })
+        })
+        .collect();
+    let removed: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
+
+    let mut tx = Transaction::begin(client, client.config_path(), changes)?;
+    let outcome = (|| -> Result<(), Error> {
+        tx.apply()?;
+        if let Some(mut flat) = flat {
+            let before = flat.len();
+            flat.retain(|k, _| !selected.iter().any(|s| &s.registered_name == k));
+            if flat.len() != before {
+                registered::write(&registered_path, &flat)?;
+            }
         }
+        Ok(())
+    })();
+    if let Err(e) = outcome {
+        return Err(tx.roll_back(e).into());
     }
+    tx.commit()?;
+
+    let reports = selected
+        .iter()
+        .map(|s| ServerReport {
+            name: s.server.name.clone(),
+            registered_name: s.registered_name.clone(),
+            prefix: s.prefix.display().to_string(),
+            registration: Some(
+                if removed.contains(&s.registered_name) {
+                    "removed"
+                } else {
+                    "absent"
+                }
+                .into(),
+            ),
+            checks: Vec::new(),
+        })
+        .collect();
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);
     Ok(Exit::Success)

@@ -18,6 +18,7 @@ pub mod fsio;
 pub mod identity;
 pub mod install;
 pub mod layout;
+pub mod lock;
 pub mod manifest;
 pub mod process;
 pub mod registered;
@@ -25,6 +26,7 @@ pub mod render;
 pub mod report;
 pub mod sample;
 pub mod sumfile;
+pub mod transaction;
 
 use cli::{Cli, Command};
 use error::Error;

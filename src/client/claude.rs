@@ -120,6 +120,35 @@ impl Client for Claude {
         "claude"
     }
 
+    fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// Local scope: `projects.<dir>.mcpServers.<name>` in the config file, for any project.
+    /// Project scope: `.mcp.json` in the directory mcp-deploy runs from.
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        let mut found = Vec::new();
+        let doc = read_config(&self.config)?;
+        if let Some(projects) = doc.get("projects").and_then(Value::as_object) {
+            for (dir, project) in projects {
+                if project.pointer(&format!("/mcpServers/{name}")).is_some() {
+                    found.push(format!("local scope of project {dir}"));
+                }
+            }
+        }
+        if let Ok(cwd) = std::env::current_dir() {
+            let mcp_json = cwd.join(".mcp.json");
+            let shadowed = std::fs::read_to_string(&mcp_json)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
+            if shadowed {
+                found.push(format!("project scope in {}", mcp_json.display()));
+            }
+        }
+        Ok(found)
+    }
+
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
         read_user_entries(&self.config)
     }
@@ -206,28 +235,29 @@ impl Client for Claude {
     }
 }
 
-/// Read `mcpServers` of Claude's config file. A missing file has no entries.
-pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => {
-            return Err(ClientError::Config {
-                path: path.to_path_buf(),
-                reason: e.to_string(),
-            })
-        }
-    };
+/// Read Claude's config file; a missing one is empty.
+fn read_config(path: &Path) -> Result<Value, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
         reason,
     };
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    match doc.get("mcpServers") {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))
+}
+
+/// Read `mcpServers` of Claude's config file. A missing file has no entries.
+pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    match read_config(path)?.get("mcpServers") {
         None => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
-        Some(_) => Err(bad("\"mcpServers\" is not an object".into())),
+        Some(_) => Err(ClientError::Config {
+            path: path.to_path_buf(),
+            reason: "\"mcpServers\" is not an object".into(),
+        }),
     }
 }
 

@@ -4,7 +4,7 @@
 
 pub mod claude;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
@@ -67,6 +67,11 @@ impl ClientError {
 /// the read-only operations (`observe`), which the installer runs side by side.
 pub trait Client: Sync {
     fn name(&self) -> &'static str;
+    /// The client's config file. The lock and the journal of a transaction live beside it.
+    fn config_path(&self) -> &Path;
+    /// Where a same-name entry in another scope (local, project) would shadow the user-scope
+    /// entry `name`, one description each. Read-only.
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError>;
     /// The user-scope entries as the client's config file holds them, read-only.
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError>;
     /// Register `entry` at user scope under `name`; the name must not be registered.

@@ -47,7 +47,7 @@ fn missing_claude_names_the_npm_package() {
 #[test]
 fn a_failing_add_json_is_exit_2_naming_the_step() {
     let w = World::new();
-    w.wrap_claude(Some(("add-json", Fault::Fail, false)));
+    w.wrap_claude(&[("add-json", 0, Fault::Fail)]);
     w.sample();
     install(&w, &[])
         .code(2)
@@ -61,7 +61,7 @@ fn a_failing_add_json_is_exit_2_naming_the_step() {
 #[test]
 fn a_hang_past_the_timeout_is_killed_and_exit_2() {
     let w = World::new();
-    w.wrap_claude(Some(("add-json", Fault::Hang, false)));
+    w.wrap_claude(&[("add-json", 0, Fault::Hang)]);
     w.sample();
     install(&w, &["--client-timeout", "1"])
         .code(2)
@@ -75,7 +75,7 @@ fn a_hang_past_the_timeout_is_killed_and_exit_2() {
 #[test]
 fn garbage_get_output_is_exit_2_and_the_flat_document_is_untouched() {
     let w = World::new();
-    w.wrap_claude(Some(("get", Fault::Garbage, false)));
+    w.wrap_claude(&[("get", 0, Fault::Garbage)]);
     w.sample();
     fs::write(
         w.registered(),
@@ -88,18 +88,20 @@ fn garbage_get_output_is_exit_2_and_the_flat_document_is_untouched() {
         .stderr_has("`claude mcp get")
         .stderr_has("printed output that cannot be read");
     assert_eq!(fs::read(w.registered()).unwrap(), before);
+    // Both adds were rolled back: neither name was there before.
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
     assert_no_partial_files(&w);
 }
 
 #[test]
 fn a_failing_remove_keeps_the_previous_registration() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     install(&w, &[]).code(0);
     let before = w.user_servers();
     // Make the registration differ, so the next install must update it, and fail remove.
-    w.wrap_claude(Some(("remove", Fault::Fail, false)));
+    w.wrap_claude(&[("remove", 0, Fault::Fail)]);
     let cfg = w.root().join("servers.json");
     fs::write(
         &cfg,
@@ -117,11 +119,11 @@ fn a_failing_remove_keeps_the_previous_registration() {
 fn a_failing_add_after_remove_restores_the_previous_entry() {
     // The regression this pins: remove then a failed add-json used to leave the name absent.
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     install(&w, &[]).code(0);
     let before = w.user_servers();
-    w.wrap_claude(Some(("add-json", Fault::Fail, true)));
+    w.wrap_claude(&[("add-json", 3, Fault::Fail)]);
     let cfg = w.root().join("servers.json");
     fs::write(
         &cfg,
@@ -131,8 +133,8 @@ fn a_failing_add_after_remove_restores_the_previous_entry() {
     .unwrap();
     install(&w, &["--config", cfg.to_str().unwrap()])
         .code(2)
-        .stderr_has("registering codetools-test failed")
-        .stderr_has("its previous entry was restored");
+        .stderr_has("`claude mcp add-json -s user codetools-test <entry>` failed")
+        .stderr_has("codetools-test: restored to its previous entry");
     assert_eq!(w.user_servers(), before);
     let calls = w.calls();
     let adds = calls
@@ -149,7 +151,7 @@ fn a_failing_add_after_remove_restores_the_previous_entry() {
 #[test]
 fn an_unreadable_client_config_is_exit_2_and_never_rewritten() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     fs::write(w.claude_json(), "{ not json").unwrap();
     install(&w, &[])

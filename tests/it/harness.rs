@@ -150,6 +150,17 @@ impl World {
         self.run_program(Path::new(env!("CARGO_BIN_EXE_mcp-deploy")), args, env)
     }
 
+    /// Start mcp-deploy without waiting for it.
+    pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
+        self.prepare(&mut cmd);
+        cmd.args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     /// Run any program in the world's environment, plus `env`.
     pub fn run_program(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut cmd = Command::new(program);
@@ -295,32 +306,36 @@ pub enum Fault {
 
 impl World {
     /// Put a `claude` on PATH that logs its argv to `claude.log` and runs the real one, except
-    /// that the first call whose subcommand is `step` (e.g. `add-json`, `get`) gets `fault`
-    /// (every such call when `once` is false).
-    pub fn wrap_claude(&self, fault: Option<(&str, Fault, bool)>) {
+    /// for the calls named in `faults`: `(subcommand, n, fault)` injects `fault` into the n-th
+    /// call of that subcommand (`add-json`, `remove`, `get`), or into every one when n is 0.
+    pub fn wrap_claude(&self, faults: &[(&str, u32, Fault)]) {
         let real = real_claude();
         let log = self.log_path();
-        let mark = self.root().join("fault.done");
-        let inject = match fault {
-            None => String::new(),
-            Some((step, kind, once)) => {
-                let act = match kind {
-                    Fault::Fail => "echo \"injected failure: boom\" >&2; exit 3",
-                    Fault::Hang => "sleep 120; exit 0",
-                    Fault::Garbage => "echo '%%% this is not what claude prints'; exit 0",
-                };
-                let once_guard = if once {
-                    format!("[ ! -e '{m}' ] && touch '{m}' &&", m = mark.display())
-                } else {
-                    String::new()
-                };
-                format!("if [ \"$2\" = '{step}' ] && {once_guard} true; then {act}; fi\n")
-            }
-        };
+        let counters = self.root().join("claude.count");
+        let mut cases = String::new();
+        for (step, n, kind) in faults {
+            let act = match kind {
+                Fault::Fail => "echo \"injected failure: boom\" >&2; exit 3",
+                Fault::Hang => "sleep 120; exit 0",
+                Fault::Garbage => "echo '%%% this is not what claude prints'; exit 0",
+            };
+            let pattern = if *n == 0 {
+                format!("{step}:*")
+            } else {
+                format!("{step}:{n}")
+            };
+            cases.push_str(&format!("  {pattern}) {act} ;;\n"));
+        }
         self.write_claude(&format!(
-            "#!/bin/sh\necho \"$*\" >> '{}'\n{inject}exec '{}' \"$@\"\n",
-            log.display(),
-            real.display()
+            "#!/bin/sh\n\
+             echo \"$*\" >> '{log}'\n\
+             sub=$2\n\
+             n=$(cat '{cnt}.'\"$sub\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{cnt}.'\"$sub\"\n\
+             case \"$sub:$n\" in\n{cases}esac\n\
+             exec '{real}' \"$@\"\n",
+            log = log.display(),
+            cnt = counters.display(),
+            real = real.display()
         ));
     }
 

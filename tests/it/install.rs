@@ -105,7 +105,7 @@ fn install_registers_records_verifies_and_uninstall_removes() {
 #[test]
 fn second_install_with_nothing_changed_makes_no_mutating_call() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     install(&w, &[]).code(0);
     let first = w.calls();
@@ -276,7 +276,7 @@ fn an_entry_edited_by_hand_is_put_back() {
 #[test]
 fn dry_run_changes_nothing() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     let r = install(&w, &["--dry-run"]);
     r.code(0)
@@ -291,7 +291,7 @@ fn dry_run_changes_nothing() {
 #[test]
 fn a_malformed_flat_document_is_refused_before_any_client_call() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     fs::write(w.registered(), "{ half written").unwrap();
     install(&w, &[])
@@ -308,7 +308,7 @@ fn a_malformed_flat_document_is_refused_before_any_client_call() {
 #[test]
 fn expect_commit_pairs_are_validated() {
     let w = World::new();
-    w.wrap_claude(None);
+    w.wrap_claude(&[]);
     w.sample();
     install(&w, &["--expect-commit", "codetools"])
         .code(2)

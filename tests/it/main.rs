@@ -8,3 +8,4 @@ mod faults;
 mod identity;
 mod install;
 mod render;
+mod transaction;

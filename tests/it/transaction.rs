@@ -1,0 +1,369 @@
+//! The registration transaction: no registration is ever lost, whatever fails or crashes, and
+//! concurrent runs serialise on the client-config lock.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+/// Before each scenario: codetools-test registered with an old entry, orchestrata-test absent,
+/// plus an unrelated server. An install updates the first and adds the second.
+fn old_state(w: &World) -> Value {
+    w.sample();
+    let old = json!({"command": w.opt().join("codetools/bin/codetools"), "args": ["old"]});
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "codetools-test",
+        &old.to_string(),
+    ])
+    .code(0);
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "unrelated",
+        r#"{"command":"/usr/bin/env","args":["u"]}"#,
+    ])
+    .code(0);
+    old
+}
+
+fn install(w: &World, extra: &[&str]) -> Run {
+    let opt = w.opt();
+    let mut args = vec![
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ];
+    args.extend_from_slice(extra);
+    w.run(&args)
+}
+
+fn journal(w: &World) -> PathBuf {
+    w.config_dir().join(".mcp-deploy.journal.json")
+}
+
+/// The end state of an uninterrupted install from `old_state`.
+fn installed_state(w: &World) -> serde_json::Map<String, Value> {
+    let opt = w.opt();
+    json!({
+        "codetools-test": {"command": opt.join("codetools/bin/codetools"), "args": ["mcp", "serve"]},
+        "unrelated": {"command": "/usr/bin/env", "args": ["u"]},
+        "orchestrata-test": {"command": opt.join("orchestrata/bin/orchestrata-mcp"), "args": []},
+    })
+    .as_object()
+    .unwrap()
+    .clone()
+}
+
+#[test]
+fn fault_matrix_every_name_ends_at_its_old_or_new_entry() {
+    // (what fails, the faults, the step the error must name)
+    type Row<'a> = (&'a str, Vec<(&'a str, u32, Fault)>, &'a str);
+    let rows: Vec<Row> = vec![
+        (
+            "remove of server 1",
+            vec![("remove", 1, Fault::Fail)],
+            "claude mcp remove codetools-test -s user",
+        ),
+        (
+            "add-json of server 1",
+            vec![("add-json", 1, Fault::Fail)],
+            "claude mcp add-json -s user codetools-test",
+        ),
+        (
+            "add-json of server 2",
+            vec![("add-json", 2, Fault::Fail)],
+            "claude mcp add-json -s user orchestrata-test",
+        ),
+        (
+            "add-json and then the restoring add-json",
+            vec![("add-json", 1, Fault::Fail), ("add-json", 2, Fault::Fail)],
+            "claude mcp add-json -s user codetools-test",
+        ),
+        ("get", vec![("get", 1, Fault::Fail)], "claude mcp get"),
+        (
+            "get prints garbage",
+            vec![("get", 0, Fault::Garbage)],
+            "printed output that cannot be read",
+        ),
+        (
+            "add-json hangs",
+            vec![("add-json", 1, Fault::Hang)],
+            "timed out after 2 s",
+        ),
+    ];
+    for (what, faults, step) in rows {
+        let w = World::new();
+        w.wrap_claude(&[]);
+        let old = old_state(&w);
+        w.wrap_claude(&faults);
+        let r = install(&w, &["--client-timeout", "2"]);
+        assert_eq!(r.code, 2, "{what}\n{}", r.shown);
+        assert!(
+            r.stderr.contains(step),
+            "{what}: step not named\n{}",
+            r.shown
+        );
+        assert!(
+            r.stderr.contains("every change was rolled back"),
+            "{what}\n{}",
+            r.shown
+        );
+        let servers = w.user_servers();
+        assert_eq!(
+            servers["codetools-test"], old,
+            "{what}: codetools-test not at its old entry"
+        );
+        assert!(
+            !servers.contains_key("orchestrata-test"),
+            "{what}: was absent before"
+        );
+        assert_eq!(servers["unrelated"]["args"], json!(["u"]), "{what}");
+        assert!(
+            !journal(&w).exists(),
+            "{what}: journal left after a full rollback"
+        );
+        assert!(partial_files(w.root()).is_empty(), "{what}");
+        assert!(!w.registered().exists(), "{what}: flat document written");
+    }
+}
+
+#[test]
+fn crash_at_each_checkpoint_then_the_next_run_recovers() {
+    let checkpoints = [
+        "journal-written",
+        "after-remove:codetools-test",
+        "after-add:codetools-test",
+        "after-add:orchestrata-test",
+        "after-observe",
+        "after-record",
+    ];
+    for point in checkpoints {
+        let w = World::with_real_claude();
+        let old = old_state(&w);
+        let opt = w.opt();
+        let crashed = w.run_env(
+            &[
+                "install",
+                "--prefix",
+                opt.to_str().unwrap(),
+                "--name-suffix",
+                "-test",
+            ],
+            &[("MCP_DEPLOY_CRASH_AT", point)],
+        );
+        assert_ne!(crashed.code, 0, "{point}: did not crash\n{}", crashed.shown);
+        assert!(
+            crashed.stderr.contains("crashing at checkpoint"),
+            "{}",
+            crashed.shown
+        );
+        assert!(
+            journal(&w).exists(),
+            "{point}: no journal left by the crash"
+        );
+        // Whatever state the crash left, no name is lost for good: the journal has the old one.
+        let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+        assert_eq!(j["changes"][0]["previous"], old, "{point}");
+
+        let r = install(&w, &[]);
+        r.code(0);
+        assert!(
+            r.stderr.contains("recovered the interrupted run"),
+            "{point}\n{}",
+            r.shown
+        );
+        assert_eq!(w.user_servers(), installed_state(&w), "{point}");
+        assert!(!journal(&w).exists(), "{point}");
+        let flat: Value =
+            serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+        assert_eq!(flat["mcpServers"].as_object().unwrap().len(), 2, "{point}");
+    }
+}
+
+#[test]
+fn uninstall_recovers_an_interrupted_install_first() {
+    let w = World::with_real_claude();
+    let old = old_state(&w);
+    let opt = w.opt();
+    w.run_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+        ],
+        &[("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")],
+    );
+    assert!(!w.user_servers().contains_key("codetools-test"));
+    // Uninstall first puts the old entry back (recovery), then removes the name as asked.
+    let r = w.run(&[
+        "uninstall",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ]);
+    r.code(0)
+        .stderr_has("codetools-test: restored to its previous entry");
+    assert!(!w.user_servers().contains_key("codetools-test"));
+    assert_eq!(w.user_servers()["unrelated"]["args"], json!(["u"]));
+    let _ = old;
+}
+
+#[test]
+fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "unrelated",
+        r#"{"command":"/usr/bin/env","args":["u"]}"#,
+    ])
+    .code(0);
+    // An unrelated key of the client config, which must come through untouched.
+    let mut cfg: Value =
+        serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    cfg["teamSetting"] = json!({"keep": [1, 2, {"deep": "value"}]});
+    fs::write(w.claude_json(), serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let unrelated_before = w.user_servers()["unrelated"].clone();
+
+    let opt = w.opt();
+    let args = [
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ];
+    let children: Vec<_> = (0..8).map(|_| w.spawn(&args)).collect();
+    let mut waited = 0;
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        waited += stderr.contains("waiting for") as usize;
+    }
+    assert!(waited >= 1, "no run had to wait for the lock");
+
+    let servers = w.user_servers();
+    let mut names: Vec<_> = servers.keys().cloned().collect();
+    names.sort();
+    assert_eq!(names, ["codetools-test", "orchestrata-test", "unrelated"]);
+    assert_eq!(servers["unrelated"], unrelated_before);
+    let after: Value = serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    assert_eq!(after["teamSetting"], cfg["teamSetting"]);
+    assert!(!journal(&w).exists());
+
+    w.run(&[
+        "verify-identity",
+        "--prefix",
+        opt.join("codetools").to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        w.registered().to_str().unwrap(),
+        "--name",
+        "codetools-test",
+    ])
+    .code(0);
+}
+
+#[test]
+fn a_held_lock_makes_the_next_run_wait_then_give_up_naming_the_holder() {
+    use std::io::Write;
+    let w = World::with_real_claude();
+    w.sample();
+    let path = w.config_dir().join(".mcp-deploy.lock");
+    let mut held = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    held.lock().unwrap();
+    writeln!(held, "4242").unwrap();
+    let r = install(&w, &["--lock-timeout", "1"]);
+    r.code(2)
+        .stderr_has("waiting for")
+        .stderr_has("pid 4242")
+        .stderr_has("help: wait for that run to finish");
+    assert!(w.user_servers().is_empty());
+    held.unlock().unwrap();
+    install(&w, &["--lock-timeout", "1"]).code(0);
+}
+
+#[test]
+fn a_local_scope_entry_of_the_same_name_survives_and_is_reported() {
+    let w = World::with_real_claude();
+    w.sample();
+    // A local-scope entry, made by the real client in a project directory.
+    let project = w.root().join("project");
+    fs::create_dir_all(&project).unwrap();
+    let mut cmd = std::process::Command::new(real_claude());
+    cmd.args([
+        "mcp",
+        "add-json",
+        "-s",
+        "local",
+        "codetools-test",
+        r#"{"command":"/usr/bin/env","args":["local"]}"#,
+    ])
+    .current_dir(&project)
+    .env("HOME", w.root().join("home"))
+    .env("CLAUDE_CONFIG_DIR", w.config_dir());
+    assert!(cmd.status().unwrap().success());
+    let local = |w: &World| -> Value {
+        let cfg: Value =
+            serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+        let projects = cfg["projects"].as_object().unwrap();
+        projects
+            .values()
+            .find_map(|p| p["mcpServers"].get("codetools-test").cloned())
+            .unwrap_or(Value::Null)
+    };
+    let before = local(&w);
+    assert_eq!(before["args"], json!(["local"]));
+
+    let r = install(&w, &[]);
+    r.code(0)
+        .stderr_has("warning: codetools-test is also registered in the local scope of project");
+    // With --strict the same shadowing is a failed check.
+    let r = install(&w, &["--strict", "--json"]);
+    r.code(1);
+    let checks = r.json()["servers"][0]["checks"].clone();
+    assert!(
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["check"] == "shadowing" && c["ok"] == false),
+        "{}",
+        r.shown
+    );
+
+    let opt = w.opt();
+    w.run(&[
+        "uninstall",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ])
+    .code(0);
+    assert_eq!(local(&w), before);
+    assert!(!w.user_servers().contains_key("codetools-test"));
+}
