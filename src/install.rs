@@ -60,7 +60,7 @@ impl Action {
 
 fn client_options(args: &ClientArgs) -> ClientOptions {
     ClientOptions {
-        binary: args.claude.clone(),
+        claude: args.claude.clone(),
         timeout: std::time::Duration::from_secs(args.client_timeout.max(1)),
         mcp_timeout_ms: args.mcp_timeout,
     }

@@ -9,95 +9,42 @@
 //!   parsed for scope, command, args and url only, compared with the config file, and never
 //!   echoed.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::runner::Runner;
 use super::{Client, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
-use crate::process::{self, Call, ProcessError};
 
 /// The npm package and version the project is tested with.
 pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
 
 pub struct Claude {
-    binary: PathBuf,
+    runner: Runner,
     config: PathBuf,
-    options: ClientOptions,
-    /// An empty directory to run from; removed when the client is dropped.
-    cwd: tempfile::TempDir,
 }
 
 impl Claude {
     pub fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
-        let missing = |binary: String, where_: String| ClientError::Missing {
-            binary,
-            where_,
-            help: format!(
-                "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
-                 (or set MCP_DEPLOY_CLAUDE)"
-            ),
-        };
-        let binary =
-            match &options.binary {
-                Some(b) if b.components().count() > 1 => {
-                    if !b.is_file() {
-                        return Err(missing(b.display().to_string(), String::new()));
-                    }
-                    b.clone()
-                }
-                Some(b) => which::which(b)
-                    .map_err(|_| missing(b.display().to_string(), " on PATH".into()))?,
-                None => which::which("claude")
-                    .map_err(|_| missing("claude".into(), " on PATH".into()))?,
-            };
-        let cwd = tempfile::Builder::new()
-            .prefix("mcp-deploy-client.")
-            .tempdir()
-            .map_err(|e| ClientError::Spawn {
-                step: "create an empty working directory".into(),
-                reason: e.to_string(),
-            })?;
-        Ok(Claude {
-            binary,
-            config: config_path(),
-            options: options.clone(),
-            cwd,
-        })
-    }
-
-    /// Run `claude ARGS`; `shown` is the step as it may be printed (no secret in it).
-    fn call(&self, args: Vec<OsString>, shown: String) -> Result<String, ClientError> {
-        let call = Call {
-            program: &self.binary,
-            args,
-            env: vec![
-                ("MCP_TIMEOUT", self.options.mcp_timeout_ms.to_string()),
+        let runner = Runner::open(
+            "claude",
+            options.claude.as_deref(),
+            options.timeout,
+            vec![
+                ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string()),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ],
-            cwd: self.cwd.path(),
-            timeout: self.options.timeout,
-        };
-        let out = process::run(&call).map_err(|e| match e {
-            ProcessError::TimedOut { secs } => ClientError::TimedOut {
-                step: shown.clone(),
-                secs,
-            },
-            ProcessError::Spawn { source, .. } => ClientError::Spawn {
-                step: shown.clone(),
-                reason: source.to_string(),
-            },
-        })?;
-        if !out.status.success() {
-            return Err(ClientError::Failed {
-                step: shown,
-                status: out.status.to_string(),
-                stderr: first_lines(&out.stderr),
-            });
-        }
-        Ok(out.stdout)
+            format!(
+                "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
+                 (or set MCP_DEPLOY_CLAUDE)"
+            ),
+        )?;
+        Ok(Claude {
+            runner,
+            config: config_path(),
+        })
     }
 }
 
@@ -154,27 +101,27 @@ impl Client for Claude {
     }
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let args = ["mcp", "add-json", "-s", "user", name, &entry.to_json()];
-        self.call(
-            args.iter().map(OsString::from).collect(),
-            format!("claude mcp add-json -s user {name} <entry>"),
-        )
-        .map(drop)
+        let json = entry.to_json();
+        self.runner
+            .call(
+                &["mcp", "add-json", "-s", "user", name, &json],
+                format!("claude mcp add-json -s user {name} <entry>"),
+            )
+            .map(drop)
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
-        let args = ["mcp", "remove", name, "-s", "user"];
-        self.call(
-            args.iter().map(OsString::from).collect(),
-            format!("claude mcp remove {name} -s user"),
-        )
-        .map(drop)
+        self.runner
+            .call(
+                &["mcp", "remove", name, "-s", "user"],
+                format!("claude mcp remove {name} -s user"),
+            )
+            .map(drop)
     }
 
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
         let step = format!("claude mcp get {name}");
-        let args = ["mcp", "get", name];
-        let out = match self.call(args.iter().map(OsString::from).collect(), step.clone()) {
+        let out = match self.runner.call(&["mcp", "get", name], step.clone()) {
             Ok(out) => out,
             // `get` of an unknown name exits 1 with "No MCP server named ..." on stderr.
             Err(ClientError::Failed { stderr, .. }) if stderr.contains("No MCP server named") => {
@@ -306,16 +253,6 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
         other => return Err(format!("unknown Type {other:?}")),
     };
     Ok(GetOutput { scope, transport })
-}
-
-/// The first lines of a client's stderr, enough to say what went wrong. (Claude's errors
-/// for these commands name the server, never the entry's values.)
-fn first_lines(s: &str) -> String {
-    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(5).collect();
-    if lines.is_empty() {
-        return "no output on stderr".into();
-    }
-    lines.join(" | ")
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! Adding a client is one module here and one line in [`open`].
 
 pub mod claude;
+pub mod runner;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -14,8 +15,8 @@ use crate::entry::Entry;
 /// How to reach a client's CLI.
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
-    /// An explicit binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
-    pub binary: Option<PathBuf>,
+    /// An explicit claude binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
+    pub claude: Option<PathBuf>,
     pub timeout: Duration,
     /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
     pub mcp_timeout_ms: u64,
