@@ -29,6 +29,9 @@ pub enum Command {
     Install(InstallArgs),
     /// Remove the registrations that `install` with the same options makes.
     Uninstall(UninstallArgs),
+    /// Show, per server, the deployed release, the rendered document, the registered entry and
+    /// the flat document, and whether they agree; exit 1 on drift.
+    Status(StatusArgs),
     /// Lay out the built-in sample deployment (codetools and orchestrata) under a directory.
     Sample(SampleArgs),
     /// Create or verify a release's content manifest (MANIFEST.sha256).
@@ -146,6 +149,34 @@ pub struct UninstallArgs {
     #[arg(long, value_name = "ROOT")]
     pub prefix: Option<PathBuf>,
     /// Uninstall only these servers (repeatable) [default: every declared server].
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// The suffix `install` was given.
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub name_suffix: String,
+    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    #[arg(long, value_name = "FILE")]
+    pub registered: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+    #[command(flatten)]
+    pub client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Servers live at ROOT/S [default: each server's declared prefix].
+    #[arg(long, value_name = "ROOT")]
+    pub prefix: Option<PathBuf>,
+    /// Only these servers (repeatable) [default: every declared server].
     #[arg(long = "server", value_name = "NAME")]
     pub servers: Vec<String>,
     /// The suffix `install` was given.

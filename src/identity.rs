@@ -131,7 +131,7 @@ fn check_registration(
 
 /// The registered command must be absolute, free of `.`/`..`, an executable regular file, and
 /// resolve (every symlink followed) to a path inside `root` (already canonical).
-fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
+pub fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
     let shown = command.display();
     if !command.is_absolute() {
         return Err(format!(

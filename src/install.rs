@@ -58,7 +58,7 @@ impl Action {
     }
 }
 
-fn client_options(args: &ClientArgs) -> ClientOptions {
+pub fn client_options(args: &ClientArgs) -> ClientOptions {
     ClientOptions {
         claude: args.claude.clone(),
         timeout: std::time::Duration::from_secs(args.client_timeout.max(1)),

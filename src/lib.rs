@@ -25,6 +25,7 @@ pub mod registered;
 pub mod render;
 pub mod report;
 pub mod sample;
+pub mod status;
 pub mod sumfile;
 pub mod transaction;
 
@@ -52,6 +53,7 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::VerifyIdentity(args) => commands::verify_identity(args),
         Command::Install(args) => install::install(args),
         Command::Uninstall(args) => install::uninstall(args),
+        Command::Status(args) => status::status(args),
         Command::Sample(args) => commands::sample(args),
         Command::Manifest(args) => manifest::run(args),
     }

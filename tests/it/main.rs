@@ -8,4 +8,5 @@ mod faults;
 mod identity;
 mod install;
 mod render;
+mod status;
 mod transaction;

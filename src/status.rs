@@ -1,0 +1,188 @@
+//! `status`: for each server, does everything agree — the deployed release, the rendered
+//! document, the client's registered entry and the flat document? Read-only: it makes no
+//! client call and writes nothing. Each disagreement (drift) is a failed check that says what
+//! `install` would change; any drift exits 1.
+//!
+//! - `deployed`: the release resolves and its VERSION is a full sha (release id and commit).
+//! - `rendered`: `<prefix>/mcp/<name>.mcp.json` equals what the template renders now.
+//! - `registered`: the client's user-scope entry equals the rendered entry (else it was edited
+//!   by hand, or the template changed since the last install).
+//! - `target`: the registered command still resolves to an executable inside the deployed
+//!   release (not into a release that is gone or was replaced).
+//! - `recorded`: the flat document's entry equals the registered one.
+
+use crate::cli::StatusArgs;
+use crate::client;
+use crate::config;
+use crate::declaration::{Declaration, Layout};
+use crate::entry::{Entry, Transport};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::identity;
+use crate::install::client_options;
+use crate::layout;
+use crate::registered;
+use crate::render::{self, Rendered};
+use crate::report::{Check, Report, ServerReport};
+
+pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
+    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let selected = config::many(
+        &decl,
+        args.prefix.as_deref(),
+        &args.servers,
+        &args.name_suffix,
+    )?;
+    let registered_path = args
+        .registered
+        .clone()
+        .unwrap_or_else(registered::default_path);
+    let flat = match registered::read(&registered_path) {
+        Ok(m) => Some(m),
+        Err(registered::RegisteredError::Missing { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let client = client::open("claude", &client_options(&args.client))?;
+    let entries = client.user_entries()?;
+
+    let mut reports = Vec::new();
+    for s in &selected {
+        let mut checks = Vec::new();
+        checks.push(Check::from_result(
+            "deployed",
+            deployed(s.server.layout, &s.prefix),
+        ));
+        let rendered = render::render(&s.server, &s.prefix)?;
+        checks.push(Check::from_result(
+            "rendered",
+            rendered_file(&rendered, &s.prefix),
+        ));
+        let name = &s.registered_name;
+        let parsed = entries.get(name).map(Entry::from_value);
+        let registered = match &parsed {
+            None => Err(format!("{name} is not registered; install would add it")),
+            Some(Err(e)) => Err(format!(
+                "{name}'s entry is malformed ({e}); install would replace it"
+            )),
+            Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
+                "{name} is registered as {} but renders as {} (edited by hand, or the template \
+                 changed); install would update it",
+                e.describe(),
+                rendered.entry.describe()
+            )),
+            Some(Ok(e)) => Ok(e.clone()),
+        };
+        checks.push(Check::from_result(
+            "registered",
+            registered
+                .as_ref()
+                .map(|e| format!("{name}: {}", e.describe()))
+                .map_err(String::clone),
+        ));
+        // What the agent would run now, whether or not it is what we render.
+        if let Some(Ok(entry)) = &parsed {
+            checks.push(Check::from_result(
+                "target",
+                target(entry, s.server.layout, &s.prefix),
+            ));
+        }
+        checks.push(Check::from_result(
+            "recorded",
+            recorded(
+                flat.as_ref(),
+                name,
+                registered.as_ref().ok(),
+                &registered_path,
+            ),
+        ));
+        reports.push(ServerReport {
+            name: s.server.name.clone(),
+            registered_name: name.clone(),
+            prefix: s.prefix.display().to_string(),
+            registration: None,
+            checks,
+        });
+    }
+    let report = Report::new(reports, Some(registered_path.display().to_string()));
+    report.print(args.json);
+    Ok(Exit::from_checks(report.ok))
+}
+
+fn deployed(layout: Layout, prefix: &std::path::Path) -> Result<String, String> {
+    let dir = layout::release_dir(prefix, layout)?;
+    let (sha, _) = layout::deployed_commit(prefix, layout)?;
+    let id = match layout {
+        Layout::Release => dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        Layout::Prefix => dir.display().to_string(),
+    };
+    Ok(format!("release {id}, commit {sha}"))
+}
+
+fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, String> {
+    let path = render::rendered_path(prefix, &rendered.server);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|_| format!("{} is missing; install would write it", path.display()))?;
+    let on_disk: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
+        format!(
+            "{} is not valid JSON; install would rewrite it",
+            path.display()
+        )
+    })?;
+    if on_disk != rendered.document {
+        return Err(format!(
+            "{} no longer matches the template; install would rewrite it",
+            path.display()
+        ));
+    }
+    Ok(format!("{} matches the template", path.display()))
+}
+
+fn target(entry: &Entry, layout: Layout, prefix: &std::path::Path) -> Result<String, String> {
+    match &entry.transport {
+        Transport::Stdio { command, .. } => {
+            let root = layout::containment_root(prefix, layout)?;
+            identity::check_command_inside(std::path::Path::new(command), &root).map_err(|e| {
+                format!("{e}: it points into a release that is gone or was replaced; install would re-register it")
+            })
+        }
+        Transport::Remote { url, .. } => Ok(format!("remote {url}")),
+    }
+}
+
+fn recorded(
+    flat: Option<&serde_json::Map<String, serde_json::Value>>,
+    name: &str,
+    registered: Option<&Entry>,
+    path: &std::path::Path,
+) -> Result<String, String> {
+    let Some(flat) = flat else {
+        return Err(format!(
+            "{} does not exist; install would write it",
+            path.display()
+        ));
+    };
+    let recorded = flat.get(name);
+    match (recorded, registered) {
+        (None, None) => Ok(format!(
+            "neither registered nor recorded in {}",
+            path.display()
+        )),
+        (Some(_), None) => Err(format!(
+            "{} records {name}, which is not registered as rendered; install would update it",
+            path.display()
+        )),
+        (None, Some(_)) => Err(format!(
+            "{} does not record {name}; install would record it",
+            path.display()
+        )),
+        (Some(r), Some(e)) if *r != e.flat() => Err(format!(
+            "{} records {name} differently from the client ({}); install would rewrite it",
+            path.display(),
+            e.describe()
+        )),
+        (Some(_), Some(_)) => Ok(format!("{} agrees", path.display())),
+    }
+}
