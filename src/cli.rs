@@ -131,6 +131,9 @@ pub struct InstallArgs {
     /// Require each release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
     pub content: bool,
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
     /// Print what would change and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -162,6 +165,9 @@ pub struct UninstallArgs {
     /// The flat registration document [default: ~/.claude/mcp-registered.json].
     #[arg(long, value_name = "FILE")]
     pub registered: Option<PathBuf>,
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

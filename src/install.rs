@@ -34,6 +34,7 @@ use crate::entry::Entry;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::{self, Target};
+use crate::ledger::{self, Record};
 use crate::lock::Lock;
 use crate::registered;
 use crate::render::{self, Rendered};
@@ -177,6 +178,17 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         return Err(tx.roll_back(e).into());
     }
     tx.commit()?;
+    let records: Vec<Record> = selected
+        .iter()
+        .zip(&rendered)
+        .zip(&plan)
+        .filter(|(_, action)| **action != Action::Unchanged)
+        .map(|((s, r), action)| {
+            let old = current.get(&s.registered_name).map(flat_of);
+            change_record(client, s, action.word(), old, Some(r.entry.flat()))
+        })
+        .collect();
+    ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
 
     // 9. Verify and report.
     let mut reports = Vec::new();
@@ -310,6 +322,47 @@ fn print_plan(
     emit(&text);
 }
 
+fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .unwrap_or_else(ledger::default_path)
+}
+
+/// An entry's secret-free form for the ledger; an entry we cannot parse is recorded raw
+/// minus env and headers.
+fn flat_of(raw: &serde_json::Value) -> serde_json::Value {
+    match Entry::from_value(raw) {
+        Ok(e) => e.flat(),
+        Err(_) => {
+            let mut v = raw.clone();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("env");
+                m.remove("headers");
+            }
+            v
+        }
+    }
+}
+
+fn change_record(
+    client: &dyn Client,
+    s: &Selected,
+    action: &str,
+    old: Option<serde_json::Value>,
+    new: Option<serde_json::Value>,
+) -> Record {
+    let mut r = Record::now(client.name(), &s.server.name, &s.registered_name, action);
+    r.old = old;
+    r.new = new;
+    r.release = crate::layout::release_dir(&s.prefix, s.server.layout)
+        .ok()
+        .map(|d| d.display().to_string());
+    r.commit = crate::layout::deployed_commit(&s.prefix, s.server.layout)
+        .ok()
+        .map(|(sha, _)| sha.to_string());
+    r
+}
+
 /// `uninstall`: remove the names `install` with the same options registers, and their flat
 /// document entries, as one transaction. A name that is not registered is not an error.
 pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
@@ -362,6 +415,15 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         return Err(tx.roll_back(e).into());
     }
     tx.commit()?;
+    let records: Vec<Record> = selected
+        .iter()
+        .filter(|s| removed.contains(&s.registered_name))
+        .map(|s| {
+            let old = current.get(&s.registered_name).map(flat_of);
+            change_record(client, s, "removed", old, None)
+        })
+        .collect();
+    ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
 
     let reports = selected
         .iter()

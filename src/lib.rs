@@ -18,6 +18,7 @@ pub mod fsio;
 pub mod identity;
 pub mod install;
 pub mod layout;
+pub mod ledger;
 pub mod lock;
 pub mod manifest;
 pub mod process;

@@ -321,3 +321,73 @@ fn expect_commit_pairs_are_validated() {
         .stderr_has("abbreviated");
     assert!(w.calls().is_empty());
 }
+
+#[test]
+fn the_audit_ledger_records_every_change_and_no_secret() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let cfg = w.root().join("servers.json");
+    let declare = |args: &str| {
+        fs::write(
+            &cfg,
+            format!(
+                r#"{{"servers":[{{"name":"codetools","prefix":"/opt/codetools","layout":"release",
+                  "entry":{{"command":"{{{{prefix}}}}/bin/codetools","args":{args},
+                            "env":{{"CODETOOLS_LOG":"s3cr3t-looking-value"}}}}}}]}}"#
+            ),
+        )
+        .unwrap();
+    };
+    declare(r#"["mcp","serve"]"#);
+    let c = cfg.to_str().unwrap();
+    let ledger = w.root().join("home/.local/state/mcp-deploy/ledger.ndjson");
+    install(&w, &["--config", c]).code(0);
+    install(&w, &["--config", c]).code(0); // a no-op adds no line
+    declare(r#"["mcp","serve","--v2"]"#);
+    install(&w, &["--config", c]).code(0);
+    w.run(&[
+        "uninstall",
+        "--config",
+        c,
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ])
+    .code(0);
+
+    let text = fs::read_to_string(&ledger).unwrap();
+    assert!(
+        !text.contains("s3cr3t"),
+        "a secret reached the ledger:\n{text}"
+    );
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let actions: Vec<&str> = lines
+        .iter()
+        .map(|l| l["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["added", "updated", "removed"]);
+    let updated = &lines[1];
+    assert_eq!(updated["client"], "claude");
+    assert_eq!(updated["server"], "codetools");
+    assert_eq!(updated["name"], "codetools-test");
+    assert_eq!(updated["old"]["args"], serde_json::json!(["mcp", "serve"]));
+    assert_eq!(
+        updated["new"]["args"],
+        serde_json::json!(["mcp", "serve", "--v2"])
+    );
+    assert_eq!(updated["commit"], CT_SHA);
+    assert!(updated["release"].as_str().unwrap().ends_with(CT_SHA));
+    assert!(updated["time"].as_str().unwrap().ends_with('Z'));
+    assert!(!updated["host"].as_str().unwrap().is_empty());
+    assert!(lines[2]["new"].is_null());
+
+    // --ledger puts it elsewhere.
+    let other = w.root().join("audit.ndjson");
+    declare(r#"["mcp","serve"]"#);
+    install(&w, &["--config", c, "--ledger", other.to_str().unwrap()]).code(0);
+    assert_eq!(fs::read_to_string(&other).unwrap().lines().count(), 1);
+}
