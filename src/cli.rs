@@ -38,6 +38,24 @@ pub enum Command {
     Manifest(ManifestArgs),
 }
 
+impl Command {
+    /// Whether the user asked for JSON, so that even an error is printed as one object.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::RenderMcp(a) => a.json,
+            Command::VerifyIdentity(a) => a.json,
+            Command::Install(a) => a.json,
+            Command::Uninstall(a) => a.json,
+            Command::Status(a) => a.json,
+            Command::Sample(a) => a.json,
+            Command::Manifest(a) => match &a.command {
+                ManifestCommand::Create(c) => c.json,
+                ManifestCommand::Verify(v) => v.json,
+            },
+        }
+    }
+}
+
 /// Options that choose which servers are declared.
 #[derive(Debug, Args, Clone, Default)]
 pub struct DeclarationArgs {
@@ -75,6 +93,9 @@ pub struct RenderArgs {
     /// The declared server [default: the last component of --prefix].
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
 }
@@ -210,6 +231,9 @@ pub struct SampleArgs {
     /// The directory to lay the sample deployment out in (ROOT/codetools, ROOT/orchestrata).
     #[arg(value_name = "ROOT")]
     pub root: PathBuf,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -234,6 +258,9 @@ pub struct ManifestCreateArgs {
     /// Hashing threads [default: the number of CPUs].
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -18,7 +18,17 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
     render::check_deployed(server, &prefix)?;
     let rendered = render::render(server, &prefix)?;
     let path = render::write_rendered(&rendered, &prefix)?;
-    emit(&format!("{}\n", path.display()));
+    if args.json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "server": server.name,
+            "path": path.display().to_string(),
+            "document": rendered.document,
+        });
+        emit(&format!("{doc}\n"));
+    } else {
+        emit(&format!("{}\n", path.display()));
+    }
     Ok(Exit::Success)
 }
 
@@ -44,8 +54,22 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
 
 pub fn sample(args: &SampleArgs) -> Result<Exit, Error> {
     let root = config::absolute_prefix(&args.root)?;
-    for line in sample::lay_out(&root)? {
-        emit(&format!("{line}\n"));
+    let laid_out = sample::lay_out(&root)?;
+    if args.json {
+        let servers: Vec<_> = laid_out
+            .iter()
+            .map(|(name, prefix, commit)| {
+                serde_json::json!({"name": name, "prefix": prefix.display().to_string(), "commit": commit})
+            })
+            .collect();
+        emit(&format!(
+            "{}\n",
+            serde_json::json!({"ok": true, "servers": servers})
+        ));
+    } else {
+        for (name, prefix, commit) in &laid_out {
+            emit(&format!("{name}: {} (commit {commit})\n", prefix.display()));
+        }
     }
     Ok(Exit::Success)
 }

@@ -38,7 +38,7 @@ use crate::ledger::{self, Record};
 use crate::lock::Lock;
 use crate::registered;
 use crate::render::{self, Rendered};
-use crate::report::{emit, Check, Report, ServerReport};
+use crate::report::{emit, progress, Check, Report, ServerReport};
 use crate::transaction::{self, Change, Transaction};
 
 /// What step 4 decided for one name.
@@ -165,7 +165,11 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         .map(|s| s.registered_name.as_str())
         .collect();
     let outcome = (|| -> Result<(), Error> {
+        if !tx.is_empty() {
+            progress(&format!("registering with {}…", client.name()));
+        }
         tx.apply()?;
+        progress(&format!("asking {} what it has registered…", client.name()));
         for (name, entry) in observe_all(client, &names)? {
             flat.insert(name, entry.flat());
         }

@@ -43,6 +43,15 @@ pub fn run(cli: Cli) -> Exit {
             if let Some(help) = err.help() {
                 eprintln!("help: {help}");
             }
+            if cli.command.json() {
+                let doc = serde_json::json!({
+                    "ok": false,
+                    "exit": Exit::CouldNotRun.code(),
+                    "error": err.to_string(),
+                    "help": err.help(),
+                });
+                report::emit(&format!("{doc}\n"));
+            }
             Exit::CouldNotRun
         }
     }

@@ -470,11 +470,20 @@ pub fn run(args: &ManifestArgs) -> Result<Exit, Error> {
 pub fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
     let jobs = args.jobs.unwrap_or_else(default_jobs);
     let n = create_manifest(&args.dir, jobs)?;
+    if args.json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "manifest": args.dir.join(MANIFEST_NAME).display().to_string(),
+            "files": n,
+        });
+        crate::report::emit(&format!("{doc}\n"));
+        return Ok(Exit::Success);
+    }
     let s = if n == 1 { "" } else { "s" };
-    println!(
-        "wrote {}: {n} file{s}",
+    crate::report::emit(&format!(
+        "wrote {}: {n} file{s}\n",
         args.dir.join(MANIFEST_NAME).display()
-    );
+    ));
     Ok(Exit::Success)
 }
 

@@ -59,8 +59,9 @@ impl Report {
         serde_json::to_string_pretty(self).expect("a report serializes")
     }
 
-    /// The human form: a line per registration and a line per check.
-    pub fn to_human(&self) -> String {
+    /// The human form: a line per registration and a line per check; `colour` marks ok and
+    /// FAIL in green and red.
+    pub fn to_human(&self, colour: bool) -> String {
         let mut out = String::new();
         for s in &self.servers {
             let name = if s.registered_name == s.name {
@@ -73,7 +74,12 @@ impl Report {
                 None => out.push_str(&format!("{name}\n")),
             }
             for c in &s.checks {
-                let mark = if c.ok { "ok  " } else { "FAIL" };
+                let mark = match (c.ok, colour) {
+                    (true, false) => "ok  ",
+                    (false, false) => "FAIL",
+                    (true, true) => "\x1b[32mok\x1b[0m  ",
+                    (false, true) => "\x1b[1;31mFAIL\x1b[0m",
+                };
                 out.push_str(&format!("  {mark} {:<17} {}\n", c.check, c.detail));
             }
         }
@@ -95,8 +101,24 @@ impl Report {
         if json {
             emit(&format!("{}\n", self.to_json()));
         } else {
-            emit(&self.to_human());
+            emit(&self.to_human(colour(&std::io::stdout())));
         }
+    }
+}
+
+/// Colour only on a terminal, and never when `NO_COLOR` is set (https://no-color.org) or the
+/// terminal is `dumb`.
+pub fn colour(stream: &impl std::io::IsTerminal) -> bool {
+    stream.is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+/// A progress line for a step that waits on a client, on stderr, only when a person watches it.
+pub fn progress(message: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprintln!("{message}");
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::Error;
 use crate::fsio::IoError;
@@ -20,9 +20,9 @@ const STAND_IN: &str = "#!/bin/sh\n\
 # health check reports it as not connected, quickly.\n\
 echo \"$0: sample stand-in, not a real MCP server\" >&2\nexit 0\n";
 
-/// Lay the sample out under `root`, refusing to touch an existing deployment. Returns a line
-/// per server describing it.
-pub fn lay_out(root: &Path) -> Result<Vec<String>, Error> {
+/// Lay the sample out under `root`, refusing to touch an existing deployment. Returns each
+/// server's name, prefix and commit.
+pub fn lay_out(root: &Path) -> Result<Vec<(&'static str, PathBuf, &'static str)>, Error> {
     for name in ["codetools", "orchestrata"] {
         if root.join(name).symlink_metadata().is_ok() {
             return Err(Error::usage(
@@ -59,8 +59,8 @@ pub fn lay_out(root: &Path) -> Result<Vec<String>, Error> {
     )?;
     write_file(&orch.join("bin/orchestrata-mcp"), STAND_IN, 0o755)?;
     Ok(vec![
-        format!("{} (release {CODETOOLS_SHA})", ct.display()),
-        format!("{} (prefix, commit {ORCHESTRATA_SHA})", orch.display()),
+        ("codetools", ct, CODETOOLS_SHA),
+        ("orchestrata", orch, ORCHESTRATA_SHA),
     ])
 }
 

@@ -172,6 +172,10 @@ impl<'a> Transaction<'a> {
         })
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
     /// Step 2: apply every change, one call at a time.
     pub fn apply(&mut self) -> Result<(), ClientError> {
         for i in 0..self.changes.len() {

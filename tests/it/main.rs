@@ -7,6 +7,7 @@ mod deploy;
 mod faults;
 mod identity;
 mod install;
+mod output;
 mod render;
 mod status;
 mod transaction;
