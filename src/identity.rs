@@ -55,6 +55,22 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
         "mcp-registration",
         check_registration(target, registrations),
     ));
+    // A registration that carries a credential in clear fails, naming where (never the value).
+    let secrets = registrations
+        .get(&target.registered_name)
+        .and_then(|raw| Entry::from_value(raw).ok())
+        .map(|e| crate::secrets::literal_secrets(&e))
+        .unwrap_or_default();
+    if !secrets.is_empty() {
+        checks.push(Check {
+            check: "secrets",
+            ok: false,
+            detail: format!(
+                "the registration holds a literal secret in {}; register a ${{VAR}} reference instead",
+                secrets.join(", ")
+            ),
+        });
+    }
     ServerReport {
         name: target.server.name.clone(),
         registered_name: target.registered_name.clone(),

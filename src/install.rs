@@ -123,6 +123,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
 
     // 3. Read; 4. plan.
     let current = client.user_entries()?;
+    refuse_literal_secrets(client, &current, &selected)?;
     let mut plan = Vec::new();
     let mut changes = Vec::new();
     for (s, r) in selected.iter().zip(&rendered) {
@@ -326,6 +327,41 @@ fn print_plan(
     emit(&text);
 }
 
+/// An existing entry we would replace or remove must not hold a literal secret: its previous
+/// state goes into the journal, and secrets go nowhere mcp-deploy writes.
+fn refuse_literal_secrets(
+    client: &dyn Client,
+    current: &serde_json::Map<String, serde_json::Value>,
+    selected: &[Selected],
+) -> Result<(), Error> {
+    for s in selected {
+        let Some(entry) = current
+            .get(&s.registered_name)
+            .and_then(|raw| Entry::from_value(raw).ok())
+        else {
+            continue;
+        };
+        let secrets = crate::secrets::literal_secrets(&entry);
+        if !secrets.is_empty() {
+            return Err(Error::usage(
+                format!(
+                    "{} is registered with {} holding a literal secret in {}; mcp-deploy will not \
+                     copy it into its journal to replace or remove it",
+                    s.registered_name,
+                    client.name(),
+                    secrets.join(", ")
+                ),
+                format!(
+                    "move the secret into the environment and re-register it with a ${{VAR}} \
+                     reference, or remove it yourself (`claude mcp remove {} -s user`), then run again",
+                    s.registered_name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
     explicit
         .map(Path::to_path_buf)
@@ -390,6 +426,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let client = client.as_ref();
     let _lock = lock_and_recover(client, &args.client)?;
     let current = client.user_entries()?;
+    refuse_literal_secrets(client, &current, &selected)?;
     let changes: Vec<Change> = selected
         .iter()
         .filter_map(|s| {

@@ -26,6 +26,7 @@ pub mod registered;
 pub mod render;
 pub mod report;
 pub mod sample;
+pub mod secrets;
 pub mod status;
 pub mod sumfile;
 pub mod transaction;

@@ -28,6 +28,8 @@ pub enum RenderError {
         prefix: PathBuf,
         missing: String,
     },
+    #[error("the template of server {server} puts a literal secret in {places}")]
+    LiteralSecret { server: String, places: String },
     #[error(transparent)]
     Io(#[from] fsio::IoError),
 }
@@ -37,6 +39,11 @@ impl RenderError {
         match self {
             RenderError::NotDeployed { .. } => Some(
                 "deploy a release there first, or pass the --prefix where the server is deployed"
+                    .into(),
+            ),
+            RenderError::LiteralSecret { .. } => Some(
+                "reference it instead, e.g. \"API_TOKEN\": \"${API_TOKEN}\" — the client fills it in \
+                 from its environment when it starts the server"
                     .into(),
             ),
             RenderError::UnknownPlaceholder { .. } | RenderError::Shape { .. } => {
@@ -88,6 +95,13 @@ pub fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
         .get(&server.name)
         .ok_or_else(|| shape("the server key is not the server's name"))?;
     let entry = Entry::from_value(raw).map_err(|r| shape(&r))?;
+    let secrets = crate::secrets::literal_secrets(&entry);
+    if !secrets.is_empty() {
+        return Err(RenderError::LiteralSecret {
+            server: server.name.clone(),
+            places: secrets.join(", "),
+        });
+    }
     Ok(Rendered {
         server: server.name.clone(),
         document,
@@ -214,6 +228,20 @@ mod tests {
             serde_json::json!({"mcpServers":{"{{name}}":{"command":"{{prefx}}/x"}}});
         let err = render(&d.servers[0], Path::new("/p")).unwrap_err();
         assert!(err.to_string().contains("{{prefx}}"), "{err}");
+    }
+
+    #[test]
+    fn a_literal_secret_in_a_template_is_refused_without_its_value() {
+        let mut d = Declaration::builtin();
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"hunter2-value"}}}});
+        let err = render(&d.servers[0], Path::new("/p")).unwrap_err();
+        assert!(matches!(err, RenderError::LiteralSecret { .. }));
+        assert!(err.to_string().contains("env API_TOKEN"), "{err}");
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN}"}}}});
+        assert!(render(&d.servers[0], Path::new("/p")).is_ok());
     }
 
     #[test]

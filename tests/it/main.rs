@@ -9,5 +9,6 @@ mod identity;
 mod install;
 mod output;
 mod render;
+mod secrets;
 mod status;
 mod transaction;
