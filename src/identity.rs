@@ -129,10 +129,14 @@ fn check_registration(
             check_command_inside(Path::new(command), &root)
         }
         (Transport::Remote { url: want, .. }, Transport::Remote { url, .. }) => {
-            if url != want {
-                return Err(format!("url {url} differs from the declared {want}"));
+            let declared = Endpoint::parse(want).map_err(|e| format!("declared url: {e}"))?;
+            let registered = Endpoint::parse(url).map_err(|e| format!("registered url: {e}"))?;
+            if registered != declared {
+                return Err(format!(
+                    "url {url} is {registered}, but the declared {want} is {declared}"
+                ));
             }
-            Ok(format!("url {url} is the declared one"))
+            Ok(format!("url {url} is the declared endpoint {declared}"))
         }
         (declared, _) => Err(format!(
             "registered as {}, but declared as {}",
@@ -142,6 +146,73 @@ fn check_registration(
                 Transport::Remote { .. } => "a remote server",
             }
         )),
+    }
+}
+
+/// What an http(s) URL names, for comparison: scheme, host, port (the default one made
+/// explicit) and path. Credentials in the URL are refused: they would be a secret in clear.
+#[derive(Debug, PartialEq)]
+pub struct Endpoint {
+    scheme: String,
+    host: String,
+    port: u16,
+    path: String,
+}
+
+impl Endpoint {
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| format!("{url} has no scheme"))?;
+        let scheme = scheme.to_ascii_lowercase();
+        let default_port = match scheme.as_str() {
+            "http" => 80,
+            "https" => 443,
+            other => return Err(format!("{url}: scheme {other} is not http or https")),
+        };
+        let (authority, path) = match rest.find(['/', '?', '#']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, "/"),
+        };
+        if authority.contains('@') {
+            return Err(format!(
+                "{scheme}://…@…: credentials in a URL are a secret in clear; use a header reference"
+            ));
+        }
+        // The port follows the last ':' unless that ':' is inside an IPv6 literal `[...]`.
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((h, p)) if !p.contains(']') => {
+                let port = p
+                    .parse::<u16>()
+                    .map_err(|_| format!("{url}: port {p:?} is not a number"))?;
+                (h, port)
+            }
+            _ => (authority, default_port),
+        };
+        if host.is_empty() {
+            return Err(format!("{url} has no host"));
+        }
+        let path = path.split(['?', '#']).next().unwrap_or("/");
+        Ok(Endpoint {
+            scheme,
+            host: host.to_ascii_lowercase(),
+            port,
+            path: if path.is_empty() {
+                "/".into()
+            } else {
+                path.into()
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}://{}:{}{}",
+            self.scheme, self.host, self.port, self.path
+        )
     }
 }
 
@@ -187,4 +258,31 @@ pub fn check_command_inside(command: &Path, root: &Path) -> Result<String, Strin
         real.display(),
         root.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Endpoint;
+
+    #[test]
+    fn endpoints_compare_by_scheme_host_port_and_path() {
+        let e = |u: &str| Endpoint::parse(u).unwrap();
+        assert_eq!(e("http://GW.example:80/mcp"), e("http://gw.example/mcp"));
+        assert_eq!(e("https://gw/mcp?x=1"), e("https://gw:443/mcp"));
+        assert_ne!(e("http://gw/mcp"), e("https://gw/mcp"));
+        assert_ne!(e("http://gw:8080/mcp"), e("http://gw:8081/mcp"));
+        assert_ne!(e("http://gw/mcp"), e("http://gw/mcp/"));
+        assert_ne!(e("http://gw/mcp"), e("http://gw-evil/mcp"));
+        assert_eq!(e("http://[::1]:9/mcp").to_string(), "http://[::1]:9/mcp");
+        assert_eq!(e("http://[::1]/mcp").to_string(), "http://[::1]:80/mcp");
+        for bad in [
+            "gw/mcp",
+            "ftp://gw/",
+            "http://u:p@gw/",
+            "http://gw:x/",
+            "http:///mcp",
+        ] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -391,3 +391,104 @@ fn the_audit_ledger_records_every_change_and_no_secret() {
     install(&w, &["--config", c, "--ledger", other.to_str().unwrap()]).code(0);
     assert_eq!(fs::read_to_string(&other).unwrap().lines().count(), 1);
 }
+
+#[test]
+fn an_http_server_is_registered_and_its_endpoint_verified() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let cfg = w.root().join("servers.json");
+    fs::write(
+        &cfg,
+        r#"{"servers":[{"name":"gateway","prefix":"/opt/gateway","layout":"prefix",
+            "entry":{"type":"http","url":"http://127.0.0.1:9/mcp",
+                     "headers":{"Authorization":"Bearer ${GATEWAY_TOKEN}"}}}]}"#,
+    )
+    .unwrap();
+    let gw = opt.join("gateway");
+    fs::create_dir_all(&gw).unwrap();
+    fs::write(gw.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
+    let c = cfg.to_str().unwrap();
+    install(&w, &["--config", c])
+        .code(0)
+        .stdout_has("gateway-test): added");
+    assert_eq!(
+        w.user_servers()["gateway-test"]["url"],
+        "http://127.0.0.1:9/mcp"
+    );
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(
+        flat["mcpServers"]["gateway-test"],
+        serde_json::json!({"type": "http", "url": "http://127.0.0.1:9/mcp"})
+    );
+    install(&w, &["--config", c])
+        .code(0)
+        .stdout_has("unchanged");
+
+    let verify = |doc: &std::path::Path| {
+        w.run(&[
+            "verify-identity",
+            "--config",
+            c,
+            "--prefix",
+            gw.to_str().unwrap(),
+            "--expect-commit",
+            OR_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--name",
+            "gateway-test",
+            "--json",
+        ])
+    };
+    verify(&w.registered()).code(0);
+    // Another port is another endpoint; a stdio entry never passes for an http server.
+    let doc = w.root().join("other.json");
+    for entry in [
+        serde_json::json!({"type": "http", "url": "http://127.0.0.1:10/mcp"}),
+        serde_json::json!({"command": "/bin/true", "args": []}),
+    ] {
+        fs::write(
+            &doc,
+            serde_json::json!({"mcpServers": {"gateway-test": entry}}).to_string(),
+        )
+        .unwrap();
+        let r = verify(&doc);
+        r.code(1);
+        assert!(
+            r.checks()
+                .contains(&("mcp-registration".to_string(), false)),
+            "{}",
+            r.shown
+        );
+    }
+}
+
+#[test]
+fn a_stdio_server_never_passes_with_an_http_registration() {
+    let w = World::new();
+    let opt = w.sample();
+    let doc = w.root().join("doc.json");
+    fs::write(
+        &doc,
+        r#"{"mcpServers":{"codetools":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    let r = w.run(&[
+        "verify-identity",
+        "--prefix",
+        opt.join("codetools").to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--json",
+    ]);
+    r.code(1);
+    assert!(
+        r.detail("mcp-registration")
+            .contains("declared as a stdio server"),
+        "{}",
+        r.shown
+    );
+}
