@@ -7,19 +7,11 @@ use std::fs;
 use crate::harness::*;
 
 fn install(w: &World, extra: &[&str]) -> Run {
-    let opt = w.opt();
-    let mut args = vec![
-        "install",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ];
-    args.extend_from_slice(extra);
+    let mut args = extra.to_vec();
     if !extra.contains(&"--client-timeout") {
         args.extend_from_slice(&["--client-timeout", "20"]);
     }
-    w.run(&args)
+    w.on_sample("install", &args)
 }
 
 fn assert_no_partial_files(w: &World) {

@@ -205,6 +205,21 @@ impl World {
             .current_dir(self.root().join("work"));
     }
 
+    /// Run `COMMAND --prefix opt --name-suffix -test EXTRA...`: a command on the sample
+    /// deployment under the test names.
+    pub fn on_sample(&self, command: &str, extra: &[&str]) -> Run {
+        let opt = self.opt();
+        let mut args = vec![
+            command,
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
     /// Lay out the built-in sample under `opt/`.
     pub fn sample(&self) -> PathBuf {
         self.run(&["sample", self.opt().to_str().unwrap()]).code(0);

@@ -34,6 +34,22 @@ fn pairs(list: &[(&str, bool)]) -> Vec<(String, bool)> {
     list.iter().map(|(c, ok)| (c.to_string(), *ok)).collect()
 }
 
+/// Exit 1 with `release` and `commit` passing and `mcp-registration` failing, saying `why`.
+fn only_registration_fails(r: &Run, why: &str) {
+    r.code(1);
+    assert_eq!(
+        r.checks(),
+        pairs(&[
+            ("release", true),
+            ("commit", true),
+            ("mcp-registration", false)
+        ]),
+        "{}",
+        r.shown
+    );
+    assert!(r.detail("mcp-registration").contains(why), "{}", r.shown);
+}
+
 const ALL_PASS: &[(&str, bool)] = &[
     ("release", true),
     ("commit", true),
@@ -96,20 +112,7 @@ fn command_outside_the_release_fails_exactly_mcp_registration() {
         &["mcp", "serve"],
     );
     let r = verify(&w, &prefix, &doc, CT_SHA);
-    r.code(1);
-    assert_eq!(
-        r.checks(),
-        pairs(&[
-            ("release", true),
-            ("commit", true),
-            ("mcp-registration", false)
-        ])
-    );
-    assert!(
-        r.detail("mcp-registration").contains("outside"),
-        "{}",
-        r.shown
-    );
+    only_registration_fails(&r, "outside");
 }
 
 fn release_fails(w: &World, prefix: &Path, doc: &Path, want: &str) -> Run {
@@ -201,16 +204,7 @@ fn hostile_sibling_release_with_a_longer_name() {
     let cmd = evil.join("bin/codetools");
     flat_doc(&doc, "codetools", cmd.to_str().unwrap(), &["mcp", "serve"]);
     let r = verify(&w, &prefix, &doc, CT_SHA);
-    r.code(1);
-    assert_eq!(
-        r.checks(),
-        pairs(&[
-            ("release", true),
-            ("commit", true),
-            ("mcp-registration", false)
-        ])
-    );
-    assert!(r.detail("mcp-registration").contains("outside"));
+    only_registration_fails(&r, "outside");
 }
 
 #[test]
@@ -425,16 +419,7 @@ fn flat_document_without_the_entry_fails_mcp_registration() {
         "codetools-test",
         "--json",
     ]);
-    r.code(1);
-    assert_eq!(
-        r.checks(),
-        pairs(&[
-            ("release", true),
-            ("commit", true),
-            ("mcp-registration", false)
-        ])
-    );
-    assert!(r.detail("mcp-registration").contains("codetools-test"));
+    only_registration_fails(&r, "codetools-test");
 }
 
 /// The human report, snapshot-tested with the temp root redacted.

@@ -5,27 +5,11 @@ use std::fs;
 use crate::harness::*;
 
 fn install(w: &World, extra: &[&str]) -> Run {
-    let opt = w.opt();
-    let mut args = vec![
-        "install",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ];
-    args.extend_from_slice(extra);
-    w.run(&args)
+    w.on_sample("install", extra)
 }
 
 fn uninstall(w: &World) -> Run {
-    let opt = w.opt();
-    w.run(&[
-        "uninstall",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ])
+    w.on_sample("uninstall", &[])
 }
 
 #[test]

@@ -8,27 +8,11 @@ use serde_json::json;
 use crate::harness::*;
 
 fn status(w: &World) -> Run {
-    let opt = w.opt();
-    w.run(&[
-        "status",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-        "--json",
-    ])
+    w.on_sample("status", &["--json"])
 }
 
 fn install(w: &World) {
-    let opt = w.opt();
-    w.run(&[
-        "install",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ])
-    .code(0);
+    w.on_sample("install", &[]).code(0);
 }
 
 /// `(server, check) -> (ok, detail)` of a status report.

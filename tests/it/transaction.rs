@@ -35,16 +35,7 @@ fn old_state(w: &World) -> Value {
 }
 
 fn install(w: &World, extra: &[&str]) -> Run {
-    let opt = w.opt();
-    let mut args = vec![
-        "install",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ];
-    args.extend_from_slice(extra);
-    w.run(&args)
+    w.on_sample("install", extra)
 }
 
 fn journal(w: &World) -> PathBuf {
