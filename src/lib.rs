@@ -24,6 +24,7 @@ pub mod registered;
 pub mod render;
 pub mod report;
 pub mod sample;
+pub mod sri;
 pub mod sumfile;
 
 use cli::{Cli, Command};
