@@ -8,6 +8,7 @@ use crate::fsio::IoError;
 use crate::manifest::ManifestError;
 use crate::registered::RegisteredError;
 use crate::render::RenderError;
+use crate::vendor::VendorError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -29,6 +30,8 @@ pub enum Error {
     },
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Vendor(#[from] VendorError),
     #[error("{message}")]
     Usage { message: String, help: String },
 }
@@ -47,6 +50,7 @@ impl Error {
             Error::Registration { failure, .. } => failure.help(),
             Error::Registered(e) => e.help(),
             Error::Manifest(e) => e.help(),
+            Error::Vendor(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
         }
     }
