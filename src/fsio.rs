@@ -91,6 +91,33 @@ pub fn open_regular(path: &Path) -> io::Result<fs::File> {
     Ok(file)
 }
 
+/// A failure walking a tree, with the path it happened on.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot walk {path}: {message}")]
+pub struct WalkError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// Every entry below `root` (not `root` itself) as its path relative to `root` and its own
+/// type: symlinks are not followed, so a link is reported as a link, wherever it points.
+pub fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkError> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
+        let entry = entry.map_err(|e| WalkError {
+            path: e.path().unwrap_or(root).to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root")
+            .to_path_buf();
+        out.push((rel, entry.file_type()));
+    }
+    Ok(out)
+}
+
 fn is_under_home(path: &Path) -> bool {
     let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
         return false;

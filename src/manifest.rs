@@ -340,25 +340,20 @@ fn sort_bytewise(paths: &mut [PathBuf]) {
 /// Walk the canonical `root` without following links. Results are sorted bytewise.
 fn scan(root: &Path) -> Result<Scan, ManifestError> {
     let mut scan = Scan::default();
-    for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
-        let entry = entry.map_err(|e| ManifestError::Walk {
-            path: e.path().unwrap_or(root).to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root")
-            .to_path_buf();
-        let kind = entry.file_type();
+    let entries = fsio::walk_no_follow(root).map_err(|e| ManifestError::Walk {
+        path: e.path,
+        message: e.message,
+    })?;
+    for (rel, kind) in entries {
+        let path = root.join(&rel);
         if kind.is_file() {
             if rel.as_os_str() != MANIFEST_NAME {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {
-            let target = fs::read_link(entry.path()).unwrap_or_default();
+            let target = fs::read_link(&path).unwrap_or_default();
             // Path::starts_with compares whole components: /opt/rel2 is not inside /opt/rel.
-            match fs::canonicalize(entry.path()) {
+            match fs::canonicalize(&path) {
                 Ok(resolved) if resolved.starts_with(root) => {
                     scan.inner_symlinks.insert(rel);
                 }

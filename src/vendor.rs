@@ -677,19 +677,14 @@ pub fn verify(
 
 /// Every entry under the canonical `root`, by path relative to it, without following links.
 fn walk(root: &Path) -> Result<BTreeMap<PathBuf, Kind>, VendorError> {
-    let mut nodes = BTreeMap::new();
-    for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
-        let entry = entry.map_err(|e| VendorError::Walk {
-            path: e.path().unwrap_or(root).to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root")
-            .to_path_buf();
-        nodes.insert(rel, Kind::of(entry.file_type()));
-    }
+    let entries = fsio::walk_no_follow(root).map_err(|e| VendorError::Walk {
+        path: e.path,
+        message: e.message,
+    })?;
+    let nodes = entries
+        .into_iter()
+        .map(|(rel, kind)| (rel, Kind::of(kind)))
+        .collect();
     Ok(nodes)
 }
 
