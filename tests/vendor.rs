@@ -618,6 +618,15 @@ fn with_fake_tarball() -> (World, String) {
     (w, hex)
 }
 
+/// Write `content(hex of the tarball)` as the sidecar and expect the sidecar check to fail
+/// saying `needle`.
+#[track_caller]
+fn sidecar_refused(content: impl Fn(&str) -> String, needle: &str) {
+    let (w, hex) = with_fake_tarball();
+    fs::write(w.sidecar(), content(&hex)).unwrap();
+    failed(&w.verify(&[]).expect(1).json(), "sidecar", REL_TGZ, needle);
+}
+
 #[test]
 fn fake_tarball_with_its_sidecar_verifies_and_no_project_is_said() {
     let (w, hex) = with_fake_tarball();
@@ -647,38 +656,20 @@ fn tarball_without_sidecar_fails() {
 
 #[test]
 fn empty_sidecar_fails() {
-    let (w, _) = with_fake_tarball();
-    fs::write(w.sidecar(), "").unwrap();
-    failed(
-        &w.verify(&[]).expect(1).json(),
-        "sidecar",
-        REL_TGZ,
-        "empty checksum file",
-    );
+    sidecar_refused(|_| String::new(), "empty checksum file");
 }
 
 #[test]
 fn sidecar_digest_of_the_wrong_length_fails() {
-    let (w, hex) = with_fake_tarball();
-    fs::write(w.sidecar(), format!("{}  {TGZ}\n", &hex[..63])).unwrap();
-    failed(
-        &w.verify(&[]).expect(1).json(),
-        "sidecar",
-        REL_TGZ,
+    sidecar_refused(
+        |hex| format!("{}  {TGZ}\n", &hex[..63]),
         "must be 64 hex digits, found 63",
     );
 }
 
 #[test]
 fn sidecar_digest_not_hex_fails() {
-    let (w, hex) = with_fake_tarball();
-    fs::write(w.sidecar(), format!("{}z  {TGZ}\n", &hex[..63])).unwrap();
-    failed(
-        &w.verify(&[]).expect(1).json(),
-        "sidecar",
-        REL_TGZ,
-        "not hexadecimal",
-    );
+    sidecar_refused(|hex| format!("{}z  {TGZ}\n", &hex[..63]), "not hexadecimal");
 }
 
 #[test]
@@ -692,25 +683,16 @@ fn sidecar_naming_another_file_fails() {
 
 #[test]
 fn sidecar_name_with_parent_component_fails() {
-    let (w, hex) = with_fake_tarball();
-    fs::write(w.sidecar(), format!("{hex}  ../consumer-sdk/{TGZ}\n")).unwrap();
-    failed(
-        &w.verify(&[]).expect(1).json(),
-        "sidecar",
-        REL_TGZ,
+    sidecar_refused(
+        |hex| format!("{hex}  ../consumer-sdk/{TGZ}\n"),
         "`..` component",
     );
 }
 
 #[test]
 fn sidecar_with_absolute_name_fails() {
-    let (w, hex) = with_fake_tarball();
-    let abs = w.tgz().display().to_string();
-    fs::write(w.sidecar(), format!("{hex}  {abs}\n")).unwrap();
-    failed(
-        &w.verify(&[]).expect(1).json(),
-        "sidecar",
-        REL_TGZ,
+    sidecar_refused(
+        |hex| format!("{hex}  /srv/vendor/consumer-sdk/{TGZ}\n"),
         "absolute name",
     );
 }
