@@ -66,8 +66,8 @@ pub enum VendorError {
     },
     #[error("{dir} is not a directory")]
     NotADirectory { dir: PathBuf },
-    #[error("cannot walk {path}: {message}")]
-    Walk { path: PathBuf, message: String },
+    #[error(transparent)]
+    Walk(#[from] fsio::WalkError),
     #[error(transparent)]
     Io(#[from] IoError),
     #[error("release manifest {path}: {reason}")]
@@ -201,7 +201,7 @@ impl VendorError {
             E::Dir { .. } | E::NotADirectory { .. } => {
                 "name the vendor directory, e.g. `mcp-deploy verify-vendor vendor/`".into()
             }
-            E::Walk { .. } | E::Io(_) => return None,
+            E::Walk(_) | E::Io(_) => return None,
             E::ManifestMalformed { .. } | E::ManifestDuplicate { .. } => {
                 "use the release manifest as the SDK's release published it; see docs/vendor.md \
                  for the formats"
@@ -677,10 +677,7 @@ pub fn verify(
 
 /// Every entry under the canonical `root`, by path relative to it, without following links.
 fn walk(root: &Path) -> Result<BTreeMap<PathBuf, Kind>, VendorError> {
-    let entries = fsio::walk_no_follow(root).map_err(|e| VendorError::Walk {
-        path: e.path,
-        message: e.message,
-    })?;
+    let entries = fsio::walk_no_follow(root)?;
     let nodes = entries
         .into_iter()
         .map(|(rel, kind)| (rel, Kind::of(kind)))
