@@ -951,3 +951,23 @@ fn pin_vendor_refuses_a_missing_or_symlinked_tarball() {
         .stderr_has("is a symlink");
     assert!(!w.path("link.tgz.sha256").exists());
 }
+
+#[test]
+fn explicit_project_is_used_and_must_hold_package_json_around_dir() {
+    let w = World::installed();
+    // Moved away from its project, the vendor dir is found by --project, not by the search.
+    fs::rename(w.path("vendor"), w.tmp.path().join("vendor")).unwrap();
+    let moved = w.tmp.path().join("vendor");
+    let moved = moved.to_str().unwrap();
+    let r = w.run(&["verify-vendor", moved, "--json"]).expect(0).json();
+    assert_eq!(r["project"], Value::Null);
+    w.run(&["verify-vendor", moved, "--project", "."])
+        .expect(2)
+        .stderr_has("is not inside the project");
+    fs::rename(moved, w.path("vendor")).unwrap();
+    let r = w.verify(&["--project", "."]).expect(0).json();
+    assert_eq!(r["project"]["lockfile_version"], 3);
+    w.run(&["verify-vendor", "vendor", "--project", "vendor"])
+        .expect(2)
+        .stderr_has("no package.json in ");
+}
