@@ -971,3 +971,24 @@ fn explicit_project_is_used_and_must_hold_package_json_around_dir() {
         .expect(2)
         .stderr_has("no package.json in ");
 }
+
+#[test]
+fn manifest_inside_dir_named_like_a_sidecar_is_not_an_orphan() {
+    let (w, hex) = with_fake_tarball();
+    let m = format!("{SDK}/release.sha256");
+    w.write(&m, format!("{hex}  {TGZ}\n"));
+    let r = w.verify(&["--manifest", &m]).expect(0).json();
+    passed(&r, "manifest", REL_TGZ);
+    assert!(
+        r["ignored"].to_string().contains("the release manifest"),
+        "{r:#}"
+    );
+    // Without --manifest the same file is an orphan sidecar: nothing is special about it.
+    let r = w.verify(&[]).expect(1).json();
+    failed(
+        &r,
+        "sidecar",
+        "consumer-sdk/release.sha256",
+        "orphan sidecar",
+    );
+}

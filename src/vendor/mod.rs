@@ -155,20 +155,19 @@ pub fn verify(
         });
     }
     let manifest = manifest.map(release_manifest::load).transpose()?;
-    let manifest_canonical = manifest
+    // The manifest may live in DIR; it is then neither an artifact nor a sidecar.
+    let manifest_rel = manifest
         .as_ref()
-        .and_then(|m| fs::canonicalize(&m.path).ok());
+        .and_then(|m| fs::canonicalize(&m.path).ok())
+        .and_then(|p| p.strip_prefix(&root).ok().map(Path::to_path_buf));
 
     let mut checks = Vec::new();
     let mut ignored = Vec::new();
     let nodes = walk(&root)?;
     let mut candidates: BTreeSet<PathBuf> = BTreeSet::new();
     for (rel, kind) in &nodes {
-        if manifest_canonical.as_deref() == Some(root.join(rel).as_path()) {
-            ignored.push(Ignored {
-                path: display_path(&dir.join(rel)),
-                reason: "the release manifest (--manifest)".into(),
-            });
+        if manifest_rel.as_ref() == Some(rel) {
+            continue;
         } else if let Some(artifact) = artifact_of_sidecar(rel) {
             candidates.insert(artifact);
         } else if is_archive(rel) && *kind != Kind::Dir {
@@ -176,18 +175,17 @@ pub fn verify(
         }
     }
     for (rel, kind) in &nodes {
-        if *kind == Kind::Dir || candidates.contains(rel) || artifact_of_sidecar(rel).is_some() {
-            continue;
-        }
-        if ignored
-            .iter()
-            .any(|i| i.path == display_path(&dir.join(rel)))
+        let reason = if manifest_rel.as_ref() == Some(rel) {
+            "the release manifest (--manifest)"
+        } else if *kind == Kind::Dir
+            || candidates.contains(rel)
+            || artifact_of_sidecar(rel).is_some()
         {
             continue;
-        }
-        let reason = match kind {
-            Kind::Symlink => "a symlink with no .sha256 sidecar: not followed, not an artifact",
-            _ => "no .sha256 sidecar and not a package archive: not an artifact",
+        } else if *kind == Kind::Symlink {
+            "a symlink with no .sha256 sidecar: not followed, not an artifact"
+        } else {
+            "no .sha256 sidecar and not a package archive: not an artifact"
         };
         ignored.push(Ignored {
             path: display_path(&dir.join(rel)),
