@@ -36,6 +36,11 @@ pub enum Command {
     Sample(SampleArgs),
     /// Create or verify a release's content manifest (MANIFEST.sha256).
     Manifest(ManifestArgs),
+    /// Check vendored tarballs against their .sha256 sidecars, the SDK's release manifest
+    /// and the npm lockfile's integrity.
+    VerifyVendor(VerifyVendorArgs),
+    /// Write TARBALL.sha256, after checking the release manifest when one is given.
+    PinVendor(PinVendorArgs),
 }
 
 impl Command {
@@ -52,6 +57,8 @@ impl Command {
                 ManifestCommand::Create(c) => c.json,
                 ManifestCommand::Verify(v) => v.json,
             },
+            Command::VerifyVendor(a) => a.json,
+            Command::PinVendor(a) => a.json,
         }
     }
 }
@@ -273,6 +280,44 @@ pub struct ManifestVerifyArgs {
     #[arg(long, value_name = "N")]
     pub jobs: Option<NonZeroUsize>,
     /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 every artifact verified, 1 a check failed, 2 could not \
+                        run (DIR missing, a malformed --manifest, package.json or lockfile)."
+)]
+pub struct VerifyVendorArgs {
+    /// The vendor directory to walk.
+    #[arg(value_name = "DIR", default_value = "vendor")]
+    pub dir: PathBuf,
+    /// The SDK's release manifest: JSON {"artifacts":[{name,version,file,sha256}]} or sha256sum format.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// The npm project (directory with package.json) [default: the nearest one above DIR,
+    /// not above the repository root].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 written, 1 refused (the manifest lacks the file or \
+                        disagrees), 2 could not run."
+)]
+pub struct PinVendorArgs {
+    /// The vendored tarball; its sidecar is TARBALL.sha256.
+    #[arg(value_name = "TARBALL")]
+    pub tarball: PathBuf,
+    /// The SDK's release manifest, which must list the tarball with the same sha256.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
 }

@@ -10,6 +10,7 @@ use crate::manifest::ManifestError;
 use crate::registered::RegisteredError;
 use crate::render::RenderError;
 use crate::transaction::TransactionError;
+use crate::vendor::VendorError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -29,6 +30,8 @@ pub enum Error {
     Transaction(#[from] Box<TransactionError>),
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    #[error(transparent)]
+    Vendor(#[from] VendorError),
     #[error("{message}")]
     Usage { message: String, help: String },
 }
@@ -48,6 +51,7 @@ impl Error {
             Error::Transaction(e) => e.help(),
             Error::Registered(e) => e.help(),
             Error::Manifest(e) => e.help(),
+            Error::Vendor(e) => e.help(),
             Error::Usage { help, .. } => Some(help.clone()),
         }
     }

@@ -8,7 +8,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// An I/O failure with the path it happened on.
@@ -73,6 +73,51 @@ pub fn read_to_string(path: &Path) -> Result<String, IoError> {
     fs::read_to_string(path).map_err(|e| IoError::new("cannot read", path, e))
 }
 
+/// Open a file a walk saw as regular, refusing it if it has since become something else.
+///
+/// Between the walk and the read the tree may change. `O_NOFOLLOW` refuses a file swapped
+/// for a symlink (which could point anywhere), `O_NONBLOCK` keeps a file swapped for a fifo
+/// from blocking the open forever, and the type is checked again on the opened handle.
+pub fn open_regular(path: &Path) -> io::Result<fs::File> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other(
+            "changed while being checked: no longer a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// A failure walking a tree, with the path it happened on.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot walk {path}: {message}")]
+pub struct WalkError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+/// Every entry below `root` (not `root` itself) as its path relative to `root` and its own
+/// type: symlinks are not followed, so a link is reported as a link, wherever it points.
+pub fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkError> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
+        let entry = entry.map_err(|e| WalkError {
+            path: e.path().unwrap_or(root).to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let rel = entry
+            .path()
+            .strip_prefix(root)
+            .expect("walkdir yields paths under its root")
+            .to_path_buf();
+        out.push((rel, entry.file_type()));
+    }
+    Ok(out)
+}
+
 fn is_under_home(path: &Path) -> bool {
     let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
         return false;
@@ -113,5 +158,26 @@ mod tests {
         let err = write_atomic(&p, b"new", false).unwrap_err();
         assert!(err.to_string().contains("taken"), "{err}");
         assert_eq!(fs::read(p.join("keep")).unwrap(), b"x");
+    }
+
+    #[test]
+    fn open_regular_refuses_symlinks_and_fifos_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("VERSION"), b"v").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("VERSION", &link).unwrap();
+        assert!(open_regular(&link).is_err());
+        let fifo = dir.path().join("fifo");
+        let st = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let err = open_regular(&fifo).unwrap_err();
+        assert!(
+            err.to_string().contains("no longer a regular file"),
+            "{err}"
+        );
+        assert!(open_regular(&dir.path().join("VERSION")).is_ok());
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! `main.rs` only parses arguments; [`run`] dispatches to one module per command. A newcomer
 //! finds a concept by its file name: the declaration, rendering, the release layout, identity
-//! checks, each client, the install transaction, the flat document, the report.
+//! checks, each client, the install transaction, the flat document, the report, the
+//! vendored-SDK verifier.
 
 pub mod cli;
 pub mod client;
@@ -20,16 +21,20 @@ pub mod install;
 pub mod layout;
 pub mod ledger;
 pub mod lock;
+pub mod lockfile;
 pub mod manifest;
 pub mod process;
 pub mod registered;
+pub mod release_manifest;
 pub mod render;
 pub mod report;
 pub mod sample;
 pub mod secrets;
+pub mod sri;
 pub mod status;
 pub mod sumfile;
 pub mod transaction;
+pub mod vendor;
 
 use cli::{Cli, Command};
 use error::Error;
@@ -67,5 +72,7 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::Status(args) => status::status(args),
         Command::Sample(args) => commands::sample(args),
         Command::Manifest(args) => manifest::run(args),
+        Command::VerifyVendor(args) => vendor::run_verify(args),
+        Command::PinVendor(args) => vendor::run_pin(args),
     }
 }

@@ -340,25 +340,20 @@ fn sort_bytewise(paths: &mut [PathBuf]) {
 /// Walk the canonical `root` without following links. Results are sorted bytewise.
 fn scan(root: &Path) -> Result<Scan, ManifestError> {
     let mut scan = Scan::default();
-    for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
-        let entry = entry.map_err(|e| ManifestError::Walk {
-            path: e.path().unwrap_or(root).to_path_buf(),
-            message: e.to_string(),
-        })?;
-        let rel = entry
-            .path()
-            .strip_prefix(root)
-            .expect("walkdir yields paths under its root")
-            .to_path_buf();
-        let kind = entry.file_type();
+    let entries = fsio::walk_no_follow(root).map_err(|e| ManifestError::Walk {
+        path: e.path,
+        message: e.message,
+    })?;
+    for (rel, kind) in entries {
+        let path = root.join(&rel);
         if kind.is_file() {
             if rel.as_os_str() != MANIFEST_NAME {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {
-            let target = fs::read_link(entry.path()).unwrap_or_default();
+            let target = fs::read_link(&path).unwrap_or_default();
             // Path::starts_with compares whole components: /opt/rel2 is not inside /opt/rel.
-            match fs::canonicalize(entry.path()) {
+            match fs::canonicalize(&path) {
                 Ok(resolved) if resolved.starts_with(root) => {
                     scan.inner_symlinks.insert(rel);
                 }
@@ -406,7 +401,7 @@ fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(rel) = files.get(i) else { break };
-                    let r = open_regular(&root.join(rel)).and_then(|mut f| {
+                    let r = fsio::open_regular(&root.join(rel)).and_then(|mut f| {
                         digest::digest_reader(Algorithm::Sha256, &mut f, &mut buf)
                             .map(|d| digest::to_hex(&d))
                     });
@@ -438,25 +433,6 @@ fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<
         }
     }
     Ok(out)
-}
-
-/// Open a file the walk saw as regular, refusing it if it has since become something else.
-///
-/// Between the walk and the read the release may change. `O_NOFOLLOW` refuses a file swapped
-/// for a symlink (which could point anywhere), `O_NONBLOCK` keeps a file swapped for a fifo
-/// from blocking the open forever, and the type is checked again on the opened handle.
-fn open_regular(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(io::Error::other(
-            "changed while being checked: no longer a regular file",
-        ));
-    }
-    Ok(file)
 }
 
 /// `mcp-deploy manifest create|verify`.
@@ -601,25 +577,5 @@ mod tests {
             ..report
         };
         assert_eq!(one.summary(), "1 file match MANIFEST.sha256");
-    }
-
-    #[test]
-    fn open_regular_refuses_symlinks_and_fifos_without_blocking() {
-        let dir = release();
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink("VERSION", &link).unwrap();
-        assert!(open_regular(&link).is_err());
-        let fifo = dir.path().join("fifo");
-        let st = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(st.success());
-        let err = open_regular(&fifo).unwrap_err();
-        assert!(
-            err.to_string().contains("no longer a regular file"),
-            "{err}"
-        );
-        assert!(open_regular(&dir.path().join("VERSION")).is_ok());
     }
 }

@@ -6,62 +6,8 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mcp-deploy");
-
-/// One run of the binary, printed in full when an assertion about it fails.
-struct Run {
-    args: Vec<String>,
-    out: Output,
-}
-
-impl Run {
-    fn code(&self) -> i32 {
-        self.out.status.code().expect("exited")
-    }
-    fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.out.stdout).into_owned()
-    }
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.out.stderr).into_owned()
-    }
-    #[track_caller]
-    fn expect(&self, code: i32) -> &Self {
-        assert_eq!(self.code(), code, "{self}");
-        self
-    }
-    #[track_caller]
-    fn stdout_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stdout().contains(needle),
-            "stdout lacks {needle:?}\n{self}"
-        );
-        self
-    }
-    #[track_caller]
-    fn stderr_has(&self, needle: &str) -> &Self {
-        assert!(
-            self.stderr().contains(needle),
-            "stderr lacks {needle:?}\n{self}"
-        );
-        self
-    }
-    fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout()).unwrap_or_else(|e| panic!("not JSON: {e}\n{self}"))
-    }
-}
-
-impl std::fmt::Display for Run {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "$ mcp-deploy {}\nexit: {:?}\n--- stdout\n{}--- stderr\n{}",
-            self.args.join(" "),
-            self.out.status.code(),
-            self.stdout(),
-            self.stderr()
-        )
-    }
-}
+mod support;
+use support::Run;
 
 /// A scratch release `rel` next to a sibling directory, inside a fresh temp dir.
 struct Release {
@@ -110,14 +56,7 @@ impl Release {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let out = Command::new(BIN)
-            .args(&args)
-            .current_dir(self.tmp.path())
-            .env("HOME", self.tmp.path())
-            .output()
-            .unwrap();
-        Run { args, out }
+        support::run_in(self.tmp.path(), self.tmp.path(), args)
     }
 
     fn create(&self) -> Run {

@@ -1,0 +1,265 @@
+//! Reading an npm project: the `file:` dependencies `package.json` declares, and the entries
+//! `package-lock.json` holds for them.
+//!
+//! What npm 11 writes for `npm install ./vendor/sdk/acme-consumer-0.4.0.tgz` (lockfileVersion 3):
+//!
+//! ```json
+//! "dependencies": { "@acme/consumer": "file:vendor/sdk/acme-consumer-0.4.0.tgz" }   // package.json
+//! "packages": {
+//!   "node_modules/@acme/consumer": {
+//!     "version": "0.4.0",
+//!     "resolved": "file:vendor/sdk/acme-consumer-0.4.0.tgz",
+//!     "integrity": "sha512-p0DbIXiWcM4IhizlIpxBpiFFcRaDXc5l6YDkmWBHq0EKecUethMDECw7yRa6SUkEPnPBAdJ4WdE9FsWQXhVu0Q=="
+//!   }
+//! }
+//! ```
+//!
+//! `file:` paths are relative to the project directory (the one holding `package.json`).
+//!
+//! Only the documents' *shape* is judged here: a file that is not JSON, not an object, a
+//! lockfile older than version 2 (no `packages` map) is refused ([`VendorError`], exit 2).
+//! The values of `resolved` and `integrity` are kept raw, because judging them is the
+//! verifier's check (exit 1).
+
+use std::fs;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::fsio::IoError;
+use crate::vendor::VendorError;
+
+/// The dependency tables of `package.json` that npm installs from.
+const DEPENDENCY_FIELDS: [&str; 4] = [
+    "dependencies",
+    "devDependencies",
+    "optionalDependencies",
+    "peerDependencies",
+];
+
+/// A dependency whose spec starts with `file:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDependency {
+    pub name: String,
+    /// Which table of `package.json` declares it.
+    pub field: &'static str,
+    /// The spec as written, `file:` included.
+    pub spec: String,
+}
+
+/// One entry of the lockfile's `packages` map.
+#[derive(Debug, Clone)]
+pub struct LockEntry {
+    /// The key, e.g. `node_modules/@acme/consumer`.
+    pub key: String,
+    pub resolved: Option<Value>,
+    pub integrity: Option<Value>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Lockfile {
+    pub path: PathBuf,
+    pub version: u64,
+    /// Every entry but the root (`""`), in file order.
+    pub entries: Vec<LockEntry>,
+}
+
+impl Lockfile {
+    pub fn get(&self, key: &str) -> Option<&LockEntry> {
+        self.entries.iter().find(|e| e.key == key)
+    }
+}
+
+/// An npm project: its directory, its `file:` dependencies and its lockfile, if it has one.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub dir: PathBuf,
+    pub package_json: PathBuf,
+    pub file_dependencies: Vec<FileDependency>,
+    pub lockfile: Option<Lockfile>,
+}
+
+/// The project that owns the (canonical) vendor directory `vendor`: the nearest ancestor of it
+/// holding a `package.json`. The search stops at the first directory holding `.git`, the
+/// repository root, so a stray `package.json` above the repository (in `$HOME`, in `/tmp`)
+/// is never taken for the project.
+pub fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
+    for dir in vendor.ancestors().skip(1) {
+        if dir.join("package.json").exists() {
+            return Some(dir.to_path_buf());
+        }
+        if dir.join(".git").exists() {
+            return None;
+        }
+    }
+    None
+}
+
+/// Read `dir/package.json` and, when it exists, `dir/package-lock.json`.
+pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
+    let package_json = dir.join("package.json");
+    let doc = read_json(&package_json)?.ok_or_else(|| VendorError::NoPackageJson {
+        dir: dir.to_path_buf(),
+    })?;
+    let malformed = |reason: String| VendorError::ProjectMalformed {
+        path: package_json.clone(),
+        reason,
+    };
+    let root = doc
+        .as_object()
+        .ok_or_else(|| malformed("not a JSON object".into()))?;
+    let mut file_dependencies = Vec::new();
+    for field in DEPENDENCY_FIELDS {
+        let Some(table) = root.get(field) else {
+            continue;
+        };
+        let table = table
+            .as_object()
+            .ok_or_else(|| malformed(format!("`{field}` is not an object")))?;
+        for (name, spec) in table {
+            let spec = spec
+                .as_str()
+                .ok_or_else(|| malformed(format!("`{field}.{name}` is not a string")))?;
+            if spec.starts_with("file:") {
+                file_dependencies.push(FileDependency {
+                    name: name.clone(),
+                    field,
+                    spec: spec.to_string(),
+                });
+            }
+        }
+    }
+    let lockfile = read_lockfile(&dir.join("package-lock.json"))?;
+    Ok(Project {
+        dir: dir.to_path_buf(),
+        package_json,
+        file_dependencies,
+        lockfile,
+    })
+}
+
+fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
+    let Some(doc) = read_json(path)? else {
+        return Ok(None);
+    };
+    let malformed = |reason: &str| VendorError::ProjectMalformed {
+        path: path.to_path_buf(),
+        reason: reason.to_string(),
+    };
+    let root = doc
+        .as_object()
+        .ok_or_else(|| malformed("not a JSON object"))?;
+    let version = root.get("lockfileVersion").and_then(Value::as_u64);
+    let version = match version {
+        Some(v @ 2..=3) => v,
+        _ => {
+            return Err(VendorError::LockfileVersion {
+                path: path.to_path_buf(),
+                found: root
+                    .get("lockfileVersion")
+                    .map_or_else(|| "none".to_string(), Value::to_string),
+            })
+        }
+    };
+    let packages = root
+        .get("packages")
+        .and_then(Value::as_object)
+        .ok_or_else(|| malformed("`packages` is missing or not an object"))?;
+    let mut entries = Vec::new();
+    for (key, entry) in packages {
+        if key.is_empty() {
+            continue;
+        }
+        let entry = entry
+            .as_object()
+            .ok_or_else(|| VendorError::ProjectMalformed {
+                path: path.to_path_buf(),
+                reason: format!("`packages[\"{key}\"]` is not an object"),
+            })?;
+        entries.push(LockEntry {
+            key: key.clone(),
+            resolved: entry.get("resolved").cloned(),
+            integrity: entry.get("integrity").cloned(),
+        });
+    }
+    Ok(Some(Lockfile {
+        path: path.to_path_buf(),
+        version,
+        entries,
+    }))
+}
+
+/// `Ok(None)` when the file does not exist; a file that exists must be JSON.
+fn read_json(path: &Path) -> Result<Option<Value>, VendorError> {
+    let text = match fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(IoError::new("cannot read", path, e).into()),
+    };
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|e| VendorError::ProjectMalformed {
+            path: path.to_path_buf(),
+            reason: format!("not JSON: {e}"),
+        })
+}
+
+/// The path a `file:` spec or `resolved` value names, relative to the project directory
+/// `project` and normalized lexically (`.` dropped, `..` applied). `None` when it leaves the
+/// project. Lexical on purpose: symlinks are not followed, and a vendored artifact that is a
+/// symlink fails its own check.
+pub fn file_target(spec: &str, project: &Path) -> Option<PathBuf> {
+    let raw = Path::new(spec.strip_prefix("file:").unwrap_or(spec));
+    let rel = if raw.is_absolute() {
+        raw.strip_prefix(project).ok()?
+    } else {
+        raw
+    };
+    let mut out = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_targets_are_normalized_and_contained() {
+        let p = Path::new("/proj");
+        let t = |s| file_target(s, p);
+        assert_eq!(t("file:vendor/a.tgz"), Some("vendor/a.tgz".into()));
+        assert_eq!(t("file:./vendor//x/../a.tgz"), Some("vendor/a.tgz".into()));
+        assert_eq!(t("file:/proj/vendor/a.tgz"), Some("vendor/a.tgz".into()));
+        assert_eq!(t("file:vendor/../../etc/a.tgz"), None);
+        assert_eq!(t("file:/etc/a.tgz"), None);
+        assert_eq!(t("file:../a.tgz"), None);
+    }
+
+    #[test]
+    fn project_search_stops_at_the_repository_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        fs::create_dir_all(repo.join(".git")).unwrap();
+        fs::create_dir_all(repo.join("svc/vendor/sdk")).unwrap();
+        fs::write(tmp.path().join("package.json"), "{}").unwrap();
+        assert_eq!(find_project_dir(&repo.join("svc/vendor/sdk")), None);
+        fs::write(repo.join("svc/package.json"), "{}").unwrap();
+        assert_eq!(
+            find_project_dir(&repo.join("svc/vendor/sdk")),
+            Some(repo.join("svc"))
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! The verifier's report: every check by name, with its subject and evidence, and everything
+//! found and not checked; printed for people or as one JSON object (docs/vendor.md).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::VendorError;
+
+/// One check, by name, about one subject (an artifact path relative to DIR, a package name,
+/// a lockfile key), with its evidence.
+#[derive(Debug, Clone, Serialize)]
+pub struct VendorCheck {
+    pub check: &'static str,
+    pub subject: String,
+    pub ok: bool,
+    pub detail: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+impl VendorCheck {
+    pub(super) fn new(
+        check: &'static str,
+        subject: impl Into<String>,
+        r: Result<Pass, VendorError>,
+    ) -> Self {
+        let subject = subject.into();
+        match r {
+            Ok(p) => VendorCheck {
+                check,
+                subject,
+                ok: true,
+                detail: p.detail,
+                expected: None,
+                actual: p.actual,
+                help: None,
+            },
+            Err(e) => {
+                let (expected, actual) = e.evidence();
+                VendorCheck {
+                    check,
+                    subject,
+                    ok: false,
+                    detail: e.to_string(),
+                    expected,
+                    actual,
+                    help: e.help(),
+                }
+            }
+        }
+    }
+}
+
+/// A passing check's evidence.
+pub(super) struct Pass {
+    pub(super) detail: String,
+    /// The value that was found to agree (a digest, a path).
+    pub(super) actual: Option<String>,
+}
+
+pub(super) fn pass(detail: String, actual: impl Into<Option<String>>) -> Result<Pass, VendorError> {
+    Ok(Pass {
+        detail,
+        actual: actual.into(),
+    })
+}
+
+/// Something found and deliberately not checked, with the reason — never dropped silently.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ignored {
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ManifestInfo {
+    pub path: String,
+    pub format: &'static str,
+    pub entries: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProjectInfo {
+    pub dir: String,
+    pub package_json: String,
+    pub lockfile: Option<String>,
+    pub lockfile_version: Option<u64>,
+}
+
+/// The whole outcome of `verify-vendor`; its JSON form is documented in docs/vendor.md.
+#[derive(Debug, Clone, Serialize)]
+pub struct VendorReport {
+    pub ok: bool,
+    pub dir: String,
+    pub manifest: Option<ManifestInfo>,
+    pub project: Option<ProjectInfo>,
+    pub checks: Vec<VendorCheck>,
+    pub ignored: Vec<Ignored>,
+    pub summary: String,
+}
+
+impl VendorReport {
+    pub(super) fn new(
+        dir: &Path,
+        manifest: Option<ManifestInfo>,
+        project: Option<ProjectInfo>,
+        checks: Vec<VendorCheck>,
+        ignored: Vec<Ignored>,
+    ) -> Self {
+        let failed = checks.iter().filter(|c| !c.ok).count();
+        let summary = if failed == 0 {
+            format!("{} checks passed", checks.len())
+        } else {
+            format!("{failed} of {} checks failed", checks.len())
+        };
+        VendorReport {
+            ok: failed == 0,
+            dir: dir.to_string_lossy().into_owned(),
+            manifest,
+            project,
+            checks,
+            ignored,
+            summary,
+        }
+    }
+
+    pub fn to_human(&self) -> String {
+        let mut out = format!("vendor directory {}\n", self.dir);
+        if let Some(m) = &self.manifest {
+            let s = if m.entries == 1 { "" } else { "s" };
+            out += &format!(
+                "release manifest {} ({}, {} file{s})\n",
+                m.path, m.format, m.entries
+            );
+        }
+        if let Some(p) = &self.project {
+            let lock = p.lockfile.as_deref().unwrap_or("no lockfile");
+            out += &format!("npm project {} ({lock})\n", p.dir);
+        }
+        for c in &self.checks {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            out += &format!("  {mark} {:<10} {}: {}\n", c.check, c.subject, c.detail);
+            if let Some(h) = &c.help {
+                out += &format!("       help: {h}\n");
+            }
+        }
+        for i in &self.ignored {
+            out += &format!("  skip {}: {}\n", i.path, i.reason);
+        }
+        let verdict = if self.ok { "ok" } else { "FAILED" };
+        out += &format!("{verdict}: {}\n", self.summary);
+        out
+    }
+}
