@@ -63,6 +63,31 @@ impl Command {
     }
 }
 
+/// Which servers, where, under which names: shared by install, uninstall and status.
+#[derive(Debug, Args, Clone)]
+pub struct SelectionArgs {
+    /// Server S lives at ROOT/S [default: each server's declared prefix].
+    #[arg(long, value_name = "ROOT")]
+    pub prefix: Option<PathBuf>,
+    /// Only these servers (repeatable) [default: every declared server].
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// Register each server as NAME+SUFFIX, e.g. -test (uninstall and status: the suffix
+    /// install was given).
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub name_suffix: String,
+    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    #[arg(long, value_name = "FILE")]
+    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+}
+
 /// Options that choose which servers are declared.
 #[derive(Debug, Args, Clone, Default)]
 pub struct DeclarationArgs {
@@ -136,23 +161,8 @@ pub struct VerifyArgs {
 
 #[derive(Debug, Args)]
 pub struct InstallArgs {
-    /// Put server S at ROOT/S [default: each server's declared prefix].
-    #[arg(long, value_name = "ROOT")]
-    pub prefix: Option<PathBuf>,
-    /// Install only these servers (repeatable) [default: every declared server].
-    #[arg(long = "server", value_name = "NAME")]
-    pub servers: Vec<String>,
-    /// Register each server as NAME+SUFFIX, e.g. -test.
-    #[arg(
-        long,
-        value_name = "SUFFIX",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pub name_suffix: String,
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// The commit a server's release must be, NAME=SHA (repeatable) [default: its VERSION].
     #[arg(long = "expect-commit", value_name = "NAME=SHA")]
     pub expect_commits: Vec<String>,
@@ -169,30 +179,13 @@ pub struct InstallArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub declaration: DeclarationArgs,
-    #[command(flatten)]
     pub client: ClientArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct UninstallArgs {
-    /// Servers live at ROOT/S [default: each server's declared prefix].
-    #[arg(long, value_name = "ROOT")]
-    pub prefix: Option<PathBuf>,
-    /// Uninstall only these servers (repeatable) [default: every declared server].
-    #[arg(long = "server", value_name = "NAME")]
-    pub servers: Vec<String>,
-    /// The suffix `install` was given.
-    #[arg(
-        long,
-        value_name = "SUFFIX",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pub name_suffix: String,
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
@@ -200,35 +193,16 @@ pub struct UninstallArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub declaration: DeclarationArgs,
-    #[command(flatten)]
     pub client: ClientArgs,
 }
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// Servers live at ROOT/S [default: each server's declared prefix].
-    #[arg(long, value_name = "ROOT")]
-    pub prefix: Option<PathBuf>,
-    /// Only these servers (repeatable) [default: every declared server].
-    #[arg(long = "server", value_name = "NAME")]
-    pub servers: Vec<String>,
-    /// The suffix `install` was given.
-    #[arg(
-        long,
-        value_name = "SUFFIX",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pub name_suffix: String,
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
-    #[command(flatten)]
-    pub declaration: DeclarationArgs,
     #[command(flatten)]
     pub client: ClientArgs,
 }

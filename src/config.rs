@@ -4,9 +4,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::cli::SelectionArgs;
 use crate::declaration::{has_dot_components, validate_name, Declaration, Server};
 use crate::error::Error;
 use crate::layout::Sha;
+use crate::registered;
 
 /// One server to act on.
 #[derive(Debug, Clone)]
@@ -61,6 +63,42 @@ pub fn single<'a>(
         }
     };
     Ok((decl.get(&name)?, prefix))
+}
+
+/// The servers an install, uninstall or status acts on, and the flat document it uses.
+pub struct Selection {
+    pub servers: Vec<Selected>,
+    pub registered: PathBuf,
+}
+
+impl Selection {
+    pub fn load(args: &SelectionArgs) -> Result<Selection, Error> {
+        let decl = Declaration::load(args.declaration.config.as_deref())?;
+        Ok(Selection {
+            servers: many(
+                &decl,
+                args.prefix.as_deref(),
+                &args.servers,
+                &args.name_suffix,
+            )?,
+            registered: args
+                .registered
+                .clone()
+                .unwrap_or_else(registered::default_path),
+        })
+    }
+
+    /// The flat document's entries; `None` when it does not exist yet. A malformed one is an
+    /// error: it is never overwritten.
+    pub fn read_registered(
+        &self,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, Error> {
+        match registered::read(&self.registered) {
+            Ok(m) => Ok(Some(m)),
+            Err(registered::RegisteredError::Missing { .. }) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
 }
 
 /// `install`/`uninstall`: each selected server (all when none is named) at `ROOT/S` or its

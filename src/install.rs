@@ -28,8 +28,7 @@ use std::path::Path;
 
 use crate::cli::{ClientArgs, InstallArgs, UninstallArgs};
 use crate::client::{self, Client, ClientError, ClientOptions};
-use crate::config::{self, Selected};
-use crate::declaration::Declaration;
+use crate::config::{self, Selected, Selection};
 use crate::entry::Entry;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -93,21 +92,12 @@ fn lock_and_recover(client: &dyn Client, args: &ClientArgs) -> Result<Lock, Erro
 
 pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let selected = config::many(
-        &decl,
-        args.prefix.as_deref(),
-        &args.servers,
-        &args.name_suffix,
-    )?;
-    let expected = config::expect_commits(&args.expect_commits, &selected)?;
-    let registered_path = args
-        .registered
-        .clone()
-        .unwrap_or_else(registered::default_path);
-    let mut flat = registered::read_or_empty(&registered_path)?;
+    let selection = Selection::load(&args.selection)?;
+    let (selected, registered_path) = (&selection.servers, &selection.registered);
+    let expected = config::expect_commits(&args.expect_commits, selected)?;
+    let mut flat = selection.read_registered()?.unwrap_or_default();
     let mut rendered = Vec::new();
-    for s in &selected {
+    for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
     }
@@ -123,7 +113,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
 
     // 3. Read; 4. plan.
     let current = client.user_entries()?;
-    refuse_literal_secrets(client, &current, &selected)?;
+    refuse_literal_secrets(client, &current, selected)?;
     let mut plan = Vec::new();
     let mut changes = Vec::new();
     for (s, r) in selected.iter().zip(&rendered) {
@@ -150,7 +140,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         .collect::<Result<_, _>>()?;
 
     if args.dry_run {
-        print_plan(&selected, &rendered, &plan, &registered_path, args.json);
+        print_plan(selected, &rendered, &plan, registered_path, args.json);
         return Ok(Exit::Success);
     }
 
@@ -175,7 +165,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
             flat.insert(name, entry.flat());
         }
         transaction::checkpoint("after-observe");
-        registered::write(&registered_path, &flat)?;
+        registered::write(registered_path, &flat)?;
         transaction::checkpoint("after-record");
         Ok(())
     })();
@@ -406,27 +396,14 @@ fn change_record(
 /// `uninstall`: remove the names `install` with the same options registers, and their flat
 /// document entries, as one transaction. A name that is not registered is not an error.
 pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let selected = config::many(
-        &decl,
-        args.prefix.as_deref(),
-        &args.servers,
-        &args.name_suffix,
-    )?;
-    let registered_path = args
-        .registered
-        .clone()
-        .unwrap_or_else(registered::default_path);
-    let flat = match registered::read(&registered_path) {
-        Ok(m) => Some(m),
-        Err(registered::RegisteredError::Missing { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+    let selection = Selection::load(&args.selection)?;
+    let (selected, registered_path) = (&selection.servers, &selection.registered);
+    let flat = selection.read_registered()?;
     let client = client::open("claude", &client_options(&args.client))?;
     let client = client.as_ref();
     let _lock = lock_and_recover(client, &args.client)?;
     let current = client.user_entries()?;
-    refuse_literal_secrets(client, &current, &selected)?;
+    refuse_literal_secrets(client, &current, selected)?;
     let changes: Vec<Change> = selected
         .iter()
         .filter_map(|s| {
@@ -447,7 +424,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
             let before = flat.len();
             flat.retain(|k, _| !selected.iter().any(|s| &s.registered_name == k));
             if flat.len() != before {
-                registered::write(&registered_path, &flat)?;
+                registered::write(registered_path, &flat)?;
             }
         }
         Ok(())

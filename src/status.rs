@@ -13,40 +13,26 @@
 
 use crate::cli::StatusArgs;
 use crate::client;
-use crate::config;
-use crate::declaration::{Declaration, Layout};
+use crate::config::Selection;
+use crate::declaration::Layout;
 use crate::entry::{Entry, Transport};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity;
 use crate::install::client_options;
 use crate::layout;
-use crate::registered;
 use crate::render::{self, Rendered};
 use crate::report::{Check, Report, ServerReport};
 
 pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let selected = config::many(
-        &decl,
-        args.prefix.as_deref(),
-        &args.servers,
-        &args.name_suffix,
-    )?;
-    let registered_path = args
-        .registered
-        .clone()
-        .unwrap_or_else(registered::default_path);
-    let flat = match registered::read(&registered_path) {
-        Ok(m) => Some(m),
-        Err(registered::RegisteredError::Missing { .. }) => None,
-        Err(e) => return Err(e.into()),
-    };
+    let selection = Selection::load(&args.selection)?;
+    let (selected, registered_path) = (&selection.servers, &selection.registered);
+    let flat = selection.read_registered()?;
     let client = client::open("claude", &client_options(&args.client))?;
     let entries = client.user_entries()?;
 
     let mut reports = Vec::new();
-    for s in &selected {
+    for s in selected {
         let mut checks = Vec::new();
         checks.push(Check::from_result(
             "deployed",
@@ -92,7 +78,7 @@ pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
                 flat.as_ref(),
                 name,
                 registered.as_ref().ok(),
-                &registered_path,
+                registered_path,
             ),
         ));
         reports.push(ServerReport {
