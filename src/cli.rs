@@ -96,6 +96,17 @@ pub struct VerifyArgs {
     /// Require the release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
     pub content: bool,
+    /// Start the registered server and check that it answers MCP's initialize and tools/list.
+    #[arg(long)]
+    pub handshake: bool,
+    /// Seconds the whole handshake may take before the server is killed.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        requires = "handshake"
+    )]
+    pub handshake_timeout: u64,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

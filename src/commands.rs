@@ -1,6 +1,8 @@
 //! The commands that are a few lines of glue over the domain modules: `render-mcp`,
 //! `verify-identity` and `sample`.
 
+use std::time::Duration;
+
 use crate::cli::{RenderArgs, SampleArgs, VerifyArgs};
 use crate::config;
 use crate::declaration::Declaration;
@@ -36,6 +38,9 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         declared,
         expected: Some(expected),
         require_content: args.content,
+        handshake: args
+            .handshake
+            .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
     };
     let report = Report::new(vec![identity::verify(&target, &registrations)], None);
     report.print(args.json);

@@ -15,6 +15,7 @@ pub mod entry;
 pub mod error;
 pub mod exit;
 pub mod fsio;
+pub mod handshake;
 pub mod identity;
 pub mod install;
 pub mod layout;
