@@ -5,6 +5,7 @@ mod harness;
 
 mod deploy;
 mod faults;
+mod handshake;
 mod identity;
 mod install;
 mod render;
