@@ -33,6 +33,10 @@ pub enum Command {
     Sample(SampleArgs),
     /// Create or verify a release's content manifest (MANIFEST.sha256).
     Manifest(ManifestArgs),
+    /// Print a shell completion script, e.g. `mcp-deploy completions bash > /etc/bash_completion.d/mcp-deploy`.
+    Completions(CompletionsArgs),
+    /// Print a man page (roff): mcp-deploy(1), or with COMMAND e.g. mcp-deploy-install(1).
+    Man(ManArgs),
 }
 
 /// Options that choose which servers are declared.
@@ -184,6 +188,21 @@ pub struct SampleArgs {
     /// The directory to lay the sample deployment out in (ROOT/codetools, ROOT/orchestrata).
     #[arg(value_name = "ROOT")]
     pub root: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, e.g. `install` or `manifest verify` [default: the
+    /// top-level page].
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

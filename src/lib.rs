@@ -55,5 +55,7 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::Uninstall(args) => install::uninstall(args),
         Command::Sample(args) => commands::sample(args),
         Command::Manifest(args) => manifest::run(args),
+        Command::Completions(args) => commands::completions(args),
+        Command::Man(args) => commands::man(args),
     }
 }

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod completions;
 mod deploy;
 mod faults;
 mod handshake;
