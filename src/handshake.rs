@@ -167,7 +167,15 @@ pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure
     let deadline = Instant::now() + timeout;
     let result = server.talk(deadline, timeout);
     server.end();
-    result.map_err(|e| fail(e, server.stderr_tail()))
+    match result {
+        // A server may echo its environment in serverInfo: what we show goes through redact.
+        Ok(info) => Ok(ServerInfo {
+            name: redact(&info.name, &secrets),
+            version: redact(&info.version, &secrets),
+            ..info
+        }),
+        Err(e) => Err(fail(e, server.stderr_tail())),
+    }
 }
 
 fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
@@ -641,6 +649,16 @@ mod tests {
         assert!(shown.contains("exit status 7"), "{shown}");
         assert!(shown.contains("bad token [redacted]"), "{shown}");
         assert!(!shown.contains("s3cr3t"), "{shown}");
+    }
+
+    #[test]
+    fn env_values_echoed_in_server_info_are_redacted() {
+        let e = stdio(
+            r#"read -r _; echo '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"'"$K"'","version":"1"}}}'; cat >/dev/null"#,
+            json!({"K": "hunter22"}),
+        );
+        let info = handshake(&e, Duration::from_secs(5)).unwrap();
+        assert_eq!(info.name, "[redacted]");
     }
 
     #[test]

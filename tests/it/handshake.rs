@@ -75,6 +75,11 @@ fn handshake(w: &World, prefix: &Path, doc: &Path, extra: &[&str]) -> Run {
         "--json",
         "--handshake",
     ];
+    // Generous unless the test sets it: a loaded CI machine may start node slowly, and a
+    // passing handshake returns as soon as it is done.
+    if !extra.contains(&"--handshake-timeout") {
+        args.extend_from_slice(&["--handshake-timeout", "60"]);
+    }
     args.extend_from_slice(extra);
     w.run(&args)
 }
