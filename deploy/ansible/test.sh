@@ -19,7 +19,8 @@ ansible_version=2.19.14
 if command -v ansible-playbook >/dev/null 2>&1; then
   playbook=(ansible-playbook)
 else
-  python3 -m pip install --quiet --disable-pip-version-check "ansible-core==$ansible_version"
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    "ansible-core==$ansible_version"
   playbook=(python3 -m ansible.cli.playbook)
 fi
 if [ ! -x "$repo/node_modules/.bin/claude" ]; then
