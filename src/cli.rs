@@ -41,6 +41,10 @@ pub enum Command {
     VerifyVendor(VerifyVendorArgs),
     /// Write TARBALL.sha256, after checking the release manifest when one is given.
     PinVendor(PinVendorArgs),
+    /// Print a shell completion script, e.g. `mcp-deploy completions bash > /etc/bash_completion.d/mcp-deploy`.
+    Completions(CompletionsArgs),
+    /// Print a man page (roff): mcp-deploy(1), or with COMMAND e.g. mcp-deploy-install(1).
+    Man(ManArgs),
 }
 
 impl Command {
@@ -59,6 +63,8 @@ impl Command {
             },
             Command::VerifyVendor(a) => a.json,
             Command::PinVendor(a) => a.json,
+            // Their output is the artifact itself.
+            Command::Completions(_) | Command::Man(_) => false,
         }
     }
 }
@@ -152,6 +158,17 @@ pub struct VerifyArgs {
     /// Require the release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
     pub content: bool,
+    /// Start the registered server and check that it answers MCP's initialize and tools/list.
+    #[arg(long)]
+    pub handshake: bool,
+    /// Seconds the whole handshake may take before the server is killed.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        requires = "handshake"
+    )]
+    pub handshake_timeout: u64,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -215,6 +232,21 @@ pub struct SampleArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, e.g. `install` or `manifest verify` [default: the
+    /// top-level page].
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -1,7 +1,10 @@
 //! The commands that are a few lines of glue over the domain modules: `render-mcp`,
-//! `verify-identity` and `sample`.
+//! `verify-identity`, `sample`, and `completions`/`man`, which are generated from the clap
+//! definition in [`crate::cli`] so that they can never disagree with it.
 
-use crate::cli::{RenderArgs, SampleArgs, VerifyArgs};
+use std::time::Duration;
+
+use crate::cli::{Cli, CompletionsArgs, ManArgs, RenderArgs, SampleArgs, VerifyArgs};
 use crate::config;
 use crate::declaration::Declaration;
 use crate::error::Error;
@@ -46,6 +49,9 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         declared,
         expected: Some(expected),
         require_content: args.content,
+        handshake: args
+            .handshake
+            .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
     };
     let report = Report::new(vec![identity::verify(&target, &registrations)], None);
     report.print(args.json);
@@ -71,5 +77,50 @@ pub fn sample(args: &SampleArgs) -> Result<Exit, Error> {
             emit(&format!("{name}: {} (commit {commit})\n", prefix.display()));
         }
     }
+    Ok(Exit::Success)
+}
+
+pub fn completions(args: &CompletionsArgs) -> Result<Exit, Error> {
+    use clap::CommandFactory;
+    let mut buf = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "mcp-deploy", &mut buf);
+    let mut script = String::from_utf8_lossy(&buf).into_owned();
+    if args.shell == clap_complete::Shell::Bash {
+        // clap_complete 4.6's bash script never completes a subcommand's options when the bin
+        // name holds a hyphen: the loop spells the state `mcp__deploy__subcmd__install`, the
+        // case arms `mcp__subcmd__deploy__subcmd__install` (clap-rs/clap#6421, #6529, open).
+        // Spell the arms the way the loop does; a no-op once clap fixes it. Pinned by the
+        // test bash_completion_completes_a_subcommands_options.
+        script = script.replace("mcp__subcmd__deploy", "mcp__deploy");
+    }
+    emit(&script);
+    Ok(Exit::Success)
+}
+
+/// The top-level page, or a subcommand's (`mcp-deploy-install(1)`, which the top-level page
+/// refers to), so that every page it names can be had.
+pub fn man(args: &ManArgs) -> Result<Exit, Error> {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    // Building fills in the subcommands' display names (mcp-deploy-install) and bin names.
+    cmd.build();
+    for name in &args.command {
+        let names: Vec<String> = cmd
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        cmd = cmd.find_subcommand(name).cloned().ok_or_else(|| {
+            Error::usage(
+                format!("no command {name:?} has a man page"),
+                format!("name one of: {}", names.join(", ")),
+            )
+        })?;
+    }
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .source(format!("mcp-deploy {}", env!("CARGO_PKG_VERSION")))
+        .render(&mut buf)
+        .expect("rendering into a Vec cannot fail");
+    emit(&String::from_utf8_lossy(&buf));
     Ok(Exit::Success)
 }

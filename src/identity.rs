@@ -11,15 +11,21 @@
 //! - `mcp-registration`: the registered entry exists, has the declared transport and args, its
 //!   command is absolute, normalized, an executable file, and its realpath lies inside the
 //!   realpath of the containment root, compared by path components.
+//! - `handshake` (only with `--handshake`): the registered server starts and answers MCP's
+//!   `initialize` and `tools/list` ([`crate::handshake`]). It is not started when
+//!   `mcp-registration` failed: a command that resolves outside the release, or that is not
+//!   what was declared, is the very thing the check exists to catch, and we do not run it.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::declaration::{has_dot_components, Layout, Server};
 use crate::entry::{Entry, Transport};
+use crate::handshake;
 use crate::layout::{self, Sha};
 use crate::manifest::{self, ManifestError};
 use crate::report::{Check, ServerReport};
@@ -36,6 +42,8 @@ pub struct Target<'a> {
     pub expected: Option<Sha>,
     /// Fail the `content` check when the release holds no manifest (`--content`).
     pub require_content: bool,
+    /// Start the registered server and handshake with it, within this time (`--handshake`).
+    pub handshake: Option<Duration>,
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
@@ -51,10 +59,9 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
     if let Some(content) = check_content(target) {
         checks.push(Check::from_result("content", content));
     }
-    checks.push(Check::from_result(
-        "mcp-registration",
-        check_registration(target, registrations),
-    ));
+    let registration = check_registration(target, registrations);
+    let registered_ok = registration.is_ok();
+    checks.push(Check::from_result("mcp-registration", registration));
     // A registration that carries a credential in clear fails, naming where (never the value).
     let secrets = registrations
         .get(&target.registered_name)
@@ -70,6 +77,12 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
                 secrets.join(", ")
             ),
         });
+    }
+    if let Some(timeout) = target.handshake {
+        checks.push(Check::from_result(
+            "handshake",
+            check_handshake(target, registrations, registered_ok, timeout),
+        ));
     }
     ServerReport {
         name: target.server.name.clone(),
@@ -105,6 +118,24 @@ fn check_content(target: &Target) -> Option<Result<String, String>> {
             None => e.to_string(),
         })),
     }
+}
+
+fn check_handshake(
+    target: &Target,
+    registrations: &Map<String, Value>,
+    registered_ok: bool,
+    timeout: Duration,
+) -> Result<String, String> {
+    if !registered_ok {
+        return Err("not started: the mcp-registration check failed".into());
+    }
+    let raw = registrations
+        .get(&target.registered_name)
+        .ok_or("not started: no registered entry")?;
+    let entry = Entry::from_value(raw).map_err(|e| format!("not started: {e}"))?;
+    handshake::handshake(&entry, timeout)
+        .map(|info| info.to_string())
+        .map_err(|f| f.to_string())
 }
 
 fn check_registration(

@@ -195,6 +195,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
             declared: r.entry,
             expected: expected.get(&s.server.name).cloned(),
             require_content: args.content,
+            handshake: None,
         };
         let mut report = identity::verify(&target, &flat);
         report.registration = Some(action.word().to_string());

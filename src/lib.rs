@@ -16,6 +16,7 @@ pub mod entry;
 pub mod error;
 pub mod exit;
 pub mod fsio;
+pub mod handshake;
 pub mod identity;
 pub mod install;
 pub mod layout;
@@ -74,5 +75,7 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::Manifest(args) => manifest::run(args),
         Command::VerifyVendor(args) => vendor::run_verify(args),
         Command::PinVendor(args) => vendor::run_pin(args),
+        Command::Completions(args) => commands::completions(args),
+        Command::Man(args) => commands::man(args),
     }
 }

@@ -3,8 +3,10 @@
 
 mod harness;
 
+mod completions;
 mod deploy;
 mod faults;
+mod handshake;
 mod identity;
 mod install;
 mod output;

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Test the Ansible role for real, on this machine: lay out the sample deployment in a scratch
+# directory with its own HOME and CLAUDE_CONFIG_DIR and the pinned claude on PATH, then run
+# playbook.yml against localhost (connection local):
+#   1. --check            predicts changed=1 and registers nothing;
+#   2. install            changed=1, both servers registered;
+#   3. install again      changed=0 (install made no change), verifying in the same play
+#                         (-e mcp_deploy_verify=true);
+#   4. --tags verify      verify-identity for each server, as CI runs it, passes;
+#   5. --tags verify      with a wrong expected commit fails the play.
+# Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
+# (KEEP=1 keeps the scratch dir).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+# ansible-core 2.19 is the newest line that runs on Python 3.11 (2.20 needs 3.12).
+ansible_version=2.19.14
+if command -v ansible-playbook >/dev/null 2>&1; then
+  playbook=(ansible-playbook)
+else
+  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+    "ansible-core==$ansible_version"
+  playbook=(python3 -m ansible.cli.playbook)
+fi
+if [ ! -x "$repo/node_modules/.bin/claude" ]; then
+  (cd "$repo" && npm ci --no-audit --no-fund)
+fi
+if [ -z "${MCP_DEPLOY_BIN:-}" ]; then
+  (cd "$repo" && cargo build --quiet --locked)
+  MCP_DEPLOY_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/mcp-deploy"
+fi
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-ansible.XXXXXX")
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "# keeping $scratch"
+else
+  trap 'rm -rf "$scratch"' EXIT
+fi
+export HOME="$scratch/home" CLAUDE_CONFIG_DIR="$scratch/claude"
+export DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+  DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 MCP_TIMEOUT=3000
+export PATH="$repo/node_modules/.bin:$PATH"
+# ansible-core refuses a non-UTF-8 locale; keep its state and temp files in the scratch dir.
+export LC_ALL=C.UTF-8 ANSIBLE_HOME="$scratch/ansible" ANSIBLE_LOCAL_TEMP="$scratch/ansible/tmp"
+export ANSIBLE_NOCOLOR=1 ANSIBLE_RETRY_FILES_ENABLED=0
+mkdir -p "$HOME" "$CLAUDE_CONFIG_DIR"
+
+"$MCP_DEPLOY_BIN" sample "$scratch/opt" >/dev/null
+ct_sha=c0de7001c0de7001c0de7001c0de7001c0de7001
+or_sha=0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e
+
+# Role variables as a JSON extra-vars file: no quoting of paths through the shell.
+vars() { # EXPECT_CODETOOLS
+  cat <<JSON
+{"mcp_deploy_binary": "$MCP_DEPLOY_BIN",
+ "mcp_deploy_prefix_root": "$scratch/opt",
+ "mcp_deploy_servers": ["codetools", "orchestrata"],
+ "mcp_deploy_name_suffix": "-ansible",
+ "mcp_deploy_expect_commits": {"codetools": "$1", "orchestrata": "$or_sha"},
+ "ansible_python_interpreter": "$(command -v python3)"}
+JSON
+}
+vars "$ct_sha" >"$scratch/vars.json"
+vars "$(printf '1%.0s' {1..40})" >"$scratch/wrong.json"
+
+run() { # LOG VARS ARGS...
+  local log=$1 varfile=$2
+  shift 2
+  (cd "$here" && "${playbook[@]}" -i localhost, -c local playbook.yml -e "@$varfile" "$@") \
+    >"$scratch/$log.log" 2>&1
+}
+# The recap line's counter, e.g. `recap changed run1` -> 1.
+recap() {
+  sed -nE "s/^localhost +:.* $1=([0-9]+).*/\1/p" "$scratch/$2.log"
+}
+fail() {
+  echo "FAIL: $1" >&2
+  [ -f "$scratch/$2.log" ] && cat "$scratch/$2.log" >&2
+  exit 1
+}
+registered() {
+  python3 -c 'import json,sys; print(" ".join(sorted(json.load(open(sys.argv[1])).get("mcpServers",{}))))' \
+    "$CLAUDE_CONFIG_DIR/.claude.json" 2>/dev/null || true
+}
+
+run check "$scratch/vars.json" --check || fail "--check run failed" check
+[ "$(recap changed check)" = 1 ] || fail "--check should predict changed=1" check
+[ -z "$(registered)" ] || fail "--check registered something: $(registered)" check
+echo "ok: --check predicts a change and makes none"
+
+run first "$scratch/vars.json" || fail "first run failed" first
+[ "$(recap changed first)" = 1 ] || fail "first run should report changed=1" first
+[ "$(registered)" = "codetools-ansible orchestrata-ansible" ] ||
+  fail "first run registered: $(registered)" first
+echo "ok: first run changed, both servers registered"
+
+run second "$scratch/vars.json" -e mcp_deploy_verify=true || fail "second run failed" second
+[ "$(recap changed second)" = 0 ] || fail "second run should report changed=0" second
+grep -q 'codetools-ansible: commit=True' "$scratch/second.log" ||
+  fail "second run did not verify in the play" second
+echo "ok: second run unchanged, and verified in the same play"
+
+run verify "$scratch/vars.json" --tags verify || fail "verify play failed" verify
+if [ "$(recap failed verify)" != 0 ] || [ "$(recap changed verify)" != 0 ]; then
+  fail "verify play should pass without changes" verify
+fi
+grep -q 'commit=True' "$scratch/verify.log" || fail "verify play shows no commit check" verify
+echo "ok: verify play passed"
+
+if run wrong "$scratch/wrong.json" --tags verify; then
+  fail "verify play passed with a wrong expected commit" wrong
+fi
+[ "$(recap failed wrong)" = 1 ] || fail "verify play should fail the host" wrong
+grep -q 'codetools-ansible: commit: .*expected 1111111111111111111111111111111111111111' \
+  "$scratch/wrong.log" ||
+  fail "the failure should show the commit check" wrong
+echo "ok: verify play fails on a wrong expected commit"
+
+"$MCP_DEPLOY_BIN" uninstall --prefix "$scratch/opt" --name-suffix -ansible >/dev/null
+echo "ansible role test passed"

@@ -1,0 +1,503 @@
+//! verify-identity --handshake: the registered server is started and must answer MCP's
+//! initialize and tools/list. A real MCP server (the pinned `@modelcontextprotocol/
+//! server-everything`) for behaviour; small fake servers for what a real one should not do:
+//! hang, crash, print garbage, answer with an error or the wrong id.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::harness::*;
+
+/// The tools server-everything 2026.8.31 lists to a client with no capabilities.
+const EVERYTHING_TOOLS: usize = 13;
+
+/// The pinned server-everything entry point; `npm ci` in the repo brings it.
+fn everything_server() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `npm ci` in {} (it installs the pinned \
+         @modelcontextprotocol/server-everything)",
+        p.display(),
+        env!("CARGO_MANIFEST_DIR")
+    );
+    p
+}
+
+fn node() -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join("node"))
+                .find(|p| p.is_file())
+        })
+        .expect("node is on PATH (the tests need Node for the pinned MCP servers)")
+}
+
+/// A codetools release whose `bin/codetools` is `script`, and a document registering it.
+fn server_release(w: &World, script: &str) -> (PathBuf, PathBuf) {
+    let prefix = w.opt().join("codetools");
+    release_layout(&prefix, CT_SHA);
+    write_exec(
+        &prefix.join("releases").join(CT_SHA).join("bin/codetools"),
+        script,
+    );
+    let doc = w.root().join("registered.json");
+    let cmd = prefix.join("bin/codetools");
+    flat_doc(&doc, "codetools", cmd.to_str().unwrap(), &["mcp", "serve"]);
+    (prefix, doc)
+}
+
+/// A release whose server runs the Python fake below in `mode`.
+fn fake_release(w: &World, mode: &str) -> (PathBuf, PathBuf) {
+    let fake = w.root().join("fake_server.py");
+    fs::write(&fake, FAKE_SERVER).unwrap();
+    server_release(
+        w,
+        &format!(
+            "#!/bin/sh\nexec python3 '{}' {mode}\n",
+            fake.to_str().unwrap()
+        ),
+    )
+}
+
+fn handshake(w: &World, prefix: &Path, doc: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--json",
+        "--handshake",
+    ];
+    // Generous unless the test sets it: a loaded CI machine may start node slowly, and a
+    // passing handshake returns as soon as it is done.
+    if !extra.contains(&"--handshake-timeout") {
+        args.extend_from_slice(&["--handshake-timeout", "60"]);
+    }
+    args.extend_from_slice(extra);
+    w.run(&args)
+}
+
+/// The run failed exactly the handshake check, whose detail holds each of `want`.
+fn handshake_fails(r: &Run, want: &[&str]) {
+    r.code(1);
+    assert_eq!(
+        r.checks(),
+        vec![
+            ("release".to_string(), true),
+            ("commit".to_string(), true),
+            ("mcp-registration".to_string(), true),
+            ("handshake".to_string(), false),
+        ],
+        "{}",
+        r.shown
+    );
+    let detail = r.detail("handshake");
+    for w in want {
+        assert!(
+            detail.contains(w),
+            "handshake detail lacks {w:?}\n{}",
+            r.shown
+        );
+    }
+}
+
+#[test]
+fn real_server_everything_reports_its_name_version_and_tool_count() {
+    let w = World::new();
+    let (prefix, doc) = server_release(
+        &w,
+        &format!(
+            "#!/bin/sh\nexec '{}' '{}' stdio\n",
+            node().display(),
+            everything_server().display()
+        ),
+    );
+    let r = handshake(&w, &prefix, &doc, &[]);
+    r.code(0);
+    assert_eq!(r.checks().last().unwrap(), &("handshake".to_string(), true));
+    let detail = r.detail("handshake");
+    assert!(
+        detail.starts_with("server \"mcp-servers/everything\" version \"2.0.0\", protocol "),
+        "{}",
+        r.shown
+    );
+    assert!(
+        detail.ends_with(&format!(", {EVERYTHING_TOOLS} tools")),
+        "{}",
+        r.shown
+    );
+    // The human form names the check too.
+    let human = w.run(&[
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--handshake",
+    ]);
+    human
+        .code(0)
+        .stdout_has("ok   handshake")
+        .stdout_has(&format!("{EVERYTHING_TOOLS} tools"));
+}
+
+#[test]
+fn tools_list_pages_are_followed_and_server_requests_answered() {
+    // The fake sends a notification and a ping before answering initialize, and splits its
+    // five tools over two pages.
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "paged");
+    let r = handshake(&w, &prefix, &doc, &[]);
+    r.code(0);
+    assert_eq!(
+        r.detail("handshake"),
+        "server \"fake\" version \"1.2.3\", protocol 2025-06-18, 5 tools",
+        "{}",
+        r.shown
+    );
+}
+
+#[test]
+fn registered_env_reaches_the_server_and_its_value_is_never_shown() {
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "env");
+    let cmd = prefix.join("bin/codetools");
+    let entry = serde_json::json!({"mcpServers": {"codetools": {
+        "command": cmd, "args": ["mcp", "serve"], "env": {"FAKE_SETTING": "tok-0123456789"}}}});
+    fs::write(&doc, entry.to_string()).unwrap();
+    let r = handshake(&w, &prefix, &doc, &[]);
+    r.code(0);
+    assert!(
+        r.detail("handshake").starts_with("server \"env-ok\""),
+        "{}",
+        r.shown
+    );
+    assert!(!r.stdout.contains("tok-0123456789"), "{}", r.shown);
+    assert!(!r.stderr.contains("tok-0123456789"), "{}", r.shown);
+}
+
+#[test]
+fn a_crash_after_initialize_shows_status_and_redacted_stderr_tail() {
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "crash-in-tools");
+    let cmd = prefix.join("bin/codetools");
+    let entry = serde_json::json!({"mcpServers": {"codetools": {
+        "command": cmd, "args": ["mcp", "serve"], "env": {"FAKE_SETTING": "tok-0123456789"}}}});
+    fs::write(&doc, entry.to_string()).unwrap();
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(
+        &r,
+        &[
+            "closed its stdout (exit status 4) before answering tools/list",
+            "listing tools with token [redacted] | Traceback: tools exploded",
+        ],
+    );
+    assert!(!r.stdout.contains("tok-0123456789"), "{}", r.shown);
+}
+
+#[test]
+fn a_server_that_crashes_at_start_fails_with_its_stderr() {
+    let w = World::new();
+    let (prefix, doc) = server_release(
+        &w,
+        "#!/bin/sh\necho 'fatal: cannot open /etc/codetools.toml' >&2\nexit 3\n",
+    );
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(
+        &r,
+        &[
+            "closed its stdout (exit status 3) before answering initialize",
+            "stderr: fatal: cannot open /etc/codetools.toml",
+        ],
+    );
+}
+
+#[test]
+fn a_hanging_server_times_out_and_is_killed() {
+    let w = World::new();
+    let (prefix, doc) = server_release(&w, "#!/bin/sh\nexec sleep 100\n");
+    let start = Instant::now();
+    let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
+    handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
+    // SIGTERM is ignored by the server and by the child it leaves holding our pipes; only the
+    // SIGKILL to the whole group after the grace ends them, and we must not wait for the pipe.
+    let w = World::new();
+    let (prefix, doc) = server_release(
+        &w,
+        "#!/bin/sh\ntrap '' TERM\nsleep 100 &\nwhile :; do sleep 1; done\n",
+    );
+    let start = Instant::now();
+    let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
+    handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn garbage_on_stdout_fails_at_once() {
+    // A banner on stdout breaks the protocol; we fail on the first such line, not at the
+    // deadline.
+    let w = World::new();
+    let (prefix, doc) = server_release(
+        &w,
+        "#!/bin/sh\necho 'Starting codetools 1.2 on stdio...'\nexec sleep 100\n",
+    );
+    let start = Instant::now();
+    let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "60"]);
+    handshake_fails(
+        &r,
+        &["not a JSON-RPC message while answering initialize: Starting codetools 1.2 on stdio..."],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn json_that_is_not_json_rpc_fails() {
+    let w = World::new();
+    let (prefix, doc) = server_release(
+        &w,
+        "#!/bin/sh\necho '{\"status\":\"ready\"}'\nexec sleep 100\n",
+    );
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(&r, &["not a JSON-RPC message", "{\"status\":\"ready\"}"]);
+}
+
+#[test]
+fn an_error_response_fails_with_its_code_and_message() {
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "error");
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(
+        &r,
+        &["initialize failed: error -32602: unsupported protocol version"],
+    );
+}
+
+#[test]
+fn an_answer_with_the_wrong_id_fails() {
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "wrong-id");
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(&r, &["initialize answered with id 99, expected 1"]);
+}
+
+#[test]
+fn a_result_without_server_info_fails() {
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "no-server-info");
+    let r = handshake(&w, &prefix, &doc, &[]);
+    handshake_fails(
+        &r,
+        &["initialize result is malformed: no serverInfo object"],
+    );
+}
+
+#[test]
+fn a_command_outside_the_release_is_never_started() {
+    let w = World::new();
+    let (prefix, doc) = server_release(&w, "#!/bin/sh\nexit 0\n");
+    let marker = w.root().join("started");
+    let outside = w.root().join("elsewhere/codetools");
+    write_exec(
+        &outside,
+        &format!("#!/bin/sh\ntouch '{}'\n", marker.display()),
+    );
+    flat_doc(
+        &doc,
+        "codetools",
+        outside.to_str().unwrap(),
+        &["mcp", "serve"],
+    );
+    let r = handshake(&w, &prefix, &doc, &[]);
+    r.code(1);
+    assert_eq!(
+        r.checks(),
+        vec![
+            ("release".to_string(), true),
+            ("commit".to_string(), true),
+            ("mcp-registration".to_string(), false),
+            ("handshake".to_string(), false),
+        ]
+    );
+    assert_eq!(
+        r.detail("handshake"),
+        "not started: the mcp-registration check failed"
+    );
+    assert!(!marker.exists(), "the outside command ran\n{}", r.shown);
+}
+
+#[test]
+fn without_the_flag_no_server_is_started() {
+    let w = World::new();
+    let marker = w.root().join("started");
+    let (prefix, doc) = server_release(&w, &format!("#!/bin/sh\ntouch '{}'\n", marker.display()));
+    let r = w.run(&[
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--json",
+    ]);
+    r.code(0);
+    assert!(
+        r.checks().iter().all(|(c, _)| c != "handshake"),
+        "{}",
+        r.shown
+    );
+    assert!(!marker.exists(), "the server ran without --handshake");
+    // --handshake-timeout alone is a usage error, not a silently ignored option.
+    w.run(&[
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--handshake-timeout",
+        "3",
+    ])
+    .code(2)
+    .stderr_has("--handshake");
+}
+
+#[test]
+fn an_http_entry_is_reported_as_unsupported() {
+    let w = World::new();
+    let prefix = w.opt().join("webby");
+    fs::create_dir_all(&prefix).unwrap();
+    fs::write(prefix.join("VERSION"), format!("{CT_SHA}\n")).unwrap();
+    let cfg = w.root().join("servers.json");
+    fs::write(
+        &cfg,
+        r#"{"servers":[{"name":"webby","prefix":"/opt/webby","layout":"prefix",
+            "entry":{"type":"http","url":"http://127.0.0.1:9/mcp"}}]}"#,
+    )
+    .unwrap();
+    let doc = w.root().join("registered.json");
+    fs::write(
+        &doc,
+        r#"{"mcpServers":{"webby":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}"#,
+    )
+    .unwrap();
+    let r = w.run(&[
+        "verify-identity",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--json",
+        "--handshake",
+    ]);
+    r.code(1);
+    assert_eq!(
+        r.checks(),
+        vec![
+            ("commit".to_string(), true),
+            ("mcp-registration".to_string(), true),
+            ("handshake".to_string(), false),
+        ],
+        "{}",
+        r.shown
+    );
+    assert!(
+        r.detail("handshake")
+            .contains("a http entry (http://127.0.0.1:9/mcp) cannot be handshaken"),
+        "{}",
+        r.shown
+    );
+}
+
+/// A fake MCP server over stdio; its first argument picks the misbehaviour.
+const FAKE_SERVER: &str = r#"
+import json, os, sys
+
+mode = sys.argv[1]
+
+def send(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+def recv():
+    line = sys.stdin.readline()
+    if not line:
+        sys.exit(0)
+    return json.loads(line)
+
+def result(req, res):
+    send({"jsonrpc": "2.0", "id": req["id"], "result": res})
+
+def init_result(name, tools=True):
+    caps = {"tools": {}} if tools else {}
+    return {"protocolVersion": "2025-06-18", "capabilities": caps,
+            "serverInfo": {"name": name, "version": "1.2.3"}}
+
+init = recv()
+assert init["method"] == "initialize", init
+if mode == "error":
+    send({"jsonrpc": "2.0", "id": init["id"],
+          "error": {"code": -32602, "message": "unsupported protocol version"}})
+elif mode == "wrong-id":
+    send({"jsonrpc": "2.0", "id": 99, "result": init_result("fake")})
+elif mode == "no-server-info":
+    result(init, {"protocolVersion": "2025-06-18", "capabilities": {}})
+elif mode == "paged":
+    send({"jsonrpc": "2.0", "method": "notifications/message",
+          "params": {"level": "info", "data": "warming up"}})
+    send({"jsonrpc": "2.0", "id": "srv-1", "method": "ping"})
+    pong = recv()
+    if pong.get("id") != "srv-1" or pong.get("result") != {}:
+        sys.exit(5)
+    result(init, init_result("fake"))
+    assert recv()["method"] == "notifications/initialized"
+    first = recv()
+    assert first["method"] == "tools/list" and "cursor" not in first.get("params", {}), first
+    result(first, {"tools": [{"name": n} for n in "abc"], "nextCursor": "page-2"})
+    second = recv()
+    assert second["params"]["cursor"] == "page-2", second
+    result(second, {"tools": [{"name": n} for n in "de"]})
+elif mode in ("env", "crash-in-tools"):
+    token = os.environ.get("FAKE_SETTING", "")
+    print("starting with token " + token, file=sys.stderr, flush=True)
+    result(init, init_result("env-ok" if token == "tok-0123456789" else "env-missing"))
+    recv()
+    tools = recv()
+    if mode == "crash-in-tools":
+        print("listing tools with token " + token, file=sys.stderr)
+        print("Traceback: tools exploded", file=sys.stderr, flush=True)
+        sys.exit(4)
+    result(tools, {"tools": []})
+sys.stdin.read()
+"#;
