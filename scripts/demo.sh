@@ -2,7 +2,8 @@
 # The main job end to end on the built-in sample deployment: lay out codetools (a release
 # layout) and orchestrata (a prefix layout) in a scratch directory, install both with the real
 # Claude Code CLI into a scratch client config, install again (nothing changes), verify
-# identity as CI would, then uninstall. Nothing outside the scratch directory is touched;
+# identity as CI would (with an MCP handshake with the sample server), show status, then
+# uninstall. Nothing outside the scratch directory is touched;
 # KEEP=1 keeps it for a look afterwards.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -37,7 +38,8 @@ step "$bin" install --prefix "$scratch/opt" --name-suffix -demo \
 step "$bin" install --prefix "$scratch/opt" --name-suffix -demo
 step cat "$CLAUDE_CONFIG_DIR/mcp-registered.json"
 step "$bin" verify-identity --prefix "$scratch/opt/codetools" --expect-commit "$ct_sha" \
-  --mcp-json "$CLAUDE_CONFIG_DIR/mcp-registered.json" --name codetools-demo
+  --mcp-json "$CLAUDE_CONFIG_DIR/mcp-registered.json" --name codetools-demo --handshake
+step "$bin" status --prefix "$scratch/opt" --name-suffix -demo
 step claude mcp get codetools-demo
 step "$bin" uninstall --prefix "$scratch/opt" --name-suffix -demo
-printf '\ndemo passed: installed, re-installed unchanged, verified, uninstalled\n'
+printf '\ndemo passed: installed, re-installed unchanged, verified with a handshake, uninstalled\n'

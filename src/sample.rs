@@ -1,5 +1,5 @@
 //! The built-in sample deployment: `ROOT/codetools` as a release layout and `ROOT/orchestrata`
-//! as a prefix layout, each with a small executable that stands in for the server. It lets the
+//! as a prefix layout, each with a small MCP server (Node.js) that stands in for the real one. It lets the
 //! README's first command, the tests and the benchmark run the whole job without a real
 //! deployment.
 
@@ -15,10 +15,11 @@ pub const CODETOOLS_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 /// The commit the sample's orchestrata prefix claims to be.
 pub const ORCHESTRATA_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
-const STAND_IN: &str = "#!/bin/sh\n\
-# A stand-in MCP server from mcp-deploy's sample deployment. It exits at once, so a client's\n\
-# health check reports it as not connected, quickly.\n\
-echo \"$0: sample stand-in, not a real MCP server\" >&2\nexit 0\n";
+/// The sample servers: a small Node.js program that answers the MCP handshake over stdio
+/// (`initialize`, `tools/list` with one tool), so that a client's health check connects and
+/// `verify-identity --handshake` has a real server to talk to. Node is there wherever the
+/// client CLI came from npm.
+const STAND_IN: &str = include_str!("../templates/sample/stand-in-server.js");
 
 /// Lay the sample out under `root`, refusing to touch an existing deployment. Returns each
 /// server's name, prefix and commit.

@@ -501,3 +501,35 @@ elif mode in ("env", "crash-in-tools"):
     result(tools, {"tools": []})
 sys.stdin.read()
 "#;
+
+#[test]
+fn the_sample_servers_answer_the_handshake() {
+    let w = World::new();
+    let opt = w.sample();
+    for (server, sha, tools_line) in [
+        ("codetools", CT_SHA, "server \"codetools-sample\""),
+        ("orchestrata", OR_SHA, "server \"orchestrata-mcp-sample\""),
+    ] {
+        let prefix = opt.join(server);
+        let rendered = prefix.join(format!("mcp/{server}.mcp.json"));
+        w.run(&["render-mcp", "--prefix", prefix.to_str().unwrap()])
+            .code(0);
+        let r = w.run(&[
+            "verify-identity",
+            "--prefix",
+            prefix.to_str().unwrap(),
+            "--expect-commit",
+            sha,
+            "--mcp-json",
+            rendered.to_str().unwrap(),
+            "--handshake",
+            "--json",
+        ]);
+        r.code(0);
+        let detail = r.detail("handshake");
+        assert!(
+            detail.starts_with(tools_line) && detail.ends_with("1 tool"),
+            "{detail}"
+        );
+    }
+}
