@@ -256,11 +256,10 @@ fn gemini_http_entry_round_trips_and_other_entries_are_not_expanded() {
 #[test]
 fn gemini_refusals_name_the_key_and_make_no_call() {
     let s = Scratch::new();
-    // A reference gemini would expand from a .env file it loads.
+    // A reference gemini would rewrite to its default on any save (checked with 0.61.0).
     std::fs::create_dir_all(s.gemini_home().join(".gemini")).unwrap();
-    std::fs::write(s.gemini_home().join(".env"), "MCP_T_SECRET=hunter2\n").unwrap();
     let seeded = json!({"mcpServers": {"other": {"command": "/y",
-                                                  "env": {"S": "${MCP_T_SECRET}"}}}});
+                                                  "env": {"S": "${MCP_T_SECRET:-hunter2}"}}}});
     std::fs::write(s.gemini_settings(), seeded.to_string()).unwrap();
     let c = s.open("gemini");
     for (v, want) in [

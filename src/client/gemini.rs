@@ -15,9 +15,9 @@
 //!   through is caught by comparing the file after `add`.
 //! - When it saves, it writes *every* user-scope server with `$VAR`/`${VAR}`/`${VAR:-x}`
 //!   references expanded from its own environment, turning references into secrets on disk.
-//!   So it runs with an empty environment plus PATH and GEMINI_CLI_HOME, and a mutating call
-//!   is refused when an entry holds a reference it would still expand (one of those, a name
-//!   from a `.env` file it loads, or one with a default).
+//!   So it runs with an empty environment plus PATH and GEMINI_CLI_HOME, a mutating call is
+//!   refused when an entry holds a reference it would still expand (to one of those, or one
+//!   with a `:-default`), and every call checks that the other entries are as they were.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -33,12 +33,12 @@ use crate::entry::{Entry, Transport};
 /// The npm package and version the project is tested with.
 pub const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
 
-/// The variables gemini runs with (beside any `.env` file it loads itself).
+/// The variables gemini runs with. (`gemini mcp` 0.61.0 loads no `.env` file; should a later
+/// version do so, the check of the other entries after each call reports what it rewrote.)
 const PASSED: &[&str] = &["PATH", "GEMINI_CLI_HOME", "GEMINI_CLI_NO_RELAUNCH"];
 
 pub struct Gemini {
     runner: Runner,
-    home: PathBuf,
     config: PathBuf,
 }
 
@@ -70,39 +70,16 @@ impl Gemini {
         )?
         .clearing_env();
         let config = home.join(".gemini").join("settings.json");
-        Ok(Gemini {
-            runner,
-            home,
-            config,
-        })
+        Ok(Gemini { runner, config })
     }
 
     fn entries(&self) -> Result<Map<String, Value>, ClientError> {
         read_user_entries(&self.config)
     }
 
-    /// The names gemini would expand a `$VAR` reference with: what it runs with, and what
-    /// the `.env` files it may load define.
-    fn expandable(&self) -> BTreeSet<String> {
-        let mut names: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
-        let mut files = Vec::new();
-        for dir in self.runner.cwd().ancestors() {
-            files.push(dir.join(".gemini").join(".env"));
-            files.push(dir.join(".env"));
-        }
-        files.push(self.home.join(".gemini").join(".env"));
-        files.push(self.home.join(".env"));
-        for f in files {
-            if let Ok(text) = std::fs::read_to_string(&f) {
-                names.extend(dotenv_names(&text));
-            }
-        }
-        names
-    }
-
     /// Refuse a mutating call that would make gemini rewrite a stored reference.
     fn guard(&self, name: &str, entries: &Map<String, Value>) -> Result<(), ClientError> {
-        let vars = self.expandable();
+        let vars: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
         let hit: Vec<&str> = entries
             .iter()
             .filter(|(_, v)| would_expand(v, &vars))
@@ -117,10 +94,10 @@ impl Gemini {
             reason: format!(
                 "gemini rewrites every user-scope server when it saves, expanding $VAR \
                  references, and {} holds references it would expand (in {}: a variable it \
-                 runs with or loads from a .env file, or a ${{VAR:-default}}); change those \
-                 first",
+                 runs with, {}, or a ${{VAR:-default}}); change those first",
                 self.config.display(),
-                hit.join(", ")
+                hit.join(", "),
+                PASSED.join(", ")
             ),
         })
     }
@@ -442,19 +419,6 @@ fn looks_numeric(arg: &str) -> bool {
     exp_ok && mantissa_ok
 }
 
-/// The variable names a `.env` file defines (`NAME=...`, `export NAME=...`).
-fn dotenv_names(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim_start();
-            let l = l.strip_prefix("export ").unwrap_or(l);
-            let (name, _) = l.split_once('=')?;
-            let name = name.trim();
-            is_var_name(name).then(|| name.to_string())
-        })
-        .collect()
-}
-
 /// Whether gemini's `$VAR` expansion (`$NAME`, `${NAME}`, `${NAME:-default}`) would change a
 /// string anywhere in `v`, given the variables it can see.
 fn would_expand(v: &Value, vars: &BTreeSet<String>) -> bool {
@@ -699,10 +663,6 @@ mod tests {
             assert!(!string_would_expand(miss, &vars), "{miss}");
         }
         assert!(would_expand(&json!({"env":{"A":"${SECRET}"}}), &vars));
-        assert_eq!(
-            dotenv_names("# c\nexport A=1\nB = 2\n bad-name=3\n"),
-            ["A", "B"]
-        );
     }
 
     #[test]
