@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use mcp_deploy::client::{self, Client, ClientError, ClientOptions};
 use mcp_deploy::entry::Entry;
+use mcp_deploy::transaction::{self, Change, Transaction};
 use serde_json::{json, Value};
 
 /// The real CLI: `MCP_DEPLOY_TEST_<NAME>`, else the repo's pinned `node_modules/.bin/<name>`.
@@ -284,6 +285,61 @@ fn gemini_refusals_name_the_key_and_make_no_call() {
 }
 
 // ---- both ----
+
+/// The installer's transaction over either module: an update followed by an add the client
+/// cannot hold is rolled back, and the updated name is back at its previous entry.
+fn transaction_rolls_back(client_name: &str) {
+    let s = Scratch::new();
+    let c = s.open(client_name);
+    let old = json!({"command": "/old", "args": ["x y"], "env": {"T": "${T}"}});
+    c.add("a", &entry(old.clone())).unwrap();
+    let refused = match client_name {
+        "codex" => json!({"type": "sse", "url": "http://h/sse"}),
+        _ => json!({"command": "/b", "env": {"K": "v=w"}}),
+    };
+    let obj = |v: &Value| v.as_object().unwrap().clone();
+    let changes = vec![
+        Change {
+            name: "a".into(),
+            previous: Some(obj(&old)),
+            target: Some(obj(&json!({"command": "/new"}))),
+        },
+        Change {
+            name: "b".into(),
+            previous: None,
+            target: Some(obj(&refused)),
+        },
+    ];
+    let mut tx = Transaction::begin(c.as_ref(), c.config_path(), changes).unwrap();
+    let journal = transaction::journal_path(c.config_path());
+    assert!(journal.exists());
+    let err = tx.apply().unwrap_err();
+    assert!(
+        matches!(err, ClientError::Unrepresentable { .. }),
+        "{err:?}"
+    );
+    let report = tx.roll_back(err.into()).to_string();
+    assert!(
+        report.contains("a: restored to its previous entry"),
+        "{report}"
+    );
+    assert_round_trip(c.as_ref(), "a", &old);
+    assert!(c.observe("b").unwrap().is_none());
+    assert!(
+        !journal.exists(),
+        "every name is restored, so the journal goes"
+    );
+}
+
+#[test]
+fn codex_transaction_rolls_back() {
+    transaction_rolls_back("codex");
+}
+
+#[test]
+fn gemini_transaction_rolls_back() {
+    transaction_rolls_back("gemini");
+}
 
 #[test]
 fn a_missing_binary_names_the_npm_package() {
