@@ -191,6 +191,23 @@ fn codex_entry_edited_to_something_else_is_seen_as_such() {
 }
 
 #[test]
+fn codex_error_about_its_config_does_not_echo_a_value() {
+    // Codex quotes the value it cannot load: `invalid type: string "…", expected a map`.
+    let s = Scratch::new();
+    let c = s.open("codex");
+    std::fs::write(
+        s.codex_home().join("config.toml"),
+        "[mcp_servers.a]\ncommand = \"/x\"\nenv = \"hunter2-secret\"\n",
+    )
+    .unwrap();
+    let err = c.observe("a").unwrap_err();
+    assert!(matches!(err, ClientError::Failed { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("invalid type"), "{msg}");
+    assert!(!msg.contains("hunter2"), "{msg}");
+}
+
+#[test]
 fn codex_home_that_is_set_but_missing_is_refused() {
     let s = Scratch::new();
     let mut opts = s.options();

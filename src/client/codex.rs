@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::runner::{self, Runner};
 use super::{Client, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
+use crate::process;
 
 /// The npm package and version the project is tested with.
 pub const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
@@ -77,13 +78,25 @@ impl Codex {
     fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
         let out = self.runner.call_raw(args, &shown)?;
         if !out.status.success() {
-            return Err(ClientError::Failed {
-                step: shown,
-                status: out.status.to_string(),
-                stderr: runner::redact(&codex_stderr(&out.stderr), secrets),
-            });
+            return Err(self.failed(shown, &out, secrets));
         }
         Ok(out.stdout)
+    }
+
+    /// A failed call. Codex quotes the config values it cannot load (`invalid type: string
+    /// "…"`), so every value the config's entries hold, besides `secrets`, is scrubbed.
+    fn failed(&self, step: String, out: &process::Output, secrets: &[&str]) -> ClientError {
+        let held = self
+            .entries()
+            .map(|m| runner::secret_strings(&m))
+            .unwrap_or_default();
+        let mut all: Vec<&str> = secrets.to_vec();
+        all.extend(held.iter().map(String::as_str));
+        ClientError::Failed {
+            step,
+            status: out.status.to_string(),
+            stderr: runner::redact(&codex_stderr(&out.stderr), &all),
+        }
     }
 }
 
@@ -126,6 +139,14 @@ fn codex_stderr(stderr: &str) -> String {
     let kept: Vec<&str> = stderr
         .lines()
         .filter(|l| !l.starts_with("WARNING: proceeding, even though"))
+        // A quoted source line of a TOML error (`3 | env = { T = "…" }`), which may hold a
+        // secret.
+        .filter(|l| {
+            !l.trim_start()
+                .trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start()
+                .starts_with('|')
+        })
         .take_while(|l| !l.starts_with("Stack backtrace:"))
         .collect();
     runner::first_lines(&kept.join("\n"))
@@ -225,6 +246,9 @@ impl Client for Codex {
 
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
         let step = format!("codex mcp get {name} --json");
+        // The file first: a malformed one is reported by us, without quoting it (codex quotes
+        // the offending line).
+        let config = self.entries()?;
         let out = self
             .runner
             .call_raw(&["mcp", "get", name, "--json"], &step)?;
@@ -232,14 +256,9 @@ impl Client for Codex {
             name: name.to_string(),
             reason,
         };
-        let config = self.entries()?;
         if !out.status.success() {
             if !out.stderr.contains("No MCP server named") {
-                return Err(ClientError::Failed {
-                    step,
-                    status: out.status.to_string(),
-                    stderr: codex_stderr(&out.stderr),
-                });
+                return Err(self.failed(step, &out, &[]));
             }
             if config.contains_key(name) {
                 return Err(disagree(format!(

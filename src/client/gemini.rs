@@ -139,7 +139,16 @@ impl Gemini {
             return Err(ClientError::Failed {
                 step: shown,
                 status: out.status.to_string(),
-                stderr: runner::redact(&runner::first_lines(&out.stderr), secrets),
+                stderr: {
+                    // It may quote what its settings hold.
+                    let held = self
+                        .entries()
+                        .map(|m| runner::secret_strings(&m))
+                        .unwrap_or_default();
+                    let mut all: Vec<&str> = secrets.to_vec();
+                    all.extend(held.iter().map(String::as_str));
+                    runner::redact(&runner::first_lines(&out.stderr), &all)
+                },
             });
         }
         Ok(out.stdout)

@@ -138,9 +138,44 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// Every string an entry holds outside `command`, `args`, `type` and `url` (env and header
+/// values, and whatever else a client keeps): what a client error must not echo.
+pub fn secret_strings(entries: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| leaves(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for entry in entries.values() {
+        match entry.as_object() {
+            Some(o) => o
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "command" | "args" | "type" | "url"))
+                .for_each(|(_, v)| leaves(v, &mut out)),
+            None => leaves(entry, &mut out),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secret_strings_are_the_values_outside_the_transport() {
+        let m = serde_json::json!({
+            "a": {"command": "/x", "args": ["serve"], "env": {"T": "s1"}},
+            "b": {"type": "http", "url": "u", "headers": {"H": "s2"}, "odd": ["s3"]},
+            "c": "s4"
+        });
+        let got = secret_strings(m.as_object().unwrap());
+        assert_eq!(got, ["s1", "s2", "s3", "s4"]);
+    }
 
     #[test]
     fn secrets_are_redacted_longest_first() {
