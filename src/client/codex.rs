@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::runner::{self, Runner};
-use super::{Client, ClientError, ClientOptions};
+use super::{only_keys, string_map, Client, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
 use crate::process;
 
@@ -381,27 +381,6 @@ fn bearer_env_var(value: &str) -> Option<&str> {
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     (first_ok && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')).then_some(var)
-}
-
-/// Refuse keys a CLI cannot set, naming the first.
-pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
-    match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
-        None => Ok(()),
-    }
-}
-
-/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
-/// (`Entry::from_value` has checked that its values are strings.)
-pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
-    raw.get(key)
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Read the `mcp_servers` of a codex config, each entry in the claude shape. A missing file

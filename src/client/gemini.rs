@@ -25,9 +25,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::codex::{only_keys, string_map};
 use super::runner::{self, Runner};
-use super::{Client, ClientError, ClientOptions};
+use super::{only_keys, string_map, Client, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
@@ -351,6 +350,9 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             args.extend(a.iter().cloned());
         }
         Transport::Remote { kind, url } => {
+            if kind != "http" && kind != "sse" {
+                return Err(refuse(format!("gemini knows no transport {kind:?}")));
+            }
             only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
             args.push("-t".into());
             args.push(kind.clone());

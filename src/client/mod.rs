@@ -144,3 +144,26 @@ pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, Clie
         }),
     }
 }
+
+// For the modules whose CLI takes an entry apart into flags (codex, gemini).
+
+/// Refuse keys a CLI cannot set, naming the first.
+pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
+        None => Ok(()),
+    }
+}
+
+/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
+/// (`Entry::from_value` has checked that its values are strings.)
+pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
+    raw.get(key)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
