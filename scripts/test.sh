@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test command: bring the pinned Claude Code CLI (npm ci, from package-lock.json), then
+# The test command: bring the pinned client CLIs (npm ci, from package-lock.json), then
 # run every test. Tests that need the real client fail, not skip, when it is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 npm ci --no-audit --no-fund
 ./node_modules/.bin/claude --version
+# Codex and gemini write into their home on any call: give them a scratch one.
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+CODEX_HOME=$scratch ./node_modules/.bin/codex --version
+GEMINI_CLI_HOME=$scratch ./node_modules/.bin/gemini --version
 cargo test --locked "$@"

@@ -108,6 +108,12 @@ pub struct ClientArgs {
     /// The claude binary [default: `claude` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CLAUDE")]
     pub claude: Option<PathBuf>,
+    /// The codex binary [default: `codex` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CODEX")]
+    pub codex: Option<PathBuf>,
+    /// The gemini binary [default: `gemini` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
+    pub gemini: Option<PathBuf>,
     /// Seconds one client call may take before it is killed.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     pub client_timeout: u64,

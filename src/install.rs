@@ -61,6 +61,10 @@ impl Action {
 pub fn client_options(args: &ClientArgs) -> ClientOptions {
     ClientOptions {
         claude: args.claude.clone(),
+        codex: args.codex.clone(),
+        gemini: args.gemini.clone(),
+        codex_home: None,
+        gemini_home: None,
         timeout: std::time::Duration::from_secs(args.client_timeout.max(1)),
         mcp_timeout_ms: args.mcp_timeout,
     }

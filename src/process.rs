@@ -34,7 +34,9 @@ pub enum ProcessError {
 pub struct Call<'a> {
     pub program: &'a Path,
     pub args: Vec<OsString>,
-    pub env: Vec<(&'static str, String)>,
+    pub env: Vec<(&'static str, OsString)>,
+    /// Start from an empty environment (then `env`), not the caller's.
+    pub clear_env: bool,
     pub cwd: &'a Path,
     pub timeout: Duration,
 }
@@ -48,6 +50,9 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if call.clear_env {
+        cmd.env_clear();
+    }
     for (k, v) in &call.env {
         cmd.env(k, v);
     }
@@ -114,6 +119,7 @@ mod tests {
             program: Path::new("/bin/sh"),
             args: vec!["-c".into(), script.into()],
             env: vec![("MCP_DEPLOY_T", "v".into())],
+            clear_env: false,
             cwd: Path::new("/"),
             timeout: Duration::from_secs(secs),
         })
@@ -125,6 +131,20 @@ mod tests {
         assert_eq!(out.stdout, "out v\n/\n");
         assert_eq!(out.stderr, "err\n");
         assert_eq!(out.status.code(), Some(3));
+    }
+
+    #[test]
+    fn a_cleared_environment_holds_only_what_is_passed() {
+        let out = run(&Call {
+            program: Path::new("/usr/bin/env"),
+            args: vec![],
+            env: vec![("MCP_DEPLOY_T", "v".into())],
+            clear_env: true,
+            cwd: Path::new("/"),
+            timeout: Duration::from_secs(10),
+        })
+        .unwrap();
+        assert_eq!(out.stdout, "MCP_DEPLOY_T=v\n");
     }
 
     #[test]
@@ -142,6 +162,7 @@ mod tests {
             program: Path::new("/nonexistent/claude"),
             args: vec![],
             env: vec![],
+            clear_env: false,
             cwd: Path::new("/"),
             timeout: Duration::from_secs(1),
         })

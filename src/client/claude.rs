@@ -32,7 +32,7 @@ impl Claude {
             options.claude.as_deref(),
             options.timeout,
             vec![
-                ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string()),
+                ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string().into()),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ],

@@ -3,6 +3,8 @@
 //! Adding a client is one module here and one line in [`open`].
 
 pub mod claude;
+pub mod codex;
+pub mod gemini;
 pub mod runner;
 
 use std::path::{Path, PathBuf};
@@ -17,6 +19,16 @@ use crate::entry::Entry;
 pub struct ClientOptions {
     /// An explicit claude binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
     pub claude: Option<PathBuf>,
+    /// An explicit codex binary (`--codex`, `MCP_DEPLOY_CODEX`); else found on PATH.
+    pub codex: Option<PathBuf>,
+    /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
+    pub gemini: Option<PathBuf>,
+    /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
+    /// Passed to codex as CODEX_HOME, so that it and we read the same file.
+    pub codex_home: Option<PathBuf>,
+    /// Gemini's home (its config is `<home>/.gemini/settings.json`); else `$GEMINI_CLI_HOME`,
+    /// else `$HOME`. Passed to gemini as GEMINI_CLI_HOME.
+    pub gemini_home: Option<PathBuf>,
     pub timeout: Duration,
     /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
     pub mcp_timeout_ms: u64,
@@ -46,6 +58,27 @@ pub enum ClientError {
     Config { path: PathBuf, reason: String },
     #[error("{name}: {reason}")]
     Disagrees { name: String, reason: String },
+    /// The client CLI cannot register this entry faithfully (it would store something else).
+    /// The reason names the field or key, never a value.
+    #[error("{client} cannot register {name} as declared: {reason}")]
+    Unrepresentable {
+        client: &'static str,
+        name: String,
+        reason: String,
+    },
+    /// `add` of a name that is registered: the client would overwrite it without a word.
+    #[error("{name} is already registered at user scope in {path}")]
+    AlreadyRegistered {
+        client: &'static str,
+        name: String,
+        path: PathBuf,
+    },
+    /// `remove` of a name that is not registered: the client would exit 0 and do nothing.
+    #[error("{name} is not registered at user scope in {path}: there is nothing to remove")]
+    NotRegistered { name: String, path: PathBuf },
+    /// A client home named by an environment variable (CODEX_HOME) that does not exist.
+    #[error("{var} is set to {path}, which does not exist")]
+    HomeMissing { var: &'static str, path: PathBuf },
 }
 
 impl ClientError {
@@ -55,6 +88,17 @@ impl ClientError {
             ClientError::TimedOut { .. } => Some(
                 "the client CLI did not answer; raise --client-timeout or check the client".into(),
             ),
+            ClientError::Unrepresentable { client, .. } => Some(format!(
+                "change the server's declaration to a form {client} can hold, or leave {client} \
+                 out of --client"
+            )),
+            ClientError::AlreadyRegistered { client, .. } => Some(format!(
+                "{client} would silently overwrite it; mcp-deploy removes an entry before it \
+                 adds one, so another program changed it meanwhile: run again"
+            )),
+            ClientError::HomeMissing { var, .. } => Some(format!(
+                "create that directory, or unset {var} to use the client's default"
+            )),
             ClientError::Config { .. } => Some(
                 "mcp-deploy never edits this file; repair it with the client, then run again"
                     .into(),
@@ -84,14 +128,42 @@ pub trait Client: Sync {
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
 }
 
+/// The names [`open`] knows.
+pub const CLIENTS: &[&str] = &["claude", "codex", "gemini"];
+
 /// Open the client named `name`.
 pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
     match name {
         "claude" => Ok(Box::new(claude::Claude::open(options)?)),
+        "codex" => Ok(Box::new(codex::Codex::open(options)?)),
+        "gemini" => Ok(Box::new(gemini::Gemini::open(options)?)),
         other => Err(ClientError::Missing {
             binary: other.to_string(),
             where_: " among the supported clients".into(),
-            help: "supported clients: claude".into(),
+            help: format!("supported clients: {}", CLIENTS.join(", ")),
         }),
     }
+}
+
+// For the modules whose CLI takes an entry apart into flags (codex, gemini).
+
+/// Refuse keys a CLI cannot set, naming the first.
+pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
+        None => Ok(()),
+    }
+}
+
+/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
+/// (`Entry::from_value` has checked that its values are strings.)
+pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
+    raw.get(key)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
 }

@@ -11,7 +11,8 @@ use crate::process::{self, Call, ProcessError};
 pub struct Runner {
     pub binary: PathBuf,
     timeout: Duration,
-    env: Vec<(&'static str, String)>,
+    env: Vec<(&'static str, OsString)>,
+    clear_env: bool,
     /// An empty directory to run from, so that no project or local scope of the caller's
     /// working directory applies; removed when the runner is dropped.
     cwd: tempfile::TempDir,
@@ -24,7 +25,7 @@ impl Runner {
         default_name: &str,
         explicit: Option<&Path>,
         timeout: Duration,
-        env: Vec<(&'static str, String)>,
+        env: Vec<(&'static str, OsString)>,
         help: String,
     ) -> Result<Runner, ClientError> {
         let missing = |binary: String, where_: &str| ClientError::Missing {
@@ -54,47 +55,133 @@ impl Runner {
             binary,
             timeout,
             env,
+            clear_env: false,
             cwd,
+        })
+    }
+
+    /// Run the client with only the variables passed to [`Runner::open`], not the caller's
+    /// environment (for a client that expands `$VAR` references in what it saves).
+    pub fn clearing_env(mut self) -> Runner {
+        self.clear_env = true;
+        self
+    }
+
+    /// The empty directory the client runs from.
+    pub fn cwd(&self) -> &Path {
+        self.cwd.path()
+    }
+
+    /// Run the binary and return its whole output, whatever its exit status: for clients whose
+    /// exit status says too little (codex and gemini exit 0 when asked to remove a missing name).
+    pub fn call_raw(&self, args: &[&str], shown: &str) -> Result<process::Output, ClientError> {
+        let call = Call {
+            program: &self.binary,
+            args: args.iter().map(OsString::from).collect(),
+            env: self.env.clone(),
+            clear_env: self.clear_env,
+            cwd: self.cwd.path(),
+            timeout: self.timeout,
+        };
+        process::run(&call).map_err(|e| match e {
+            ProcessError::TimedOut { secs } => ClientError::TimedOut {
+                step: shown.to_string(),
+                secs,
+            },
+            ProcessError::Spawn { source, .. } => ClientError::Spawn {
+                step: shown.to_string(),
+                reason: source.to_string(),
+            },
         })
     }
 
     /// Run the binary with `args`; `shown` is the step as it may be printed (no secret in it).
     /// Returns stdout of a call that exited 0.
     pub fn call(&self, args: &[&str], shown: String) -> Result<String, ClientError> {
-        let call = Call {
-            program: &self.binary,
-            args: args.iter().map(OsString::from).collect(),
-            env: self.env.clone(),
-            cwd: self.cwd.path(),
-            timeout: self.timeout,
-        };
-        let out = process::run(&call).map_err(|e| match e {
-            ProcessError::TimedOut { secs } => ClientError::TimedOut {
-                step: shown.clone(),
-                secs,
-            },
-            ProcessError::Spawn { source, .. } => ClientError::Spawn {
-                step: shown.clone(),
-                reason: source.to_string(),
-            },
-        })?;
+        let out = self.call_raw(args, &shown)?;
         if !out.status.success() {
-            return Err(ClientError::Failed {
-                step: shown,
-                status: out.status.to_string(),
-                stderr: first_lines(&out.stderr),
-            });
+            return Err(failed(shown, &out));
         }
         Ok(out.stdout)
     }
 }
 
+/// A call that exited non-zero, named by its step, with the first lines of its stderr.
+pub fn failed(step: String, out: &process::Output) -> ClientError {
+    ClientError::Failed {
+        step,
+        status: out.status.to_string(),
+        stderr: first_lines(&out.stderr),
+    }
+}
+
 /// The first lines of a client's stderr, enough to say what went wrong. (The clients' errors
 /// for these commands name the server, never the entry's values.)
-fn first_lines(s: &str) -> String {
+pub fn first_lines(s: &str) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(5).collect();
     if lines.is_empty() {
         return "no output on stderr".into();
     }
     lines.join(" | ")
+}
+
+/// `text` with every one of `secrets` (env or header values passed on a command line) replaced
+/// by `<value>`, for a client error that might echo its arguments.
+pub fn redact(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    let mut secrets: Vec<&&str> = secrets.iter().filter(|s| !s.is_empty()).collect();
+    // Longest first, so that a secret containing another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    for s in secrets {
+        out = out.replace(*s, "<value>");
+    }
+    out
+}
+
+/// Every string an entry holds outside `command`, `args`, `type` and `url` (env and header
+/// values, and whatever else a client keeps): what a client error must not echo.
+pub fn secret_strings(entries: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+    fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::String(s) => out.push(s.clone()),
+            serde_json::Value::Array(a) => a.iter().for_each(|x| leaves(x, out)),
+            serde_json::Value::Object(o) => o.values().for_each(|x| leaves(x, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for entry in entries.values() {
+        match entry.as_object() {
+            Some(o) => o
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "command" | "args" | "type" | "url"))
+                .for_each(|(_, v)| leaves(v, &mut out)),
+            None => leaves(entry, &mut out),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_strings_are_the_values_outside_the_transport() {
+        let m = serde_json::json!({
+            "a": {"command": "/x", "args": ["serve"], "env": {"T": "s1"}},
+            "b": {"type": "http", "url": "u", "headers": {"H": "s2"}, "odd": ["s3"]},
+            "c": "s4"
+        });
+        let got = secret_strings(m.as_object().unwrap());
+        assert_eq!(got, ["s1", "s2", "s3", "s4"]);
+    }
+
+    #[test]
+    fn secrets_are_redacted_longest_first() {
+        assert_eq!(
+            redact("bad value hunter2 and hunter", &["hunter", "hunter2", ""]),
+            "bad value <value> and <value>"
+        );
+    }
 }
