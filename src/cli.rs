@@ -105,6 +105,10 @@ pub struct DeclarationArgs {
 /// Options for talking to the client CLI.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
+    /// The clients to act on, comma-separated: claude, codex, gemini.
+    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
+          value_parser = ["claude", "codex", "gemini"])]
+    pub clients: Vec<String>,
     /// The claude binary [default: `claude` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CLAUDE")]
     pub claude: Option<PathBuf>,
@@ -175,6 +179,11 @@ pub struct VerifyArgs {
         requires = "handshake"
     )]
     pub handshake_timeout: u64,
+    /// The clients whose registrations to check, comma-separated: claude, codex, gemini.
+    /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
+    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
+          value_parser = ["claude", "codex", "gemini"])]
+    pub clients: Vec<String>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -40,20 +40,31 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
     let (server, prefix) = config::single(&decl, &args.prefix, args.server.as_deref())?;
     let expected = config::expect_commit(&args.expect_commit)?;
     let registered_name = args.name.clone().unwrap_or_else(|| server.name.clone());
-    let registrations = registered::read(&args.mcp_json)?;
+    let flat = registered::Flat::read(&args.mcp_json)?;
     let declared = render::render(server, &prefix)?.entry;
-    let target = Target {
-        server,
-        prefix,
-        registered_name,
-        declared,
-        expected: Some(expected),
-        require_content: args.content,
-        handshake: args
-            .handshake
-            .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
-    };
-    let report = Report::new(vec![identity::verify(&target, &registrations)], None);
+    let mut reports = Vec::new();
+    let mut clients: Vec<&str> = Vec::new();
+    for c in &args.clients {
+        if !clients.contains(&c.as_str()) {
+            clients.push(c);
+        }
+    }
+    for client in clients {
+        let target = Target {
+            server,
+            client,
+            prefix: prefix.clone(),
+            registered_name: registered_name.clone(),
+            declared: declared.clone(),
+            expected: Some(expected.clone()),
+            require_content: args.content,
+            handshake: args
+                .handshake
+                .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+        };
+        reports.push(identity::verify(&target, &flat.servers(client)));
+    }
+    let report = Report::new(reports, None);
     report.print(args.json);
     Ok(Exit::from_checks(report.ok))
 }

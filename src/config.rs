@@ -88,13 +88,11 @@ impl Selection {
         })
     }
 
-    /// The flat document's entries; `None` when it does not exist yet. A malformed one is an
-    /// error: it is never overwritten.
-    pub fn read_registered(
-        &self,
-    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, Error> {
-        match registered::read(&self.registered) {
-            Ok(m) => Ok(Some(m)),
+    /// The flat document; `None` when it does not exist yet. A malformed one is an error: it
+    /// is never overwritten.
+    pub fn read_registered(&self) -> Result<Option<registered::Flat>, Error> {
+        match registered::Flat::read(&self.registered) {
+            Ok(f) => Ok(Some(f)),
             Err(registered::RegisteredError::Missing { .. }) => Ok(None),
             Err(e) => Err(e.into()),
         }

@@ -33,6 +33,8 @@ use crate::report::{Check, ServerReport};
 /// What to verify for one server.
 pub struct Target<'a> {
     pub server: &'a Server,
+    /// The client whose registration is checked.
+    pub client: &'a str,
     pub prefix: PathBuf,
     pub registered_name: String,
     /// The declared entry, rendered for this prefix.
@@ -86,6 +88,7 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
     }
     ServerReport {
         name: target.server.name.clone(),
+        client: target.client.to_string(),
         registered_name: target.registered_name.clone(),
         prefix: target.prefix.display().to_string(),
         registration: None,

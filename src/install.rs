@@ -5,20 +5,21 @@
 //! 1. Validate everything first: the declaration, the selected servers and their registered
 //!    names, `--expect-commit NAME=SHA`, the flat document (a malformed one is refused, never
 //!    overwritten), and that each prefix holds a deployed server.
-//! 2. Take the client-config lock (waiting up to `--lock-timeout`), and roll back what an
-//!    interrupted earlier run journalled, saying so.
+//! 2. For each client of `--client` (claude by default; codex, gemini): take the lock on its
+//!    config (waiting up to `--lock-timeout`), and roll back what an interrupted earlier run
+//!    journalled, saying so.
 //! 3. Read the client's current user-scope entries, read-only, from its config file.
 //! 4. Plan each name: `unchanged` when the entry already equals the rendered one, `added` when
 //!    there is none, `updated` otherwise. Note same-name entries in other scopes that would
 //!    shadow it (a warning; a failed check with `--strict`).
 //! 5. Write each server's rendered document, `<prefix>/mcp/<name>.mcp.json`.
-//! 6. In a transaction (journal first): apply the plan one mutating call at a time —
-//!    `remove` (only when present), then `add-json`.
-//! 7. Ask the client what it now has (`claude mcp get`, all names side by side): each must be
+//! 6. In one transaction per client (journal first): apply the plan one mutating call at a
+//!    time — `remove` (only when present), then `add`.
+//! 7. Ask each client what it now has (`claude mcp get`, all names side by side): each must be
 //!    at user scope and agree with the config file, whose exact entry is what we record.
 //! 8. Write the flat registration document (other names in it are kept), then commit (remove
-//!    the journal). A failure in 6–8 rolls every name back to its previous entry and reports
-//!    the state of each.
+//!    the journals). A failure in 6–8, for any client, rolls every name of every client back to
+//!    its previous entry and reports the state of each.
 //! 9. Verify identity for each server against what was recorded, and report a registration
 //!    line and the checks per server; exit 0 only if all passed.
 //!
@@ -27,7 +28,7 @@
 use std::path::Path;
 
 use crate::cli::{ClientArgs, InstallArgs, UninstallArgs};
-use crate::client::{self, Client, ClientError, ClientOptions};
+use crate::client::{self, Client, ClientError, ClientOptions, Op};
 use crate::config::{self, Selected, Selection};
 use crate::entry::Entry;
 use crate::error::Error;
@@ -35,10 +36,11 @@ use crate::exit::Exit;
 use crate::identity::{self, Target};
 use crate::ledger::{self, Record};
 use crate::lock::Lock;
-use crate::registered;
+use crate::registered::{Flat, RegisteredError};
 use crate::render::{self, Rendered};
 use crate::report::{emit, progress, Check, Report, ServerReport};
 use crate::transaction::{self, Change, Transaction};
+use serde_json::{Map, Value};
 
 /// What step 4 decided for one name.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -70,6 +72,21 @@ pub fn client_options(args: &ClientArgs) -> ClientOptions {
     }
 }
 
+/// Open every client of `--client`, each once, in the order given.
+pub fn open_clients(args: &ClientArgs) -> Result<Vec<Box<dyn Client>>, Error> {
+    let options = client_options(args);
+    let mut names: Vec<&str> = Vec::new();
+    for c in &args.clients {
+        if !names.contains(&c.as_str()) {
+            names.push(c);
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| client::open(n, &options).map_err(Error::from))
+        .collect()
+}
+
 /// Step 2: lock the client config and finish off an interrupted run.
 fn lock_and_recover(client: &dyn Client, args: &ClientArgs) -> Result<Lock, Error> {
     let config = client.config_path();
@@ -94,33 +111,25 @@ fn lock_and_recover(client: &dyn Client, args: &ClientArgs) -> Result<Lock, Erro
     Ok(lock)
 }
 
-pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
-    // 1. Validate.
-    let selection = Selection::load(&args.selection)?;
-    let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let expected = config::expect_commits(&args.expect_commits, selected)?;
-    let mut flat = selection.read_registered()?.unwrap_or_default();
-    let mut rendered = Vec::new();
-    for s in selected {
-        render::check_deployed(&s.server, &s.prefix)?;
-        rendered.push(render::render(&s.server, &s.prefix)?);
-    }
-    let client = client::open("claude", &client_options(&args.client))?;
-    let client = client.as_ref();
+/// Steps 3–4 for one client: what it holds now, and what install would do about each name.
+struct ClientPlan<'a> {
+    client: &'a dyn Client,
+    current: Map<String, Value>,
+    actions: Vec<Action>,
+    changes: Vec<Change>,
+    shadows: Vec<Vec<String>>,
+}
 
-    // 2. Lock and recover (a dry run only reads, and takes no lock).
-    let _lock = if args.dry_run {
-        None
-    } else {
-        Some(lock_and_recover(client, &args.client)?)
-    };
-
-    // 3. Read; 4. plan.
+fn plan_client<'a>(
+    client: &'a dyn Client,
+    selected: &[Selected],
+    rendered: &[Rendered],
+) -> Result<ClientPlan<'a>, Error> {
     let current = client.user_entries()?;
     refuse_literal_secrets(client, &current, selected)?;
-    let mut plan = Vec::new();
+    let mut actions = Vec::new();
     let mut changes = Vec::new();
-    for (s, r) in selected.iter().zip(&rendered) {
+    for (s, r) in selected.iter().zip(rendered) {
         let previous = current.get(&s.registered_name).cloned();
         let action = match &previous {
             None => Action::Add,
@@ -136,15 +145,49 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 target: Some(r.entry.raw.clone()),
             });
         }
-        plan.push(action);
+        actions.push(action);
     }
-    let shadows: Vec<Vec<String>> = selected
+    let shadows = selected
         .iter()
         .map(|s| client.shadows(&s.registered_name))
         .collect::<Result<_, _>>()?;
+    Ok(ClientPlan {
+        client,
+        current,
+        actions,
+        changes,
+        shadows,
+    })
+}
 
+pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
+    // 1. Validate.
+    let selection = Selection::load(&args.selection)?;
+    let (selected, registered_path) = (&selection.servers, &selection.registered);
+    let expected = config::expect_commits(&args.expect_commits, selected)?;
+    let mut flat = Flat::read_or_empty(registered_path)?;
+    let mut rendered = Vec::new();
+    for s in selected {
+        render::check_deployed(&s.server, &s.prefix)?;
+        rendered.push(render::render(&s.server, &s.prefix)?);
+    }
+    let clients = open_clients(&args.client)?;
+
+    // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
+    let mut locks = Vec::new();
+    if !args.dry_run {
+        for c in &clients {
+            locks.push(lock_and_recover(c.as_ref(), &args.client)?);
+        }
+    }
+
+    // 3. Read; 4. plan.
+    let plans: Vec<ClientPlan> = clients
+        .iter()
+        .map(|c| plan_client(c.as_ref(), selected, &rendered))
+        .collect::<Result<_, _>>()?;
     if args.dry_run {
-        print_plan(selected, &rendered, &plan, registered_path, args.json);
+        print_plan(selected, &rendered, &plans, registered_path, args.json);
         return Ok(Exit::Success);
     }
 
@@ -153,89 +196,96 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         render::write_rendered(r, &s.prefix)?;
     }
 
-    // 6–8. The transaction.
-    let mut tx = Transaction::begin(client, client.config_path(), changes)?;
+    // 6–8. The transactions: all clients change, or none does.
     let names: Vec<&str> = selected
         .iter()
         .map(|s| s.registered_name.as_str())
         .collect();
+    let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
-        if !tx.is_empty() {
-            progress(&format!("registering with {}…", client.name()));
-        }
-        tx.apply()?;
-        progress(&format!("asking {} what it has registered…", client.name()));
-        for (name, entry) in observe_all(client, &names)? {
-            flat.insert(name, entry.flat());
+        for p in &plans {
+            let mut tx = Transaction::begin(p.client, p.client.config_path(), p.changes.clone())?;
+            if !tx.is_empty() {
+                progress(&format!("registering with {}…", p.client.name()));
+            }
+            let applied = tx.apply();
+            txs.push(tx);
+            applied?;
+            progress(&format!(
+                "asking {} what it has registered…",
+                p.client.name()
+            ));
+            for (name, entry) in observe_all(p.client, &names)? {
+                flat.set(p.client.name(), &name, entry.flat());
+            }
         }
         transaction::checkpoint("after-observe");
-        registered::write(registered_path, &flat)?;
+        flat.write(registered_path)?;
         transaction::checkpoint("after-record");
         Ok(())
     })();
     if let Err(e) = outcome {
-        return Err(tx.roll_back(e).into());
+        return Err(transaction::roll_back_all(txs, e).into());
     }
-    tx.commit()?;
-    let records: Vec<Record> = selected
-        .iter()
-        .zip(&rendered)
-        .zip(&plan)
-        .filter(|(_, action)| **action != Action::Unchanged)
-        .map(|((s, r), action)| {
-            let old = current.get(&s.registered_name).map(flat_of);
-            change_record(client, s, action.word(), old, Some(r.entry.flat()))
-        })
-        .collect();
+    for tx in txs {
+        tx.commit()?;
+    }
+    let mut records = Vec::new();
+    for p in &plans {
+        for ((s, r), action) in selected.iter().zip(&rendered).zip(&p.actions) {
+            if *action != Action::Unchanged {
+                let old = p.current.get(&s.registered_name).map(flat_of);
+                records.push(change_record(
+                    p.client,
+                    s,
+                    action.word(),
+                    old,
+                    Some(r.entry.flat()),
+                ));
+            }
+        }
+    }
     ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
+    drop(locks);
 
     // 9. Verify and report.
     let mut reports = Vec::new();
-    for (((s, r), action), shadowed) in selected.iter().zip(rendered).zip(&plan).zip(shadows) {
-        let target = Target {
-            server: &s.server,
-            prefix: s.prefix.clone(),
-            registered_name: s.registered_name.clone(),
-            declared: r.entry,
-            expected: expected.get(&s.server.name).cloned(),
-            require_content: args.content,
-            handshake: None,
-        };
-        let mut report = identity::verify(&target, &flat);
-        report.registration = Some(action.word().to_string());
-        if !shadowed.is_empty() {
-            report.checks.push(shadow_check(
-                &s.registered_name,
-                &shadowed,
-                args.client.strict,
-            ));
+    for p in &plans {
+        let registrations = flat.servers(p.client.name());
+        for (((s, r), action), shadowed) in selected
+            .iter()
+            .zip(&rendered)
+            .zip(&p.actions)
+            .zip(&p.shadows)
+        {
+            let target = Target {
+                server: &s.server,
+                client: p.client.name(),
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: args.content,
+                handshake: None,
+            };
+            let mut report = identity::verify(&target, &registrations);
+            report.registration = Some(action.word().to_string());
+            if !shadowed.is_empty() {
+                report.checks.push(shadow_check(
+                    &s.registered_name,
+                    shadowed,
+                    args.client.strict,
+                ));
+            }
+            reports.push(report);
         }
-        reports.push(report);
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);
     Ok(Exit::from_checks(report.ok))
 }
 
-/// A same-name entry in another scope wins over the user-scope one in that project: the agent
-/// there would run something else. A warning, or a failed check with `--strict`.
-fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
-    let detail = format!(
-        "{}{name} is also registered in the {}, which takes precedence there",
-        if strict { "" } else { "warning: " },
-        shadows.join("; ")
-    );
-    if !strict {
-        eprintln!("{detail}");
-    }
-    Check {
-        check: "shadowing",
-        ok: !strict,
-        detail,
-    }
-}
-
-/// Step 7: `get` every name side by side (they only read). Each must be registered.
+/// Step 7: observe every name side by side (they only read). Each must be registered.
 fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry)>, ClientError> {
     let results: Vec<Result<Option<Entry>, ClientError>> = std::thread::scope(|scope| {
         let handles: Vec<_> = names
@@ -254,7 +304,10 @@ fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry
             Some(e) => Ok((n.to_string(), e)),
             None => Err(ClientError::Disagrees {
                 name: n.to_string(),
-                reason: format!("`claude mcp get {n}` does not find it after it was registered"),
+                reason: format!(
+                    "`{}` does not find it after it was registered",
+                    client.show(Op::Observe, n)
+                ),
             }),
         })
         .collect()
@@ -263,33 +316,33 @@ fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry
 fn print_plan(
     selected: &[Selected],
     rendered: &[Rendered],
-    plan: &[Action],
+    plans: &[ClientPlan],
     registered_path: &Path,
     json: bool,
 ) {
     let mut steps = Vec::new();
-    for ((s, r), action) in selected.iter().zip(rendered).zip(plan) {
-        let file = render::rendered_path(&s.prefix, &s.server.name);
-        let name = &s.registered_name;
-        let mut calls = Vec::new();
-        if *action == Action::Update {
-            calls.push(format!("claude mcp remove {name} -s user"));
+    for p in plans {
+        for ((s, r), action) in selected.iter().zip(rendered).zip(&p.actions) {
+            let file = render::rendered_path(&s.prefix, &s.server.name);
+            let name = &s.registered_name;
+            let mut calls = Vec::new();
+            if *action == Action::Update {
+                calls.push(p.client.show(Op::Remove, name));
+            }
+            if *action != Action::Unchanged {
+                calls.push(p.client.show(Op::Add, name));
+            }
+            calls.push(p.client.show(Op::Observe, name));
+            steps.push(serde_json::json!({
+                "name": s.server.name,
+                "client": p.client.name(),
+                "registered_name": name,
+                "registration": action.word(),
+                "entry": r.entry.describe(),
+                "writes": [file.display().to_string()],
+                "client_calls": calls,
+            }));
         }
-        if *action != Action::Unchanged {
-            calls.push(format!(
-                "claude mcp add-json -s user {name} '{}'",
-                r.entry.describe()
-            ));
-        }
-        calls.push(format!("claude mcp get {name}"));
-        steps.push(serde_json::json!({
-            "name": s.server.name,
-            "registered_name": name,
-            "registration": action.word(),
-            "entry": r.entry.describe(),
-            "writes": [file.display().to_string()],
-            "client_calls": calls,
-        }));
     }
     if json {
         let doc = serde_json::json!({
@@ -307,9 +360,10 @@ fn print_plan(
     for step in &steps {
         let field = |k: &str| step[k].as_str().unwrap_or_default().to_string();
         text.push_str(&format!(
-            "{}: would be {} ({})\n",
+            "{}: would be {} in {} ({})\n",
             field("registered_name"),
             field("registration"),
+            field("client"),
             field("entry")
         ));
         for (key, verb) in [("writes", "write"), ("client_calls", "run  ")] {
@@ -320,6 +374,24 @@ fn print_plan(
     }
     text.push_str(&format!("write {}\n", registered_path.display()));
     emit(&text);
+}
+
+/// A same-name entry in another scope wins over the user-scope one in that project: the agent
+/// there would run something else. A warning, or a failed check with `--strict`.
+fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+    let detail = format!(
+        "{}{name} is also registered in the {}, which takes precedence there",
+        if strict { "" } else { "warning: " },
+        shadows.join("; ")
+    );
+    if !strict {
+        eprintln!("{detail}");
+    }
+    Check {
+        check: "shadowing",
+        ok: !strict,
+        detail,
+    }
 }
 
 /// An existing entry we would replace or remove must not hold a literal secret: its previous
@@ -398,73 +470,89 @@ fn change_record(
     r
 }
 
-/// `uninstall`: remove the names `install` with the same options registers, and their flat
-/// document entries, as one transaction. A name that is not registered is not an error.
+/// `uninstall`: remove the names `install` with the same options registers, from every client
+/// of `--client`, and their flat document entries, as one transaction. A name that is not
+/// registered is not an error.
 pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let selection = Selection::load(&args.selection)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let flat = selection.read_registered()?;
-    let client = client::open("claude", &client_options(&args.client))?;
-    let client = client.as_ref();
-    let _lock = lock_and_recover(client, &args.client)?;
-    let current = client.user_entries()?;
-    refuse_literal_secrets(client, &current, selected)?;
-    let changes: Vec<Change> = selected
-        .iter()
-        .filter_map(|s| {
-            let previous = current.get(&s.registered_name)?.as_object()?.clone();
-            Some(Change {
-                name: s.registered_name.clone(),
-                previous: Some(previous),
-                target: None,
+    let flat = match Flat::read(registered_path) {
+        Ok(f) => Some(f),
+        Err(RegisteredError::Missing { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let clients = open_clients(&args.client)?;
+    let mut locks = Vec::new();
+    for c in &clients {
+        locks.push(lock_and_recover(c.as_ref(), &args.client)?);
+    }
+    let mut plans = Vec::new();
+    for c in &clients {
+        let client = c.as_ref();
+        let current = client.user_entries()?;
+        refuse_literal_secrets(client, &current, selected)?;
+        let changes: Vec<Change> = selected
+            .iter()
+            .filter_map(|s| {
+                let previous = current.get(&s.registered_name)?.as_object()?.clone();
+                Some(Change {
+                    name: s.registered_name.clone(),
+                    previous: Some(previous),
+                    target: None,
+                })
             })
-        })
-        .collect();
-    let removed: Vec<String> = changes.iter().map(|c| c.name.clone()).collect();
+            .collect();
+        plans.push((client, current, changes));
+    }
 
-    let mut tx = Transaction::begin(client, client.config_path(), changes)?;
+    let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
-        tx.apply()?;
+        for (client, _, changes) in &plans {
+            let mut tx = Transaction::begin(*client, client.config_path(), changes.clone())?;
+            let applied = tx.apply();
+            txs.push(tx);
+            applied?;
+        }
         if let Some(mut flat) = flat {
-            let before = flat.len();
-            flat.retain(|k, _| !selected.iter().any(|s| &s.registered_name == k));
-            if flat.len() != before {
-                registered::write(registered_path, &flat)?;
+            let mut changed = false;
+            for (client, _, _) in &plans {
+                for s in selected {
+                    changed |= flat.remove(client.name(), &s.registered_name);
+                }
+            }
+            if changed {
+                flat.write(registered_path)?;
             }
         }
         Ok(())
     })();
     if let Err(e) = outcome {
-        return Err(tx.roll_back(e).into());
+        return Err(transaction::roll_back_all(txs, e).into());
     }
-    tx.commit()?;
-    let records: Vec<Record> = selected
-        .iter()
-        .filter(|s| removed.contains(&s.registered_name))
-        .map(|s| {
-            let old = current.get(&s.registered_name).map(flat_of);
-            change_record(client, s, "removed", old, None)
-        })
-        .collect();
+    for tx in txs {
+        tx.commit()?;
+    }
+    let mut records = Vec::new();
+    let mut reports = Vec::new();
+    for (client, current, changes) in &plans {
+        for s in selected {
+            let removed = changes.iter().any(|c| c.name == s.registered_name);
+            if removed {
+                let old = current.get(&s.registered_name).map(flat_of);
+                records.push(change_record(*client, s, "removed", old, None));
+            }
+            reports.push(ServerReport {
+                name: s.server.name.clone(),
+                client: client.name().to_string(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: Some(if removed { "removed" } else { "absent" }.into()),
+                checks: Vec::new(),
+            });
+        }
+    }
     ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
-
-    let reports = selected
-        .iter()
-        .map(|s| ServerReport {
-            name: s.server.name.clone(),
-            registered_name: s.registered_name.clone(),
-            prefix: s.prefix.display().to_string(),
-            registration: Some(
-                if removed.contains(&s.registered_name) {
-                    "removed"
-                } else {
-                    "absent"
-                }
-                .into(),
-            ),
-            checks: Vec::new(),
-        })
-        .collect();
+    drop(locks);
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);
     Ok(Exit::Success)

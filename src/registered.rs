@@ -1,7 +1,14 @@
-//! The flat registration document: `{"mcpServers":{NAME:{"command","args"}|{"type","url"}}}`,
-//! written from what the client itself reports, at `$CLAUDE_CONFIG_DIR/mcp-registered.json`
-//! or `~/.claude/mcp-registered.json`. Entries for names mcp-deploy was not asked about are
-//! kept as they are. Env and header values are never recorded.
+//! The flat registration document, written from what each client itself reports:
+//!
+//! ```json
+//! {"mcpServers": {NAME: {"command", "args"} | {"type", "url"}},
+//!  "clients": {"codex": {"mcpServers": {...}}, "gemini": {"mcpServers": {...}}}}
+//! ```
+//! Claude's entries are the top-level `mcpServers` (the shape CI and agents already read);
+//! every other client's are under `clients.<client>.mcpServers`. It lives at
+//! `$CLAUDE_CONFIG_DIR/mcp-registered.json` or `~/.claude/mcp-registered.json`. Entries for
+//! names mcp-deploy was not asked about are kept as they are. Env and header values are never
+//! recorded.
 
 use std::path::{Path, PathBuf};
 
@@ -22,17 +29,22 @@ pub enum RegisteredError {
 impl RegisteredError {
     pub fn help(&self) -> Option<String> {
         match self {
-            RegisteredError::Missing { .. } => {
-                Some("run `mcp-deploy install` first, or pass the document that holds the registration".into())
-            }
+            RegisteredError::Missing { .. } => Some(
+                "run `mcp-deploy install` first, or pass the document that holds the registration"
+                    .into(),
+            ),
             RegisteredError::Malformed { .. } => Some(
-                "it must be {\"mcpServers\":{...}}; move it aside (install writes a new one) or fix it"
+                "it must be {\"mcpServers\":{...}} (other clients under \"clients\"); move it \
+                 aside (install writes a new one) or fix it"
                     .into(),
             ),
             RegisteredError::Io(_) => None,
         }
     }
 }
+
+/// The client whose entries are the top-level `mcpServers`.
+const PRIMARY: &str = "claude";
 
 /// The default location of the flat document.
 pub fn default_path() -> PathBuf {
@@ -44,42 +56,160 @@ pub fn default_path() -> PathBuf {
     }
 }
 
-/// Read the `mcpServers` object of a document; a missing file is an error.
-pub fn read(path: &Path) -> Result<Map<String, Value>, RegisteredError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(RegisteredError::Missing {
-                path: path.to_path_buf(),
-            })
+/// A whole flat document.
+#[derive(Debug, Clone, Default)]
+pub struct Flat {
+    doc: Map<String, Value>,
+}
+
+impl Flat {
+    /// Read and validate a document; a missing file is an error.
+    pub fn read(path: &Path) -> Result<Flat, RegisteredError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(RegisteredError::Missing {
+                    path: path.to_path_buf(),
+                })
+            }
+            Err(e) => return Err(fsio::IoError::new("cannot read", path, e).into()),
+        };
+        let malformed = |reason: String| RegisteredError::Malformed {
+            path: path.to_path_buf(),
+            reason,
+        };
+        let doc = match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(doc)) => doc,
+            Ok(_) => return Err(malformed("it is not a JSON object".into())),
+            Err(e) => return Err(malformed(e.to_string())),
+        };
+        match doc.get("mcpServers") {
+            Some(Value::Object(_)) => {}
+            Some(_) => return Err(malformed("\"mcpServers\" is not an object".into())),
+            None => return Err(malformed("it has no \"mcpServers\" object".into())),
         }
-        Err(e) => return Err(fsio::IoError::new("cannot read", path, e).into()),
-    };
-    let malformed = |reason: String| RegisteredError::Malformed {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let doc: Value = serde_json::from_str(&text).map_err(|e| malformed(e.to_string()))?;
-    match doc.get("mcpServers") {
-        Some(Value::Object(m)) => Ok(m.clone()),
-        Some(_) => Err(malformed("\"mcpServers\" is not an object".into())),
-        None => Err(malformed("it has no \"mcpServers\" object".into())),
+        if let Some(clients) = doc.get("clients") {
+            let clients = clients
+                .as_object()
+                .ok_or_else(|| malformed("\"clients\" is not an object".into()))?;
+            for (name, c) in clients {
+                if !c.get("mcpServers").is_some_and(Value::is_object) {
+                    return Err(malformed(format!(
+                        "\"clients\".\"{name}\" has no \"mcpServers\" object"
+                    )));
+                }
+            }
+        }
+        Ok(Flat { doc })
+    }
+
+    /// Read the document for updating: a missing file is an empty one.
+    pub fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
+        match Flat::read(path) {
+            Err(RegisteredError::Missing { .. }) => Ok(Flat::default()),
+            other => other,
+        }
+    }
+
+    /// `client`'s entries (empty when it has none).
+    pub fn servers(&self, client: &str) -> Map<String, Value> {
+        let servers = if client == PRIMARY {
+            self.doc.get("mcpServers")
+        } else {
+            self.doc
+                .get("clients")
+                .and_then(|c| c.get(client))
+                .and_then(|c| c.get("mcpServers"))
+        };
+        servers
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn servers_mut(&mut self, client: &str) -> &mut Map<String, Value> {
+        let slot = if client == PRIMARY {
+            self.doc.entry("mcpServers")
+        } else {
+            let clients = self
+                .doc
+                .entry("clients")
+                .or_insert_with(|| Value::Object(Map::new()));
+            clients
+                .as_object_mut()
+                .expect("validated as an object")
+                .entry(client)
+                .or_insert_with(|| serde_json::json!({}))
+                .as_object_mut()
+                .expect("validated as an object")
+                .entry("mcpServers")
+        };
+        slot.or_insert_with(|| Value::Object(Map::new()))
+            .as_object_mut()
+            .expect("validated as an object")
+    }
+
+    pub fn set(&mut self, client: &str, name: &str, entry: Value) {
+        self.servers_mut(client).insert(name.to_string(), entry);
+    }
+
+    /// Remove `name` of `client`; whether it was there.
+    pub fn remove(&mut self, client: &str, name: &str) -> bool {
+        self.servers_mut(client).remove(name).is_some()
+    }
+
+    /// Write the document atomically, mode 0600 (it says which programs an agent runs).
+    pub fn write(&mut self, path: &Path) -> Result<(), RegisteredError> {
+        self.servers_mut(PRIMARY);
+        let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
+        text.push('\n');
+        fsio::write_atomic(path, text.as_bytes(), true)?;
+        Ok(())
     }
 }
 
-/// Read the document for updating: a missing file is an empty one.
-pub fn read_or_empty(path: &Path) -> Result<Map<String, Value>, RegisteredError> {
-    match read(path) {
-        Err(RegisteredError::Missing { .. }) => Ok(Map::new()),
-        other => other,
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
 
-/// Write the document atomically, mode 0600 (it says which programs an agent runs).
-pub fn write(path: &Path, servers: &Map<String, Value>) -> Result<(), RegisteredError> {
-    let doc = serde_json::json!({ "mcpServers": servers });
-    let mut text = serde_json::to_string_pretty(&doc).expect("a Value serializes");
-    text.push('\n');
-    fsio::write_atomic(path, text.as_bytes(), true)?;
-    Ok(())
+    #[test]
+    fn each_client_has_its_own_entries_and_claude_stays_top_level() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("flat.json");
+        let mut f = Flat::read_or_empty(&p).unwrap();
+        f.set("claude", "a", json!({"command": "/a"}));
+        f.set("codex", "a", json!({"command": "/c"}));
+        f.write(&p).unwrap();
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(v["mcpServers"]["a"]["command"], "/a");
+        assert_eq!(v["clients"]["codex"]["mcpServers"]["a"]["command"], "/c");
+        let f = Flat::read(&p).unwrap();
+        assert_eq!(f.servers("codex").len(), 1);
+        assert!(f.servers("gemini").is_empty());
+    }
+
+    #[test]
+    fn malformed_documents_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("flat.json");
+        for bad in [
+            "{",
+            "[]",
+            "{}",
+            r#"{"mcpServers":[]}"#,
+            r#"{"mcpServers":{},"clients":[]}"#,
+            r#"{"mcpServers":{},"clients":{"codex":{}}}"#,
+        ] {
+            std::fs::write(&p, bad).unwrap();
+            assert!(
+                matches!(Flat::read(&p), Err(RegisteredError::Malformed { .. })),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            Flat::read(&dir.path().join("absent")),
+            Err(RegisteredError::Missing { .. })
+        ));
+    }
 }

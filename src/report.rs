@@ -23,6 +23,8 @@ impl Check {
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerReport {
     pub name: String,
+    /// The client whose registration this is.
+    pub client: String,
     pub registered_name: String,
     pub prefix: String,
     /// install/uninstall: added, updated, unchanged, removed, absent.
@@ -64,11 +66,14 @@ impl Report {
     pub fn to_human(&self, colour: bool) -> String {
         let mut out = String::new();
         for s in &self.servers {
-            let name = if s.registered_name == s.name {
+            let mut name = if s.registered_name == s.name {
                 s.name.clone()
             } else {
                 format!("{} (registered as {})", s.name, s.registered_name)
             };
+            if s.client != "claude" {
+                name.push_str(&format!(" in {}", s.client));
+            }
             match &s.registration {
                 Some(r) => out.push_str(&format!("{name}: {r}\n")),
                 None => out.push_str(&format!("{name}\n")),

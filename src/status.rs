@@ -12,14 +12,13 @@
 //! - `recorded`: the flat document's entry equals the registered one.
 
 use crate::cli::StatusArgs;
-use crate::client;
-use crate::config::Selection;
+use crate::config::{Selected, Selection};
 use crate::declaration::Layout;
 use crate::entry::{Entry, Transport};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity;
-use crate::install::client_options;
+use crate::install::open_clients;
 use crate::layout;
 use crate::render::{self, Rendered};
 use crate::report::{Check, Report, ServerReport};
@@ -28,70 +27,85 @@ pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let selection = Selection::load(&args.selection)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let flat = selection.read_registered()?;
-    let client = client::open("claude", &client_options(&args.client))?;
-    let entries = client.user_entries()?;
-
+    let clients = open_clients(&args.client)?;
     let mut reports = Vec::new();
-    for s in selected {
-        let mut checks = Vec::new();
-        checks.push(Check::from_result(
-            "deployed",
-            deployed(s.server.layout, &s.prefix),
-        ));
-        let rendered = render::render(&s.server, &s.prefix)?;
-        checks.push(Check::from_result(
-            "rendered",
-            rendered_file(&rendered, &s.prefix),
-        ));
-        let name = &s.registered_name;
-        let parsed = entries.get(name).map(Entry::from_value);
-        let registered = match &parsed {
-            None => Err(format!("{name} is not registered; install would add it")),
-            Some(Err(e)) => Err(format!(
-                "{name}'s entry is malformed ({e}); install would replace it"
-            )),
-            Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
-                "{name} is registered as {} but renders as {} (edited by hand, or the template \
-                 changed); install would update it",
-                e.describe(),
-                rendered.entry.describe()
-            )),
-            Some(Ok(e)) => Ok(e.clone()),
-        };
-        checks.push(Check::from_result(
-            "registered",
-            registered
-                .as_ref()
-                .map(|e| format!("{name}: {}", e.describe()))
-                .map_err(String::clone),
-        ));
-        // What the agent would run now, whether or not it is what we render.
-        if let Some(Ok(entry)) = &parsed {
-            checks.push(Check::from_result(
-                "target",
-                target(entry, s.server.layout, &s.prefix),
-            ));
-        }
-        checks.push(Check::from_result(
-            "recorded",
-            recorded(
-                flat.as_ref(),
-                name,
-                registered.as_ref().ok(),
+    for client in &clients {
+        let entries = client.user_entries()?;
+        let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
+        for s in selected {
+            reports.push(server_status(
+                s,
+                client.name(),
+                &entries,
+                recorded_servers.as_ref(),
                 registered_path,
-            ),
-        ));
-        reports.push(ServerReport {
-            name: s.server.name.clone(),
-            registered_name: name.clone(),
-            prefix: s.prefix.display().to_string(),
-            registration: None,
-            checks,
-        });
+            )?);
+        }
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);
     Ok(Exit::from_checks(report.ok))
+}
+
+/// The checks of one server as one client has it.
+fn server_status(
+    s: &Selected,
+    client: &str,
+    entries: &serde_json::Map<String, serde_json::Value>,
+    flat: Option<&serde_json::Map<String, serde_json::Value>>,
+    registered_path: &std::path::Path,
+) -> Result<ServerReport, Error> {
+    let mut checks = Vec::new();
+    checks.push(Check::from_result(
+        "deployed",
+        deployed(s.server.layout, &s.prefix),
+    ));
+    let rendered = render::render(&s.server, &s.prefix)?;
+    checks.push(Check::from_result(
+        "rendered",
+        rendered_file(&rendered, &s.prefix),
+    ));
+    let name = &s.registered_name;
+    let parsed = entries.get(name).map(Entry::from_value);
+    let registered = match &parsed {
+        None => Err(format!("{name} is not registered; install would add it")),
+        Some(Err(e)) => Err(format!(
+            "{name}'s entry is malformed ({e}); install would replace it"
+        )),
+        Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
+            "{name} is registered as {} but renders as {} (edited by hand, or the template \
+                 changed); install would update it",
+            e.describe(),
+            rendered.entry.describe()
+        )),
+        Some(Ok(e)) => Ok(e.clone()),
+    };
+    checks.push(Check::from_result(
+        "registered",
+        registered
+            .as_ref()
+            .map(|e| format!("{name}: {}", e.describe()))
+            .map_err(String::clone),
+    ));
+    // What the agent would run now, whether or not it is what we render.
+    if let Some(Ok(entry)) = &parsed {
+        checks.push(Check::from_result(
+            "target",
+            target(entry, s.server.layout, &s.prefix),
+        ));
+    }
+    checks.push(Check::from_result(
+        "recorded",
+        recorded(flat, name, registered.as_ref().ok(), registered_path),
+    ));
+    Ok(ServerReport {
+        name: s.server.name.clone(),
+        client: client.to_string(),
+        registered_name: name.clone(),
+        prefix: s.prefix.display().to_string(),
+        registration: None,
+        checks,
+    })
 }
 
 fn deployed(layout: Layout, prefix: &std::path::Path) -> Result<String, String> {

@@ -193,9 +193,9 @@ impl<'a> Transaction<'a> {
         Ok(())
     }
 
-    /// Step 3: undo, and describe where every name ended. The journal is removed only when
-    /// every name is back at its previous entry.
-    pub fn roll_back(self, failure: crate::error::Error) -> TransactionError {
+    /// Step 3: undo, and describe where every name ended, a line each. The journal is removed
+    /// only when every name is back at its previous entry.
+    fn undo(self) -> Vec<String> {
         let mut lines = Vec::new();
         let mut all_restored = true;
         for (i, c) in self.changes.iter().enumerate().rev() {
@@ -219,10 +219,12 @@ impl<'a> Transaction<'a> {
         if all_restored && !self.changes.is_empty() {
             let _ = remove_journal(&self.journal);
         }
-        TransactionError::RolledBack {
-            failure: Box::new(failure),
-            states: format!("every change was rolled back:\n{}", lines.join("\n")),
-        }
+        lines
+    }
+
+    /// Undo this one transaction after `failure`.
+    pub fn roll_back(self, failure: crate::error::Error) -> TransactionError {
+        roll_back_all(vec![self], failure)
     }
 
     /// Step 4: the commit point.
@@ -231,6 +233,34 @@ impl<'a> Transaction<'a> {
             remove_journal(&self.journal)?;
         }
         Ok(())
+    }
+}
+
+/// Undo several transactions (one per client), the last begun first, after `failure`. With
+/// one client the lines name each registration; with several, each is prefixed by its client.
+pub fn roll_back_all(txs: Vec<Transaction>, failure: crate::error::Error) -> TransactionError {
+    let several = txs.len() > 1;
+    let mut blocks = Vec::new();
+    for tx in txs.into_iter().rev() {
+        let client = tx.client.name();
+        let lines = tx.undo();
+        if several {
+            blocks.push(format!(
+                "  {client}:\n{}",
+                lines
+                    .iter()
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        } else {
+            blocks.push(lines.join("\n"));
+        }
+    }
+    blocks.reverse();
+    TransactionError::RolledBack {
+        failure: Box::new(failure),
+        states: format!("every change was rolled back:\n{}", blocks.join("\n")),
     }
 }
 

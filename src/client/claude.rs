@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::runner::Runner;
-use super::{Client, ClientError, ClientOptions};
+use super::{Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
@@ -63,6 +63,14 @@ fn home() -> PathBuf {
 }
 
 impl Client for Claude {
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("claude mcp add-json -s user {name} <entry>"),
+            Op::Remove => format!("claude mcp remove {name} -s user"),
+            Op::Observe => format!("claude mcp get {name}"),
+        }
+    }
+
     fn name(&self) -> &'static str {
         "claude"
     }

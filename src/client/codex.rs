@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::runner::{self, Runner};
-use super::{only_keys, string_map, Client, ClientError, ClientOptions};
+use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 use crate::process;
 
@@ -153,6 +153,14 @@ fn codex_stderr(stderr: &str) -> String {
 }
 
 impl Client for Codex {
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("codex mcp add {name} <entry>"),
+            Op::Remove => format!("codex mcp remove {name}"),
+            Op::Observe => format!("codex mcp get {name} --json"),
+        }
+    }
+
     fn name(&self) -> &'static str {
         "codex"
     }

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::runner::{self, Runner};
-use super::{only_keys, string_map, Client, ClientError, ClientOptions};
+use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
@@ -170,6 +170,14 @@ fn resolve_home(
 }
 
 impl Client for Gemini {
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("gemini mcp add -s user {name} <entry>"),
+            Op::Remove => format!("gemini mcp remove -s user {name}"),
+            Op::Observe => format!("read {name} from the gemini settings"),
+        }
+    }
+
     fn name(&self) -> &'static str {
         "gemini"
     }

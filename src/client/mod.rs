@@ -108,6 +108,14 @@ impl ClientError {
     }
 }
 
+/// A mutating or observing client call, as a dry run shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Add,
+    Remove,
+    Observe,
+}
+
 /// One coding-agent client. Implementations must be safe to call from several threads for
 /// the read-only operations (`observe`), which the installer runs side by side.
 pub trait Client: Sync {
@@ -126,6 +134,8 @@ pub trait Client: Sync {
     /// What the client itself reports for `name` at user scope (`None`: not registered),
     /// cross-checked against its config file so that the result is exact.
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
+    /// The call that would `op` the entry `name`, as a dry run prints it (never a value).
+    fn show(&self, op: Op, name: &str) -> String;
 }
 
 /// The names [`open`] knows.

@@ -10,6 +10,20 @@ use std::process::Command;
 pub const CT_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
+/// A real pinned client CLI (`codex`, `gemini`): `node_modules/.bin/NAME` in the repo. Tests
+/// that need it fail when it is missing (`npm ci` brings it).
+pub fn real_client(name: &str) -> PathBuf {
+    let pinned = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/.bin")
+        .join(name);
+    assert!(
+        pinned.exists(),
+        "the real {name} CLI is missing: run `npm ci` in {}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    pinned
+}
+
 /// The real Claude Code CLI: `MCP_DEPLOY_TEST_CLAUDE`, else the repo's pinned
 /// `node_modules/.bin/claude`, else `claude` on PATH. Tests that need it fail when it is
 /// missing (never skip): `npm ci` in the repo brings it.
@@ -119,6 +133,16 @@ impl World {
     pub fn with_real_claude() -> World {
         let w = World::new();
         symlink(real_claude(), w.bin().join("claude")).unwrap();
+        w
+    }
+
+    /// A world whose PATH has the real claude, codex and gemini, each with its config in the
+    /// scratch home.
+    pub fn with_every_client() -> World {
+        let w = World::with_real_claude();
+        for name in ["codex", "gemini"] {
+            symlink(real_client(name), w.bin().join(name)).unwrap();
+        }
         w
     }
 

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod clients;
 mod completions;
 mod deploy;
 mod faults;

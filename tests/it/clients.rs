@@ -1,0 +1,146 @@
+//! One declaration, every agent: install, verify, status and uninstall across claude, codex
+//! and gemini with the real CLIs, and all-or-nothing across clients.
+
+use std::fs;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+const EVERY: &str = "claude,codex,gemini";
+
+/// A third server, declared only by data, next to the sample's two.
+fn declare_third(w: &World) -> std::path::PathBuf {
+    let third = w.opt().join("thirdparty");
+    fs::create_dir_all(third.join("bin")).unwrap();
+    fs::write(third.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
+    write_exec(&third.join("bin/thirdparty-mcp"), "#!/bin/sh\nexit 0\n");
+    let cfg = w.root().join("servers.json");
+    fs::write(
+        &cfg,
+        json!({"servers": [
+            {"name": "codetools", "prefix": "/opt/codetools", "layout": "release",
+             "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}},
+            {"name": "thirdparty", "prefix": "/opt/thirdparty", "layout": "prefix",
+             "entry": {"command": "{{prefix}}/bin/thirdparty-mcp", "args": ["--stdio", "two words"],
+                       "env": {"THIRDPARTY_API_TOKEN": "${THIRDPARTY_API_TOKEN}"}}}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    cfg
+}
+
+#[test]
+fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
+    let w = World::with_every_client();
+    w.sample();
+    let cfg = declare_third(&w);
+    let c = cfg.to_str().unwrap();
+    let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
+    r.code(0);
+    let servers = r.json()["servers"].as_array().unwrap().clone();
+    assert_eq!(servers.len(), 6, "{}", r.shown);
+    for s in &servers {
+        assert_eq!(s["registration"], "added", "{}", r.shown);
+    }
+
+    // Each client holds both, as declared.
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap();
+    assert!(
+        codex.contains("thirdparty-test") && codex.contains("codetools-test"),
+        "{codex}"
+    );
+    let gemini: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        gemini["mcpServers"]["thirdparty-test"]["args"],
+        json!(["--stdio", "two words"])
+    );
+    assert!(w.user_servers().contains_key("thirdparty-test"));
+
+    // The flat document records each client's entries; no env value in it.
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert!(flat["mcpServers"]["thirdparty-test"].is_object());
+    for client in ["codex", "gemini"] {
+        assert_eq!(
+            flat["clients"][client]["mcpServers"]["thirdparty-test"]["args"],
+            json!(["--stdio", "two words"]),
+            "{client}"
+        );
+    }
+    assert!(!flat.to_string().contains("THIRDPARTY_API_TOKEN"));
+
+    // A second install is a no-op on every client.
+    let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
+    r.code(0);
+    for s in r.json()["servers"].as_array().unwrap() {
+        assert_eq!(s["registration"], "unchanged", "{}", r.shown);
+    }
+
+    // verify-identity and status per client.
+    let third = w.opt().join("thirdparty");
+    let r = w.run(&[
+        "verify-identity",
+        "--config",
+        c,
+        "--prefix",
+        third.to_str().unwrap(),
+        "--expect-commit",
+        OR_SHA,
+        "--mcp-json",
+        w.registered().to_str().unwrap(),
+        "--name",
+        "thirdparty-test",
+        "--client",
+        EVERY,
+        "--json",
+    ]);
+    r.code(0);
+    let clients: Vec<_> = r.json()["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["client"].clone())
+        .collect();
+    assert_eq!(clients, [json!("claude"), json!("codex"), json!("gemini")]);
+    w.on_sample("status", &["--config", c, "--client", EVERY])
+        .code(0);
+
+    // Uninstall removes them from every client and the flat document.
+    w.on_sample("uninstall", &["--config", c, "--client", EVERY])
+        .code(0);
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
+    assert!(!codex.contains("thirdparty-test"), "{codex}");
+    let gemini = fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap();
+    assert!(!gemini.contains("thirdparty-test"), "{gemini}");
+    assert!(!w.user_servers().contains_key("thirdparty-test"));
+}
+
+#[test]
+fn a_failure_in_one_client_rolls_back_every_client() {
+    let w = World::with_every_client();
+    w.sample();
+    // gemini's add fails: claude and codex were already changed and must be undone.
+    let real = real_client("gemini");
+    write_exec(
+        &w.bin().join("gemini"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add ]; then echo 'injected failure: boom' >&2; exit 3; fi\nexec '{}' \"$@\"\n",
+            real.display()
+        ),
+    );
+    let r = w.on_sample("install", &["--client", EVERY, "--server", "codetools"]);
+    r.code(2)
+        .stderr_has("gemini mcp add -s user codetools-test <entry>")
+        .stderr_has("every change was rolled back")
+        .stderr_has("claude:")
+        .stderr_has("codex:");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
+    assert!(!codex.contains("codetools-test"), "{codex}");
+    assert!(!w.registered().exists());
+}
