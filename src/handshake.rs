@@ -179,16 +179,9 @@ pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure
 }
 
 fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
-    entry
-        .raw
-        .get("env")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
+    crate::client::string_map(&entry.raw, "env")
+        .into_iter()
+        .collect()
 }
 
 /// What the stdout reader hands over.

@@ -224,12 +224,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         transaction::checkpoint("after-record");
         Ok(())
     })();
-    if let Err(e) = outcome {
-        return Err(transaction::roll_back_all(txs, e).into());
-    }
-    for tx in txs {
-        tx.commit()?;
-    }
+    transaction::finish_all(txs, outcome)?;
     let mut records = Vec::new();
     for p in &plans {
         for ((s, r), action) in selected.iter().zip(&rendered).zip(&p.actions) {
@@ -526,12 +521,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         }
         Ok(())
     })();
-    if let Err(e) = outcome {
-        return Err(transaction::roll_back_all(txs, e).into());
-    }
-    for tx in txs {
-        tx.commit()?;
-    }
+    transaction::finish_all(txs, outcome)?;
     let mut records = Vec::new();
     let mut reports = Vec::new();
     for (client, current, changes) in &plans {

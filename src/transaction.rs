@@ -236,6 +236,23 @@ impl<'a> Transaction<'a> {
     }
 }
 
+/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
+/// else undo them all, the last begun first.
+pub fn finish_all(
+    txs: Vec<Transaction>,
+    outcome: Result<(), crate::error::Error>,
+) -> Result<(), crate::error::Error> {
+    match outcome {
+        Err(e) => Err(roll_back_all(txs, e).into()),
+        Ok(()) => {
+            for tx in txs {
+                tx.commit()?;
+            }
+            Ok(())
+        }
+    }
+}
+
 /// Undo several transactions (one per client), the last begun first, after `failure`. With
 /// one client the lines name each registration; with several, each is prefixed by its client.
 pub fn roll_back_all(txs: Vec<Transaction>, failure: crate::error::Error) -> TransactionError {

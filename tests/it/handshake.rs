@@ -228,8 +228,10 @@ fn a_hanging_server_times_out_and_is_killed() {
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
     handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    // Not a speed assertion: the server would run for 100 s; ending well before that is the
+    // behaviour (killed), whatever the load on the machine.
     assert!(
-        start.elapsed() < Duration::from_secs(8),
+        start.elapsed() < Duration::from_secs(60),
         "{:?}",
         start.elapsed()
     );
@@ -247,8 +249,10 @@ fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
     handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    // Not a speed assertion: the server would run for 100 s; ending well before that is the
+    // behaviour (killed), whatever the load on the machine.
     assert!(
-        start.elapsed() < Duration::from_secs(10),
+        start.elapsed() < Duration::from_secs(60),
         "{:?}",
         start.elapsed()
     );
@@ -269,8 +273,10 @@ fn garbage_on_stdout_fails_at_once() {
         &r,
         &["not a JSON-RPC message while answering initialize: Starting codetools 1.2 on stdio..."],
     );
+    // Not a speed assertion: the deadline is 60 s and the server sleeps 100 s; failing well
+    // before either is the behaviour (it failed at the garbage line, not at the deadline).
     assert!(
-        start.elapsed() < Duration::from_secs(20),
+        start.elapsed() < Duration::from_secs(45),
         "{:?}",
         start.elapsed()
     );
