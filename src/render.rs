@@ -136,6 +136,10 @@ pub fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, Ren
     let path = rendered_path(prefix, &rendered.server);
     let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
     text.push('\n');
+    // A re-run with nothing changed leaves the file (and its mtime) alone.
+    if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+        return Ok(path);
+    }
     fsio::write_atomic(&path, text.as_bytes(), false)?;
     Ok(path)
 }

@@ -114,3 +114,28 @@ fn render_with_config_declares_another_server() {
         serde_json::json!(["--stdio"])
     );
 }
+
+#[test]
+fn rendering_again_with_nothing_changed_leaves_the_file_alone() {
+    use std::os::unix::fs::MetadataExt;
+    let w = World::new();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    let file = ct.join("mcp/codetools.mcp.json");
+    w.run(&["render-mcp", "--prefix", ct.to_str().unwrap()])
+        .code(0);
+    let before = fs::metadata(&file).unwrap().ino();
+    w.run(&["render-mcp", "--prefix", ct.to_str().unwrap()])
+        .code(0);
+    assert_eq!(
+        fs::metadata(&file).unwrap().ino(),
+        before,
+        "rewritten although unchanged"
+    );
+    // A changed file is replaced (atomically: a new inode).
+    fs::write(&file, "{}").unwrap();
+    w.run(&["render-mcp", "--prefix", ct.to_str().unwrap()])
+        .code(0);
+    assert_ne!(fs::metadata(&file).unwrap().ino(), before);
+    assert!(fs::read_to_string(&file).unwrap().contains("mcp"));
+}
