@@ -134,16 +134,7 @@ fn real_server_everything_reports_its_name_version_and_tool_count() {
         r.shown
     );
     // The human form names the check too.
-    let human = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--handshake",
-    ]);
+    let human = w.verify_identity(&prefix, CT_SHA, &doc, &["--handshake"]);
     human
         .code(0)
         .stdout_has("ok   handshake")
@@ -362,16 +353,7 @@ fn without_the_flag_no_server_is_started() {
     let w = World::new();
     let marker = w.root().join("started");
     let (prefix, doc) = server_release(&w, &format!("#!/bin/sh\ntouch '{}'\n", marker.display()));
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--json",
-    ]);
+    let r = w.verify_identity(&prefix, CT_SHA, &doc, &["--json"]);
     r.code(0);
     assert!(
         r.checks().iter().all(|(c, _)| c != "handshake"),
@@ -380,19 +362,9 @@ fn without_the_flag_no_server_is_started() {
     );
     assert!(!marker.exists(), "the server ran without --handshake");
     // --handshake-timeout alone is a usage error, not a silently ignored option.
-    w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--handshake-timeout",
-        "3",
-    ])
-    .code(2)
-    .stderr_has("--handshake");
+    w.verify_identity(&prefix, CT_SHA, &doc, &["--handshake-timeout", "3"])
+        .code(2)
+        .stderr_has("--handshake");
 }
 
 #[test]
@@ -520,17 +492,7 @@ fn the_sample_servers_answer_the_handshake() {
         let rendered = prefix.join(format!("mcp/{server}.mcp.json"));
         w.run(&["render-mcp", "--prefix", prefix.to_str().unwrap()])
             .code(0);
-        let r = w.run(&[
-            "verify-identity",
-            "--prefix",
-            prefix.to_str().unwrap(),
-            "--expect-commit",
-            sha,
-            "--mcp-json",
-            rendered.to_str().unwrap(),
-            "--handshake",
-            "--json",
-        ]);
+        let r = w.verify_identity(&prefix, sha, &rendered, &["--handshake", "--json"]);
         r.code(0);
         let detail = r.detail("handshake");
         assert!(

@@ -244,6 +244,21 @@ impl World {
         self.run(&args)
     }
 
+    /// `verify-identity --prefix PREFIX --expect-commit SHA --mcp-json DOC EXTRA...`.
+    pub fn verify_identity(&self, prefix: &Path, sha: &str, doc: &Path, extra: &[&str]) -> Run {
+        let mut args = vec![
+            "verify-identity",
+            "--prefix",
+            prefix.to_str().unwrap(),
+            "--expect-commit",
+            sha,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
     /// Lay out the built-in sample under `opt/`.
     pub fn sample(&self) -> PathBuf {
         self.run(&["sample", self.opt().to_str().unwrap()]).code(0);

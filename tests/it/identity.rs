@@ -18,16 +18,7 @@ fn codetools(w: &World) -> (PathBuf, PathBuf) {
 }
 
 fn verify(w: &World, prefix: &Path, doc: &Path, sha: &str) -> Run {
-    w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        sha,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--json",
-    ])
+    w.verify_identity(prefix, sha, doc, &["--json"])
 }
 
 fn pairs(list: &[(&str, bool)]) -> Vec<(String, bool)> {
@@ -65,15 +56,7 @@ fn healthy_release_passes_every_check() {
     assert_eq!(r.checks(), pairs(ALL_PASS));
     assert_eq!(r.json()["ok"], true);
     // The human form names every check too.
-    let human = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-    ]);
+    let human = w.verify_identity(&prefix, CT_SHA, &doc, &[]);
     human
         .code(0)
         .stdout_has("ok   release")
@@ -407,18 +390,12 @@ fn flat_document_malformed_is_exit_2() {
 fn flat_document_without_the_entry_fails_mcp_registration() {
     let w = World::new();
     let (prefix, doc) = codetools(&w);
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
+    let r = w.verify_identity(
+        &prefix,
         CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--name",
-        "codetools-test",
-        "--json",
-    ]);
+        &doc,
+        &["--name", "codetools-test", "--json"],
+    );
     only_registration_fails(&r, "codetools-test");
 }
 
@@ -435,15 +412,7 @@ fn human_report_snapshot() {
         outside.to_str().unwrap(),
         &["mcp", "serve"],
     );
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-    ]);
+    let r = w.verify_identity(&prefix, CT_SHA, &doc, &[]);
     r.code(1);
     let root = std::fs::canonicalize(w.root()).unwrap();
     let text = r.stdout.replace(root.to_str().unwrap(), "[ROOT]");
@@ -508,17 +477,7 @@ fn content_check_runs_when_the_release_holds_a_manifest() {
 fn content_flag_requires_a_manifest() {
     let w = World::new();
     let (prefix, doc) = codetools(&w);
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        prefix.to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--content",
-        "--json",
-    ]);
+    let r = w.verify_identity(&prefix, CT_SHA, &doc, &["--content", "--json"]);
     r.code(1);
     assert_eq!(r.checks()[2], ("content".to_string(), false), "{}", r.shown);
     assert!(

@@ -62,17 +62,12 @@ fn install_registers_records_verifies_and_uninstall_removes() {
     assert_eq!(mode, 0o600);
 
     // The flat document verifies on its own, as CI would check it.
-    w.run(&[
-        "verify-identity",
-        "--prefix",
-        opt.join("codetools").to_str().unwrap(),
-        "--expect-commit",
+    w.verify_identity(
+        &opt.join("codetools"),
         CT_SHA,
-        "--mcp-json",
-        w.registered().to_str().unwrap(),
-        "--name",
-        "codetools-test",
-    ])
+        &w.registered(),
+        &["--name", "codetools-test"],
+    )
     .code(0);
 
     let r = uninstall(&w);
@@ -458,16 +453,7 @@ fn a_stdio_server_never_passes_with_an_http_registration() {
         r#"{"mcpServers":{"codetools":{"type":"http","url":"http://127.0.0.1:9/mcp"}}}"#,
     )
     .unwrap();
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        opt.join("codetools").to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--json",
-    ]);
+    let r = w.verify_identity(&opt.join("codetools"), CT_SHA, &doc, &["--json"]);
     r.code(1);
     assert!(
         r.detail("mcp-registration")

@@ -121,16 +121,7 @@ fn verify_identity_fails_a_registration_holding_a_literal_secret() {
         .to_string(),
     )
     .unwrap();
-    let r = w.run(&[
-        "verify-identity",
-        "--prefix",
-        opt.join("codetools").to_str().unwrap(),
-        "--expect-commit",
-        CT_SHA,
-        "--mcp-json",
-        doc.to_str().unwrap(),
-        "--json",
-    ]);
+    let r = w.verify_identity(&opt.join("codetools"), CT_SHA, &doc, &["--json"]);
     r.code(1);
     assert!(
         r.checks().contains(&("secrets".to_string(), false)),

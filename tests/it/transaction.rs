@@ -259,17 +259,12 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
     assert_eq!(after["teamSetting"], cfg["teamSetting"]);
     assert!(!journal(&w).exists());
 
-    w.run(&[
-        "verify-identity",
-        "--prefix",
-        opt.join("codetools").to_str().unwrap(),
-        "--expect-commit",
+    w.verify_identity(
+        &opt.join("codetools"),
         CT_SHA,
-        "--mcp-json",
-        w.registered().to_str().unwrap(),
-        "--name",
-        "codetools-test",
-    ])
+        &w.registered(),
+        &["--name", "codetools-test"],
+    )
     .code(0);
 }
 
