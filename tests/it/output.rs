@@ -127,3 +127,20 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     r.code(0);
     assert!(!r.stdout.contains('\x1b'));
 }
+
+#[test]
+fn a_person_at_a_terminal_sees_progress_lines_and_a_pipe_does_not() {
+    let w = World::with_real_claude();
+    w.sample();
+    let args = format!("install --prefix {} --name-suffix -test", w.opt().display());
+    let seen = on_a_terminal(&w, &args, true);
+    assert!(seen.contains("registering with claude…"), "{seen:?}");
+    assert!(
+        seen.contains("asking claude what it has registered…"),
+        "{seen:?}"
+    );
+    let split: Vec<&str> = args.split(' ').collect();
+    let r = w.run(&split);
+    r.code(0);
+    assert!(!r.stderr.contains("asking claude"), "{}", r.shown);
+}
