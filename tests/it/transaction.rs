@@ -353,3 +353,49 @@ fn a_local_scope_entry_of_the_same_name_survives_and_is_reported() {
     assert_eq!(local(&w), before);
     assert!(!w.user_servers().contains_key("codetools-test"));
 }
+
+#[test]
+fn sigkill_in_the_middle_then_the_next_run_recovers() {
+    let w = World::new();
+    w.wrap_claude(&[]);
+    let old = old_state(&w);
+    // The second add-json (orchestrata-test) hangs, so the first server is already changed
+    // when the process is killed from outside, as a power loss or an OOM kill would.
+    w.wrap_claude(&[("add-json", 2, Fault::Hang)]);
+    let opt = w.opt();
+    let mut child = w.spawn(&[
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let adds = |w: &World| {
+        w.calls()
+            .iter()
+            .filter(|c| c.starts_with("mcp add-json"))
+            .count()
+    };
+    while adds(&w) < 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the install never reached its second add"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(journal(&w).exists());
+    assert_ne!(
+        w.user_servers()["codetools-test"],
+        old,
+        "the first change had happened"
+    );
+
+    w.wrap_claude(&[]);
+    let r = install(&w, &[]);
+    r.code(0).stderr_has("recovered the interrupted run");
+    assert_eq!(w.user_servers(), installed_state(&w));
+    assert!(!journal(&w).exists());
+}
