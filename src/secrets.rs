@@ -101,7 +101,6 @@ pub fn names_a_secret(name: &str) -> bool {
         "apikey",
         "password",
         "passwd",
-        "pwd",
         "passphrase",
         "authorization",
         "auth",
@@ -109,7 +108,6 @@ pub fn names_a_secret(name: &str) -> bool {
         "credentials",
         "bearer",
         "cookie",
-        "session",
     ];
     const INSIDE: &[&str] = &[
         "token",
@@ -270,7 +268,16 @@ mod tests {
         ] {
             assert!(names_a_secret(n), "{n}");
         }
-        for n in ["LOG_LEVEL", "PATH", "--verbose", "HOME", "MONKEY_MODE"] {
+        // PWD is the working directory, SESSION_DIR a place: not credentials.
+        for n in [
+            "LOG_LEVEL",
+            "PATH",
+            "--verbose",
+            "HOME",
+            "MONKEY_MODE",
+            "PWD",
+            "SESSION_DIR",
+        ] {
             assert!(!names_a_secret(n), "{n}");
         }
     }
