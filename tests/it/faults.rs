@@ -94,13 +94,7 @@ fn a_failing_remove_keeps_the_previous_registration() {
     let before = w.user_servers();
     // Make the registration differ, so the next install must update it, and fail remove.
     w.wrap_claude(&[("remove", 0, Fault::Fail)]);
-    let cfg = w.root().join("servers.json");
-    fs::write(
-        &cfg,
-        r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release",
-            "entry":{"command":"{{prefix}}/bin/codetools","args":["changed"]}}]}"#,
-    )
-    .unwrap();
+    let cfg = w.declare_codetools(serde_json::json!({"args": ["changed"]}));
     install(&w, &["--config", cfg.to_str().unwrap()])
         .code(2)
         .stderr_has("`claude mcp remove codetools-test -s user` failed");
@@ -116,13 +110,7 @@ fn a_failing_add_after_remove_restores_the_previous_entry() {
     install(&w, &[]).code(0);
     let before = w.user_servers();
     w.wrap_claude(&[("add-json", 3, Fault::Fail)]);
-    let cfg = w.root().join("servers.json");
-    fs::write(
-        &cfg,
-        r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release",
-            "entry":{"command":"{{prefix}}/bin/codetools","args":["changed"]}}]}"#,
-    )
-    .unwrap();
+    let cfg = w.declare_codetools(serde_json::json!({"args": ["changed"]}));
     install(&w, &["--config", cfg.to_str().unwrap()])
         .code(2)
         .stderr_has("`claude mcp add-json -s user codetools-test <entry>` failed")

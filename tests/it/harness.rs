@@ -244,6 +244,21 @@ impl World {
         self.run(&args)
     }
 
+    /// Write `servers.json` declaring only codetools, its entry being
+    /// `{"command": "{{prefix}}/bin/codetools"}` with `fields` (args, env, ...) added, and
+    /// return its path (for `--config`).
+    pub fn declare_codetools(&self, fields: serde_json::Value) -> PathBuf {
+        let mut entry = serde_json::json!({"command": "{{prefix}}/bin/codetools"});
+        for (k, v) in fields.as_object().expect("fields is an object") {
+            entry[k] = v.clone();
+        }
+        let cfg = self.root().join("servers.json");
+        let doc = serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
+            "layout": "release", "entry": entry}]});
+        fs::write(&cfg, doc.to_string()).unwrap();
+        cfg
+    }
+
     /// `verify-identity --prefix PREFIX --expect-commit SHA --mcp-json DOC EXTRA...`.
     pub fn verify_identity(&self, prefix: &Path, sha: &str, doc: &Path, extra: &[&str]) -> Run {
         let mut args = vec![

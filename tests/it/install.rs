@@ -163,23 +163,13 @@ fn a_promoted_release_is_reverified_against_the_new_commit() {
 fn a_changed_template_updates_the_registration() {
     let w = World::with_real_claude();
     let opt = w.sample();
-    let cfg = w.root().join("servers.json");
-    let declare = |args: &str| {
-        fs::write(
-            &cfg,
-            format!(
-                r#"{{"servers":[{{"name":"codetools","prefix":"/opt/codetools","layout":"release",
-                  "entry":{{"command":"{{{{prefix}}}}/bin/codetools","args":{args}}}}}]}}"#
-            ),
-        )
-        .unwrap();
-    };
-    declare(r#"["mcp","serve"]"#);
+    let declare = |args: serde_json::Value| w.declare_codetools(serde_json::json!({"args": args}));
+    let cfg = declare(serde_json::json!(["mcp", "serve"]));
     let cfg_arg = cfg.to_str().unwrap();
     install(&w, &["--config", cfg_arg])
         .code(0)
         .stdout_has("added");
-    declare(r#"["mcp","serve","--read-only"]"#);
+    declare(serde_json::json!(["mcp", "serve", "--read-only"]));
     install(&w, &["--config", cfg_arg])
         .code(0)
         .stdout_has("codetools-test): updated");
@@ -305,24 +295,16 @@ fn expect_commit_pairs_are_validated() {
 fn the_audit_ledger_records_every_change_and_no_secret() {
     let w = World::with_real_claude();
     let opt = w.sample();
-    let cfg = w.root().join("servers.json");
-    let declare = |args: &str| {
-        fs::write(
-            &cfg,
-            format!(
-                r#"{{"servers":[{{"name":"codetools","prefix":"/opt/codetools","layout":"release",
-                  "entry":{{"command":"{{{{prefix}}}}/bin/codetools","args":{args},
-                            "env":{{"CODETOOLS_LOG":"s3cr3t-looking-value"}}}}}}]}}"#
-            ),
-        )
-        .unwrap();
+    let declare = |args: serde_json::Value| {
+        w.declare_codetools(serde_json::json!({"args": args,
+            "env": {"CODETOOLS_LOG": "s3cr3t-looking-value"}}))
     };
-    declare(r#"["mcp","serve"]"#);
+    let cfg = declare(serde_json::json!(["mcp", "serve"]));
     let c = cfg.to_str().unwrap();
     let ledger = w.root().join("home/.local/state/mcp-deploy/ledger.ndjson");
     install(&w, &["--config", c]).code(0);
     install(&w, &["--config", c]).code(0); // a no-op adds no line
-    declare(r#"["mcp","serve","--v2"]"#);
+    declare(serde_json::json!(["mcp", "serve", "--v2"]));
     install(&w, &["--config", c]).code(0);
     w.run(&[
         "uninstall",
@@ -366,7 +348,7 @@ fn the_audit_ledger_records_every_change_and_no_secret() {
 
     // --ledger puts it elsewhere.
     let other = w.root().join("audit.ndjson");
-    declare(r#"["mcp","serve"]"#);
+    declare(serde_json::json!(["mcp", "serve"]));
     install(&w, &["--config", c, "--ledger", other.to_str().unwrap()]).code(0);
     assert_eq!(fs::read_to_string(&other).unwrap().lines().count(), 1);
 }

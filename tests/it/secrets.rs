@@ -10,12 +10,9 @@ use crate::harness::*;
 const SECRET: &str = "hunter2-do-not-print";
 
 fn declare(w: &World, env_value: &str) -> std::path::PathBuf {
-    let cfg = w.root().join("servers.json");
-    let doc = json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools", "layout": "release",
-        "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"],
-                  "env": {"CODETOOLS_API_TOKEN": env_value}}}]});
-    fs::write(&cfg, doc.to_string()).unwrap();
-    cfg
+    w.declare_codetools(
+        json!({"args": ["mcp", "serve"], "env": {"CODETOOLS_API_TOKEN": env_value}}),
+    )
 }
 
 fn install(w: &World, cfg: &std::path::Path) -> Run {

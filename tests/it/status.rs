@@ -140,13 +140,7 @@ fn a_stale_flat_document_and_a_changed_template_are_drift() {
     assert!(check(&r, 0, "recorded").0);
 
     // A template that changed since the install: the rendered file and the registration lag.
-    let cfg = w.root().join("servers.json");
-    fs::write(
-        &cfg,
-        r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release",
-            "entry":{"command":"{{prefix}}/bin/codetools","args":["mcp","serve","--new"]}}]}"#,
-    )
-    .unwrap();
+    let cfg = w.declare_codetools(json!({"args": ["mcp", "serve", "--new"]}));
     let opt = w.opt();
     let r = w.run(&[
         "status",
