@@ -1,5 +1,5 @@
 //! The command line, as clap derive structs. The spellings are the design's contract
-//! (`../shared/design.md`); validation beyond clap's happens in [`crate::config`] before any
+//! (`docs/design.md`); validation beyond clap's happens in [`crate::config`] before any
 //! work starts, so a bad argument never leaves a half-done install behind.
 
 use std::num::NonZeroUsize;
@@ -10,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-deploy",
-    version,
+    version = crate::VERSION,
     about = "Register deployed MCP servers with coding-agent clients, and prove what is registered.",
     after_help = "Exit status: 0 every check passed, 1 a check failed, 2 could not run."
 )]
@@ -118,19 +118,37 @@ pub struct ClientArgs {
     /// The gemini binary [default: `gemini` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
     pub gemini: Option<PathBuf>,
-    /// Seconds one client call may take before it is killed.
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    /// Seconds one client call may take before it is killed (at least 1).
+    #[arg(long, value_name = "SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub client_timeout: u64,
-    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
-    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
-    pub mcp_timeout: u64,
+}
+
+/// Options of the commands that change a client's registrations (install, uninstall).
+#[derive(Debug, Args, Clone)]
+pub struct LockArgs {
     /// Seconds to wait for another run's lock on the client config before giving up.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,
+}
+
+/// `--strict`: for the commands that look for shadowing entries (install, status).
+#[derive(Debug, Args, Clone)]
+pub struct StrictArgs {
     /// Treat a same-name local- or project-scope entry that shadows the user-scope one as a
     /// failed check, not a warning.
     #[arg(long)]
     pub strict: bool,
+}
+
+/// The clients `status` reads. It reads their config files and never calls their CLIs, so it
+/// takes no binary and no timeout.
+#[derive(Debug, Args, Clone)]
+pub struct ClientListArgs {
+    /// The clients to read, comma-separated: claude, codex, gemini.
+    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
+          value_parser = ["claude", "codex", "gemini"])]
+    pub clients: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -156,12 +174,14 @@ pub struct VerifyArgs {
     /// The declared server [default: the last component of --prefix].
     #[arg(long, value_name = "NAME")]
     pub server: Option<String>,
-    /// The full commit sha (40 or 64 hex) the deployed release must be.
+    /// The full commit sha (40 or 64 hex) the deployed release must be; NAME=SHA as install
+    /// takes it is accepted when NAME is the server checked.
     #[arg(long, value_name = "SHA")]
     pub expect_commit: String,
-    /// The document that holds the registration: {"mcpServers":{...}}.
+    /// The document that holds the registration: {"mcpServers":{...}} [default: where install
+    /// writes it, ~/.claude/mcp-registered.json or $CLAUDE_CONFIG_DIR/mcp-registered.json].
     #[arg(long, value_name = "FILE")]
-    pub mcp_json: PathBuf,
+    pub mcp_json: Option<PathBuf>,
     /// The name the server is registered under [default: the server's name].
     #[arg(long, value_name = "REGISTERED_NAME")]
     pub name: Option<String>,
@@ -212,6 +232,13 @@ pub struct InstallArgs {
     pub json: bool,
     #[command(flatten)]
     pub client: ClientArgs,
+    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
+    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
+    pub mcp_timeout: u64,
+    #[command(flatten)]
+    pub lock: LockArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
 }
 
 #[derive(Debug, Args)]
@@ -221,11 +248,16 @@ pub struct UninstallArgs {
     /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
+    /// Print what would be removed and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
     pub client: ClientArgs,
+    #[command(flatten)]
+    pub lock: LockArgs,
 }
 
 #[derive(Debug, Args)]
@@ -236,7 +268,9 @@ pub struct StatusArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
-    pub client: ClientArgs,
+    pub client: ClientListArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
 }
 
 #[derive(Debug, Args)]

@@ -38,9 +38,13 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
 pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
     let (server, prefix) = config::single(&decl, &args.prefix, args.server.as_deref())?;
-    let expected = config::expect_commit(&args.expect_commit)?;
+    let expected = config::expect_commit_for(&args.expect_commit, &server.name)?;
     let registered_name = args.name.clone().unwrap_or_else(|| server.name.clone());
-    let flat = registered::Flat::read(&args.mcp_json)?;
+    let mcp_json = args
+        .mcp_json
+        .clone()
+        .unwrap_or_else(registered::default_path);
+    let flat = registered::Flat::read(&mcp_json)?;
     let declared = render::render(server, &prefix)?.entry;
     let mut reports = Vec::new();
     let mut clients: Vec<&str> = Vec::new();

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::cli::SelectionArgs;
-use crate::declaration::{has_dot_components, validate_name, Declaration, Server};
+use crate::declaration::{has_dot_components, validate_name, Declaration, Layout, Server};
 use crate::error::Error;
 use crate::layout::Sha;
 use crate::registered;
@@ -69,23 +69,64 @@ pub fn single<'a>(
 pub struct Selection {
     pub servers: Vec<Selected>,
     pub registered: PathBuf,
+    /// Whether the servers were named (`--server`, or a server's own prefix given as
+    /// `--prefix`): a named server whose deployment is absent is an error, not a skip.
+    pub named: bool,
 }
 
 impl Selection {
     pub fn load(args: &SelectionArgs) -> Result<Selection, Error> {
         let decl = Declaration::load(args.declaration.config.as_deref())?;
+        let (servers, named) = many(
+            &decl,
+            args.prefix.as_deref(),
+            &args.servers,
+            &args.name_suffix,
+        )?;
         Ok(Selection {
-            servers: many(
-                &decl,
-                args.prefix.as_deref(),
-                &args.servers,
-                &args.name_suffix,
-            )?,
+            servers,
             registered: args
                 .registered
                 .clone()
                 .unwrap_or_else(registered::default_path),
+            named,
         })
+    }
+
+    /// Drop the servers whose deployment is entirely absent (see [`absent`]), saying so on
+    /// stderr, unless they were named: then the caller's deployment check fails on them. A
+    /// broken deployment is not absent and is kept, so that it fails before any registration.
+    /// Refuses when nothing is left.
+    pub fn skip_absent(&mut self, root: Option<&Path>) -> Result<(), Error> {
+        if self.named {
+            return Ok(());
+        }
+        let mut skipped = Vec::new();
+        self.servers.retain(|s| match absent(&s.server, &s.prefix) {
+            Some(why) => {
+                eprintln!("skipping {}: not deployed ({why})", s.server.name);
+                skipped.push(why);
+                false
+            }
+            None => true,
+        });
+        if self.servers.is_empty() {
+            let help = match root {
+                Some(r) => format!(
+                    "deploy a server at ROOT/NAME under --prefix {}; for one server's own \
+                     prefix P, pass `--prefix $(dirname P) --server NAME`",
+                    r.display()
+                ),
+                None => "deploy a release first, or pass --prefix ROOT where servers are \
+                         deployed as ROOT/NAME"
+                    .into(),
+            };
+            return Err(Error::usage(
+                format!("no declared server is deployed: {}", skipped.join("; ")),
+                help,
+            ));
+        }
+        Ok(())
     }
 
     /// The flat document; `None` when it does not exist yet. A malformed one is an error: it
@@ -99,17 +140,81 @@ impl Selection {
     }
 }
 
-/// `install`/`uninstall`: each selected server (all when none is named) at `ROOT/S` or its
-/// declared prefix, registered as `S` + suffix.
+/// Why `server`'s deployment at `prefix` is entirely absent, or `None` when something of it is
+/// there. Absent means nothing was ever deployed: no prefix at all, or for a release layout
+/// no `current` yet (a first release not promoted). Anything else — a dangling or looping
+/// `current`, one that leads outside `releases/`, a missing command — is a *broken*
+/// deployment, which is never skipped.
+pub fn absent(server: &Server, prefix: &Path) -> Option<String> {
+    if prefix.symlink_metadata().is_err() {
+        return Some(format!("{} does not exist", prefix.display()));
+    }
+    if server.layout == Layout::Release && prefix.join("current").symlink_metadata().is_err() {
+        return Some(format!("{} has no current release yet", prefix.display()));
+    }
+    None
+}
+
+/// Whether `dir` holds `server`'s own deployment (rather than being a root holding
+/// `dir/<server>`): a release layout's `current` or `releases/`, a prefix layout's `VERSION`
+/// or `bin/`.
+fn holds_deployment(server: &Server, dir: &Path) -> bool {
+    let has = |p: &str| dir.join(p).symlink_metadata().is_ok();
+    match server.layout {
+        Layout::Release => has("current") || has("releases"),
+        Layout::Prefix => has("VERSION") || has("bin"),
+    }
+}
+
+/// `install`/`uninstall`/`status`: each selected server (all when none is named) at `ROOT/S`
+/// or its declared prefix, registered as `S` + suffix; and whether servers were named.
+///
+/// `--prefix` here is a root, but a server's own prefix is a natural thing to pass
+/// (`install --prefix /opt/codetools`). When the root's last component names a declared server,
+/// the root holds that server's deployment and no `ROOT/<server>` exists, it is taken as that
+/// server's prefix, saying so; never as a root holding `…/codetools/codetools`.
 pub fn many(
     decl: &Declaration,
     root: Option<&Path>,
     names: &[String],
     suffix: &str,
-) -> Result<Vec<Selected>, Error> {
+) -> Result<(Vec<Selected>, bool), Error> {
     let root = root.map(absolute_prefix).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
-    if names.is_empty() {
+    let mut own_prefix: Option<PathBuf> = None;
+    let server_prefix = root.as_deref().and_then(|r| {
+        let last = r.file_name()?.to_str()?;
+        let s = decl.servers.iter().find(|s| s.name == last)?;
+        (r.join(&s.name).symlink_metadata().is_err() && holds_deployment(s, r)).then_some(s)
+    });
+    if let (Some(s), Some(r)) = (server_prefix, root.as_deref()) {
+        if names.iter().any(|n| *n != s.name) {
+            return Err(Error::usage(
+                format!(
+                    "--prefix {} is the deployment of {} itself, not a root holding ROOT/NAME \
+                     for --server {}",
+                    r.display(),
+                    s.name,
+                    names.join(", ")
+                ),
+                format!(
+                    "pass the directory that holds the servers, e.g. --prefix {}",
+                    r.parent().unwrap_or(Path::new("/")).display()
+                ),
+            ));
+        }
+        eprintln!(
+            "note: --prefix {} holds {}'s own deployment: acting on {} there (a root would \
+             hold {}/{})",
+            r.display(),
+            s.name,
+            s.name,
+            r.display(),
+            s.name
+        );
+        chosen.push(s);
+        own_prefix = Some(r.to_path_buf());
+    } else if names.is_empty() {
         chosen.extend(decl.servers.iter());
     } else {
         for n in names {
@@ -119,7 +224,8 @@ pub fn many(
             }
         }
     }
-    chosen
+    let named = !names.is_empty() || own_prefix.is_some();
+    let selected = chosen
         .into_iter()
         .map(|s| {
             let registered_name = format!("{}{suffix}", s.name);
@@ -131,14 +237,16 @@ pub fn many(
             })?;
             Ok(Selected {
                 server: s.clone(),
-                prefix: match &root {
-                    Some(r) => r.join(&s.name),
-                    None => s.prefix.clone(),
+                prefix: match (&own_prefix, &root) {
+                    (Some(p), _) => p.clone(),
+                    (None, Some(r)) => r.join(&s.name),
+                    (None, None) => s.prefix.clone(),
                 },
                 registered_name,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok((selected, named))
 }
 
 /// Parse a full expected commit given on the command line.
@@ -149,6 +257,19 @@ pub fn expect_commit(s: &str) -> Result<Sha, Error> {
             "pass the full sha, e.g. --expect-commit \"$(git rev-parse HEAD)\"",
         )
     })
+}
+
+/// `verify-identity --expect-commit`: a sha, or `NAME=SHA` as install takes it, where NAME must
+/// be the server checked.
+pub fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
+    match s.split_once('=') {
+        None => expect_commit(s),
+        Some((name, sha)) if name == server => expect_commit(sha),
+        Some((name, _)) => Err(Error::usage(
+            format!("--expect-commit {s:?} names the server {name:?}, but this checks {server:?}"),
+            format!("pass --expect-commit {server}=SHA, or the bare sha"),
+        )),
+    }
 }
 
 /// Parse `--expect-commit NAME=SHA` options; each NAME must be one of `selected`.

@@ -37,14 +37,40 @@ pub enum Error {
 }
 
 impl Error {
-    /// A line telling the user what to do about it, when there is one.
+    /// A line telling the user what to do about it. Every error has one (every exit 2 carries
+    /// a `help:` line): a domain's own advice where it has some, else what fits the kind.
     pub fn help(&self) -> Option<String> {
+        self.specific_help().or_else(|| Some(self.general_help()))
+    }
+
+    fn general_help(&self) -> String {
+        match self {
+            Error::Io(e) => io_help(e),
+            Error::Client(_) => "run the client's command shown above by hand to see what it \
+                                 says; mcp-deploy changed nothing it did not roll back"
+                .into(),
+            Error::Transaction(_) => "the lines above say the state of each name; fix the \
+                                      cause and run again"
+                .into(),
+            _ => "`mcp-deploy <command> --help` describes the inputs each command takes".into(),
+        }
+    }
+
+    fn specific_help(&self) -> Option<String> {
         match self {
             Error::Io(_) => None,
             Error::Declaration(DeclarationError::UnknownServer { .. }) => {
                 Some("name a declared server, or pass --config FILE declaring it".into())
             }
-            Error::Declaration(_) => None,
+            Error::Declaration(DeclarationError::Io(e)) => Some(io_help(e)),
+            Error::Declaration(
+                DeclarationError::Malformed { .. } | DeclarationError::BadTemplate { .. },
+            ) => Some(
+                "a declaration is {\"servers\": [{\"name\", \"prefix\", \"layout\": \
+                 \"release\"|\"prefix\", \"template\": FILE or \"entry\": {...}}]}; see \
+                 docs/formats.md"
+                    .into(),
+            ),
             Error::Render(e) => e.help(),
             Error::Client(e) => e.help(),
             Error::Lock(e) => e.help(),
@@ -61,6 +87,17 @@ impl Error {
             message: message.into(),
             help: help.into(),
         }
+    }
+}
+
+fn io_help(e: &IoError) -> String {
+    match e.source.kind() {
+        std::io::ErrorKind::NotFound => format!("check the path {}", e.path.display()),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "run as a user who may use {}, or fix its permissions",
+            e.path.display()
+        ),
+        _ => format!("check {} and the filesystem it is on", e.path.display()),
     }
 }
 

@@ -5,7 +5,9 @@
 //! - `release`: `<prefix>/current` is a symlink to a directory directly inside
 //!   `<prefix>/releases/` (release layouts only).
 //! - `commit`: the release's VERSION holds a full sha equal to the expected one, and
-//!   `<prefix>/VERSION`, when present, agrees.
+//!   `<prefix>/VERSION`, when present, agrees. A Python prefix without VERSION gives its
+//!   commit through pip's `direct_url.json` ([`layout::commit_evidence`]); with no evidence at
+//!   all the check says so, and fails only when a commit is expected.
 //! - `content`: the release's files match its `MANIFEST.sha256` (run when the release holds
 //!   one; required with `--content`).
 //! - `mcp-registration`: the registered entry exists, has the declared transport and args, its
@@ -97,9 +99,28 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
 }
 
 fn check_commit(target: &Target) -> Result<String, String> {
-    let (sha, evidence) = layout::deployed_commit(&target.prefix, target.server.layout)?;
+    let command = match &target.declared.transport {
+        Transport::Stdio { command, .. } => Some(Path::new(command.as_str())),
+        Transport::Remote { .. } => None,
+    };
+    let evidence = layout::commit_evidence(&target.prefix, target.server.layout, command)?;
+    let (sha, evidence) = match evidence {
+        layout::Evidence::Commit(sha, evidence) => (sha, evidence),
+        // No evidence at all fails only when a commit is expected.
+        layout::Evidence::Nothing(why) => {
+            return match &target.expected {
+                Some(expected) => Err(format!("no commit evidence: {why}; expected {expected}")),
+                None => Ok(format!(
+                    "no commit evidence: {why} (no expected commit given)"
+                )),
+            }
+        }
+    };
     match &target.expected {
-        Some(expected) if *expected != sha => Err(format!("{evidence}, expected {expected}")),
+        // Say the deployed commit first: "…VERSION agrees, expected Y" reads like success.
+        Some(expected) if *expected != sha => Err(format!(
+            "the deployed commit is {sha}, expected {expected} ({evidence})"
+        )),
         Some(_) => Ok(format!("{evidence}, as expected")),
         None => Ok(format!("{evidence} (no expected commit given)")),
     }

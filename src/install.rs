@@ -27,7 +27,7 @@
 
 use std::path::Path;
 
-use crate::cli::{ClientArgs, InstallArgs, UninstallArgs};
+use crate::cli::{ClientArgs, InstallArgs, LockArgs, UninstallArgs};
 use crate::client::{self, Client, ClientError, ClientOptions, Op};
 use crate::config::{self, Selected, Selection};
 use crate::entry::Entry;
@@ -60,35 +60,45 @@ impl Action {
     }
 }
 
-pub fn client_options(args: &ClientArgs) -> ClientOptions {
+/// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).
+pub fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOptions {
     ClientOptions {
         claude: args.claude.clone(),
         codex: args.codex.clone(),
         gemini: args.gemini.clone(),
         codex_home: None,
         gemini_home: None,
-        timeout: std::time::Duration::from_secs(args.client_timeout.max(1)),
-        mcp_timeout_ms: args.mcp_timeout,
+        // clap refuses --client-timeout 0.
+        timeout: std::time::Duration::from_secs(args.client_timeout),
+        mcp_timeout_ms,
+        calls_binary: true,
     }
 }
 
 /// Open every client of `--client`, each once, in the order given.
-pub fn open_clients(args: &ClientArgs) -> Result<Vec<Box<dyn Client>>, Error> {
-    let options = client_options(args);
+pub fn open_clients(args: &ClientArgs, mcp_timeout_ms: u64) -> Result<Vec<Box<dyn Client>>, Error> {
+    open_named(&args.clients, &client_options(args, mcp_timeout_ms))
+}
+
+/// Open each client of `clients` once, in the order given.
+pub fn open_named(
+    clients: &[String],
+    options: &ClientOptions,
+) -> Result<Vec<Box<dyn Client>>, Error> {
     let mut names: Vec<&str> = Vec::new();
-    for c in &args.clients {
+    for c in clients {
         if !names.contains(&c.as_str()) {
             names.push(c);
         }
     }
     names
         .into_iter()
-        .map(|n| client::open(n, &options).map_err(Error::from))
+        .map(|n| client::open(n, options).map_err(Error::from))
         .collect()
 }
 
 /// Step 2: lock the client config and finish off an interrupted run.
-fn lock_and_recover(client: &dyn Client, args: &ClientArgs) -> Result<Lock, Error> {
+fn lock_and_recover(client: &dyn Client, args: &LockArgs) -> Result<Lock, Error> {
     let config = client.config_path();
     let lock_path = config
         .parent()
@@ -162,7 +172,8 @@ fn plan_client<'a>(
 
 pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
-    let selection = Selection::load(&args.selection)?;
+    let mut selection = Selection::load(&args.selection)?;
+    selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let expected = config::expect_commits(&args.expect_commits, selected)?;
     let mut flat = Flat::read_or_empty(registered_path)?;
@@ -171,13 +182,13 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
     }
-    let clients = open_clients(&args.client)?;
+    let clients = open_clients(&args.client, args.mcp_timeout)?;
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut locks = Vec::new();
     if !args.dry_run {
         for c in &clients {
-            locks.push(lock_and_recover(c.as_ref(), &args.client)?);
+            locks.push(lock_and_recover(c.as_ref(), &args.lock)?);
         }
     }
 
@@ -269,7 +280,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 report.checks.push(shadow_check(
                     &s.registered_name,
                     shadowed,
-                    args.client.strict,
+                    args.strict.strict,
                 ));
             }
             reports.push(report);
@@ -371,9 +382,74 @@ fn print_plan(
     emit(&text);
 }
 
+/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
+fn print_removals(
+    selected: &[Selected],
+    plans: &[(&dyn Client, Map<String, Value>, Vec<Change>)],
+    registered_path: &Path,
+    json: bool,
+) {
+    let mut steps = Vec::new();
+    for (client, _, changes) in plans {
+        for s in selected {
+            let name = &s.registered_name;
+            let present = changes.iter().any(|c| &c.name == name);
+            let calls: Vec<String> = if present {
+                vec![client.show(Op::Remove, name)]
+            } else {
+                Vec::new()
+            };
+            steps.push(serde_json::json!({
+                "name": s.server.name,
+                "client": client.name(),
+                "registered_name": name,
+                "registration": if present { "removed" } else { "absent" },
+                "client_calls": calls,
+            }));
+        }
+    }
+    if json {
+        let doc = serde_json::json!({
+            "dry_run": true,
+            "servers": steps,
+            "registered": registered_path.display().to_string(),
+        });
+        emit(&format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap()
+        ));
+        return;
+    }
+    let mut text = String::from("dry run: nothing is changed\n");
+    for step in &steps {
+        let field = |k: &str| step[k].as_str().unwrap_or_default().to_string();
+        if field("registration") == "removed" {
+            text.push_str(&format!(
+                "{}: would be removed from {}\n",
+                field("registered_name"),
+                field("client")
+            ));
+        } else {
+            text.push_str(&format!(
+                "{}: not registered in {}, nothing to remove\n",
+                field("registered_name"),
+                field("client")
+            ));
+        }
+        for item in step["client_calls"].as_array().into_iter().flatten() {
+            text.push_str(&format!("  run   {}\n", item.as_str().unwrap_or_default()));
+        }
+    }
+    text.push_str(&format!(
+        "remove those names from {} (when recorded)\n",
+        registered_path.display()
+    ));
+    emit(&text);
+}
+
 /// A same-name entry in another scope wins over the user-scope one in that project: the agent
 /// there would run something else. A warning, or a failed check with `--strict`.
-fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
     let detail = format!(
         "{}{name} is also registered in the {}, which takes precedence there",
         if strict { "" } else { "warning: " },
@@ -415,8 +491,8 @@ fn refuse_literal_secrets(
                 ),
                 format!(
                     "move the secret into the environment and re-register it with a ${{VAR}} \
-                     reference, or remove it yourself (`claude mcp remove {} -s user`), then run again",
-                    s.registered_name
+                     reference, or remove it yourself (`{}`), then run again",
+                    client.show(Op::Remove, &s.registered_name)
                 ),
             ));
         }
@@ -476,10 +552,13 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         Err(RegisteredError::Missing { .. }) => None,
         Err(e) => return Err(e.into()),
     };
-    let clients = open_clients(&args.client)?;
+    let clients = open_clients(&args.client, 0)?;
+    // A dry run only reads: no lock.
     let mut locks = Vec::new();
-    for c in &clients {
-        locks.push(lock_and_recover(c.as_ref(), &args.client)?);
+    if !args.dry_run {
+        for c in &clients {
+            locks.push(lock_and_recover(c.as_ref(), &args.lock)?);
+        }
     }
     let mut plans = Vec::new();
     for c in &clients {
@@ -498,6 +577,10 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
             })
             .collect();
         plans.push((client, current, changes));
+    }
+    if args.dry_run {
+        print_removals(selected, &plans, registered_path, args.json);
+        return Ok(Exit::Success);
     }
 
     let mut txs: Vec<Transaction> = Vec::new();

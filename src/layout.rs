@@ -7,7 +7,9 @@
 //! <prefix>/bin/<exe> -> ../current/bin/<exe>
 //! <prefix>/VERSION                    optional; must agree with current/VERSION
 //! ```
-//! A `prefix` layout (a venv-style install) is its own root and has `<prefix>/VERSION`.
+//! A `prefix` layout (a venv-style install) is its own root. Its commit evidence is
+//! `<prefix>/VERSION` when present, else the PEP 610 `direct_url.json` of the installed Python
+//! distribution that owns the declared command (see [`commit_evidence`]).
 //! Every path comparison here is made on canonical paths, by components.
 
 use std::fs;
@@ -172,6 +174,173 @@ pub fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), S
     Ok((sha, evidence))
 }
 
+/// What a deployment says about its commit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evidence {
+    /// The commit, and where it was read.
+    Commit(Sha, String),
+    /// There is no evidence at all, and why: not an error unless a commit is expected.
+    Nothing(String),
+}
+
+/// The commit evidence of a deployment. A release layout's is its release's VERSION (required).
+/// A prefix layout's is `<prefix>/VERSION` when present; else, for a Python (wheel/venv)
+/// prefix, the `direct_url.json` that pip writes for a VCS install (PEP 610,
+/// `vcs_info.commit_id`) of the one distribution whose `RECORD` lists the declared `command`
+/// (`<prefix>/bin/<exe>`). Which distribution is decided by ownership of the command, not by
+/// name: the command is what gets registered, so the distribution that installed it is the one
+/// whose commit matters. Two distributions claiming the same command is refused as ambiguous.
+pub fn commit_evidence(
+    prefix: &Path,
+    layout: Layout,
+    command: Option<&Path>,
+) -> Result<Evidence, String> {
+    let outer = prefix.join("VERSION");
+    if layout == Layout::Release || outer.symlink_metadata().is_ok() {
+        return deployed_commit(prefix, layout).map(|(sha, ev)| Evidence::Commit(sha, ev));
+    }
+    let Some(command) = command else {
+        return Ok(Evidence::Nothing(format!(
+            "{} does not exist and the server has no command to find its distribution by",
+            outer.display()
+        )));
+    };
+    python_evidence(prefix, command)
+}
+
+/// `<prefix>/lib/python3.*/site-packages/*.dist-info` whose RECORD lists `command`.
+fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, String> {
+    let command = normalize(command);
+    let mut owners: Vec<PathBuf> = Vec::new();
+    let mut site_dirs = Vec::new();
+    if let Ok(lib) = fs::read_dir(prefix.join("lib")) {
+        for e in lib.flatten() {
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with("python3") {
+                let site = e.path().join("site-packages");
+                if site.is_dir() {
+                    site_dirs.push(site);
+                }
+            }
+        }
+    }
+    site_dirs.sort();
+    for site in &site_dirs {
+        let Ok(entries) = fs::read_dir(site) else {
+            continue;
+        };
+        let mut dists: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
+            .collect();
+        dists.sort();
+        for dist in dists {
+            let Ok(record) = read_small(&dist.join("RECORD")) else {
+                continue;
+            };
+            let owns = record.lines().any(|line| {
+                // RECORD is CSV: path,hash,size. A path with a comma is quoted; ours never is.
+                let path = line.split(',').next().unwrap_or_default();
+                !path.is_empty() && normalize(&site.join(path)) == command
+            });
+            if owns {
+                owners.push(dist);
+            }
+        }
+    }
+    let outer = prefix.join("VERSION");
+    match owners.as_slice() {
+        [] => Ok(Evidence::Nothing(format!(
+            "{} does not exist and no installed Python distribution's RECORD lists {}{}",
+            outer.display(),
+            command.display(),
+            if site_dirs.is_empty() {
+                format!(" (no {}/lib/python3*/site-packages)", prefix.display())
+            } else {
+                String::new()
+            }
+        ))),
+        [dist] => direct_url_commit(dist, &command),
+        many => Err(format!(
+            "{} distributions claim {} in their RECORD ({}): which one was deployed is \
+             ambiguous; write {} or reinstall so that one owns it",
+            many.len(),
+            command.display(),
+            many.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            outer.display()
+        )),
+    }
+}
+
+fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
+    let path = dist.join("direct_url.json");
+    let dist_name = dist
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text = match read_small(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Evidence::Nothing(format!(
+                "{dist_name}, which owns {}, has no direct_url.json: it was not installed from \
+                 a VCS URL, and there is no VERSION",
+                command.display()
+            )))
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let Some(commit) = doc.pointer("/vcs_info/commit_id") else {
+        let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("?");
+        return Ok(Evidence::Nothing(format!(
+            "{} records no vcs_info.commit_id (installed from {url}, not from a VCS)",
+            path.display()
+        )));
+    };
+    let commit = commit
+        .as_str()
+        .ok_or_else(|| format!("{}: vcs_info.commit_id is not a string", path.display()))?;
+    let sha = Sha::parse(commit)
+        .map_err(|why| format!("{}: vcs_info.commit_id {commit:?}: {why}", path.display()))?;
+    Ok(Evidence::Commit(
+        sha.clone(),
+        format!(
+            "{} holds vcs_info.commit_id {sha} (PEP 610) for {dist_name}, which installed {}",
+            path.display(),
+            command.display()
+        ),
+    ))
+}
+
+/// A file of metadata, read whole but never more than 16 MiB.
+fn read_small(path: &Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    fs::File::open(path)?
+        .take(16 << 20)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// `a/b/../c` -> `a/c`, lexically (RECORD paths climb out of site-packages with `..`).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,6 +377,82 @@ mod tests {
             let err = version(bytes.as_bytes()).unwrap_err();
             assert!(err.contains(why), "{bytes:?}: {err}");
         }
+    }
+
+    fn venv_with(dists: &[(&str, &str, Option<&str>)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("lib/python3.11/site-packages");
+        for (name, record, direct_url) in dists {
+            let d = site.join(format!("{name}.dist-info"));
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("RECORD"), record).unwrap();
+            if let Some(j) = direct_url {
+                fs::write(d.join("direct_url.json"), j).unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn python_prefix_commit_comes_from_the_owning_distribution() {
+        let url =
+            format!(r#"{{"url":"git+file:///r","vcs_info":{{"vcs":"git","commit_id":"{SHA}"}}}}"#);
+        let dir = venv_with(&[
+            (
+                "other-1.0",
+                "../../../bin/other,,\n",
+                Some(r#"{"url":"file:///x","dir_info":{}}"#),
+            ),
+            (
+                "tool-1.0",
+                "tool/__init__.py,,\n../../../bin/tool,sha256=x,1\n",
+                Some(&url),
+            ),
+        ]);
+        let cmd = dir.path().join("bin/tool");
+        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
+            Evidence::Commit(sha, ev) => {
+                assert_eq!(sha.as_str(), SHA);
+                assert!(ev.contains("tool-1.0.dist-info"), "{ev}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // VERSION, when present, wins.
+        let other = "a".repeat(40);
+        fs::write(dir.path().join("VERSION"), format!("{other}\n")).unwrap();
+        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
+            Evidence::Commit(sha, _) => assert_eq!(sha.as_str(), other),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn python_prefix_without_evidence_or_with_two_owners() {
+        let dir = venv_with(&[("other-1.0", "../../../bin/other,,\n", None)]);
+        let cmd = dir.path().join("bin/tool");
+        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
+        assert!(
+            matches!(&e, Evidence::Nothing(why) if why.contains("no installed Python distribution")),
+            "{e:?}"
+        );
+        let dir = venv_with(&[
+            ("a-1", "../../../bin/tool,,\n", None),
+            ("b-1", "../../../bin/tool,,\n", None),
+        ]);
+        let cmd = dir.path().join("bin/tool");
+        let err = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap_err();
+        assert!(err.contains("ambiguous"), "{err}");
+        let dir = venv_with(&[(
+            "a-1",
+            "../../../bin/tool,,\n",
+            Some(r#"{"url":"file:///src","dir_info":{}}"#),
+        )]);
+        let cmd = dir.path().join("bin/tool");
+        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
+        assert!(
+            matches!(&e, Evidence::Nothing(why) if why.contains("not from a VCS")),
+            "{e:?}"
+        );
     }
 
     #[test]

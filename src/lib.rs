@@ -36,8 +36,13 @@ pub mod status;
 pub mod sumfile;
 pub mod transaction;
 pub mod vendor;
+pub mod version;
 
 use cli::{Cli, Command};
+
+/// The version line `--version` prints: the package version and the commit the binary was
+/// built from (see [`version`]).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MCP_DEPLOY_GIT"), ")");
 use error::Error;
 use exit::Exit;
 
@@ -58,6 +63,41 @@ pub fn run(cli: Cli) -> Exit {
                     "help": err.help(),
                 });
                 report::emit(&format!("{doc}\n"));
+            }
+            Exit::CouldNotRun
+        }
+    }
+}
+
+/// A command line clap refused (exit 2, with a `help:` line like every other exit 2), or
+/// `--help`/`--version` (exit 0).
+pub fn usage_error(e: clap::Error) -> Exit {
+    use clap::error::ErrorKind;
+    let _ = e.print();
+    match e.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                eprintln!("help: name a command, e.g. `mcp-deploy status`");
+                return Exit::CouldNotRun;
+            }
+            Exit::Success
+        }
+        _ => {
+            // The subcommand the user typed, for a help line that names its own --help.
+            let sub = std::env::args()
+                .skip(1)
+                .find(|a| !a.starts_with('-'))
+                .filter(|a| {
+                    use clap::CommandFactory;
+                    Cli::command().find_subcommand(a).is_some()
+                });
+            match sub {
+                Some(sub) => {
+                    eprintln!("help: `mcp-deploy {sub} --help` lists the options {sub} takes")
+                }
+                None => eprintln!("help: `mcp-deploy --help` lists the commands"),
             }
             Exit::CouldNotRun
         }

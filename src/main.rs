@@ -4,6 +4,9 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = mcp_deploy::cli::Cli::parse();
+    let cli = match mcp_deploy::cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return mcp_deploy::usage_error(e).into(),
+    };
     mcp_deploy::run(cli).into()
 }

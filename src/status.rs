@@ -9,37 +9,62 @@
 //!   by hand, or the template changed since the last install).
 //! - `target`: the registered command still resolves to an executable inside the deployed
 //!   release (not into a release that is gone or was replaced).
+//! - `content`: the release's files match its `MANIFEST.sha256` (only when it holds one).
 //! - `recorded`: the flat document's entry equals the registered one.
+//! - `shadowing`: a same-name entry in another scope; a warning, or with `--strict` a failed
+//!   check.
 
 use crate::cli::StatusArgs;
+use crate::client::ClientOptions;
 use crate::config::{Selected, Selection};
 use crate::declaration::Layout;
 use crate::entry::{Entry, Transport};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity;
-use crate::install::open_clients;
+use crate::install::{open_named, shadow_check};
 use crate::layout;
 use crate::render::{self, Rendered};
 use crate::report::{Check, Report, ServerReport};
 
 pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
-    let selection = Selection::load(&args.selection)?;
+    let mut selection = Selection::load(&args.selection)?;
+    selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let flat = selection.read_registered()?;
-    let clients = open_clients(&args.client)?;
+    // Status reads the clients' config files only: no binary, no call, so no timeout.
+    let options = ClientOptions {
+        claude: None,
+        codex: None,
+        gemini: None,
+        codex_home: None,
+        gemini_home: None,
+        timeout: std::time::Duration::from_secs(1),
+        mcp_timeout_ms: 0,
+        calls_binary: false,
+    };
+    let clients = open_named(&args.client.clients, &options)?;
     let mut reports = Vec::new();
     for client in &clients {
         let entries = client.user_entries()?;
         let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
         for s in selected {
-            reports.push(server_status(
+            let mut report = server_status(
                 s,
                 client.name(),
                 &entries,
                 recorded_servers.as_ref(),
                 registered_path,
-            )?);
+            )?;
+            let shadows = client.shadows(&s.registered_name)?;
+            if !shadows.is_empty() {
+                report.checks.push(shadow_check(
+                    &s.registered_name,
+                    &shadows,
+                    args.strict.strict,
+                ));
+            }
+            reports.push(report);
         }
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
@@ -56,11 +81,11 @@ fn server_status(
     registered_path: &std::path::Path,
 ) -> Result<ServerReport, Error> {
     let mut checks = Vec::new();
+    let rendered = render::render(&s.server, &s.prefix)?;
     checks.push(Check::from_result(
         "deployed",
-        deployed(s.server.layout, &s.prefix),
+        deployed(s.server.layout, &s.prefix, &rendered.entry),
     ));
-    let rendered = render::render(&s.server, &s.prefix)?;
     checks.push(Check::from_result(
         "rendered",
         rendered_file(&rendered, &s.prefix),
@@ -91,8 +116,11 @@ fn server_status(
     if let Some(Ok(entry)) = &parsed {
         checks.push(Check::from_result(
             "target",
-            target(entry, s.server.layout, &s.prefix),
+            target(entry, &rendered.entry, s.server.layout, &s.prefix),
         ));
+    }
+    if let Some(content) = content(s) {
+        checks.push(Check::from_result("content", content));
     }
     checks.push(Check::from_result(
         "recorded",
@@ -108,9 +136,16 @@ fn server_status(
     })
 }
 
-fn deployed(layout: Layout, prefix: &std::path::Path) -> Result<String, String> {
+fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Result<String, String> {
     let dir = layout::release_dir(prefix, layout)?;
-    let (sha, _) = layout::deployed_commit(prefix, layout)?;
+    let command = match &declared.transport {
+        Transport::Stdio { command, .. } => Some(std::path::Path::new(command.as_str())),
+        Transport::Remote { .. } => None,
+    };
+    let commit = match layout::commit_evidence(prefix, layout, command)? {
+        layout::Evidence::Commit(sha, _) => format!("commit {sha}"),
+        layout::Evidence::Nothing(why) => format!("no commit evidence ({why})"),
+    };
     let id = match layout {
         Layout::Release => dir
             .file_name()
@@ -118,7 +153,7 @@ fn deployed(layout: Layout, prefix: &std::path::Path) -> Result<String, String> 
             .unwrap_or_default(),
         Layout::Prefix => dir.display().to_string(),
     };
-    Ok(format!("release {id}, commit {sha}"))
+    Ok(format!("release {id}, {commit}"))
 }
 
 fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, String> {
@@ -140,12 +175,42 @@ fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String
     Ok(format!("{} matches the template", path.display()))
 }
 
-fn target(entry: &Entry, layout: Layout, prefix: &std::path::Path) -> Result<String, String> {
+/// The release's files against its `MANIFEST.sha256`; `None` when it holds none.
+fn content(s: &Selected) -> Option<Result<String, String>> {
+    let dir = layout::release_dir(&s.prefix, s.server.layout).ok()?;
+    match crate::manifest::verify_release(&dir) {
+        Ok(report) if report.ok() => Some(Ok(report.summary())),
+        Ok(report) => Some(Err(report.summary())),
+        Err(crate::manifest::ManifestError::NoManifest { .. }) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+fn target(
+    entry: &Entry,
+    declared: &Entry,
+    layout: Layout,
+    prefix: &std::path::Path,
+) -> Result<String, String> {
     match &entry.transport {
         Transport::Stdio { command, .. } => {
             let root = layout::containment_root(prefix, layout)?;
+            let same_command = matches!(&declared.transport,
+                Transport::Stdio { command: declared, .. } if declared == command);
             identity::check_command_inside(std::path::Path::new(command), &root).map_err(|e| {
-                format!("{e}: it points into a release that is gone or was replaced; install would re-register it")
+                if same_command {
+                    // The registered path is the declared one: re-registering it changes
+                    // nothing; the deployment's own link is what points elsewhere.
+                    format!(
+                        "{e}: the deployment's {command} does not lead into the current release; \
+                         fix that link (e.g. ln -sfn ../current/bin/<exe>), install cannot"
+                    )
+                } else {
+                    format!(
+                        "{e}: it points into a release that is gone or was replaced; install \
+                         would re-register it"
+                    )
+                }
             })
         }
         Transport::Remote { url, .. } => Ok(format!("remote {url}")),

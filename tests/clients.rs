@@ -60,6 +60,7 @@ impl Scratch {
             gemini_home: Some(self.gemini_home()),
             timeout: Duration::from_secs(60),
             mcp_timeout_ms: 5000,
+            calls_binary: true,
         }
     }
     fn open(&self, name: &str) -> Box<dyn Client> {

@@ -30,6 +30,7 @@ impl Claude {
         let runner = Runner::open(
             "claude",
             options.claude.as_deref(),
+            options.calls_binary,
             options.timeout,
             vec![
                 ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string().into()),

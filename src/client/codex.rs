@@ -58,6 +58,7 @@ impl Codex {
         let runner = Runner::open(
             "codex",
             options.codex.as_deref(),
+            options.calls_binary,
             options.timeout,
             env,
             format!(

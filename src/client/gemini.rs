@@ -60,6 +60,7 @@ impl Gemini {
         let runner = Runner::open(
             "gemini",
             options.gemini.as_deref(),
+            options.calls_binary,
             options.timeout,
             env,
             format!(

@@ -32,6 +32,9 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
     pub mcp_timeout_ms: u64,
+    /// Whether the client's CLI will be called. `status` only reads config files, so a missing
+    /// binary is no error for it.
+    pub calls_binary: bool,
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -20,10 +20,12 @@ pub struct Runner {
 
 impl Runner {
     /// Find `default_name` on PATH, or take `explicit` (a path, or a name to look up).
-    /// `help` says how to install it.
+    /// `help` says how to install it. When `required` is false (a caller that only reads the
+    /// client's config files), a binary that is not found is no error: it is never run.
     pub fn open(
         default_name: &str,
         explicit: Option<&Path>,
+        required: bool,
         timeout: Duration,
         env: Vec<(&'static str, OsString)>,
         help: String,
@@ -33,16 +35,22 @@ impl Runner {
             where_: where_.to_string(),
             help: help.clone(),
         };
-        let binary = match explicit {
+        let found = match explicit {
             Some(b) if b.components().count() > 1 => {
-                if !b.is_file() {
-                    return Err(missing(b.display().to_string(), ""));
+                if b.is_file() {
+                    Ok(b.to_path_buf())
+                } else {
+                    Err(missing(b.display().to_string(), ""))
                 }
-                b.to_path_buf()
             }
-            Some(b) => which::which(b).map_err(|_| missing(b.display().to_string(), " on PATH"))?,
+            Some(b) => which::which(b).map_err(|_| missing(b.display().to_string(), " on PATH")),
             None => which::which(default_name)
-                .map_err(|_| missing(default_name.to_string(), " on PATH"))?,
+                .map_err(|_| missing(default_name.to_string(), " on PATH")),
+        };
+        let binary = match found {
+            Ok(b) => b,
+            Err(_) if !required => PathBuf::from(default_name),
+            Err(e) => return Err(e),
         };
         let cwd = tempfile::Builder::new()
             .prefix("mcp-deploy-client.")
