@@ -11,6 +11,7 @@ mod handshake;
 mod identity;
 mod install;
 mod output;
+mod python;
 mod render;
 mod secrets;
 mod status;
