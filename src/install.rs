@@ -382,10 +382,13 @@ fn print_plan(
     emit(&text);
 }
 
+/// Uninstall's plan for one client: it, its current user-scope entries, and the removals.
+type RemovalPlan<'a> = (&'a dyn Client, Map<String, Value>, Vec<Change>);
+
 /// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
 fn print_removals(
     selected: &[Selected],
-    plans: &[(&dyn Client, Map<String, Value>, Vec<Change>)],
+    plans: &[RemovalPlan],
     registered_path: &Path,
     json: bool,
 ) {

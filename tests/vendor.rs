@@ -922,11 +922,18 @@ fn pin_vendor_refuses_when_the_manifest_disagrees_or_lacks_the_file() {
     let tgz = format!("{SDK}/{TGZ}");
     let m = format!("{SDK}/release-manifest.json");
     w.write_json_manifest(H0);
-    w.run(&["pin-vendor", &tgz, "--manifest", &m])
-        .expect(1)
+    let r = w.run(&["pin-vendor", &tgz, "--manifest", &m]);
+    r.expect(1)
         .stderr_has("refused: ")
         .stderr_has(H0)
-        .stderr_has(&hex);
+        .stderr_has(&hex)
+        .stderr_has("help: the tarball is not the file");
+    // Issue 12.8: the help line does not suggest the very command that just refused.
+    assert!(
+        !r.stderr().contains("mcp-deploy pin-vendor"),
+        "{}",
+        r.stderr()
+    );
     assert!(!w.sidecar().exists(), "a sidecar was written");
     w.write(
         &m,

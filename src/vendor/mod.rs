@@ -478,12 +478,22 @@ pub fn run_pin(args: &PinVendorArgs) -> Result<Exit, Error> {
         let m = release_manifest::load(path)?;
         if let Err(e) = check_manifest(&m, tarball, file_name, None, &Some(hashes.clone())) {
             eprintln!("refused: {e}; no sidecar written");
-            if let Some(h) = e.help() {
+            // The general advice for a mismatch is to re-pin with this very command, which
+            // just refused: say what pin-vendor needs instead.
+            let help = match &e {
+                VendorError::DigestMismatch { .. } => Some(format!(
+                    "the tarball is not the file {} lists: re-download it from the release, \
+                     or give the manifest of the release it came from",
+                    path.display()
+                )),
+                other => other.help(),
+            };
+            if let Some(h) = &help {
                 eprintln!("help: {h}");
             }
             if args.json {
                 let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
-                    "refused": e.to_string(), "help": e.help()});
+                    "refused": e.to_string(), "help": help});
                 crate::report::emit(&format!("{doc}\n"));
             }
             return Ok(Exit::CheckFailed);

@@ -7,6 +7,7 @@ mod clients;
 mod completions;
 mod deploy;
 mod faults;
+mod flags;
 mod handshake;
 mod identity;
 mod install;

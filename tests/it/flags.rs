@@ -1,0 +1,359 @@
+//! Issue 12, items 4-8: one meaning per flag, every flag does something, and every message
+//! says what is true and what to do.
+
+use std::fs;
+use std::os::unix::fs::symlink;
+
+use serde_json::json;
+
+use crate::harness::*;
+
+fn check(r: &Run, server: usize, name: &str) -> Option<(bool, String)> {
+    let checks = r.json()["servers"][server]["checks"].clone();
+    checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == name)
+        .map(|c| {
+            (
+                c["ok"].as_bool().unwrap(),
+                c["detail"].as_str().unwrap().to_string(),
+            )
+        })
+}
+
+/// 12.4: a server's own prefix where a root is expected is used as that server, saying so.
+#[test]
+fn a_server_prefix_given_as_the_root_is_recognised() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    let r = w.run(&[
+        "install",
+        "--prefix",
+        ct.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+        "--dry-run",
+    ]);
+    r.code(0)
+        .stderr_has("holds codetools's own deployment")
+        .stdout_has("codetools-test: would be added");
+    assert!(!r.stdout.contains("orchestrata"), "{}", r.shown);
+    assert!(!r.stdout.contains("codetools/codetools"), "{}", r.shown);
+    assert!(!r.stderr.contains("codetools/codetools/"), "{}", r.shown);
+    // Asking for another server under it: refused, with the right command.
+    w.run(&[
+        "install",
+        "--prefix",
+        ct.to_str().unwrap(),
+        "--server",
+        "orchestrata",
+        "--dry-run",
+    ])
+    .code(2)
+    .stderr_has(&format!(
+        "help: pass the directory that holds the servers, e.g. --prefix {}",
+        opt.display()
+    ));
+    // status and uninstall take it the same way.
+    w.run(&[
+        "status",
+        "--prefix",
+        ct.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ])
+    .stderr_has("holds codetools's own deployment");
+}
+
+/// 12.5: options that mean nothing for a command are refused by it, with a help line.
+#[test]
+fn options_a_command_cannot_use_are_refused() {
+    let w = World::new();
+    for args in [
+        &["status", "--lock-timeout", "3"][..],
+        &["status", "--client-timeout", "3"],
+        &["status", "--claude", "/bin/true"],
+        &["status", "--mcp-timeout", "3"],
+        &["uninstall", "--strict"],
+        &["uninstall", "--mcp-timeout", "3"],
+        &["install", "--client-timeout", "0"],
+        &["uninstall", "--client-timeout", "0"],
+    ] {
+        let r = w.run(args);
+        r.code(2).stderr_has("help: `mcp-deploy ");
+    }
+}
+
+/// 12.5: status reads config files only, so it needs no client binary on PATH.
+#[test]
+fn status_needs_no_client_binary() {
+    let w = World::new();
+    assert!(!w.bin().join("claude").exists());
+    w.sample();
+    let r = w.on_sample("status", &["--json"]);
+    r.code(1);
+    assert_eq!(
+        check(&r, 0, "registered").unwrap().1,
+        "codetools-test is not registered; install would add it"
+    );
+}
+
+/// 12.5: status --strict makes shadowing a failed check; without it a warning.
+#[test]
+fn status_strict_fails_on_shadowing() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    // A local-scope entry of the same name in some project shadows the user-scope one there.
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    cfg["projects"] =
+        json!({"/srv/app": {"mcpServers": {"codetools-test": {"command": "/bin/true"}}}});
+    fs::write(w.claude_json(), cfg.to_string()).unwrap();
+    let r = w.on_sample("status", &["--json"]);
+    r.code(0)
+        .stderr_has("warning: codetools-test is also registered");
+    assert!(check(&r, 0, "shadowing").unwrap().0);
+    let r = w.on_sample("status", &["--json", "--strict"]);
+    r.code(1);
+    let (ok, detail) = check(&r, 0, "shadowing").unwrap();
+    assert!(!ok);
+    assert!(
+        detail.contains("local scope of project /srv/app"),
+        "{detail}"
+    );
+}
+
+/// 12.5: status runs the content check when the release holds a manifest.
+#[test]
+fn status_checks_content_when_the_release_has_a_manifest() {
+    let w = World::new();
+    let opt = w.sample();
+    let rel = opt.join("codetools/releases").join(CT_SHA);
+    assert!(check(&w.on_sample("status", &["--json"]), 0, "content").is_none());
+    w.run(&["manifest", "create", rel.to_str().unwrap()])
+        .code(0);
+    let r = w.on_sample("status", &["--json"]);
+    assert!(check(&r, 0, "content").unwrap().0, "{}", r.shown);
+    fs::write(rel.join("bin/codetools"), "#!/bin/sh\necho changed\n").unwrap();
+    let r = w.on_sample("status", &["--json"]);
+    let (ok, detail) = check(&r, 0, "content").unwrap();
+    assert!(!ok, "{detail}");
+    assert!(detail.contains("bin/codetools"), "{detail}");
+}
+
+/// 12.5: uninstall --dry-run says what it would remove and removes nothing.
+#[test]
+fn uninstall_dry_run_changes_nothing() {
+    let w = World::new();
+    w.wrap_claude(&[]);
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let before = fs::read(w.claude_json()).unwrap();
+    let doc_before = fs::read(w.registered()).unwrap();
+    w.clear_calls();
+    let r = w.on_sample("uninstall", &["--dry-run"]);
+    r.code(0)
+        .stdout_has("dry run: nothing is changed")
+        .stdout_has("codetools-test: would be removed from claude")
+        .stdout_has("run   claude mcp remove codetools-test -s user");
+    assert_eq!(fs::read(w.claude_json()).unwrap(), before);
+    assert_eq!(fs::read(w.registered()).unwrap(), doc_before);
+    assert!(w.calls().is_empty(), "{:?}", w.calls());
+    let r = w.on_sample("uninstall", &["--dry-run", "--json"]);
+    assert_eq!(r.json()["servers"][0]["registration"], "removed");
+}
+
+/// 12.6: verify-identity takes NAME=SHA and defaults --mcp-json to install's document.
+#[test]
+fn verify_identity_takes_name_eq_sha_and_the_default_document() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    w.on_sample("install", &[]).code(0);
+    let ct = opt.join("codetools");
+    let ct = ct.to_str().unwrap();
+    w.run(&[
+        "verify-identity",
+        "--prefix",
+        ct,
+        "--expect-commit",
+        &format!("codetools={CT_SHA}"),
+        "--name",
+        "codetools-test",
+    ])
+    .code(0);
+    w.run(&[
+        "verify-identity",
+        "--prefix",
+        ct,
+        "--expect-commit",
+        &format!("orchestrata={OR_SHA}"),
+        "--name",
+        "codetools-test",
+    ])
+    .code(2)
+    .stderr_has("names the server \"orchestrata\", but this checks \"codetools\"")
+    .stderr_has("help: pass --expect-commit codetools=SHA");
+}
+
+/// 12.7: --version names the commit the binary was built from.
+#[test]
+fn version_names_the_commit() {
+    let w = World::new();
+    let r = w.run(&["--version"]);
+    r.code(0);
+    assert!(
+        r.stdout.starts_with(&format!(
+            "mcp-deploy {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{}",
+        r.shown
+    );
+}
+
+/// 12.8: a bin/ link into another release is the deployment's to fix, not install's.
+#[test]
+fn a_bin_link_into_another_release_says_to_fix_the_link() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    w.on_sample("install", &[]).code(0);
+    let new = "beef".repeat(10);
+    add_release(&ct, &new);
+    promote(&ct, &new);
+    // bin/codetools still points into the old release, by its own path.
+    fs::remove_file(ct.join("bin/codetools")).unwrap();
+    symlink(
+        format!("../releases/{CT_SHA}/bin/codetools"),
+        ct.join("bin/codetools"),
+    )
+    .unwrap();
+    let r = w.on_sample("status", &["--json"]);
+    r.code(1);
+    let (ok, detail) = check(&r, 0, "target").unwrap();
+    assert!(!ok);
+    assert!(detail.contains("fix that link"), "{detail}");
+    assert!(!detail.contains("install would re-register"), "{detail}");
+}
+
+/// 12.8: "is X, expected Y" on a wrong commit, never "agrees, expected Y".
+#[test]
+fn a_wrong_commit_says_what_is_deployed() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    w.on_sample("install", &[]).code(0);
+    let other = "a".repeat(40);
+    let r = w.verify_identity(
+        &opt.join("codetools"),
+        &other,
+        &w.registered(),
+        &["--name", "codetools-test", "--json"],
+    );
+    r.code(1);
+    let detail = r.detail("commit");
+    assert!(
+        detail.starts_with(&format!(
+            "the deployed commit is {CT_SHA}, expected {other}"
+        )),
+        "{detail}"
+    );
+}
+
+/// 12.8: every exit 2 carries a help: line. Each case is a different way a run cannot start
+/// or cannot finish, across the error kinds (usage, declaration, render, client, flat
+/// document, manifest, vendor, io).
+#[test]
+fn every_exit_2_carries_a_help_line() {
+    let w = World::new();
+    let opt = w.sample();
+    let root = w.root();
+    let bad_cfg = root.join("bad.json");
+    fs::write(&bad_cfg, r#"{"servers": [{"name": "x"}]}"#).unwrap();
+    let bad_doc = root.join("bad-doc.json");
+    fs::write(&bad_doc, "{").unwrap();
+    let ct = opt.join("codetools");
+    let (ct, opt_s, cfg, doc) = (
+        ct.to_str().unwrap(),
+        opt.to_str().unwrap(),
+        bad_cfg.to_str().unwrap(),
+        bad_doc.to_str().unwrap(),
+    );
+    let cases: Vec<Vec<&str>> = vec![
+        vec![],
+        vec!["no-such-command"],
+        vec!["install", "--bogus"],
+        vec!["render-mcp", "--prefix", "/nonexistent/x"],
+        vec!["render-mcp", "--prefix", "/a/../b", "--server", "codetools"],
+        vec!["render-mcp", "--prefix", ct, "--server", "nope"],
+        vec!["render-mcp", "--prefix", ct, "--config", cfg],
+        vec![
+            "render-mcp",
+            "--prefix",
+            ct,
+            "--config",
+            "/nonexistent.json",
+        ],
+        vec!["render-mcp", "--prefix", "/nonexistent/codetools"],
+        vec!["verify-identity", "--prefix", ct, "--expect-commit", "abc"],
+        vec![
+            "verify-identity",
+            "--prefix",
+            ct,
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc,
+        ],
+        vec![
+            "verify-identity",
+            "--prefix",
+            ct,
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            "/nonexistent.json",
+        ],
+        vec!["install", "--prefix", opt_s, "--name-suffix", "-test"],
+        vec![
+            "install",
+            "--prefix",
+            opt_s,
+            "--name-suffix",
+            "-test",
+            "--registered",
+            doc,
+        ],
+        vec!["install", "--prefix", opt_s, "--name-suffix", "!bad"],
+        vec!["install", "--prefix", opt_s, "--expect-commit", "codetools"],
+        vec!["install", "--prefix", "/nonexistent"],
+        vec![
+            "install",
+            "--prefix",
+            opt_s,
+            "--server",
+            "codetools",
+            "--claude",
+            "/nonexistent/claude",
+        ],
+        vec!["uninstall", "--prefix", opt_s, "--client", "codex"],
+        vec!["status", "--prefix", opt_s, "--registered", doc],
+        vec!["sample", opt_s],
+        vec!["manifest", "verify", "/nonexistent"],
+        vec!["verify-vendor", "/nonexistent"],
+        vec!["pin-vendor", "/nonexistent.tgz"],
+        vec!["man", "nope"],
+    ];
+    for args in cases {
+        let r = w.run(&args);
+        assert_eq!(r.code, 2, "expected exit 2\n{}", r.shown);
+        assert!(
+            r.stderr.lines().any(|l| l.starts_with("help: ")),
+            "no help: line\n{}",
+            r.shown
+        );
+    }
+}
