@@ -86,7 +86,8 @@ fn an_existing_registration_with_a_literal_secret_is_refused_and_left_alone() {
     let r = install(&w, &cfg);
     r.code(2)
         .stderr_has("codetools-test is registered with claude holding a literal secret in env CODETOOLS_API_TOKEN")
-        .stderr_has("help: move the secret into the environment");
+        .stderr_has("help: move the secret into the environment")
+        .stderr_has("(`claude mcp remove codetools-test -s user`)");
     assert_nowhere(&w, &r);
     assert_eq!(w.user_servers(), before);
     assert!(!w.config_dir().join(".mcp-deploy.journal.json").exists());
@@ -127,4 +128,32 @@ fn verify_identity_fails_a_registration_holding_a_literal_secret() {
     );
     assert!(r.detail("secrets").contains("env GITHUB_TOKEN"));
     assert!(!r.stdout.contains(SECRET));
+}
+
+/// Issue 12.8: the remove hint names the client's own command, not claude's, to a codex user.
+#[test]
+fn the_remove_hint_is_the_clients_own_command() {
+    let w = World::with_every_client();
+    w.sample();
+    let codex_home = w.root().join("home/.codex");
+    fs::create_dir_all(&codex_home).unwrap();
+    fs::write(
+        codex_home.join("config.toml"),
+        format!(
+            "[mcp_servers.codetools-test]\ncommand = \"{}\"\nargs = [\"mcp\", \"serve\"]\n\n\
+             [mcp_servers.codetools-test.env]\nCODETOOLS_API_TOKEN = \"{SECRET}\"\n",
+            w.opt().join("codetools/bin/codetools").display()
+        ),
+    )
+    .unwrap();
+    let cfg = declare(&w, "${CODETOOLS_API_TOKEN}");
+    let r = w.on_sample(
+        "install",
+        &["--config", cfg.to_str().unwrap(), "--client", "codex"],
+    );
+    r.code(2)
+        .stderr_has("registered with codex holding a literal secret")
+        .stderr_has("(`codex mcp remove codetools-test`)");
+    assert!(!r.stderr.contains("claude mcp remove"), "{}", r.shown);
+    assert_nowhere(&w, &r);
 }
