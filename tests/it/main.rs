@@ -6,6 +6,7 @@ mod harness;
 mod clients;
 mod completions;
 mod deploy;
+mod docs;
 mod faults;
 mod flags;
 mod handshake;

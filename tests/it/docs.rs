@@ -1,0 +1,497 @@
+//! The docs hold (issue 12.9, 12.10): every relative link and anchor in README.md and docs/
+//! resolves, every `docs/…` file that source or help text names exists, and every command-line
+//! example marked ```` ```console checked ```` is real — run against the built binary in a
+//! scratch world, its output compared with paths normalised.
+//!
+//! The example format is trycmd's markdown one, kept small enough to write here without a
+//! dependency:
+//!
+//! ```text
+//! $ mcp-deploy sample /tmp/demo        a command (mcp-deploy or cat), shell-quoted
+//! ? 2                                  optional: the exit code (default 0)
+//! codetools: /tmp/demo/codetools ...   the expected stdout, then stderr
+//! ...                                  any number of lines
+//! ok   commit  [..] as expected        [..] matches anything within a line
+//! ```
+//!
+//! In a world `/tmp/demo` is the scratch root's `demo/` and `~` its home (no
+//! CLAUDE_CONFIG_DIR, so the flat document is at `~/.claude/mcp-registered.json`); the real
+//! claude CLI is on PATH. The checked blocks of one file run in order in one world.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::harness::real_claude;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// README.md and every docs/*.md.
+fn markdown_files() -> Vec<PathBuf> {
+    let mut files = vec![repo().join("README.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(repo().join("docs"))
+        .expect("docs/ exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    docs.sort();
+    files.extend(docs);
+    files
+}
+
+/// Lines outside fenced code blocks, with their 1-based numbers.
+fn prose_lines(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut fence: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        let marker = if t.starts_with("```") {
+            Some("```")
+        } else if t.starts_with("~~~") {
+            Some("~~~")
+        } else {
+            None
+        };
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(f), Some(m)) if f == m => fence = None,
+            (None, None) => out.push((i + 1, line)),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// GitHub's anchors for a file's headings: lowercase, punctuation other than `-` and `_`
+/// dropped, spaces to `-`, a repeated anchor numbered `-1`, `-2`, ...
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    for (_, line) in prose_lines(text) {
+        let Some(rest) = line.strip_prefix('#') else {
+            continue;
+        };
+        let title = rest.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let base: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let mut anchor = base.clone();
+        let mut n = 0;
+        while seen.contains(&anchor) {
+            n += 1;
+            anchor = format!("{base}-{n}");
+        }
+        seen.insert(anchor);
+    }
+    seen
+}
+
+/// `(line, target)` of every inline link `[text](target)` outside code.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in prose_lines(text) {
+        // Inline code spans are not links.
+        let mut plain = String::new();
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                plain.push_str(part);
+            }
+        }
+        let mut rest = plain.as_str();
+        while let Some(i) = rest.find("](") {
+            let after = &rest[i + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push((n, after[..end].to_string()));
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_and_anchor_in_the_docs_resolves() {
+    let mut broken = Vec::new();
+    for file in markdown_files() {
+        let text = fs::read_to_string(&file).unwrap();
+        for (line, target) in links(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (path, anchor) = match target.split_once('#') {
+                Some((p, a)) => (p, Some(a)),
+                None => (target.as_str(), None),
+            };
+            let resolved = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            let shown = format!(
+                "{}:{line}: {target}",
+                file.strip_prefix(repo()).unwrap().display()
+            );
+            if !resolved.exists() {
+                broken.push(format!("{shown}: no such file"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                let target_text = fs::read_to_string(&resolved).unwrap_or_default();
+                if !anchors(&target_text).contains(anchor) {
+                    broken.push(format!("{shown}: no heading with that anchor"));
+                }
+            }
+        }
+    }
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn anchors_are_githubs() {
+    let a = anchors("# A b\n## Output, JSON and the audit ledger\n```\n# not a heading\n```\n## A b\n### `--prefix` ROOT\n");
+    let want: BTreeSet<String> = [
+        "a-b",
+        "output-json-and-the-audit-ledger",
+        "a-b-1",
+        "--prefix-root",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(a, want);
+}
+
+/// Every `docs/NAME.md` (or other `docs/…` file) and `../shared/…` path that a source file, a
+/// script or help text names must exist: help lines send users there.
+#[test]
+fn every_docs_path_named_in_source_exists() {
+    let mut missing = Vec::new();
+    let mut files = Vec::new();
+    for dir in ["src", "deploy", "scripts", "templates"] {
+        for e in walkdir(&repo().join(dir)) {
+            files.push(e);
+        }
+    }
+    files.push(repo().join("Cargo.toml"));
+    files.push(repo().join("build.rs"));
+    for file in files {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            for needle in ["docs/", "../shared/"] {
+                let mut rest = line;
+                while let Some(i) = rest.find(needle) {
+                    // `crate::docs/` or a word ending in docs (e.g. `rustdocs/`) is not a path.
+                    let before = rest[..i].chars().last();
+                    let path: String = rest[i..]
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || "/._-".contains(*c))
+                        .collect();
+                    rest = &rest[i + needle.len()..];
+                    if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                        continue;
+                    }
+                    let path = path.trim_end_matches(['.', ',']);
+                    if path == needle || path.ends_with('/') {
+                        continue;
+                    }
+                    if !repo().join(path).exists() {
+                        missing.push(format!(
+                            "{}:{}: {path}",
+                            file.strip_prefix(repo()).unwrap().display(),
+                            n + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // Help texts are generated from src/cli.rs, checked above as source; check the rendered
+    // help too, in case a path is assembled.
+    let out = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"))
+        .args(["man"])
+        .output()
+        .unwrap();
+    let man = String::from_utf8_lossy(&out.stdout);
+    for word in man.split_whitespace() {
+        if let Some(i) = word.find("docs/") {
+            let p = word[i..].trim_end_matches(|c: char| !c.is_alphanumeric());
+            if !repo().join(p).exists() {
+                missing.push(format!("mcp-deploy man: {p}"));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named but missing:\n{}",
+        missing.join("\n")
+    );
+}
+
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walkdir(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+// ---- console examples -------------------------------------------------------------------
+
+struct Example {
+    file: String,
+    line: usize,
+    argv: Vec<String>,
+    code: i32,
+    expected: Vec<String>,
+}
+
+/// The ```` ```console checked ```` blocks of `text`.
+fn examples(file: &str, text: &str) -> Vec<Example> {
+    let mut out: Vec<Example> = Vec::new();
+    let mut inside = false;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim();
+        if !inside {
+            inside = t.starts_with("```console") && t.split_whitespace().any(|w| w == "checked");
+            continue;
+        }
+        if t.starts_with("```") {
+            inside = false;
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("$ ") {
+            out.push(Example {
+                file: file.to_string(),
+                line: i + 1,
+                argv: shell_words(cmd),
+                code: 0,
+                expected: Vec::new(),
+            });
+        } else if let Some(ex) = out.last_mut() {
+            match line.strip_prefix("? ") {
+                Some(code) if ex.expected.is_empty() => {
+                    ex.code = code.trim().parse().expect("`? N` is an exit code")
+                }
+                _ => ex.expected.push(line.trim_end().to_string()),
+            }
+        }
+    }
+    out
+}
+
+/// Split a command line as sh would for the quoting the docs use: '…', "…", \x.
+fn shell_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut any = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if any {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            '\'' => {
+                any = true;
+                for c in chars.by_ref() {
+                    if c == '\'' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '"' => {
+                any = true;
+                while let Some(c) = chars.next() {
+                    match c {
+                        '"' => break,
+                        '\\' => cur.extend(chars.next()),
+                        c => cur.push(c),
+                    }
+                }
+            }
+            '\\' => {
+                any = true;
+                cur.extend(chars.next());
+            }
+            c => {
+                any = true;
+                cur.push(c);
+            }
+        }
+    }
+    if any {
+        words.push(cur);
+    }
+    words
+}
+
+/// `expected` (with `[..]` and `...`) against `actual`, line by line.
+fn matches(expected: &[String], actual: &[&str]) -> bool {
+    match expected.split_first() {
+        None => actual.is_empty(),
+        Some((e, rest)) if e == "..." => (0..=actual.len()).any(|k| matches(rest, &actual[k..])),
+        Some((e, rest)) => match actual.split_first() {
+            Some((a, arest)) => line_matches(e, a) && matches(rest, arest),
+            None => false,
+        },
+    }
+}
+
+fn line_matches(expected: &str, actual: &str) -> bool {
+    let parts: Vec<&str> = expected.split("[..]").collect();
+    if parts.len() == 1 {
+        return expected == actual;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !actual.starts_with(first) || !actual[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &actual[first.len()..actual.len() - last.len()];
+    for mid in &parts[1..parts.len() - 1] {
+        match rest.find(mid) {
+            Some(i) => rest = &rest[i + mid.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        let dir = tempfile::tempdir().unwrap();
+        for d in ["home", "bin", "work"] {
+            fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        std::os::unix::fs::symlink(real_claude(), dir.path().join("bin/claude")).unwrap();
+        Scratch { dir }
+    }
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    fn in_world(&self, arg: &str) -> String {
+        let demo = self.root().join("demo");
+        let home = self.root().join("home");
+        let arg = arg.replace("/tmp/demo", demo.to_str().unwrap());
+        match arg.strip_prefix("~/") {
+            Some(rest) => format!("{}/{rest}", home.display()),
+            None => arg,
+        }
+    }
+    fn shown(&self, text: &str) -> String {
+        let root = self.root().to_str().unwrap();
+        // A canonicalised temp dir (macOS /private/var) is the same place.
+        let canonical = fs::canonicalize(self.root()).unwrap();
+        let mut text = text.to_string();
+        for r in [canonical.to_str().unwrap(), root] {
+            text = text
+                .replace(&format!("{r}/demo"), "/tmp/demo")
+                .replace(&format!("{r}/home"), "~");
+        }
+        text
+    }
+    fn run(&self, ex: &Example) -> (i32, String) {
+        let argv: Vec<String> = ex.argv.iter().map(|a| self.in_world(a)).collect();
+        let program = match argv[0].as_str() {
+            "mcp-deploy" => PathBuf::from(env!("CARGO_BIN_EXE_mcp-deploy")),
+            "cat" => PathBuf::from("/bin/cat"),
+            other => panic!(
+                "{}:{}: a checked example runs mcp-deploy or cat, not {other}",
+                ex.file, ex.line
+            ),
+        };
+        let path = format!("{}:/usr/bin:/bin", self.root().join("bin").display());
+        let out = Command::new(program)
+            .args(&argv[1..])
+            .env_clear()
+            .env("HOME", self.root().join("home"))
+            .env("PATH", path)
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .current_dir(self.root().join("work"))
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.code().unwrap_or(-1), self.shown(&text))
+    }
+}
+
+#[test]
+fn console_examples_in_the_docs_are_real() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in markdown_files() {
+        let name = file.strip_prefix(repo()).unwrap().display().to_string();
+        let text = fs::read_to_string(&file).unwrap();
+        let exs = examples(&name, &text);
+        if exs.is_empty() {
+            continue;
+        }
+        let world = Scratch::new();
+        for ex in exs {
+            count += 1;
+            let (code, output) = world.run(&ex);
+            let actual: Vec<&str> = output.lines().map(str::trim_end).collect();
+            if code != ex.code || !matches(&ex.expected, &actual) {
+                failures.push(format!(
+                    "{}:{}: $ {}\n--- expected (exit {})\n{}\n--- actual (exit {code})\n{output}",
+                    ex.file,
+                    ex.line,
+                    ex.argv.join(" "),
+                    ex.code,
+                    ex.expected.join("\n")
+                ));
+            }
+        }
+    }
+    assert!(count >= 8, "only {count} checked examples");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn the_example_matcher() {
+    let e = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert!(matches(
+        &e(&["a [..] c", "...", "z"]),
+        &["a b c", "x", "y", "z"]
+    ));
+    assert!(matches(&e(&["...", "z"]), &["z"]));
+    assert!(!matches(&e(&["a [..] c"]), &["a b d"]));
+    assert!(!matches(&e(&["a"]), &["a", "b"]));
+    assert!(line_matches("[..]", "anything"));
+    assert!(!line_matches("ab[..]ba", "aba"));
+    assert_eq!(
+        shell_words(r#"a 'b c' "d \"e\"" f\ g"#),
+        vec!["a", "b c", "d \"e\"", "f g"]
+    );
+}
