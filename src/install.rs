@@ -538,9 +538,24 @@ fn change_record(
     r.release = crate::layout::release_dir(&s.prefix, s.server.layout)
         .ok()
         .map(|d| d.display().to_string());
-    r.commit = crate::layout::deployed_commit(&s.prefix, s.server.layout)
+    // The same evidence the commit check uses (a Python prefix's direct_url.json, found by
+    // the declared command, included).
+    let command = render::render(&s.server, &s.prefix)
         .ok()
-        .map(|(sha, _)| sha.to_string());
+        .and_then(|r| match r.entry.transport {
+            crate::entry::Transport::Stdio { command, .. } => Some(command),
+            crate::entry::Transport::Remote { .. } => None,
+        });
+    r.commit = crate::layout::commit_evidence(
+        &s.prefix,
+        s.server.layout,
+        command.as_deref().map(Path::new),
+    )
+    .ok()
+    .and_then(|e| match e {
+        crate::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
+        crate::layout::Evidence::Nothing(_) => None,
+    });
     r
 }
 

@@ -85,7 +85,7 @@ fn declare(w: &World) -> PathBuf {
 
 #[test]
 fn a_venv_prefix_proves_its_commit_through_pips_direct_url() {
-    let w = World::new();
+    let w = World::with_real_claude();
     let (prefix, commit) = venv_from_git(&w);
     let cfg = declare(&w);
     let doc = w.root().join("doc.json");
@@ -131,6 +131,31 @@ fn a_venv_prefix_proves_its_commit_through_pips_direct_url() {
         "--json",
     ]);
     assert!(r.detail("deployed").contains(&commit), "{}", r.shown);
+
+    // install needs no VERSION there: the commit check passes on the pip evidence, and the
+    // ledger records that commit.
+    let ledger = w.root().join("ledger.ndjson");
+    let r = w.run(&[
+        "install",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--config",
+        cfg.to_str().unwrap(),
+        "--expect-commit",
+        &format!("orchestrata={commit}"),
+        "--ledger",
+        ledger.to_str().unwrap(),
+        "--json",
+    ]);
+    r.code(0);
+    assert!(
+        r.detail("commit").contains("direct_url.json"),
+        "{}",
+        r.shown
+    );
+    let line: serde_json::Value =
+        serde_json::from_str(fs::read_to_string(&ledger).unwrap().lines().next().unwrap()).unwrap();
+    assert_eq!(line["commit"], commit.as_str());
 
     // VERSION, when present, is the evidence.
     fs::write(prefix.join("VERSION"), format!("{other}\n")).unwrap();
