@@ -72,6 +72,8 @@ pub struct Selection {
     /// Whether the servers were named (`--server`, or a server's own prefix given as
     /// `--prefix`): a named server whose deployment is absent is an error, not a skip.
     pub named: bool,
+    /// The servers [`Selection::skip_absent`] dropped, with why.
+    pub skipped: Vec<(String, String)>,
 }
 
 impl Selection {
@@ -90,6 +92,7 @@ impl Selection {
                 .clone()
                 .unwrap_or_else(registered::default_path),
             named,
+            skipped: Vec::new(),
         })
     }
 
@@ -105,11 +108,12 @@ impl Selection {
         self.servers.retain(|s| match absent(&s.server, &s.prefix) {
             Some(why) => {
                 eprintln!("skipping {}: not deployed ({why})", s.server.name);
-                skipped.push(why);
+                skipped.push((s.server.name.clone(), why));
                 false
             }
             None => true,
         });
+        self.skipped = skipped;
         if self.servers.is_empty() {
             let help = match root {
                 Some(r) => format!(
@@ -121,8 +125,9 @@ impl Selection {
                          deployed as ROOT/NAME"
                     .into(),
             };
+            let whys: Vec<&str> = self.skipped.iter().map(|(_, w)| w.as_str()).collect();
             return Err(Error::usage(
-                format!("no declared server is deployed: {}", skipped.join("; ")),
+                format!("no declared server is deployed: {}", whys.join("; ")),
                 help,
             ));
         }
@@ -272,11 +277,14 @@ pub fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
     }
 }
 
-/// Parse `--expect-commit NAME=SHA` options; each NAME must be one of `selected`.
+/// Parse `--expect-commit NAME=SHA` options; each NAME must be one of `selection`'s servers.
+/// A commit expected of a server that was skipped as not deployed is refused: the caller
+/// expected it to be there.
 pub fn expect_commits(
     pairs: &[String],
-    selected: &[Selected],
+    selection: &Selection,
 ) -> Result<BTreeMap<String, Sha>, Error> {
+    let selected = &selection.servers;
     let mut out = BTreeMap::new();
     for pair in pairs {
         let Some((name, sha)) = pair.split_once('=') else {
@@ -285,6 +293,12 @@ pub fn expect_commits(
                 "e.g. --expect-commit codetools=$(git rev-parse HEAD)",
             ));
         };
+        if let Some((_, why)) = selection.skipped.iter().find(|(n, _)| n == name) {
+            return Err(Error::usage(
+                format!("--expect-commit names {name:?}, which is not deployed: {why}"),
+                format!("deploy {name} first, or drop its --expect-commit"),
+            ));
+        }
         if !selected.iter().any(|s| s.server.name == name) {
             return Err(Error::usage(
                 format!("--expect-commit names {name:?}, which is not being installed"),

@@ -175,7 +175,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut selection = Selection::load(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let expected = config::expect_commits(&args.expect_commits, selected)?;
+    let expected = config::expect_commits(&args.expect_commits, &selection)?;
     let mut flat = Flat::read_or_empty(registered_path)?;
     let mut rendered = Vec::new();
     for s in selected {

@@ -194,6 +194,19 @@ fn absent_deployments_are_skipped_unless_named_and_broken_ones_never() {
         w.user_servers().keys().collect::<Vec<_>>(),
         vec!["orchestrata-test"]
     );
+    // A commit expected of it says it was expected to be there: refused, not skipped.
+    run_script(
+        &w,
+        &[
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--expect-commit",
+            &format!("codetools={CT_SHA}"),
+        ],
+    )
+    .code(2)
+    .stderr_has("--expect-commit names \"codetools\", which is not deployed")
+    .stderr_has("help: deploy codetools first");
     run_script(
         &w,
         &["--prefix", opt.to_str().unwrap(), "--server", "codetools"],
