@@ -40,7 +40,7 @@ impl Error {
     /// A line telling the user what to do about it, when there is one.
     pub fn help(&self) -> Option<String> {
         match self {
-            Error::Io(_) => None,
+            Error::Io(e) => e.help(),
             Error::Declaration(DeclarationError::UnknownServer { .. }) => {
                 Some("name a declared server, or pass --config FILE declaring it".into())
             }

@@ -80,8 +80,20 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         .append(true)
         .create(true)
         .mode(0o600)
+        // A FIFO put where the ledger goes must not block the run: refused below.
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| IoError::new("cannot open the ledger", path, e))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(IoError::new(
+            "cannot append to the ledger",
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the ledger must be a regular file",
+            ),
+        ));
+    }
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_data())
         .map_err(|e| IoError::new("cannot append to the ledger", path, e))

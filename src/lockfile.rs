@@ -21,13 +21,12 @@
 //! The values of `resolved` and `integrity` are kept raw, because judging them is the
 //! verifier's check (exit 1).
 
+#[cfg(test)]
 use std::fs;
-use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::fsio::IoError;
 use crate::vendor::VendorError;
 
 /// The dependency tables of `package.json` that npm installs from.
@@ -99,7 +98,12 @@ pub fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
 /// Read `dir/package.json` and, when it exists, `dir/package-lock.json`.
 pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
     let package_json = dir.join("package.json");
-    let doc = read_json(&package_json)?.ok_or_else(|| VendorError::NoPackageJson {
+    let doc = read_json(
+        &package_json,
+        "package.json",
+        crate::fsio::limits::PACKAGE_JSON,
+    )?
+    .ok_or_else(|| VendorError::NoPackageJson {
         dir: dir.to_path_buf(),
     })?;
     let malformed = |reason: String| VendorError::ProjectMalformed {
@@ -140,7 +144,7 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
 }
 
 fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
-    let Some(doc) = read_json(path)? else {
+    let Some(doc) = read_json(path, "lockfile", crate::fsio::limits::LOCKFILE)? else {
         return Ok(None);
     };
     let malformed = |reason: &str| VendorError::ProjectMalformed {
@@ -191,11 +195,10 @@ fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
 }
 
 /// `Ok(None)` when the file does not exist; a file that exists must be JSON.
-fn read_json(path: &Path) -> Result<Option<Value>, VendorError> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(IoError::new("cannot read", path, e).into()),
+fn read_json(path: &Path, kind: &str, max: u64) -> Result<Option<Value>, VendorError> {
+    let text = match crate::fsio::read_input_if_exists(path, kind, max)? {
+        Some(t) => t,
+        None => return Ok(None),
     };
     serde_json::from_str(&text)
         .map(Some)

@@ -73,6 +73,7 @@ impl ManifestError {
                 path.parent().unwrap_or(Path::new(".")).display()
             )),
             ManifestError::SumFile(e) => e.help(),
+            ManifestError::Io(e) => e.help(),
             ManifestError::EscapingSymlinks { .. } => Some(
                 "a release must be self-contained: make the link relative to a file inside \
                  the release, or copy the file in"
@@ -264,14 +265,18 @@ pub fn verify_release(dir: &Path) -> Result<ContentReport, ManifestError> {
 pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentReport, ManifestError> {
     let root = canonical_dir(dir)?;
     let manifest_path = dir.join(MANIFEST_NAME);
-    let bytes = match fs::read(root.join(MANIFEST_NAME)) {
+    let bytes = match fsio::read_input(
+        &root.join(MANIFEST_NAME),
+        "content manifest",
+        fsio::limits::CONTENT_MANIFEST,
+    ) {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        Err(e) if e.source.kind() == io::ErrorKind::NotFound => {
             return Err(ManifestError::NoManifest {
                 path: manifest_path,
             })
         }
-        Err(e) => return Err(IoError::new("cannot read", &manifest_path, e).into()),
+        Err(e) => return Err(IoError::new("refused", &manifest_path, e.source).into()),
     };
     let entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
     let scan = scan(&root)?;

@@ -137,7 +137,10 @@ pub fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, Ren
     let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
     text.push('\n');
     // A re-run with nothing changed leaves the file (and its mtime) alone.
-    if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+    // Bounded and non-blocking: a FIFO or a huge file there is simply replaced.
+    if fsio::read_input(&path, "rendered document", fsio::limits::DOCUMENT)
+        .is_ok_and(|old| old == text.as_bytes())
+    {
         return Ok(path);
     }
     fsio::write_atomic(&path, text.as_bytes(), false)?;

@@ -123,8 +123,20 @@ fn deployed(layout: Layout, prefix: &std::path::Path) -> Result<String, String> 
 
 fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, String> {
     let path = render::rendered_path(prefix, &rendered.server);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|_| format!("{} is missing; install would write it", path.display()))?;
+    let text = match crate::fsio::read_input_if_exists(
+        &path,
+        "rendered document",
+        crate::fsio::limits::DOCUMENT,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            return Err(format!(
+                "{} is missing; install would write it",
+                path.display()
+            ))
+        }
+        Err(e) => return Err(format!("{e}; install would replace it")),
+    };
     let on_disk: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
         format!(
             "{} is not valid JSON; install would rewrite it",

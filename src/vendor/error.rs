@@ -156,7 +156,8 @@ impl VendorError {
             E::Dir { .. } | E::NotADirectory { .. } => {
                 "name the vendor directory, e.g. `mcp-deploy verify-vendor vendor/`".into()
             }
-            E::Walk(_) | E::Io(_) => return None,
+            E::Walk(_) => return None,
+            E::Io(e) => return e.help(),
             E::ManifestMalformed { .. } | E::ManifestDuplicate { .. } => {
                 "use the release manifest as the SDK's release published it; see docs/vendor.md \
                  for the formats"

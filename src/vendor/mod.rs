@@ -351,10 +351,24 @@ fn check_sidecar(
         };
         return Ok((Err(e), None));
     }
+    // The walk saw a regular file; open_regular refuses one swapped for a link or a FIFO
+    // since, and the read is bounded like any sidecar.
     let mut bytes = Vec::new();
     fsio::open_regular(&root.join(sidecar_rel))
-        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .and_then(|f| f.take(fsio::limits::SIDECAR + 1).read_to_end(&mut bytes))
         .map_err(|e| IoError::new("cannot read", sidecar, e))?;
+    if bytes.len() as u64 > fsio::limits::SIDECAR {
+        let e = VendorError::SidecarMalformed {
+            sidecar: sidecar.to_path_buf(),
+            source: crate::sumfile::SumFileError::Malformed {
+                file: sidecar.to_path_buf(),
+                line: 1,
+                reason: "larger than 64 KiB, the most a sidecar (one line) may be",
+                text: String::new(),
+            },
+        };
+        return Ok((Err(e), None));
+    }
     let entries = match sumfile::parse(Algorithm::Sha256, sidecar, &bytes) {
         Ok(v) => v,
         Err(source) => {
@@ -490,7 +504,7 @@ pub fn run_pin(args: &PinVendorArgs) -> Result<Exit, Error> {
         }
     }
     let sidecar = tarball.with_file_name(sidecar_of(Path::new(file_name)));
-    let old = fs::read(&sidecar).ok();
+    let old = fsio::read_input(&sidecar, "sidecar", fsio::limits::SIDECAR).ok();
     let line = sumfile::format_line(&hashes.sha256, Path::new(file_name));
     fsio::write_atomic(&sidecar, &line, false).map_err(VendorError::from)?;
     let change = match old {
