@@ -171,6 +171,29 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
     }
+
+    // 1b. The gate: the deployment is checked before anything is written or registered, so a
+    // dangling `current`, a wrong commit, tampered content or a command that cannot run never
+    // reaches the client (where `claude mcp list` would show a server that cannot start).
+    let gate = gate_reports(args, selected, &rendered, &expected);
+    let gate_ok = gate.iter().all(ServerReport::ok);
+    if !gate_ok && !args.dry_run {
+        let servers = gate
+            .into_iter()
+            .map(|mut g| {
+                g.registration = Some(NOT_CHANGED.into());
+                g
+            })
+            .collect();
+        let report = Report::new(servers, None);
+        report.print(args.json);
+        if args.json {
+            eprintln!("{GATE_LINE}");
+        } else {
+            emit(&format!("{GATE_LINE}\n"));
+        }
+        return Ok(Exit::CheckFailed);
+    }
     let clients = open_clients(&args.client)?;
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
@@ -187,8 +210,15 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         .map(|c| plan_client(c.as_ref(), selected, &rendered))
         .collect::<Result<_, _>>()?;
     if args.dry_run {
-        print_plan(selected, &rendered, &plans, registered_path, args.json);
-        return Ok(Exit::Success);
+        print_plan(
+            selected,
+            &rendered,
+            &plans,
+            &gate,
+            registered_path,
+            args.json,
+        );
+        return Ok(Exit::from_checks(gate_ok));
     }
 
     // 5. Write the rendered documents.
@@ -308,16 +338,57 @@ fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry
         .collect()
 }
 
+/// What a gate failure says, after the failed checks.
+const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
+                         registers anything, and the deployment failed the checks above";
+const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";
+
+/// Step 1b for every selected server: [`identity::deployment_checks`].
+fn gate_reports(
+    args: &InstallArgs,
+    selected: &[Selected],
+    rendered: &[Rendered],
+    expected: &std::collections::BTreeMap<String, crate::layout::Sha>,
+) -> Vec<ServerReport> {
+    let clients = args.client.clients.join(",");
+    selected
+        .iter()
+        .zip(rendered)
+        .map(|(s, r)| {
+            let target = Target {
+                server: &s.server,
+                client: &clients,
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: args.content,
+                handshake: None,
+            };
+            ServerReport {
+                name: s.server.name.clone(),
+                client: clients.clone(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                checks: identity::deployment_checks(&target),
+            }
+        })
+        .collect()
+}
+
 fn print_plan(
     selected: &[Selected],
     rendered: &[Rendered],
     plans: &[ClientPlan],
+    gate: &[ServerReport],
     registered_path: &Path,
     json: bool,
 ) {
+    let gate_ok = gate.iter().all(ServerReport::ok);
     let mut steps = Vec::new();
     for p in plans {
-        for ((s, r), action) in selected.iter().zip(rendered).zip(&p.actions) {
+        for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
             let file = render::rendered_path(&s.prefix, &s.server.name);
             let name = &s.registered_name;
             let mut calls = Vec::new();
@@ -336,12 +407,14 @@ fn print_plan(
                 "entry": r.entry.describe(),
                 "writes": [file.display().to_string()],
                 "client_calls": calls,
+                "gate": g.checks,
             }));
         }
     }
     if json {
         let doc = serde_json::json!({
             "dry_run": true,
+            "ok": gate_ok,
             "servers": steps,
             "registered": registered_path.display().to_string(),
         });
@@ -361,6 +434,14 @@ fn print_plan(
             field("client"),
             field("entry")
         ));
+        for c in step["gate"].as_array().into_iter().flatten() {
+            let mark = if c["ok"] == true { "ok  " } else { "FAIL" };
+            text.push_str(&format!(
+                "  gate {mark} {:<17} {}\n",
+                c["check"].as_str().unwrap_or_default(),
+                c["detail"].as_str().unwrap_or_default()
+            ));
+        }
         for (key, verb) in [("writes", "write"), ("client_calls", "run  ")] {
             for item in step[key].as_array().into_iter().flatten() {
                 text.push_str(&format!("  {verb} {}\n", item.as_str().unwrap_or_default()));
@@ -368,6 +449,11 @@ fn print_plan(
         }
     }
     text.push_str(&format!("write {}\n", registered_path.display()));
+    if !gate_ok {
+        text.push_str(
+            "the deployment failed the checks marked FAIL: install would register nothing\n",
+        );
+    }
     emit(&text);
 }
 
