@@ -126,6 +126,7 @@ fn plan_client<'a>(
     rendered: &[Rendered],
 ) -> Result<ClientPlan<'a>, Error> {
     let current = client.user_entries()?;
+    refuse_opaque(client, &current, selected)?;
     refuse_literal_secrets(client, &current, selected)?;
     let mut actions = Vec::new();
     let mut changes = Vec::new();
@@ -475,6 +476,38 @@ fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
     }
 }
 
+/// An existing entry that cannot be parsed is opaque: mcp-deploy cannot tell what it holds (a
+/// token may sit in any field), so it neither copies it into its journal and ledger nor
+/// replaces or removes it — a registration is never lost and a secret never stored. It is
+/// named by the sha256 of its canonical JSON, so the user can tell which entry is meant.
+fn refuse_opaque(
+    client: &dyn Client,
+    current: &serde_json::Map<String, serde_json::Value>,
+    selected: &[Selected],
+) -> Result<(), Error> {
+    for s in selected {
+        let Some(raw) = current.get(&s.registered_name) else {
+            continue;
+        };
+        if let Err(why) = Entry::from_value(raw) {
+            return Err(Error::usage(
+                format!(
+                    "{} is registered with {} as an entry mcp-deploy cannot parse ({why}): {}; \
+                     it will not replace or remove an entry it cannot read, nor record its values",
+                    s.registered_name,
+                    client.name(),
+                    crate::digest::opaque(raw)
+                ),
+                format!(
+                    "look at it, then fix or remove it yourself (`{}`), and run again",
+                    client.show(Op::Remove, &s.registered_name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An existing entry we would replace or remove must not hold a literal secret: its previous
 /// state goes into the journal, and secrets go nowhere mcp-deploy writes.
 fn refuse_literal_secrets(
@@ -516,19 +549,12 @@ fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
         .unwrap_or_else(ledger::default_path)
 }
 
-/// An entry's secret-free form for the ledger; an entry we cannot parse is recorded raw
-/// minus env and headers.
+/// An entry's secret-free form for the ledger; an entry we cannot parse is opaque
+/// (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
 fn flat_of(raw: &serde_json::Value) -> serde_json::Value {
     match Entry::from_value(raw) {
         Ok(e) => e.flat(),
-        Err(_) => {
-            let mut v = raw.clone();
-            if let Some(m) = v.as_object_mut() {
-                m.remove("env");
-                m.remove("headers");
-            }
-            v
-        }
+        Err(_) => crate::digest::opaque(raw),
     }
 }
 
@@ -571,6 +597,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     for c in &clients {
         let client = c.as_ref();
         let current = client.user_entries()?;
+        refuse_opaque(client, &current, selected)?;
         refuse_literal_secrets(client, &current, selected)?;
         let changes: Vec<Change> = selected
             .iter()

@@ -249,6 +249,15 @@ mod tests {
         d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
             "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN}"}}}});
         assert!(render(&d.servers[0], Path::new("/p")).is_ok());
+        // A default is used as is when the variable is unset: a secret one is a literal.
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN:-hunter2-value}"}}}});
+        let err = render(&d.servers[0], Path::new("/p")).unwrap_err();
+        assert!(matches!(err, RenderError::LiteralSecret { .. }), "{err}");
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN:-}","LOG":"${LOG:-info}"}}}});
+        assert!(render(&d.servers[0], Path::new("/p")).is_ok());
     }
 
     #[test]

@@ -70,7 +70,9 @@ fn server_status(
     let registered = match &parsed {
         None => Err(format!("{name} is not registered; install would add it")),
         Some(Err(e)) => Err(format!(
-            "{name}'s entry is malformed ({e}); install would replace it"
+            "{name}'s entry cannot be parsed ({e}): {}; install refuses to replace it: fix or \
+             remove it by hand",
+            crate::digest::opaque(&entries[name.as_str()])
         )),
         Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
             "{name} is registered as {} but renders as {} (edited by hand, or the template \
