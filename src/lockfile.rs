@@ -16,6 +16,14 @@
 //!
 //! `file:` paths are relative to the project directory (the one holding `package.json`).
 //!
+//! Which lockfile: npm uses `npm-shrinkwrap.json` when the project has one and then ignores
+//! `package-lock.json`, so the shrinkwrap is the one read, and a `package-lock.json` beside it
+//! is reported as not used. Every entry that installs a package is kept — `packages`, nested
+//! `node_modules/**/node_modules/<name>` keys included, and for lockfileVersion 2 the legacy
+//! `dependencies` tree that npm 6 would read — with the name it installs (the entry's `name`
+//! for an alias, else the last `node_modules/` segment), so that the verifier can require
+//! every one of them that installs a vendored package to resolve to its tarball.
+//!
 //! Only the documents' *shape* is judged here: a file that is not JSON, not an object, a
 //! lockfile older than version 2 (no `packages` map) is refused ([`VendorError`], exit 2).
 //! The values of `resolved` and `integrity` are kept raw, because judging them is the
@@ -37,6 +45,14 @@ const DEPENDENCY_FIELDS: [&str; 4] = [
     "peerDependencies",
 ];
 
+/// A dependency of `package.json`, any spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub name: String,
+    pub field: &'static str,
+    pub spec: String,
+}
+
 /// A dependency whose spec starts with `file:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileDependency {
@@ -47,11 +63,18 @@ pub struct FileDependency {
     pub spec: String,
 }
 
-/// One entry of the lockfile's `packages` map.
+/// One entry of the lockfile that installs a package.
 #[derive(Debug, Clone)]
 pub struct LockEntry {
-    /// The key, e.g. `node_modules/@acme/consumer`.
+    /// The key, e.g. `node_modules/@acme/consumer`; for the legacy tree of lockfileVersion 2,
+    /// `dependencies["a"].dependencies["@acme/consumer"]`.
     pub key: String,
+    /// The package it installs (see the module header); `None` when neither the entry nor
+    /// its key says (a workspace folder without a `name`).
+    pub name: Option<String>,
+    /// Where it comes from: `resolved` (for a legacy entry, its `version` when that is a
+    /// spec such as `file:…` or `npm:…`, else its `resolved`). A `link` entry's `resolved`
+    /// is a folder, which never names a tarball.
     pub resolved: Option<Value>,
     pub integrity: Option<Value>,
 }
@@ -59,6 +82,8 @@ pub struct LockEntry {
 #[derive(Debug, Clone)]
 pub struct Lockfile {
     pub path: PathBuf,
+    /// `package-lock.json` beside a shrinkwrap: npm does not use it, so it is not checked.
+    pub shadowed: Option<PathBuf>,
     pub version: u64,
     /// Every entry but the root (`""`), in file order.
     pub entries: Vec<LockEntry>,
@@ -76,6 +101,10 @@ pub struct Project {
     pub dir: PathBuf,
     pub package_json: PathBuf,
     pub file_dependencies: Vec<FileDependency>,
+    /// Every dependency of every table, in file order.
+    pub dependencies: Vec<Dependency>,
+    /// `overrides`, as written.
+    pub overrides: Option<Value>,
     pub lockfile: Option<Lockfile>,
 }
 
@@ -114,6 +143,7 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
         .as_object()
         .ok_or_else(|| malformed("not a JSON object".into()))?;
     let mut file_dependencies = Vec::new();
+    let mut dependencies = Vec::new();
     for field in DEPENDENCY_FIELDS {
         let Some(table) = root.get(field) else {
             continue;
@@ -125,6 +155,11 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
             let spec = spec
                 .as_str()
                 .ok_or_else(|| malformed(format!("`{field}.{name}` is not a string")))?;
+            dependencies.push(Dependency {
+                name: name.clone(),
+                field,
+                spec: spec.to_string(),
+            });
             if spec.starts_with("file:") {
                 file_dependencies.push(FileDependency {
                     name: name.clone(),
@@ -134,11 +169,23 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
             }
         }
     }
-    let lockfile = read_lockfile(&dir.join("package-lock.json"))?;
+    let overrides = root.get("overrides").cloned();
+    // npm's order: a shrinkwrap wins over package-lock.json.
+    let shrinkwrap = dir.join("npm-shrinkwrap.json");
+    let package_lock = dir.join("package-lock.json");
+    let lockfile = match read_lockfile(&shrinkwrap)? {
+        Some(mut l) => {
+            l.shadowed = package_lock.exists().then_some(package_lock);
+            Some(l)
+        }
+        None => read_lockfile(&package_lock)?,
+    };
     Ok(Project {
         dir: dir.to_path_buf(),
         package_json,
         file_dependencies,
+        dependencies,
+        overrides,
         lockfile,
     })
 }
@@ -181,17 +228,75 @@ fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
                 path: path.to_path_buf(),
                 reason: format!("`packages[\"{key}\"]` is not an object"),
             })?;
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                key.rsplit_once("node_modules/")
+                    .map(|(_, n)| n.to_string())
+                    .filter(|n| !n.is_empty())
+            });
         entries.push(LockEntry {
             key: key.clone(),
+            name,
             resolved: entry.get("resolved").cloned(),
             integrity: entry.get("integrity").cloned(),
         });
     }
+    if let Some(tree) = root.get("dependencies") {
+        legacy_entries(path, tree, "", &mut entries)?;
+    }
     Ok(Some(Lockfile {
         path: path.to_path_buf(),
+        shadowed: None,
         version,
         entries,
     }))
+}
+
+/// The legacy `dependencies` tree (lockfileVersion 2 keeps it for npm 6), flattened.
+fn legacy_entries(
+    path: &Path,
+    tree: &Value,
+    at: &str,
+    out: &mut Vec<LockEntry>,
+) -> Result<(), VendorError> {
+    let malformed = |reason: String| VendorError::ProjectMalformed {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let tree = tree
+        .as_object()
+        .ok_or_else(|| malformed(format!("`{at}dependencies` is not an object")))?;
+    for (name, entry) in tree {
+        let key = format!("{at}dependencies[\"{name}\"]");
+        let entry = entry
+            .as_object()
+            .ok_or_else(|| malformed(format!("`{key}` is not an object")))?;
+        let version = entry.get("version").and_then(Value::as_str);
+        // `npm:@acme/consumer@0.4.0`: an alias installing another package under this name.
+        let aliased = version.and_then(|v| v.strip_prefix("npm:")).map(|spec| {
+            match spec.get(1..).and_then(|rest| rest.find('@')) {
+                Some(i) => spec[..i + 1].to_string(),
+                None => spec.to_string(),
+            }
+        });
+        let resolved = match version {
+            Some(v) if v.contains(':') => Some(Value::from(v)),
+            _ => entry.get("resolved").cloned(),
+        };
+        out.push(LockEntry {
+            key: key.clone(),
+            name: Some(aliased.unwrap_or_else(|| name.clone())),
+            resolved,
+            integrity: entry.get("integrity").cloned(),
+        });
+        if let Some(sub) = entry.get("dependencies") {
+            legacy_entries(path, sub, &format!("{key}."), out)?;
+        }
+    }
+    Ok(())
 }
 
 /// `Ok(None)` when the file does not exist; a file that exists must be JSON.

@@ -325,8 +325,7 @@ pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentRepo
     let scan = scan(&root)?;
     // A manifest made before rendered documents were left out may list one: it is not content
     // whatever the manifest says, unless what is there now is content (an executable).
-    entries
-        .retain(|e| !is_rendered_document_path(&e.path) || scan.files.iter().any(|f| *f == e.path));
+    entries.retain(|e| !is_rendered_document_path(&e.path) || scan.files.contains(&e.path));
 
     let present: HashSet<&Path> = scan.files.iter().map(PathBuf::as_path).collect();
     let listed: HashSet<&Path> = entries.iter().map(|e| e.path.as_path()).collect();

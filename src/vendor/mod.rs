@@ -30,6 +30,7 @@
 mod error;
 mod npm;
 mod report;
+mod tarball;
 
 pub use error::VendorError;
 pub use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
@@ -137,6 +138,9 @@ fn is_archive(name: &Path) -> bool {
 struct Artifact {
     hashes: Option<Hashes>,
     verified: bool,
+    /// The npm package it holds: its own `package.json`'s `name`, else the release
+    /// manifest's. `None` for an archive that is no npm package.
+    package: Option<String>,
 }
 
 /// Run every check. `Err` is "could not run" (exit 2); failed checks are in the report.
@@ -250,7 +254,32 @@ pub fn verify(
             verified &= r.is_ok();
             checks.push(VendorCheck::new("manifest", &subject, r));
         }
-        artifacts.insert(rel.clone(), Artifact { hashes, verified });
+        // Which package this tarball is, so that the project can be held to installing that
+        // package from it and from nowhere else. The tarball's own word first (it is the file
+        // the digests vouch for); a JSON release manifest's `name` when it has none.
+        let package = match &hashes {
+            Some(_) => tarball::package_of(&root.join(rel))
+                .map_err(|e| IoError::new("cannot read", &path, e))?
+                .map(|(name, _)| name),
+            None => None,
+        }
+        .or_else(|| {
+            let released = manifest.as_ref()?.get(file_name)?;
+            let package = released.package.as_deref()?;
+            // `@scope/name@1.2.3` -> `@scope/name`.
+            match package.get(1..)?.rfind('@') {
+                Some(i) => Some(package[..i + 1].to_string()),
+                None => Some(package.to_string()),
+            }
+        });
+        artifacts.insert(
+            rel.clone(),
+            Artifact {
+                hashes,
+                verified,
+                package,
+            },
+        );
     }
     if let Some(m) = &manifest {
         for name in m.files.keys().filter(|n| !listed.contains(*n)) {
