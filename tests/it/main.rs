@@ -15,3 +15,5 @@ mod render;
 mod secrets;
 mod status;
 mod transaction;
+
+mod attacks;
