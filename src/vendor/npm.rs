@@ -32,6 +32,12 @@ enum Target {
 }
 
 fn classify(spec: &str, project: &Path, vendor_rel: &Path) -> Target {
+    // A URL, git, an alias, a registry range: not a path at all, so never "meant for" the
+    // vendor directory; whoever expects the tarball there reports it as the wrong source.
+    let scheme = spec.split_once(':').map(|(s, _)| s);
+    if scheme.is_some_and(|s| s != "file" && !s.is_empty() && !s.contains('/')) {
+        return Target::Elsewhere;
+    }
     if let Some(t) = lockfile::file_target(spec, project) {
         if let Ok(inside) = t.strip_prefix(vendor_rel) {
             if !inside.as_os_str().is_empty() {
