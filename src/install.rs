@@ -195,6 +195,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         }
         return Ok(Exit::CheckFailed);
     }
+    ledger::check_appendable(&ledger_path(args.ledger.as_deref()))?;
     let clients = open_clients(&args.client)?;
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
@@ -588,6 +589,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         Err(RegisteredError::Missing { .. }) => None,
         Err(e) => return Err(e.into()),
     };
+    ledger::check_appendable(&ledger_path(args.ledger.as_deref()))?;
     let clients = open_clients(&args.client)?;
     let mut locks = Vec::new();
     for c in &clients {

@@ -62,6 +62,22 @@ pub fn default_path() -> PathBuf {
     state.join("mcp-deploy").join("ledger.ndjson")
 }
 
+/// Refuse, before anything changes, a ledger path that holds something other than a regular
+/// file (a FIFO there would make the append after a registration fail, or block).
+pub fn check_appendable(path: &Path) -> Result<(), IoError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(IoError::new(
+            "refused",
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the ledger must be a regular file",
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Append `records`, one line each.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
     if records.is_empty() {

@@ -285,6 +285,20 @@ const HANG: &[Attack] = &[
         },
     },
     Attack {
+        name: "the ledger is a FIFO (install)",
+        setup: |w| {
+            let p = w.root().join("ledger.ndjson");
+            mkfifo(&p);
+            let mut v = install(w, "codetools", &["--ledger"]);
+            v.push(s(p));
+            v
+        },
+        code: 2,
+        evidence: &["ledger.ndjson", "the ledger must be a regular file"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
         name: "VERSION is a FIFO (install)",
         setup: |w| {
             mkfifo(&release(w).join("VERSION"));
