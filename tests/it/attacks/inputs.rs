@@ -285,6 +285,59 @@ const HANG: &[Attack] = &[
         },
     },
     Attack {
+        name: "--mcp-json -> /dev/urandom (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            link(&p, "/dev/urandom");
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &["doc.json", "a character device"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "the client config .claude.json -> /dev/zero (install)",
+        setup: |w| {
+            link(&w.claude_json(), "/dev/zero");
+            install(w, "codetools", &[])
+        },
+        code: 2,
+        evidence: &[".claude.json", "a character device"],
+        absent: &[],
+        after: |w| assert!(!w.registered().exists()),
+    },
+    Attack {
+        name: "MANIFEST.sha256 -> /dev/zero (install --content)",
+        setup: |w| {
+            link(&release(w).join("MANIFEST.sha256"), "/dev/zero");
+            install(w, "codetools", &["--content"])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL content",
+            "a character device",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "VERSION -> /dev/urandom (install)",
+        setup: |w| {
+            link(&release(w).join("VERSION"), "/dev/urandom");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL commit",
+            "a character device",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
         name: "the ledger is a FIFO (install)",
         setup: |w| {
             let p = w.root().join("ledger.ndjson");
