@@ -357,6 +357,55 @@ mod tests {
     }
 
     #[test]
+    fn every_entry_that_installs_a_package_is_read_with_its_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(
+            tmp.path().join("package.json"),
+            r#"{"overrides":{"a":"1"}}"#,
+        )
+        .unwrap();
+        let lock = serde_json::json!({"lockfileVersion": 2, "packages": {
+            "": {},
+            "node_modules/a/node_modules/@acme/consumer": {"resolved": "https://r/c.tgz"},
+            "node_modules/alias": {"name": "@acme/consumer"},
+            "packages/ws": {"name": "ws"}
+        }, "dependencies": {"a": {"version": "1.0.0", "resolved": "https://r/a.tgz",
+            "dependencies": {"c": {"version": "npm:@acme/consumer@0.4.0"}}}}});
+        fs::write(tmp.path().join("package-lock.json"), lock.to_string()).unwrap();
+        let shrink = serde_json::json!({"lockfileVersion": 3, "packages": {}});
+        let p = read_project(tmp.path()).unwrap();
+        let names: Vec<(String, Option<String>)> = p
+            .lockfile
+            .as_ref()
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.name.clone()))
+            .collect();
+        let n = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+        assert_eq!(
+            names,
+            [
+                n(
+                    "node_modules/a/node_modules/@acme/consumer",
+                    "@acme/consumer"
+                ),
+                n("node_modules/alias", "@acme/consumer"),
+                n("packages/ws", "ws"),
+                n("dependencies[\"a\"]", "a"),
+                n("dependencies[\"a\"].dependencies[\"c\"]", "@acme/consumer"),
+            ]
+        );
+        assert_eq!(p.overrides, Some(serde_json::json!({"a":"1"})));
+        // A shrinkwrap is what npm uses: it is read, package-lock.json is shadowed.
+        fs::write(tmp.path().join("npm-shrinkwrap.json"), shrink.to_string()).unwrap();
+        let p = read_project(tmp.path()).unwrap();
+        let l = p.lockfile.unwrap();
+        assert!(l.path.ends_with("npm-shrinkwrap.json"));
+        assert!(l.shadowed.unwrap().ends_with("package-lock.json"));
+    }
+
+    #[test]
     fn project_search_stops_at_the_repository_root() {
         let tmp = tempfile::tempdir().unwrap();
         let repo = tmp.path().join("repo");

@@ -425,6 +425,54 @@ mod tests {
     use super::*;
 
     #[test]
+    fn aliases_and_overrides_name_the_package_they_set() {
+        assert_eq!(aliased("npm:@acme/consumer@0.4.0"), Some("@acme/consumer"));
+        assert_eq!(aliased("npm:left-pad"), Some("left-pad"));
+        assert_eq!(aliased("npm:"), None);
+        assert_eq!(aliased("^1.0.0"), None);
+        let o = serde_json::json!({
+            "@acme/consumer": "0.4.0",
+            "other@1": {".": "2.0.0", "@acme/consumer@^0.4": {".": "https://x/c.tgz"}},
+            "plain": {"deep": "$evil"}
+        });
+        let mut found = Vec::new();
+        override_specs(&o, "overrides", &mut found);
+        let names: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(_, n, s)| (n.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("@acme/consumer", "0.4.0"),
+                ("other", "2.0.0"),
+                ("@acme/consumer", "https://x/c.tgz"),
+                ("deep", "$evil")
+            ]
+        );
+        assert_eq!(found[2].0, "overrides.other@1.@acme/consumer@^0.4");
+    }
+
+    #[test]
+    fn a_url_or_scheme_is_never_a_path_into_the_vendor_directory() {
+        let p = Path::new("/proj");
+        let v = Path::new("vendor");
+        for spec in [
+            "https://registry.npmjs.org/x/-/x-1.tgz",
+            "git+https://h/x.git",
+            "github:a/b",
+            "npm:@acme/consumer@1",
+            "link:../sdk",
+        ] {
+            assert!(matches!(classify(spec, p, v), Target::Elsewhere), "{spec}");
+        }
+        assert!(matches!(
+            classify("file:vendor/a.tgz", p, v),
+            Target::Vendored(_)
+        ));
+    }
+
+    #[test]
     fn integrity_rules() {
         let sha = vec![7u8; 64];
         let good = format!("sha512-{}", sri::encode_base64(&sha));
