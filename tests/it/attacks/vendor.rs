@@ -37,7 +37,12 @@ fn npm(cwd: &Path, home: &Path, args: &[&str]) {
 fn base() -> &'static Path {
     static BASE: OnceLock<PathBuf> = OnceLock::new();
     BASE.get_or_init(|| {
-        let tmp = tempfile::tempdir().unwrap().keep();
+        // Under cargo's scratch dir for tests (removed by `cargo clean`), not /tmp: a static
+        // is never dropped, so a temp dir made here would outlive every run.
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("attacks-vendor-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).unwrap();
         let sdk = tmp.join("sdk");
         fs::create_dir_all(&sdk).unwrap();
         fs::write(
