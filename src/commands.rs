@@ -20,6 +20,36 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
     let (server, prefix) = config::single(&decl, &args.prefix, args.server.as_deref())?;
     render::check_deployed(server, &prefix)?;
     let rendered = render::render(server, &prefix)?;
+    // A release layout whose `current` dangles or points outside releases/ is not a
+    // deployment to write a registration document for: refuse it as install's gate does.
+    if server.layout == crate::declaration::Layout::Release {
+        if let Err(detail) = crate::layout::check_release(&prefix) {
+            let report = Report::new(
+                vec![crate::report::ServerReport {
+                    name: server.name.clone(),
+                    // No client is involved; "claude" keeps the human line free of " in …".
+                    client: "claude".into(),
+                    registered_name: server.name.clone(),
+                    prefix: prefix.display().to_string(),
+                    registration: Some("not rendered".into()),
+                    checks: vec![crate::report::Check {
+                        check: "release",
+                        ok: false,
+                        detail,
+                    }],
+                }],
+                None,
+            );
+            report.print(args.json);
+            let line = "nothing was written: render-mcp renders only for a deployed release";
+            if args.json {
+                eprintln!("{line}");
+            } else {
+                emit(&format!("{line}\n"));
+            }
+            return Ok(Exit::CheckFailed);
+        }
+    }
     let path = render::write_rendered(&rendered, &prefix)?;
     if args.json {
         let doc = serde_json::json!({

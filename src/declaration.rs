@@ -114,12 +114,12 @@ impl Declaration {
         let Some(file) = file else {
             return Ok(Self::builtin());
         };
-        let text = fsio::read_to_string(file)?;
+        let text = fsio::read_input_string(file, "declaration", fsio::limits::DOCUMENT)?;
         let base = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         Self::parse(&text, &file.display().to_string(), |name| {
             let path = base.join(name);
-            std::fs::read_to_string(&path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))
+            fsio::read_input_string(&path, "template", fsio::limits::DOCUMENT)
+                .map_err(|e| e.to_string())
         })
     }
 

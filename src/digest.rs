@@ -88,6 +88,36 @@ pub fn sha512_file(path: &Path) -> io::Result<String> {
     file_hex(Algorithm::Sha512, path)
 }
 
+/// The SHA-256 (lowercase hex) of `v`'s canonical JSON bytes: compact, object keys sorted by
+/// their UTF-8 bytes at every level. It names a value that must not be shown (an entry we
+/// cannot parse may hold a secret anywhere), and it is the same however the file orders keys.
+pub fn canonical_json_sha256(v: &serde_json::Value) -> String {
+    fn canonical(v: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), canonical(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+            other => other.clone(),
+        }
+    }
+    let bytes = serde_json::to_vec(&canonical(v)).expect("a Value serializes");
+    to_hex(&Sha256::digest(&bytes))
+}
+
+/// The form in which an entry that cannot be parsed appears anywhere mcp-deploy reports or
+/// records it (ledger, error, status): `{"opaque_sha256": "<hex>"}`, never its values.
+pub fn opaque(v: &serde_json::Value) -> serde_json::Value {
+    serde_json::json!({ "opaque_sha256": canonical_json_sha256(v) })
+}
+
 /// Lowercase hex, as `sha256sum` prints it.
 pub fn to_hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -140,5 +170,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = sha256_file(&dir.path().join("nope")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn canonical_json_digest_ignores_key_order_and_spacing() {
+        let a: serde_json::Value =
+            serde_json::from_str(r#"{"b":[1,{"y":1,"x":2}],"a":"t"}"#).unwrap();
+        let b: serde_json::Value =
+            serde_json::from_str(r#"{ "a" : "t", "b" : [1, {"x":2, "y":1}] }"#).unwrap();
+        assert_eq!(canonical_json_sha256(&a), canonical_json_sha256(&b));
+        // sha256 of {"a":"t","b":[1,{"x":2,"y":1}]}
+        assert_eq!(
+            canonical_json_sha256(&a),
+            to_hex(&Sha256::digest(br#"{"a":"t","b":[1,{"x":2,"y":1}]}"#))
+        );
+        assert_eq!(opaque(&a)["opaque_sha256"].as_str().unwrap().len(), 64);
     }
 }

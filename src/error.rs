@@ -58,7 +58,7 @@ impl Error {
 
     fn specific_help(&self) -> Option<String> {
         match self {
-            Error::Io(_) => None,
+            Error::Io(e) => e.help(),
             Error::Declaration(DeclarationError::UnknownServer { .. }) => {
                 Some("name a declared server, or pass --config FILE declaring it".into())
             }

@@ -7,7 +7,7 @@
 //! directory get mode 0600, since they describe which programs an agent runs.
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +22,21 @@ pub struct IoError {
 }
 
 impl IoError {
+    /// What to do about a refused input (wrong file type, over its size bound).
+    pub fn help(&self) -> Option<String> {
+        match self.source.kind() {
+            io::ErrorKind::InvalidInput => Some(
+                "replace it with a regular file (or a symlink to one): a FIFO, socket, device \
+                 or directory is never read, since reading it could block or never end"
+                    .into(),
+            ),
+            io::ErrorKind::FileTooLarge => {
+                Some("check what the file is; the size bounds are listed in docs/content.md".into())
+            }
+            _ => None,
+        }
+    }
+
     pub fn new(action: &'static str, path: &Path, source: io::Error) -> Self {
         IoError {
             action,
@@ -68,9 +83,149 @@ pub fn sync_dir(dir: &Path) -> Result<(), IoError> {
         .map_err(|e| IoError::new("cannot sync directory", dir, e))
 }
 
-/// Read a file into a string, naming the file on failure.
+/// Read a file into a string, naming the file on failure. Bounded like any input
+/// ([`read_input`]), as a small text document.
 pub fn read_to_string(path: &Path) -> Result<String, IoError> {
-    fs::read_to_string(path).map_err(|e| IoError::new("cannot read", path, e))
+    read_input_string(path, "input file", limits::DOCUMENT)
+}
+
+/// The size bounds of the files mcp-deploy reads, by kind (documented in docs/content.md).
+/// Each is far above what a real file of that kind holds and far below what would hurt the
+/// machine: a bound is there so that `MANIFEST.sha256 -> /dev/zero`, or a 1 GiB "flat
+/// document", is refused at once rather than read until memory runs out.
+pub mod limits {
+    const KIB: u64 = 1024;
+    const MIB: u64 = 1024 * KIB;
+    /// `VERSION`: one sha and a newline.
+    pub const VERSION: u64 = 4 * KIB;
+    /// A `.sha256` sidecar: one `sha256sum` line.
+    pub const SIDECAR: u64 = 64 * KIB;
+    /// `MANIFEST.sha256`: about 100 bytes a file; 64 MiB is over half a million files.
+    pub const CONTENT_MANIFEST: u64 = 64 * MIB;
+    /// A vendored SDK's release manifest (`--manifest`).
+    pub const RELEASE_MANIFEST: u64 = 16 * MIB;
+    /// `package-lock.json` / `npm-shrinkwrap.json`: big monorepos reach tens of MiB.
+    pub const LOCKFILE: u64 = 256 * MIB;
+    /// `package.json`.
+    pub const PACKAGE_JSON: u64 = 16 * MIB;
+    /// A declaration (`--config`), a template, a flat document, a journal, a rendered
+    /// document, a project `.mcp.json`.
+    pub const DOCUMENT: u64 = 16 * MIB;
+    /// A client's own config file: Claude's `.claude.json` keeps per-project history and
+    /// legitimately grows to several MiB.
+    pub const CLIENT_CONFIG: u64 = 256 * MIB;
+}
+
+fn describe_type(t: fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn show_bytes(n: u64) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{} MiB", n >> 20)
+    } else if n >= 1 << 10 && n.is_multiple_of(1 << 10) {
+        format!("{} KiB", n >> 10)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// Read the input file at `path` — a `kind` of file (`"VERSION file"`, `"lockfile"`), at most
+/// `max` bytes — refusing at once anything that could make the read block or never end.
+///
+/// Symlinks are followed (a release's `VERSION` may be one); what they lead to must be a
+/// regular file. The type is looked at before the open (so that a socket is named as one
+/// rather than failing with ENXIO), the open is `O_NONBLOCK` (so that a FIFO swapped in
+/// after that look cannot block it), and the type is checked again on the opened handle.
+/// At most `max + 1` bytes are read: one more than the bound tells an oversized file from
+/// one exactly at it, and `/dev/zero` behind a symlink never gets that far. A refusal is an
+/// [`IoError`] of kind `InvalidInput` (wrong type) or `FileTooLarge` (over the bound); a
+/// missing file keeps `NotFound`, which callers treat as absent where absence is allowed.
+pub fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError> {
+    let refuse = |kind_of: io::ErrorKind, why: String| {
+        IoError::new("refused", path, io::Error::new(kind_of, why))
+    };
+    let not_regular = |t: fs::FileType| {
+        refuse(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "the {kind} must be a regular file, but this is {}",
+                describe_type(t)
+            ),
+        )
+    };
+    let meta = fs::metadata(path).map_err(|e| IoError::new("cannot read", path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| IoError::new("cannot read", path, e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| IoError::new("cannot read", path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    let too_large = || {
+        refuse(
+            io::ErrorKind::FileTooLarge,
+            format!(
+                "it is larger than {}, the most a {kind} may be",
+                show_bytes(max)
+            ),
+        )
+    };
+    if meta.len() > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(meta.len().min(max) as usize);
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| IoError::new("cannot read", path, e))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// [`read_input`], as UTF-8 text.
+pub fn read_input_string(path: &Path, kind: &str, max: u64) -> Result<String, IoError> {
+    let bytes = read_input(path, kind, max)?;
+    String::from_utf8(bytes).map_err(|_| {
+        IoError::new(
+            "refused",
+            path,
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the {kind} is not UTF-8 text"),
+            ),
+        )
+    })
+}
+
+/// [`read_input_string`], with a missing file as `None`.
+pub fn read_input_if_exists(path: &Path, kind: &str, max: u64) -> Result<Option<String>, IoError> {
+    match read_input_string(path, kind, max) {
+        Ok(t) => Ok(Some(t)),
+        Err(e) if e.source.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Open a file a walk saw as regular, refusing it if it has since become something else.
@@ -179,5 +334,55 @@ mod tests {
             "{err}"
         );
         assert!(open_regular(&dir.path().join("VERSION")).is_ok());
+    }
+
+    #[test]
+    fn read_input_refuses_what_could_block_or_never_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(d.join("ok"), b"12345").unwrap();
+        assert_eq!(
+            read_input(&d.join("ok"), "VERSION file", 5).unwrap(),
+            b"12345"
+        );
+        let big = read_input(&d.join("ok"), "VERSION file", 4).unwrap_err();
+        assert_eq!(big.source.kind(), io::ErrorKind::FileTooLarge);
+        assert!(
+            big.to_string()
+                .contains("larger than 4 bytes, the most a VERSION file may be"),
+            "{big}"
+        );
+        let fifo = d.join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        std::os::unix::fs::symlink("fifo", d.join("to-fifo")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.join("to-zero")).unwrap();
+        let _sock = std::os::unix::net::UnixListener::bind(d.join("sock")).unwrap();
+        for (name, what) in [
+            ("fifo", "a FIFO"),
+            ("to-fifo", "a FIFO"),
+            ("to-zero", "a character device"),
+            ("sock", "a socket"),
+            (".", "a directory"),
+        ] {
+            let start = std::time::Instant::now();
+            let err = read_input(&d.join(name), "lockfile", 1 << 20).unwrap_err();
+            assert!(start.elapsed() < std::time::Duration::from_secs(1));
+            assert_eq!(err.source.kind(), io::ErrorKind::InvalidInput, "{name}");
+            assert!(err.to_string().contains(what), "{name}: {err}");
+            assert!(
+                err.to_string()
+                    .contains("the lockfile must be a regular file"),
+                "{err}"
+            );
+            assert!(err.help().is_some());
+        }
+        assert_eq!(
+            read_input_if_exists(&d.join("absent"), "journal", 10).unwrap(),
+            None
+        );
     }
 }

@@ -98,6 +98,32 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
     }
 }
 
+/// The checks of the deployment alone, made before any registration changes (install's gate):
+/// `release` (release layouts), `commit`, `content` (when the release holds a manifest or one
+/// is required), and `mcp-registration` on the *declared* command — it exists, is an
+/// executable file, and resolves inside the release. Same names and evidence as [`verify`].
+pub fn deployment_checks(target: &Target) -> Vec<Check> {
+    let mut checks = Vec::new();
+    if target.server.layout == Layout::Release {
+        checks.push(Check::from_result(
+            "release",
+            layout::check_release(&target.prefix),
+        ));
+    }
+    checks.push(Check::from_result("commit", check_commit(target)));
+    if let Some(content) = check_content(target) {
+        checks.push(Check::from_result("content", content));
+    }
+    if let Transport::Stdio { command, .. } = &target.declared.transport {
+        let r = layout::containment_root(&target.prefix, target.server.layout)
+            .and_then(|root| check_command_inside(Path::new(command), &root))
+            .map(|ok| format!("the declared command {ok}"))
+            .map_err(|e| format!("the declared command cannot run: {e}"));
+        checks.push(Check::from_result("mcp-registration", r));
+    }
+    checks
+}
+
 fn check_commit(target: &Target) -> Result<String, String> {
     let command = match &target.declared.transport {
         Transport::Stdio { command, .. } => Some(Path::new(command.as_str())),

@@ -136,6 +136,7 @@ fn plan_client<'a>(
     rendered: &[Rendered],
 ) -> Result<ClientPlan<'a>, Error> {
     let current = client.user_entries()?;
+    refuse_opaque(client, &current, selected)?;
     refuse_literal_secrets(client, &current, selected)?;
     let mut actions = Vec::new();
     let mut changes = Vec::new();
@@ -182,6 +183,30 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
     }
+
+    // 1b. The gate: the deployment is checked before anything is written or registered, so a
+    // dangling `current`, a wrong commit, tampered content or a command that cannot run never
+    // reaches the client (where `claude mcp list` would show a server that cannot start).
+    let gate = gate_reports(args, selected, &rendered, &expected);
+    let gate_ok = gate.iter().all(ServerReport::ok);
+    if !gate_ok && !args.dry_run {
+        let servers = gate
+            .into_iter()
+            .map(|mut g| {
+                g.registration = Some(NOT_CHANGED.into());
+                g
+            })
+            .collect();
+        let report = Report::new(servers, None);
+        report.print(args.json);
+        if args.json {
+            eprintln!("{GATE_LINE}");
+        } else {
+            emit(&format!("{GATE_LINE}\n"));
+        }
+        return Ok(Exit::CheckFailed);
+    }
+    ledger::check_appendable(&ledger_path(args.ledger.as_deref()))?;
     let clients = open_clients(&args.client, args.mcp_timeout)?;
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
@@ -198,8 +223,15 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         .map(|c| plan_client(c.as_ref(), selected, &rendered))
         .collect::<Result<_, _>>()?;
     if args.dry_run {
-        print_plan(selected, &rendered, &plans, registered_path, args.json);
-        return Ok(Exit::Success);
+        print_plan(
+            selected,
+            &rendered,
+            &plans,
+            &gate,
+            registered_path,
+            args.json,
+        );
+        return Ok(Exit::from_checks(gate_ok));
     }
 
     // 5. Write the rendered documents.
@@ -319,16 +351,57 @@ fn observe_all(client: &dyn Client, names: &[&str]) -> Result<Vec<(String, Entry
         .collect()
 }
 
+/// What a gate failure says, after the failed checks.
+const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
+                         registers anything, and the deployment failed the checks above";
+const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";
+
+/// Step 1b for every selected server: [`identity::deployment_checks`].
+fn gate_reports(
+    args: &InstallArgs,
+    selected: &[Selected],
+    rendered: &[Rendered],
+    expected: &std::collections::BTreeMap<String, crate::layout::Sha>,
+) -> Vec<ServerReport> {
+    let clients = args.client.clients.join(",");
+    selected
+        .iter()
+        .zip(rendered)
+        .map(|(s, r)| {
+            let target = Target {
+                server: &s.server,
+                client: &clients,
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: args.content,
+                handshake: None,
+            };
+            ServerReport {
+                name: s.server.name.clone(),
+                client: clients.clone(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                checks: identity::deployment_checks(&target),
+            }
+        })
+        .collect()
+}
+
 fn print_plan(
     selected: &[Selected],
     rendered: &[Rendered],
     plans: &[ClientPlan],
+    gate: &[ServerReport],
     registered_path: &Path,
     json: bool,
 ) {
+    let gate_ok = gate.iter().all(ServerReport::ok);
     let mut steps = Vec::new();
     for p in plans {
-        for ((s, r), action) in selected.iter().zip(rendered).zip(&p.actions) {
+        for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
             let file = render::rendered_path(&s.prefix, &s.server.name);
             let name = &s.registered_name;
             let mut calls = Vec::new();
@@ -347,12 +420,14 @@ fn print_plan(
                 "entry": r.entry.describe(),
                 "writes": [file.display().to_string()],
                 "client_calls": calls,
+                "gate": g.checks,
             }));
         }
     }
     if json {
         let doc = serde_json::json!({
             "dry_run": true,
+            "ok": gate_ok,
             "servers": steps,
             "registered": registered_path.display().to_string(),
         });
@@ -372,6 +447,14 @@ fn print_plan(
             field("client"),
             field("entry")
         ));
+        for c in step["gate"].as_array().into_iter().flatten() {
+            let mark = if c["ok"] == true { "ok  " } else { "FAIL" };
+            text.push_str(&format!(
+                "  gate {mark} {:<17} {}\n",
+                c["check"].as_str().unwrap_or_default(),
+                c["detail"].as_str().unwrap_or_default()
+            ));
+        }
         for (key, verb) in [("writes", "write"), ("client_calls", "run  ")] {
             for item in step[key].as_array().into_iter().flatten() {
                 text.push_str(&format!("  {verb} {}\n", item.as_str().unwrap_or_default()));
@@ -379,6 +462,11 @@ fn print_plan(
         }
     }
     text.push_str(&format!("write {}\n", registered_path.display()));
+    if !gate_ok {
+        text.push_str(
+            "the deployment failed the checks marked FAIL: install would register nothing\n",
+        );
+    }
     emit(&text);
 }
 
@@ -468,6 +556,38 @@ pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Chec
     }
 }
 
+/// An existing entry that cannot be parsed is opaque: mcp-deploy cannot tell what it holds (a
+/// token may sit in any field), so it neither copies it into its journal and ledger nor
+/// replaces or removes it — a registration is never lost and a secret never stored. It is
+/// named by the sha256 of its canonical JSON, so the user can tell which entry is meant.
+fn refuse_opaque(
+    client: &dyn Client,
+    current: &serde_json::Map<String, serde_json::Value>,
+    selected: &[Selected],
+) -> Result<(), Error> {
+    for s in selected {
+        let Some(raw) = current.get(&s.registered_name) else {
+            continue;
+        };
+        if let Err(why) = Entry::from_value(raw) {
+            return Err(Error::usage(
+                format!(
+                    "{} is registered with {} as an entry mcp-deploy cannot parse ({why}): {}; \
+                     it will not replace or remove an entry it cannot read, nor record its values",
+                    s.registered_name,
+                    client.name(),
+                    crate::digest::opaque(raw)
+                ),
+                format!(
+                    "look at it, then fix or remove it yourself (`{}`), and run again",
+                    client.show(Op::Remove, &s.registered_name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// An existing entry we would replace or remove must not hold a literal secret: its previous
 /// state goes into the journal, and secrets go nowhere mcp-deploy writes.
 fn refuse_literal_secrets(
@@ -509,19 +629,12 @@ fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
         .unwrap_or_else(ledger::default_path)
 }
 
-/// An entry's secret-free form for the ledger; an entry we cannot parse is recorded raw
-/// minus env and headers.
+/// An entry's secret-free form for the ledger; an entry we cannot parse is opaque
+/// (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
 fn flat_of(raw: &serde_json::Value) -> serde_json::Value {
     match Entry::from_value(raw) {
         Ok(e) => e.flat(),
-        Err(_) => {
-            let mut v = raw.clone();
-            if let Some(m) = v.as_object_mut() {
-                m.remove("env");
-                m.remove("headers");
-            }
-            v
-        }
+        Err(_) => crate::digest::opaque(raw),
     }
 }
 
@@ -570,6 +683,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         Err(RegisteredError::Missing { .. }) => None,
         Err(e) => return Err(e.into()),
     };
+    ledger::check_appendable(&ledger_path(args.ledger.as_deref()))?;
     let clients = open_clients(&args.client, 0)?;
     // A dry run only reads: no lock.
     let mut locks = Vec::new();
@@ -582,6 +696,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     for c in &clients {
         let client = c.as_ref();
         let current = client.user_entries()?;
+        refuse_opaque(client, &current, selected)?;
         refuse_literal_secrets(client, &current, selected)?;
         let changes: Vec<Change> = selected
             .iter()

@@ -13,7 +13,6 @@
 //! Every path comparison here is made on canonical paths, by components.
 
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::declaration::Layout;
@@ -55,15 +54,10 @@ impl std::fmt::Display for Sha {
 /// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
 /// of which commit is deployed, and a tool that wrote it wrongly should be found out.
 pub fn read_version(path: &Path) -> Result<Sha, String> {
-    let mut bytes = Vec::new();
-    fs::File::open(path)
-        .and_then(|f| f.take(4097).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
+        .map_err(|e| e.to_string())?;
     let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
     let bad = |why: &str| format!("{} holds {shown:?}: {why}", path.display());
-    if bytes.len() > 4096 {
-        return Err(bad("it is larger than any VERSION file"));
-    }
     let text = std::str::from_utf8(&bytes).map_err(|_| bad("it is not UTF-8"))?;
     let line = text.strip_suffix('\n').unwrap_or(text);
     if line.ends_with('\r') {
@@ -317,13 +311,11 @@ fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
     ))
 }
 
-/// A file of metadata, read whole but never more than 16 MiB.
+/// A file of metadata, read whole but never more than 16 MiB, and only if it is a regular
+/// file ([`fsio::read_input`]): a FIFO or `/dev/zero` planted in a prefix must not hang us.
 fn read_small(path: &Path) -> std::io::Result<String> {
-    let mut text = String::new();
-    fs::File::open(path)?
-        .take(16 << 20)
-        .read_to_string(&mut text)?;
-    Ok(text)
+    crate::fsio::read_input_string(path, "Python distribution metadata file", 16 << 20)
+        .map_err(|e| e.source)
 }
 
 /// `a/b/../c` -> `a/c`, lexically (RECORD paths climb out of site-packages with `..`).

@@ -62,6 +62,22 @@ pub fn default_path() -> PathBuf {
     state.join("mcp-deploy").join("ledger.ndjson")
 }
 
+/// Refuse, before anything changes, a ledger path that holds something other than a regular
+/// file (a FIFO there would make the append after a registration fail, or block).
+pub fn check_appendable(path: &Path) -> Result<(), IoError> {
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => Err(IoError::new(
+            "refused",
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the ledger must be a regular file",
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// Append `records`, one line each.
 pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
     if records.is_empty() {
@@ -80,8 +96,20 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         .append(true)
         .create(true)
         .mode(0o600)
+        // A FIFO put where the ledger goes must not block the run: refused below.
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| IoError::new("cannot open the ledger", path, e))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(IoError::new(
+            "cannot append to the ledger",
+            path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "the ledger must be a regular file",
+            ),
+        ));
+    }
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_data())
         .map_err(|e| IoError::new("cannot append to the ledger", path, e))

@@ -16,18 +16,25 @@
 //!
 //! `file:` paths are relative to the project directory (the one holding `package.json`).
 //!
+//! Which lockfile: npm uses `npm-shrinkwrap.json` when the project has one and then ignores
+//! `package-lock.json`, so the shrinkwrap is the one read, and a `package-lock.json` beside it
+//! is reported as not used. Every entry that installs a package is kept — `packages`, nested
+//! `node_modules/**/node_modules/<name>` keys included, and for lockfileVersion 2 the legacy
+//! `dependencies` tree that npm 6 would read — with the name it installs (the entry's `name`
+//! for an alias, else the last `node_modules/` segment), so that the verifier can require
+//! every one of them that installs a vendored package to resolve to its tarball.
+//!
 //! Only the documents' *shape* is judged here: a file that is not JSON, not an object, a
 //! lockfile older than version 2 (no `packages` map) is refused ([`VendorError`], exit 2).
 //! The values of `resolved` and `integrity` are kept raw, because judging them is the
 //! verifier's check (exit 1).
 
+#[cfg(test)]
 use std::fs;
-use std::io;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::fsio::IoError;
 use crate::vendor::VendorError;
 
 /// The dependency tables of `package.json` that npm installs from.
@@ -37,6 +44,14 @@ const DEPENDENCY_FIELDS: [&str; 4] = [
     "optionalDependencies",
     "peerDependencies",
 ];
+
+/// A dependency of `package.json`, any spec.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dependency {
+    pub name: String,
+    pub field: &'static str,
+    pub spec: String,
+}
 
 /// A dependency whose spec starts with `file:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,11 +63,18 @@ pub struct FileDependency {
     pub spec: String,
 }
 
-/// One entry of the lockfile's `packages` map.
+/// One entry of the lockfile that installs a package.
 #[derive(Debug, Clone)]
 pub struct LockEntry {
-    /// The key, e.g. `node_modules/@acme/consumer`.
+    /// The key, e.g. `node_modules/@acme/consumer`; for the legacy tree of lockfileVersion 2,
+    /// `dependencies["a"].dependencies["@acme/consumer"]`.
     pub key: String,
+    /// The package it installs (see the module header); `None` when neither the entry nor
+    /// its key says (a workspace folder without a `name`).
+    pub name: Option<String>,
+    /// Where it comes from: `resolved` (for a legacy entry, its `version` when that is a
+    /// spec such as `file:…` or `npm:…`, else its `resolved`). A `link` entry's `resolved`
+    /// is a folder, which never names a tarball.
     pub resolved: Option<Value>,
     pub integrity: Option<Value>,
 }
@@ -60,6 +82,8 @@ pub struct LockEntry {
 #[derive(Debug, Clone)]
 pub struct Lockfile {
     pub path: PathBuf,
+    /// `package-lock.json` beside a shrinkwrap: npm does not use it, so it is not checked.
+    pub shadowed: Option<PathBuf>,
     pub version: u64,
     /// Every entry but the root (`""`), in file order.
     pub entries: Vec<LockEntry>,
@@ -77,6 +101,10 @@ pub struct Project {
     pub dir: PathBuf,
     pub package_json: PathBuf,
     pub file_dependencies: Vec<FileDependency>,
+    /// Every dependency of every table, in file order.
+    pub dependencies: Vec<Dependency>,
+    /// `overrides`, as written.
+    pub overrides: Option<Value>,
     pub lockfile: Option<Lockfile>,
 }
 
@@ -99,7 +127,12 @@ pub fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
 /// Read `dir/package.json` and, when it exists, `dir/package-lock.json`.
 pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
     let package_json = dir.join("package.json");
-    let doc = read_json(&package_json)?.ok_or_else(|| VendorError::NoPackageJson {
+    let doc = read_json(
+        &package_json,
+        "package.json",
+        crate::fsio::limits::PACKAGE_JSON,
+    )?
+    .ok_or_else(|| VendorError::NoPackageJson {
         dir: dir.to_path_buf(),
     })?;
     let malformed = |reason: String| VendorError::ProjectMalformed {
@@ -110,6 +143,7 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
         .as_object()
         .ok_or_else(|| malformed("not a JSON object".into()))?;
     let mut file_dependencies = Vec::new();
+    let mut dependencies = Vec::new();
     for field in DEPENDENCY_FIELDS {
         let Some(table) = root.get(field) else {
             continue;
@@ -121,6 +155,11 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
             let spec = spec
                 .as_str()
                 .ok_or_else(|| malformed(format!("`{field}.{name}` is not a string")))?;
+            dependencies.push(Dependency {
+                name: name.clone(),
+                field,
+                spec: spec.to_string(),
+            });
             if spec.starts_with("file:") {
                 file_dependencies.push(FileDependency {
                     name: name.clone(),
@@ -130,17 +169,29 @@ pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
             }
         }
     }
-    let lockfile = read_lockfile(&dir.join("package-lock.json"))?;
+    let overrides = root.get("overrides").cloned();
+    // npm's order: a shrinkwrap wins over package-lock.json.
+    let shrinkwrap = dir.join("npm-shrinkwrap.json");
+    let package_lock = dir.join("package-lock.json");
+    let lockfile = match read_lockfile(&shrinkwrap)? {
+        Some(mut l) => {
+            l.shadowed = package_lock.exists().then_some(package_lock);
+            Some(l)
+        }
+        None => read_lockfile(&package_lock)?,
+    };
     Ok(Project {
         dir: dir.to_path_buf(),
         package_json,
         file_dependencies,
+        dependencies,
+        overrides,
         lockfile,
     })
 }
 
 fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
-    let Some(doc) = read_json(path)? else {
+    let Some(doc) = read_json(path, "lockfile", crate::fsio::limits::LOCKFILE)? else {
         return Ok(None);
     };
     let malformed = |reason: &str| VendorError::ProjectMalformed {
@@ -177,25 +228,82 @@ fn read_lockfile(path: &Path) -> Result<Option<Lockfile>, VendorError> {
                 path: path.to_path_buf(),
                 reason: format!("`packages[\"{key}\"]` is not an object"),
             })?;
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                key.rsplit_once("node_modules/")
+                    .map(|(_, n)| n.to_string())
+                    .filter(|n| !n.is_empty())
+            });
         entries.push(LockEntry {
             key: key.clone(),
+            name,
             resolved: entry.get("resolved").cloned(),
             integrity: entry.get("integrity").cloned(),
         });
     }
+    if let Some(tree) = root.get("dependencies") {
+        legacy_entries(path, tree, "", &mut entries)?;
+    }
     Ok(Some(Lockfile {
         path: path.to_path_buf(),
+        shadowed: None,
         version,
         entries,
     }))
 }
 
+/// The legacy `dependencies` tree (lockfileVersion 2 keeps it for npm 6), flattened.
+fn legacy_entries(
+    path: &Path,
+    tree: &Value,
+    at: &str,
+    out: &mut Vec<LockEntry>,
+) -> Result<(), VendorError> {
+    let malformed = |reason: String| VendorError::ProjectMalformed {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let tree = tree
+        .as_object()
+        .ok_or_else(|| malformed(format!("`{at}dependencies` is not an object")))?;
+    for (name, entry) in tree {
+        let key = format!("{at}dependencies[\"{name}\"]");
+        let entry = entry
+            .as_object()
+            .ok_or_else(|| malformed(format!("`{key}` is not an object")))?;
+        let version = entry.get("version").and_then(Value::as_str);
+        // `npm:@acme/consumer@0.4.0`: an alias installing another package under this name.
+        let aliased = version.and_then(|v| v.strip_prefix("npm:")).map(|spec| {
+            match spec.get(1..).and_then(|rest| rest.find('@')) {
+                Some(i) => spec[..i + 1].to_string(),
+                None => spec.to_string(),
+            }
+        });
+        let resolved = match version {
+            Some(v) if v.contains(':') => Some(Value::from(v)),
+            _ => entry.get("resolved").cloned(),
+        };
+        out.push(LockEntry {
+            key: key.clone(),
+            name: Some(aliased.unwrap_or_else(|| name.clone())),
+            resolved,
+            integrity: entry.get("integrity").cloned(),
+        });
+        if let Some(sub) = entry.get("dependencies") {
+            legacy_entries(path, sub, &format!("{key}."), out)?;
+        }
+    }
+    Ok(())
+}
+
 /// `Ok(None)` when the file does not exist; a file that exists must be JSON.
-fn read_json(path: &Path) -> Result<Option<Value>, VendorError> {
-    let text = match fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(IoError::new("cannot read", path, e).into()),
+fn read_json(path: &Path, kind: &str, max: u64) -> Result<Option<Value>, VendorError> {
+    let text = match crate::fsio::read_input_if_exists(path, kind, max)? {
+        Some(t) => t,
+        None => return Ok(None),
     };
     serde_json::from_str(&text)
         .map(Some)
@@ -246,6 +354,55 @@ mod tests {
         assert_eq!(t("file:vendor/../../etc/a.tgz"), None);
         assert_eq!(t("file:/etc/a.tgz"), None);
         assert_eq!(t("file:../a.tgz"), None);
+    }
+
+    #[test]
+    fn every_entry_that_installs_a_package_is_read_with_its_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(
+            tmp.path().join("package.json"),
+            r#"{"overrides":{"a":"1"}}"#,
+        )
+        .unwrap();
+        let lock = serde_json::json!({"lockfileVersion": 2, "packages": {
+            "": {},
+            "node_modules/a/node_modules/@acme/consumer": {"resolved": "https://r/c.tgz"},
+            "node_modules/alias": {"name": "@acme/consumer"},
+            "packages/ws": {"name": "ws"}
+        }, "dependencies": {"a": {"version": "1.0.0", "resolved": "https://r/a.tgz",
+            "dependencies": {"c": {"version": "npm:@acme/consumer@0.4.0"}}}}});
+        fs::write(tmp.path().join("package-lock.json"), lock.to_string()).unwrap();
+        let shrink = serde_json::json!({"lockfileVersion": 3, "packages": {}});
+        let p = read_project(tmp.path()).unwrap();
+        let names: Vec<(String, Option<String>)> = p
+            .lockfile
+            .as_ref()
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| (e.key.clone(), e.name.clone()))
+            .collect();
+        let n = |k: &str, v: &str| (k.to_string(), Some(v.to_string()));
+        assert_eq!(
+            names,
+            [
+                n(
+                    "node_modules/a/node_modules/@acme/consumer",
+                    "@acme/consumer"
+                ),
+                n("node_modules/alias", "@acme/consumer"),
+                n("packages/ws", "ws"),
+                n("dependencies[\"a\"]", "a"),
+                n("dependencies[\"a\"].dependencies[\"c\"]", "@acme/consumer"),
+            ]
+        );
+        assert_eq!(p.overrides, Some(serde_json::json!({"a":"1"})));
+        // A shrinkwrap is what npm uses: it is read, package-lock.json is shadowed.
+        fs::write(tmp.path().join("npm-shrinkwrap.json"), shrink.to_string()).unwrap();
+        let p = read_project(tmp.path()).unwrap();
+        let l = p.lockfile.unwrap();
+        assert!(l.path.ends_with("npm-shrinkwrap.json"));
+        assert!(l.shadowed.unwrap().ends_with("package-lock.json"));
     }
 
     #[test]

@@ -11,6 +11,13 @@
 //!    and many small ones spread evenly.
 //! 3. Sort by the bytes of the relative path and write the manifest atomically.
 //!
+//! What mcp-deploy itself writes into a prefix is not release content: in a `prefix` layout
+//! (orchestrata's) the release directory is the prefix, and install writes its rendered
+//! document `mcp/<name>.mcp.json` there. Exactly those files are left out of create and
+//! verify — a regular, non-executable file named `<server-name>.mcp.json` directly in `mcp/`
+//! at the top of the release — and nothing else under `mcp/`: an executable, a file with
+//! another name, a subdirectory's files are content like any other (docs/content.md).
+//!
 //! Verifying reports every difference at once — modified, missing and added files,
 //! escaping symlinks, unsupported file types — instead of stopping at the first.
 
@@ -73,6 +80,7 @@ impl ManifestError {
                 path.parent().unwrap_or(Path::new(".")).display()
             )),
             ManifestError::SumFile(e) => e.help(),
+            ManifestError::Io(e) => e.help(),
             ManifestError::EscapingSymlinks { .. } => Some(
                 "a release must be self-contained: make the link relative to a file inside \
                  the release, or copy the file in"
@@ -138,6 +146,8 @@ pub struct ContentReport {
     pub escaping_symlinks: Vec<EscapingSymlink>,
     /// Fifos, sockets, devices: nothing a release holds.
     pub special_files: Vec<PathBuf>,
+    /// Rendered documents mcp-deploy writes (`mcp/<name>.mcp.json`): not content, not checked.
+    pub not_content: Vec<PathBuf>,
 }
 
 impl ContentReport {
@@ -155,7 +165,15 @@ impl ContentReport {
     pub fn summary(&self) -> String {
         if self.ok() {
             let s = if self.files == 1 { "" } else { "s" };
-            return format!("{} file{s} match {MANIFEST_NAME}", self.files);
+            let mut line = format!("{} file{s} match {MANIFEST_NAME}", self.files);
+            if !self.not_content.is_empty() {
+                let named: Vec<String> = self.not_content.iter().map(|p| display_path(p)).collect();
+                line.push_str(&format!(
+                    " ({} written by mcp-deploy, not content)",
+                    named.join(", ")
+                ));
+            }
+            return line;
         }
         fn part(kind: &str, paths: &[&Path]) -> Option<String> {
             if paths.is_empty() {
@@ -208,6 +226,7 @@ impl ContentReport {
                 "dangling": l.dangling,
             })).collect::<Vec<_>>(),
             "special_files": paths(&self.special_files),
+            "not_content": paths(&self.not_content),
             "summary": self.summary(),
         })
     }
@@ -222,6 +241,31 @@ struct Scan {
     special_files: Vec<PathBuf>,
     /// Symlinks that resolve inside the release: fine, but not regular files.
     inner_symlinks: HashSet<PathBuf>,
+    /// Documents mcp-deploy writes into the release ([`is_rendered_document`]).
+    not_content: Vec<PathBuf>,
+}
+
+/// Whether `rel` (relative to the release) is where install writes a rendered document:
+/// `mcp/<name>.mcp.json`, `<name>` a valid server name, directly under a top-level `mcp/`.
+pub fn is_rendered_document_path(rel: &Path) -> bool {
+    use std::path::Component::Normal;
+    let mut c = rel.components();
+    match (c.next(), c.next(), c.next()) {
+        (Some(Normal(dir)), Some(Normal(file)), None) if dir == "mcp" => file
+            .to_str()
+            .and_then(|f| f.strip_suffix(".mcp.json"))
+            .is_some_and(|name| crate::declaration::validate_name(name).is_ok()),
+        _ => false,
+    }
+}
+
+/// [`is_rendered_document_path`], and what is there is what install writes: a regular file
+/// nobody can execute. An executable under that name is content (and fails as added).
+fn is_rendered_document(root: &Path, rel: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    is_rendered_document_path(rel)
+        && fs::symlink_metadata(root.join(rel))
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 == 0)
 }
 
 /// The number of hashing threads when none is asked for: every core.
@@ -264,17 +308,24 @@ pub fn verify_release(dir: &Path) -> Result<ContentReport, ManifestError> {
 pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentReport, ManifestError> {
     let root = canonical_dir(dir)?;
     let manifest_path = dir.join(MANIFEST_NAME);
-    let bytes = match fs::read(root.join(MANIFEST_NAME)) {
+    let bytes = match fsio::read_input(
+        &root.join(MANIFEST_NAME),
+        "content manifest",
+        fsio::limits::CONTENT_MANIFEST,
+    ) {
         Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+        Err(e) if e.source.kind() == io::ErrorKind::NotFound => {
             return Err(ManifestError::NoManifest {
                 path: manifest_path,
             })
         }
-        Err(e) => return Err(IoError::new("cannot read", &manifest_path, e).into()),
+        Err(e) => return Err(IoError::new("refused", &manifest_path, e.source).into()),
     };
-    let entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
+    let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
     let scan = scan(&root)?;
+    // A manifest made before rendered documents were left out may list one: it is not content
+    // whatever the manifest says, unless what is there now is content (an executable).
+    entries.retain(|e| !is_rendered_document_path(&e.path) || scan.files.contains(&e.path));
 
     let present: HashSet<&Path> = scan.files.iter().map(PathBuf::as_path).collect();
     let listed: HashSet<&Path> = entries.iter().map(|e| e.path.as_path()).collect();
@@ -317,6 +368,7 @@ pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentRepo
         added,
         escaping_symlinks: scan.escaping_symlinks,
         special_files: scan.special_files,
+        not_content: scan.not_content,
     })
 }
 
@@ -347,7 +399,9 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
     for (rel, kind) in entries {
         let path = root.join(&rel);
         if kind.is_file() {
-            if rel.as_os_str() != MANIFEST_NAME {
+            if is_rendered_document(root, &rel) {
+                scan.not_content.push(rel);
+            } else if rel.as_os_str() != MANIFEST_NAME {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {
@@ -564,6 +618,7 @@ mod tests {
                 dangling: false,
             }],
             special_files: vec![],
+            not_content: vec![],
         };
         assert_eq!(
             report.summary(),
@@ -577,5 +632,46 @@ mod tests {
             ..report
         };
         assert_eq!(one.summary(), "1 file match MANIFEST.sha256");
+    }
+
+    #[test]
+    fn rendered_documents_in_a_prefix_are_not_content_and_nothing_else_under_mcp_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = release();
+        fs::create_dir_all(dir.path().join("mcp")).unwrap();
+        fs::write(dir.path().join("mcp/orchestrata.mcp.json"), b"{}").unwrap();
+        assert_eq!(create_manifest(dir.path(), NonZeroUsize::MIN).unwrap(), 2);
+        // Install rewrites its document: still passes, and says what it left out.
+        fs::write(dir.path().join("mcp/orchestrata.mcp.json"), b"{\"x\":1}").unwrap();
+        let r = verify_release(dir.path()).unwrap();
+        assert!(r.ok(), "{r:?}");
+        assert!(
+            r.summary()
+                .contains("mcp/orchestrata.mcp.json written by mcp-deploy"),
+            "{}",
+            r.summary()
+        );
+        // An executable under that name, another name, a nested file: content, so added.
+        for (rel, mode) in [
+            ("mcp/evil.mcp.json", 0o755),
+            ("mcp/helper", 0o755),
+            ("mcp/notes.json", 0o644),
+            ("mcp/sub/x.mcp.json", 0o644),
+            ("mcp/bad name.mcp.json", 0o644),
+        ] {
+            let p = dir.path().join(rel);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(&p, b"#!/bin/sh\n").unwrap();
+            fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+            let r = verify_release(dir.path()).unwrap();
+            assert_eq!(r.added, [PathBuf::from(rel)], "{rel}");
+            fs::remove_file(&p).unwrap();
+        }
+        // A real file tampered still fails.
+        fs::write(dir.path().join("bin/x"), b"y").unwrap();
+        assert_eq!(
+            verify_release(dir.path()).unwrap().modified,
+            [PathBuf::from("bin/x")]
+        );
     }
 }

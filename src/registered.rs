@@ -38,7 +38,7 @@ impl RegisteredError {
                  aside (install writes a new one) or fix it"
                     .into(),
             ),
-            RegisteredError::Io(_) => None,
+            RegisteredError::Io(e) => e.help(),
         }
     }
 }
@@ -65,14 +65,14 @@ pub struct Flat {
 impl Flat {
     /// Read and validate a document; a missing file is an error.
     pub fn read(path: &Path) -> Result<Flat, RegisteredError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        let text = match fsio::read_input_if_exists(path, "flat document", fsio::limits::DOCUMENT)?
+        {
+            Some(t) => t,
+            None => {
                 return Err(RegisteredError::Missing {
                     path: path.to_path_buf(),
                 })
             }
-            Err(e) => return Err(fsio::IoError::new("cannot read", path, e).into()),
         };
         let malformed = |reason: String| RegisteredError::Malformed {
             path: path.to_path_buf(),

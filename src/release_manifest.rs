@@ -63,7 +63,7 @@ impl ReleaseManifest {
 
 /// Read and check the whole manifest at `path`.
 pub fn load(path: &Path) -> Result<ReleaseManifest, VendorError> {
-    let bytes = std::fs::read(path).map_err(|e| fsio::IoError::new("cannot read", path, e))?;
+    let bytes = fsio::read_input(path, "release manifest", fsio::limits::RELEASE_MANIFEST)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let (format, list) = if first == Some(&b'{') {
         (Format::Json, parse_json(path, &bytes)?)

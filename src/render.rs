@@ -137,7 +137,10 @@ pub fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, Ren
     let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
     text.push('\n');
     // A re-run with nothing changed leaves the file (and its mtime) alone.
-    if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+    // Bounded and non-blocking: a FIFO or a huge file there is simply replaced.
+    if fsio::read_input(&path, "rendered document", fsio::limits::DOCUMENT)
+        .is_ok_and(|old| old == text.as_bytes())
+    {
         return Ok(path);
     }
     fsio::write_atomic(&path, text.as_bytes(), false)?;
@@ -245,6 +248,15 @@ mod tests {
         assert!(!err.to_string().contains("hunter2"), "{err}");
         d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
             "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN}"}}}});
+        assert!(render(&d.servers[0], Path::new("/p")).is_ok());
+        // A default is used as is when the variable is unset: a secret one is a literal.
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN:-hunter2-value}"}}}});
+        let err = render(&d.servers[0], Path::new("/p")).unwrap_err();
+        assert!(matches!(err, RenderError::LiteralSecret { .. }), "{err}");
+        assert!(!err.to_string().contains("hunter2"), "{err}");
+        d.servers[0].template = serde_json::json!({"mcpServers":{"{{name}}":{
+            "command":"{{prefix}}/x","env":{"API_TOKEN":"${API_TOKEN:-}","LOG":"${LOG:-info}"}}}});
         assert!(render(&d.servers[0], Path::new("/p")).is_ok());
     }
 

@@ -19,8 +19,10 @@ pub fn literal_secrets(entry: &Entry) -> Vec<String> {
         if let Some(map) = entry.raw.get(field).and_then(Value::as_object) {
             for (k, v) in map {
                 let v = v.as_str().unwrap_or_default();
-                if !v.is_empty() && !is_reference(v) && (names_a_secret(k) || looks_like_secret(v))
-                {
+                let literal = !v.is_empty()
+                    && !is_reference(v)
+                    && (names_a_secret(k) || looks_like_secret(v));
+                if literal || secret_default(v, names_a_secret(k)) {
                     found.push(format!("{label} {k}"));
                 }
             }
@@ -47,7 +49,13 @@ pub fn literal_secrets(entry: &Entry) -> Vec<String> {
                         && (after_secret_flag || looks_like_secret(arg))
                 }
             };
-            if flagged {
+            // A `${VAR:-default}` anywhere in the argument: the default is used as is when
+            // VAR is unset, so a secret-looking one (or any, after a secret flag) is literal.
+            let flag_names_secret = match arg.split_once('=') {
+                Some((flag, _)) if flag.starts_with('-') => names_a_secret(flag),
+                _ => i > 0 && args[i - 1].starts_with('-') && names_a_secret(args[i - 1]),
+            };
+            if flagged || secret_default(arg, flag_names_secret) {
                 found.push(format!(
                     "arg {} (after {:?})",
                     i + 1,
@@ -56,7 +64,51 @@ pub fn literal_secrets(entry: &Entry) -> Vec<String> {
             }
         }
     }
+    if let Some(url) = entry.raw.get("url").and_then(Value::as_str) {
+        if secret_default(url, false) {
+            found.push("url (a ${VAR:-…} default)".to_string());
+        }
+        // ?api_key=VALUE: a credential in the query string, in clear.
+        let query = url
+            .split_once('?')
+            .map(|(_, q)| q.split('#').next().unwrap_or(q));
+        for pair in query.unwrap_or_default().split('&') {
+            if let Some((k, v)) = pair.split_once('=') {
+                if !v.is_empty() && !is_reference(v) && (names_a_secret(k) || looks_like_secret(v))
+                {
+                    found.push(format!("url query parameter {k}"));
+                }
+            }
+        }
+    }
     found
+}
+
+/// Every `${NAME:-DEFAULT}` in `value`, as `(NAME, DEFAULT)`.
+fn reference_defaults(value: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else { break };
+        if let Some((name, default)) = after[..end].split_once(":-") {
+            out.push((name, default));
+        }
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// Whether `value` holds a `${VAR:-default}` whose default is a literal secret: non-empty and
+/// either the place says it is a credential (`secret_place`), the variable's name does, or
+/// the default looks like one. `${VAR:-}` and `${LOG_LEVEL:-info}` are fine.
+pub fn secret_default(value: &str, secret_place: bool) -> bool {
+    reference_defaults(value)
+        .into_iter()
+        .any(|(name, default)| {
+            !default.is_empty()
+                && (secret_place || names_a_secret(name) || looks_like_secret(default))
+        })
 }
 
 /// `${VAR}`, `${VAR:-default}`, or a scheme word before one: the client fills it in at run
@@ -280,5 +332,34 @@ mod tests {
         ] {
             assert!(!names_a_secret(n), "{n}");
         }
+    }
+
+    #[test]
+    fn a_reference_default_that_is_a_secret_is_a_literal_secret() {
+        let v = json!({"command": "/x", "env": {
+            "API_TOKEN": "${API_TOKEN:-hunter2}", "LOG_LEVEL": "${LOG_LEVEL:-info}",
+            "EMPTY": "${API_KEY:-}", "GH": "${GH:-ghp_abcdefghijklmnop}",
+            "PLAIN": "${SECRET_THING:-x}"
+        }});
+        assert_eq!(found(v), ["env API_TOKEN", "env GH", "env PLAIN"]);
+        let h = json!({"type": "http", "url": "http://h/mcp", "headers": {
+            "Authorization": "Bearer ${TOKEN:-abc}", "X-Trace": "${TRACE:-on}"}});
+        assert_eq!(found(h), ["header Authorization"]);
+        let a = json!({"command": "/x", "args": [
+            "--token", "${T:-abc}", "--level=${L:-debug}", "--key=${K:-v}", "${X:-sk-live-1234}"
+        ]});
+        assert_eq!(
+            found(a),
+            [
+                "arg 2 (after \"--token\")",
+                "arg 4 (after \"--level=${L:-debug}\")",
+                "arg 5 (after \"--key=${K:-v}\")"
+            ]
+        );
+        let u = json!({"type": "http", "url": "https://h/mcp?k=${API_KEY:-abc123}&x=1"});
+        assert_eq!(found(u), ["url (a ${VAR:-…} default)"]);
+        let q = json!({"type": "http", "url": "https://h/mcp?api_key=abc&page=2&t=${T}"});
+        assert_eq!(found(q), ["url query parameter api_key"]);
+        assert!(found(json!({"type": "http", "url": "https://h/mcp?region=${R:-eu}"})).is_empty());
     }
 }

@@ -95,7 +95,9 @@ fn server_status(
     let registered = match &parsed {
         None => Err(format!("{name} is not registered; install would add it")),
         Some(Err(e)) => Err(format!(
-            "{name}'s entry is malformed ({e}); install would replace it"
+            "{name}'s entry cannot be parsed ({e}): {}; install refuses to replace it: fix or \
+             remove it by hand",
+            crate::digest::opaque(&entries[name.as_str()])
         )),
         Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
             "{name} is registered as {} but renders as {} (edited by hand, or the template \
@@ -158,8 +160,20 @@ fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Resul
 
 fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, String> {
     let path = render::rendered_path(prefix, &rendered.server);
-    let text = std::fs::read_to_string(&path)
-        .map_err(|_| format!("{} is missing; install would write it", path.display()))?;
+    let text = match crate::fsio::read_input_if_exists(
+        &path,
+        "rendered document",
+        crate::fsio::limits::DOCUMENT,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            return Err(format!(
+                "{} is missing; install would write it",
+                path.display()
+            ))
+        }
+        Err(e) => return Err(format!("{e}; install would replace it")),
+    };
     let on_disk: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
         format!(
             "{} is not valid JSON; install would rewrite it",

@@ -77,7 +77,7 @@ impl TransactionError {
             TransactionError::Recovery { .. } => {
                 Some("the journal is kept; fix the client and run again to finish recovery".into())
             }
-            TransactionError::Io(_) => None,
+            TransactionError::Io(e) => e.help(),
         }
     }
 }
@@ -104,13 +104,13 @@ pub fn checkpoint(point: &str) {
 /// when there was no journal.
 pub fn recover(client: &dyn Client, config: &Path) -> Result<Vec<String>, TransactionError> {
     let path = journal_path(config);
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    let text = match fsio::read_input_if_exists(&path, "journal", fsio::limits::DOCUMENT) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Vec::new()),
         Err(e) => {
             return Err(TransactionError::BadJournal {
                 path,
-                reason: e.to_string(),
+                reason: e.source.to_string(),
             })
         }
     };

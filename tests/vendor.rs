@@ -280,7 +280,7 @@ fn npm_packed_and_installed_sdk_verifies() {
         "vendor/consumer-sdk/release-manifest.json",
     ])
     .expect(0)
-    .stdout_has("ok: 6 checks passed");
+    .stdout_has("ok: 7 checks passed");
     let r = w.verify_with_manifest().expect(0).json();
     assert_eq!(r["ok"], true);
     for (name, subject) in [
@@ -288,12 +288,13 @@ fn npm_packed_and_installed_sdk_verifies() {
         ("sidecar", REL_TGZ),
         ("manifest", REL_TGZ),
         ("dependency", "@acme/consumer (dependencies)"),
+        ("source", "@acme/consumer (dependencies)"),
         ("resolved", LOCK_KEY),
         ("integrity", LOCK_KEY),
     ] {
         passed(&r, name, subject);
     }
-    assert_eq!(r["checks"].as_array().unwrap().len(), 6);
+    assert_eq!(r["checks"].as_array().unwrap().len(), 7);
     // Our sha512 is npm's: the integrity npm wrote is the one we report as matching.
     assert_eq!(check(&r, "integrity", LOCK_KEY)["actual"], w.integrity());
     assert_eq!(r["manifest"]["format"], "json");
@@ -581,7 +582,7 @@ fn malformed_lockfile_or_package_json_is_exit_2() {
     );
     w.verify(&[])
         .expect(2)
-        .stderr_has("lockfileVersion 1 is not supported")
+        .stderr_has("lockfileVersion 1 is unsupported: regenerate with npm 7 or later")
         .stderr_has("help: ");
     w.write("package-lock.json", lock);
     w.verify(&[]).expect(0);

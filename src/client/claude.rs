@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use super::runner::Runner;
 use super::{Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
+use crate::fsio;
 
 /// The npm package and version the project is tested with.
 pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
@@ -94,10 +95,11 @@ impl Client for Claude {
         }
         if let Ok(cwd) = std::env::current_dir() {
             let mcp_json = cwd.join(".mcp.json");
-            let shadowed = std::fs::read_to_string(&mcp_json)
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
+            let shadowed =
+                fsio::read_input_string(&mcp_json, "project .mcp.json", fsio::limits::DOCUMENT)
+                    .ok()
+                    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                    .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
             if shadowed {
                 found.push(format!("project scope in {}", mcp_json.display()));
             }
@@ -197,10 +199,11 @@ fn read_config(path: &Path) -> Result<Value, ClientError> {
         path: path.to_path_buf(),
         reason,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
-        Err(e) => return Err(bad(e.to_string())),
+    let text = match fsio::read_input_if_exists(path, "client config", fsio::limits::CLIENT_CONFIG)
+    {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Value::Null),
+        Err(e) => return Err(bad(e.source.to_string())),
     };
     serde_json::from_str(&text).map_err(|e| bad(format!("not valid JSON: {e}")))
 }

@@ -399,10 +399,14 @@ pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError>
         path: path.to_path_buf(),
         reason,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(bad(e.to_string())),
+    let text = match crate::fsio::read_input_if_exists(
+        path,
+        "client config",
+        crate::fsio::limits::CLIENT_CONFIG,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Map::new()),
+        Err(e) => return Err(bad(e.source.to_string())),
     };
     let doc: toml::Table = toml::from_str(&text).map_err(|e| {
         // The message quotes the offending line, which may hold a secret: give its place only.

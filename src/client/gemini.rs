@@ -487,10 +487,14 @@ pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError>
         path: path.to_path_buf(),
         reason,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Map::new()),
-        Err(e) => return Err(bad(e.to_string())),
+    let text = match crate::fsio::read_input_if_exists(
+        path,
+        "client config",
+        crate::fsio::limits::CLIENT_CONFIG,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Map::new()),
+        Err(e) => return Err(bad(e.source.to_string())),
     };
     let doc: Value = serde_json::from_str(&strip_comments(&text))
         .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;

@@ -39,7 +39,10 @@ pub enum VendorError {
     NoPackageJson { dir: PathBuf },
     #[error("{path}: {reason}")]
     ProjectMalformed { path: PathBuf, reason: String },
-    #[error("{path}: lockfileVersion {found} is not supported (2 and 3 are)")]
+    #[error(
+        "{path}: lockfileVersion {found} is unsupported: regenerate with npm 7 or later \
+         (lockfileVersion 2 and 3 are read)"
+    )]
     LockfileVersion { path: PathBuf, found: String },
     #[error("vendor directory {dir} is not inside the project {project}")]
     OutsideProject { dir: PathBuf, project: PathBuf },
@@ -99,6 +102,13 @@ pub enum VendorError {
         spec: String,
         path: PathBuf,
     },
+    #[error("{place}: {name} is {spec}, not its vendored tarball {expected}")]
+    ForeignSource {
+        place: String,
+        name: String,
+        spec: String,
+        expected: String,
+    },
     #[error("{project} has file: dependencies into the vendor directory but no package-lock.json")]
     NoLockfile { project: PathBuf },
     #[error("{lockfile} has no entry {key}")]
@@ -156,7 +166,8 @@ impl VendorError {
             E::Dir { .. } | E::NotADirectory { .. } => {
                 "name the vendor directory, e.g. `mcp-deploy verify-vendor vendor/`".into()
             }
-            E::Walk(_) | E::Io(_) => return None,
+            E::Walk(_) => return None,
+            E::Io(e) => return e.help(),
             E::ManifestMalformed { .. } | E::ManifestDuplicate { .. } => {
                 "use the release manifest as the SDK's release published it; see docs/vendor.md \
                  for the formats"
@@ -191,6 +202,10 @@ impl VendorError {
                     .into()
             }
             E::Unverified { .. } => "fix the artifact's own failed checks first".into(),
+            E::ForeignSource { .. } => "a vendored package comes from its vendored tarball and \
+                 nowhere else: depend on `file:vendor/<sdk>/<name>.tgz`, drop the other source \
+                 (registry range, URL, git, link, alias, override), and reinstall"
+                .into(),
             E::NoLockfile { .. } => "run `npm install` and commit package-lock.json".into(),
             E::LockEntryMissing { .. } | E::ResolvedMismatch { .. } => reinstall.into(),
             E::IntegrityMissing { .. }
@@ -218,6 +233,7 @@ impl VendorError {
             | E::SidecarNamesOther {
                 expected, actual, ..
             } => (Some(expected.clone()), Some(actual.clone())),
+            E::ForeignSource { expected, spec, .. } => (Some(expected.clone()), Some(spec.clone())),
             E::IntegrityLength {
                 expected, actual, ..
             } => (Some(expected.to_string()), Some(actual.to_string())),

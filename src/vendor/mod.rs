@@ -30,6 +30,7 @@
 mod error;
 mod npm;
 mod report;
+mod tarball;
 
 pub use error::VendorError;
 pub use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
@@ -137,6 +138,9 @@ fn is_archive(name: &Path) -> bool {
 struct Artifact {
     hashes: Option<Hashes>,
     verified: bool,
+    /// The npm package it holds: its own `package.json`'s `name`, else the release
+    /// manifest's. `None` for an archive that is no npm package.
+    package: Option<String>,
 }
 
 /// Run every check. `Err` is "could not run" (exit 2); failed checks are in the report.
@@ -250,7 +254,32 @@ pub fn verify(
             verified &= r.is_ok();
             checks.push(VendorCheck::new("manifest", &subject, r));
         }
-        artifacts.insert(rel.clone(), Artifact { hashes, verified });
+        // Which package this tarball is, so that the project can be held to installing that
+        // package from it and from nowhere else. The tarball's own word first (it is the file
+        // the digests vouch for); a JSON release manifest's `name` when it has none.
+        let package = match &hashes {
+            Some(_) => tarball::package_of(&root.join(rel))
+                .map_err(|e| IoError::new("cannot read", &path, e))?
+                .map(|(name, _)| name),
+            None => None,
+        }
+        .or_else(|| {
+            let released = manifest.as_ref()?.get(file_name)?;
+            let package = released.package.as_deref()?;
+            // `@scope/name@1.2.3` -> `@scope/name`.
+            match package.get(1..)?.rfind('@') {
+                Some(i) => Some(package[..i + 1].to_string()),
+                None => Some(package.to_string()),
+            }
+        });
+        artifacts.insert(
+            rel.clone(),
+            Artifact {
+                hashes,
+                verified,
+                package,
+            },
+        );
     }
     if let Some(m) = &manifest {
         for name in m.files.keys().filter(|n| !listed.contains(*n)) {
@@ -351,10 +380,24 @@ fn check_sidecar(
         };
         return Ok((Err(e), None));
     }
+    // The walk saw a regular file; open_regular refuses one swapped for a link or a FIFO
+    // since, and the read is bounded like any sidecar.
     let mut bytes = Vec::new();
     fsio::open_regular(&root.join(sidecar_rel))
-        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .and_then(|f| f.take(fsio::limits::SIDECAR + 1).read_to_end(&mut bytes))
         .map_err(|e| IoError::new("cannot read", sidecar, e))?;
+    if bytes.len() as u64 > fsio::limits::SIDECAR {
+        let e = VendorError::SidecarMalformed {
+            sidecar: sidecar.to_path_buf(),
+            source: crate::sumfile::SumFileError::Malformed {
+                file: sidecar.to_path_buf(),
+                line: 1,
+                reason: "larger than 64 KiB, the most a sidecar (one line) may be",
+                text: String::new(),
+            },
+        };
+        return Ok((Err(e), None));
+    }
     let entries = match sumfile::parse(Algorithm::Sha256, sidecar, &bytes) {
         Ok(v) => v,
         Err(source) => {
@@ -500,7 +543,7 @@ pub fn run_pin(args: &PinVendorArgs) -> Result<Exit, Error> {
         }
     }
     let sidecar = tarball.with_file_name(sidecar_of(Path::new(file_name)));
-    let old = fs::read(&sidecar).ok();
+    let old = fsio::read_input(&sidecar, "sidecar", fsio::limits::SIDECAR).ok();
     let line = sumfile::format_line(&hashes.sha256, Path::new(file_name));
     fsio::write_atomic(&sidecar, &line, false).map_err(VendorError::from)?;
     let change = match old {

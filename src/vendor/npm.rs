@@ -1,5 +1,14 @@
 //! The npm half of the verifier: `package.json`'s `file:` dependencies into the vendor
 //! directory, and the lockfile's `resolved` and `integrity` for them.
+//!
+//! And the rule that makes vendoring mean something: a *vendored package* (the package a
+//! vendored tarball holds, by its own `package.json`) comes from that tarball and from
+//! nowhere else. Every place that could install it from elsewhere is held to it
+//! (`source`): each dependency table of `package.json`, an `npm:` alias of it, `overrides`
+//! at any depth; and every lockfile entry that installs it — nested `node_modules/**` keys,
+//! aliases (`name`), the legacy `dependencies` tree — must resolve to the tarball
+//! (`resolved`) with its sha512 (`integrity`). A registry range, an https tarball, git,
+//! `link:`, another `file:` all fail, naming the entry.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +32,12 @@ enum Target {
 }
 
 fn classify(spec: &str, project: &Path, vendor_rel: &Path) -> Target {
+    // A URL, git, an alias, a registry range: not a path at all, so never "meant for" the
+    // vendor directory; whoever expects the tarball there reports it as the wrong source.
+    let scheme = spec.split_once(':').map(|(s, _)| s);
+    if scheme.is_some_and(|s| s != "file" && !s.is_empty() && !s.contains('/')) {
+        return Target::Elsewhere;
+    }
     if let Some(t) = lockfile::file_target(spec, project) {
         if let Ok(inside) = t.strip_prefix(vendor_rel) {
             if !inside.as_os_str().is_empty() {
@@ -107,6 +122,78 @@ pub(super) fn check_project(
         checks.push(VendorCheck::new("dependency", subject, r));
     }
 
+    // Which packages are vendored, and in which tarballs. A tarball that names no package
+    // (not an npm archive) is known by the name package.json gives its file: dependency.
+    let mut vendored: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    for (rel, a) in artifacts {
+        if let Some(name) = &a.package {
+            vendored.entry(name.clone()).or_default().push(rel.clone());
+        }
+    }
+    for dep in &project.file_dependencies {
+        if let Target::Vendored(rel) = classify(&dep.spec, &project.dir, vendor_rel) {
+            if artifacts.get(&rel).is_some_and(|a| a.package.is_none()) {
+                let v = vendored.entry(dep.name.clone()).or_default();
+                if !v.contains(&rel) {
+                    v.push(rel);
+                }
+            }
+        }
+    }
+    let spec_of = |rel: &Path| format!("file:{}", display_path(&vendor_rel.join(rel)));
+    let source = |place: String, name: &str, spec: &str| -> Option<Result<Pass, VendorError>> {
+        let tarballs = vendored.get(name)?;
+        Some(match classify(spec, &project.dir, vendor_rel) {
+            Target::Vendored(rel) if !spec.starts_with("npm:") && tarballs.contains(&rel) => pass(
+                format!("{place}: {name} is {spec}, its vendored tarball"),
+                spec.to_string(),
+            ),
+            _ => Err(VendorError::ForeignSource {
+                place,
+                name: name.to_string(),
+                spec: spec.to_string(),
+                expected: spec_of(&tarballs[0]),
+            }),
+        })
+    };
+    let package_json = display_path(&project.package_json);
+    for dep in &project.dependencies {
+        let place = format!("{package_json}: {}", dep.field);
+        for name in [Some(dep.name.as_str()), aliased(&dep.spec)]
+            .into_iter()
+            .flatten()
+        {
+            if let Some(r) = source(place.clone(), name, &dep.spec) {
+                checks.push(VendorCheck::new(
+                    "source",
+                    format!("{name} ({})", dep.field),
+                    r,
+                ));
+            }
+        }
+    }
+    if let Some(overrides) = &project.overrides {
+        let mut found = Vec::new();
+        override_specs(overrides, "overrides", &mut found);
+        for (place, name, spec) in found {
+            // `$name` is the root dependency's own spec.
+            let spec = match spec.strip_prefix('$') {
+                Some(root) => project
+                    .dependencies
+                    .iter()
+                    .find(|d| d.name == root)
+                    .map_or(spec.clone(), |d| d.spec.clone()),
+                None => spec,
+            };
+            let place = format!("{package_json}: {place}");
+            for n in [Some(name.as_str()), aliased(&spec)].into_iter().flatten() {
+                if let Some(r) = source(place.clone(), n, &spec) {
+                    checks.push(VendorCheck::new("source", format!("{n} (overrides)"), r));
+                }
+            }
+        }
+    }
+
     let Some(lock) = &project.lockfile else {
         if !expected.is_empty() {
             checks.push(VendorCheck::new(
@@ -120,8 +207,36 @@ pub(super) fn check_project(
         return;
     };
 
-    // The lockfile entries to check: those package.json leads to, and every entry npm
-    // resolved to a file: path meant for the vendor directory (nested ones included).
+    if let Some(shadowed) = &lock.shadowed {
+        ignored.push(Ignored {
+            path: display_path(shadowed),
+            reason: format!(
+                "npm uses {} when both exist, so that one was checked",
+                display_path(&lock.path)
+            ),
+        });
+    }
+    // Every entry that installs a vendored package must resolve to its tarball.
+    for e in &lock.entries {
+        let Some(tarballs) = e.name.as_ref().and_then(|n| vendored.get(n)) else {
+            continue;
+        };
+        let got = e.resolved.as_ref().and_then(Value::as_str).and_then(|r| {
+            match classify(r, &project.dir, vendor_rel) {
+                Target::Vendored(rel) if tarballs.contains(&rel) => Some(rel),
+                _ => None,
+            }
+        });
+        // What package.json leads to stays the expectation (a disagreement between the two
+        // fails `resolved`); otherwise the tarball the entry names, if it is this package's.
+        expected.entry(e.key.clone()).or_insert(Expected {
+            artifact: got.unwrap_or_else(|| tarballs[0].clone()),
+        });
+    }
+
+    // The lockfile entries to check: those package.json leads to, those that install a
+    // vendored package, and every entry npm resolved to a file: path meant for the vendor
+    // directory (nested ones included).
     let mut keys: Vec<String> = expected.keys().cloned().collect();
     for e in &lock.entries {
         let Some(resolved) = e.resolved.as_ref().and_then(Value::as_str) else {
@@ -168,7 +283,6 @@ pub(super) fn check_project(
             expected,
             actual: resolved.map_or_else(|| "missing".to_string(), Value::to_string),
         };
-        let spec_of = |rel: &Path| format!("file:{}", display_path(&vendor_rel.join(rel)));
         let r = match (&want, &got, &target) {
             (_, _, Some(Target::Leaves)) => Err(VendorError::LeavesVendor {
                 subject: key.clone(),
@@ -207,6 +321,42 @@ pub(super) fn check_project(
             }),
         };
         checks.push(VendorCheck::new("integrity", &key, r));
+    }
+}
+
+/// The package an `npm:` alias installs: `npm:@acme/consumer@0.4.0` -> `@acme/consumer`.
+fn aliased(spec: &str) -> Option<&str> {
+    let spec = spec.strip_prefix("npm:")?;
+    match spec.get(1..)?.find('@') {
+        Some(i) => Some(&spec[..i + 1]),
+        None => Some(spec),
+    }
+}
+
+/// Every `(place, package, spec)` an `overrides` object sets, at any depth: a key is a
+/// package (`name` or `name@range`), its value a spec or an object whose `"."` is the spec
+/// for that package and whose other keys override below it.
+fn override_specs(v: &Value, at: &str, out: &mut Vec<(String, String, String)>) {
+    let Some(map) = v.as_object() else { return };
+    for (key, value) in map {
+        if key == "." {
+            continue;
+        }
+        let name = match key.get(1..).and_then(|rest| rest.find('@')) {
+            Some(i) => &key[..i + 1],
+            None => key.as_str(),
+        };
+        let place = format!("{at}.{key}");
+        match value {
+            Value::String(spec) => out.push((place, name.to_string(), spec.clone())),
+            Value::Object(inner) => {
+                if let Some(spec) = inner.get(".").and_then(Value::as_str) {
+                    out.push((place.clone(), name.to_string(), spec.to_string()));
+                }
+                override_specs(value, &place, out);
+            }
+            _ => {}
+        }
     }
 }
 
@@ -273,6 +423,54 @@ fn check_integrity(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aliases_and_overrides_name_the_package_they_set() {
+        assert_eq!(aliased("npm:@acme/consumer@0.4.0"), Some("@acme/consumer"));
+        assert_eq!(aliased("npm:left-pad"), Some("left-pad"));
+        assert_eq!(aliased("npm:"), None);
+        assert_eq!(aliased("^1.0.0"), None);
+        let o = serde_json::json!({
+            "@acme/consumer": "0.4.0",
+            "other@1": {".": "2.0.0", "@acme/consumer@^0.4": {".": "https://x/c.tgz"}},
+            "plain": {"deep": "$evil"}
+        });
+        let mut found = Vec::new();
+        override_specs(&o, "overrides", &mut found);
+        let names: Vec<(&str, &str)> = found
+            .iter()
+            .map(|(_, n, s)| (n.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("@acme/consumer", "0.4.0"),
+                ("other", "2.0.0"),
+                ("@acme/consumer", "https://x/c.tgz"),
+                ("deep", "$evil")
+            ]
+        );
+        assert_eq!(found[2].0, "overrides.other@1.@acme/consumer@^0.4");
+    }
+
+    #[test]
+    fn a_url_or_scheme_is_never_a_path_into_the_vendor_directory() {
+        let p = Path::new("/proj");
+        let v = Path::new("vendor");
+        for spec in [
+            "https://registry.npmjs.org/x/-/x-1.tgz",
+            "git+https://h/x.git",
+            "github:a/b",
+            "npm:@acme/consumer@1",
+            "link:../sdk",
+        ] {
+            assert!(matches!(classify(spec, p, v), Target::Elsewhere), "{spec}");
+        }
+        assert!(matches!(
+            classify("file:vendor/a.tgz", p, v),
+            Target::Vendored(_)
+        ));
+    }
 
     #[test]
     fn integrity_rules() {

@@ -18,3 +18,5 @@ mod render;
 mod secrets;
 mod status;
 mod transaction;
+
+mod attacks;

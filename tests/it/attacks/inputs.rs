@@ -1,0 +1,858 @@
+//! Attacks through inputs (issue 10, items 6, 10-13): bad input files that would hang or eat
+//! memory, a deployment that install must refuse before it registers anything, entries that
+//! would leak a secret into the ledger, `${VAR:-secret}` defaults, and content in a prefix
+//! layout. Registrations go through the real claude CLI.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use super::support::*;
+use crate::harness::*;
+
+const OTHER_SHA: &str = "badbadbadbadbadbadbadbadbadbadbadbadbad0";
+const TOKEN: &str = "ghp_attackerTokenValue0123456789abcdef";
+
+fn world() -> World {
+    let w = World::with_real_claude();
+    w.sample();
+    w
+}
+
+fn s(p: PathBuf) -> String {
+    p.display().to_string()
+}
+
+fn ct(w: &World) -> PathBuf {
+    w.opt().join("codetools")
+}
+
+fn release(w: &World) -> PathBuf {
+    ct(w).join("releases").join(CT_SHA)
+}
+
+fn orch(w: &World) -> PathBuf {
+    w.opt().join("orchestrata")
+}
+
+/// `install --prefix opt --name-suffix -test --server SERVER EXTRA...`
+fn install(w: &World, server: &str, extra: &[&str]) -> Vec<String> {
+    let mut v = args(&["install", "--prefix"]);
+    v.push(s(w.opt()));
+    v.extend(args(&["--name-suffix", "-test", "--server", server]));
+    v.extend(args(extra));
+    v
+}
+
+fn verify_ct(w: &World, doc: &str, extra: &[&str]) -> Vec<String> {
+    let mut v = args(&["verify-identity", "--prefix"]);
+    v.push(s(ct(w)));
+    v.extend(args(&["--expect-commit", CT_SHA, "--mcp-json", doc]));
+    v.extend(args(extra));
+    v
+}
+
+/// A flat document registering codetools as declared.
+fn good_doc(w: &World) -> String {
+    let doc = w.root().join("doc.json");
+    flat_doc(
+        &doc,
+        "codetools",
+        &format!("{}/bin/codetools", ct(w).display()),
+        &["mcp", "serve"],
+    );
+    s(doc)
+}
+
+/// The client config, the flat document, the rendered documents and the ledger are as the
+/// setup left them: nothing was registered or written.
+fn nothing_registered(w: &World) {
+    assert!(
+        !w.claude_json().exists() || !w.user_servers().contains_key("codetools-test"),
+        "codetools-test was registered"
+    );
+    assert!(!w.registered().exists(), "the flat document was written");
+    assert!(
+        !ct(w).join("mcp/codetools.mcp.json").exists(),
+        "the rendered document was written"
+    );
+    assert!(
+        !w.root()
+            .join("home/.local/state/mcp-deploy/ledger.ndjson")
+            .exists(),
+        "the ledger was written"
+    );
+}
+
+fn orchestrata_not_registered(w: &World) {
+    assert!(!w.claude_json().exists() || !w.user_servers().contains_key("orchestrata-test"));
+    assert!(!w.registered().exists());
+}
+
+// ---- bad input files: refused at once, never read -----------------------------------------
+
+const HANG: &[Attack] = &[
+    Attack {
+        name: "MANIFEST.sha256 -> /dev/zero (manifest verify)",
+        setup: |w| {
+            link(&release(w).join("MANIFEST.sha256"), "/dev/zero");
+            let mut v = args(&["manifest", "verify"]);
+            v.push(s(release(w)));
+            v
+        },
+        code: 2,
+        evidence: &["MANIFEST.sha256", "a character device", "help:"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "MANIFEST.sha256 is a FIFO (manifest verify)",
+        setup: |w| {
+            mkfifo(&release(w).join("MANIFEST.sha256"));
+            let mut v = args(&["manifest", "verify"]);
+            v.push(s(release(w)));
+            v
+        },
+        code: 2,
+        evidence: &["MANIFEST.sha256", "a FIFO"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "MANIFEST.sha256 of 1 GiB (manifest verify)",
+        setup: |w| {
+            sparse(&release(w).join("MANIFEST.sha256"), 1 << 30);
+            let mut v = args(&["manifest", "verify"]);
+            v.push(s(release(w)));
+            v
+        },
+        code: 2,
+        evidence: &["larger than 64 MiB, the most a content manifest may be"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "MANIFEST.sha256 is a FIFO (verify-identity --content)",
+        setup: |w| {
+            mkfifo(&release(w).join("MANIFEST.sha256"));
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &["--content"])
+        },
+        code: 1,
+        evidence: &["FAIL content", "a FIFO"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--mcp-json is a FIFO (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            mkfifo(&p);
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &[
+            "doc.json",
+            "the flat document must be a regular file",
+            "a FIFO",
+        ],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--mcp-json is a directory (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            fs::create_dir(&p).unwrap();
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &["the flat document must be a regular file, but this is a directory"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--mcp-json is a socket (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            // The listener is dropped at once; the socket file stays.
+            std::os::unix::net::UnixListener::bind(&p).unwrap();
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &["this is a socket"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--mcp-json of 1 GiB (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            sparse(&p, 1 << 30);
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &["larger than 16 MiB, the most a flat document may be"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--config is a FIFO (render-mcp)",
+        setup: |w| {
+            let p = w.root().join("servers.json");
+            mkfifo(&p);
+            let mut v = args(&["render-mcp", "--config"]);
+            v.push(s(p));
+            v.extend(args(&["--prefix"]));
+            v.push(s(ct(w)));
+            v
+        },
+        code: 2,
+        evidence: &[
+            "servers.json",
+            "the declaration must be a regular file",
+            "a FIFO",
+        ],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "a declared template is a FIFO (render-mcp)",
+        setup: |w| {
+            let cfg = w.root().join("servers.json");
+            fs::write(
+                &cfg,
+                r#"{"servers":[{"name":"codetools","prefix":"/opt/codetools","layout":"release","template":"t.json"}]}"#,
+            )
+            .unwrap();
+            mkfifo(&w.root().join("t.json"));
+            let mut v = args(&["render-mcp", "--config"]);
+            v.push(s(cfg));
+            v.extend(args(&["--prefix"]));
+            v.push(s(ct(w)));
+            v
+        },
+        code: 2,
+        evidence: &["t.json", "the template must be a regular file"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "--registered is a FIFO (install)",
+        setup: |w| {
+            let p = w.root().join("reg.json");
+            mkfifo(&p);
+            let mut v = install(w, "codetools", &["--registered"]);
+            v.push(s(p));
+            v
+        },
+        code: 2,
+        evidence: &["reg.json", "a FIFO"],
+        absent: &[],
+        after: |w| {
+            assert!(!w.claude_json().exists() || !w.user_servers().contains_key("codetools-test"))
+        },
+    },
+    Attack {
+        name: "the journal is a FIFO (install)",
+        setup: |w| {
+            mkfifo(&w.config_dir().join(".mcp-deploy.journal.json"));
+            install(w, "codetools", &[])
+        },
+        code: 2,
+        evidence: &[
+            ".mcp-deploy.journal.json",
+            "the journal must be a regular file",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "the client config .claude.json is a FIFO (install)",
+        setup: |w| {
+            mkfifo(&w.claude_json());
+            install(w, "codetools", &[])
+        },
+        code: 2,
+        evidence: &[
+            ".claude.json",
+            "the client config must be a regular file",
+            "a FIFO",
+        ],
+        absent: &[],
+        after: |w| {
+            assert!(!w.registered().exists());
+        },
+    },
+    Attack {
+        name: "--mcp-json -> /dev/urandom (verify-identity)",
+        setup: |w| {
+            let p = w.root().join("doc.json");
+            link(&p, "/dev/urandom");
+            verify_ct(w, &s(p), &[])
+        },
+        code: 2,
+        evidence: &["doc.json", "a character device"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "the client config .claude.json -> /dev/zero (install)",
+        setup: |w| {
+            link(&w.claude_json(), "/dev/zero");
+            install(w, "codetools", &[])
+        },
+        code: 2,
+        evidence: &[".claude.json", "a character device"],
+        absent: &[],
+        after: |w| assert!(!w.registered().exists()),
+    },
+    Attack {
+        name: "MANIFEST.sha256 -> /dev/zero (install --content)",
+        setup: |w| {
+            link(&release(w).join("MANIFEST.sha256"), "/dev/zero");
+            install(w, "codetools", &["--content"])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL content",
+            "a character device",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "VERSION -> /dev/urandom (install)",
+        setup: |w| {
+            link(&release(w).join("VERSION"), "/dev/urandom");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL commit",
+            "a character device",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "the ledger is a FIFO (install)",
+        setup: |w| {
+            let p = w.root().join("ledger.ndjson");
+            mkfifo(&p);
+            let mut v = install(w, "codetools", &["--ledger"]);
+            v.push(s(p));
+            v
+        },
+        code: 2,
+        evidence: &["ledger.ndjson", "the ledger must be a regular file"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "VERSION is a FIFO (install)",
+        setup: |w| {
+            mkfifo(&release(w).join("VERSION"));
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL commit",
+            "the VERSION file must be a regular file",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "VERSION -> /dev/zero (verify-identity)",
+        setup: |w| {
+            link(&release(w).join("VERSION"), "/dev/zero");
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", "a character device"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "<prefix>/VERSION is a FIFO (verify-identity)",
+        setup: |w| {
+            mkfifo(&ct(w).join("VERSION"));
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", "a FIFO"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
+        name: "the rendered document is a FIFO (render-mcp replaces it)",
+        setup: |w| {
+            fs::create_dir_all(ct(w).join("mcp")).unwrap();
+            mkfifo(&ct(w).join("mcp/codetools.mcp.json"));
+            let mut v = args(&["render-mcp", "--prefix"]);
+            v.push(s(ct(w)));
+            v
+        },
+        code: 0,
+        evidence: &["codetools.mcp.json"],
+        absent: &[],
+        after: |w| {
+            assert!(fs::metadata(ct(w).join("mcp/codetools.mcp.json"))
+                .unwrap()
+                .is_file())
+        },
+    },
+];
+
+#[test]
+fn attacks_bad_input_files_are_refused_at_once() {
+    run_table(HANG, world);
+}
+
+// ---- install is a gate ---------------------------------------------------------------------
+
+const GATE: &[Attack] = &[
+    Attack {
+        name: "dangling current (install)",
+        setup: |w| {
+            fs::remove_dir_all(release(w)).unwrap();
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &["FAIL release", "dangling", "no registration was changed"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "wrong --expect-commit (install)",
+        setup: |w| {
+            install(
+                w,
+                "codetools",
+                &["--expect-commit", &format!("codetools={OTHER_SHA}")],
+            )
+        },
+        code: 1,
+        evidence: &["FAIL commit", OTHER_SHA, "no registration was changed"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "current points outside releases/ (install)",
+        setup: |w| {
+            let elsewhere = ct(w).join("staging");
+            fs::create_dir_all(elsewhere.join("bin")).unwrap();
+            fs::write(elsewhere.join("VERSION"), format!("{CT_SHA}\n")).unwrap();
+            write_exec(&elsewhere.join("bin/codetools"), "#!/bin/sh\n");
+            link(&ct(w).join("current"), "staging");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL release",
+            "not directly inside",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "declared command not executable (install)",
+        setup: |w| {
+            let bin = release(w).join("bin/codetools");
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o644)).unwrap();
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "not executable",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "declared command missing from the release (install)",
+        setup: |w| {
+            fs::remove_file(release(w).join("bin/codetools")).unwrap();
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "cannot be resolved",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "declared command resolves outside the release (install)",
+        setup: |w| {
+            link(&ct(w).join("bin/codetools"), "/bin/true");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "outside",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "content tampered before install --content",
+        setup: |w| {
+            let r = w.run(&["manifest", "create", release(w).to_str().unwrap()]);
+            r.code(0);
+            write_exec(&release(w).join("bin/codetools"), "#!/bin/sh\necho evil\n");
+            install(w, "codetools", &["--content"])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL content",
+            "modified (bin/codetools)",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "install --content on a release without a manifest",
+        setup: |w| install(w, "codetools", &["--content"]),
+        code: 1,
+        evidence: &[
+            "FAIL content",
+            "MANIFEST.sha256",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "VERSION holds an abbreviated sha (install)",
+        setup: |w| {
+            fs::write(release(w).join("VERSION"), &CT_SHA[..12]).unwrap();
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", "abbreviated", "no registration was changed"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "<prefix>/VERSION disagrees with the release (install)",
+        setup: |w| {
+            let outer = ct(w).join("VERSION");
+            fs::remove_file(&outer).unwrap();
+            fs::write(&outer, format!("{OTHER_SHA}\n")).unwrap();
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", OTHER_SHA, "no registration was changed"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "prefix layout: command not executable (install orchestrata)",
+        setup: |w| {
+            let bin = orch(w).join("bin/orchestrata-mcp");
+            fs::set_permissions(&bin, fs::Permissions::from_mode(0o644)).unwrap();
+            install(w, "orchestrata", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "not executable",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: orchestrata_not_registered,
+    },
+    Attack {
+        name: "dangling current (install --dry-run reports the gate)",
+        setup: |w| {
+            fs::remove_dir_all(release(w)).unwrap();
+            install(w, "codetools", &["--dry-run"])
+        },
+        code: 1,
+        evidence: &["gate FAIL release", "install would register nothing"],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "dangling current (render-mcp)",
+        setup: |w| {
+            fs::remove_dir_all(release(w)).unwrap();
+            let mut v = args(&["render-mcp", "--prefix"]);
+            v.push(s(ct(w)));
+            v
+        },
+        code: 1,
+        evidence: &["FAIL release", "dangling", "nothing was written"],
+        absent: &[],
+        after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
+    },
+    Attack {
+        name: "current is a plain directory (render-mcp)",
+        setup: |w| {
+            fs::remove_file(ct(w).join("current")).unwrap();
+            fs::create_dir_all(ct(w).join("current/bin")).unwrap();
+            let mut v = args(&["render-mcp", "--prefix"]);
+            v.push(s(ct(w)));
+            v
+        },
+        code: 1,
+        evidence: &["FAIL release", "plain directory", "nothing was written"],
+        absent: &[],
+        after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
+    },
+];
+
+#[test]
+fn attacks_install_is_a_gate() {
+    run_table(GATE, world);
+}
+
+// ---- secrets: opaque entries and ${VAR:-secret} --------------------------------------------
+
+/// A user-scope entry mcp-deploy cannot parse (an arg that is not a string), a token inside.
+fn opaque_entry(w: &World) {
+    let doc = serde_json::json!({"mcpServers": {"codetools-test": {
+        "command": "/usr/bin/env", "args": ["--token", TOKEN, 7]}}});
+    fs::write(w.claude_json(), doc.to_string()).unwrap();
+}
+
+fn untouched_opaque(w: &World) {
+    let v: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    assert_eq!(
+        v["mcpServers"]["codetools-test"]["args"][1], TOKEN,
+        "the entry was changed"
+    );
+    let ledger = w.root().join("home/.local/state/mcp-deploy/ledger.ndjson");
+    let text = fs::read_to_string(ledger).unwrap_or_default();
+    assert!(!text.contains(TOKEN), "the ledger holds the token");
+    let journal = w.config_dir().join(".mcp-deploy.journal.json");
+    assert!(!fs::read_to_string(journal)
+        .unwrap_or_default()
+        .contains(TOKEN));
+}
+
+fn declare_default_secret(w: &World) -> String {
+    s(w.declare_codetools(serde_json::json!({
+        "args": ["mcp", "serve"], "env": {"API_TOKEN": "${API_TOKEN:-hunter2-literal}"}})))
+}
+
+const SECRETS: &[Attack] = &[
+    Attack {
+        name: "opaque entry with a token in its args (install)",
+        setup: |w| {
+            opaque_entry(w);
+            install(w, "codetools", &[])
+        },
+        code: 2,
+        evidence: &[
+            "cannot parse",
+            "opaque_sha256",
+            "claude mcp remove codetools-test -s user",
+        ],
+        absent: &[TOKEN],
+        after: untouched_opaque,
+    },
+    Attack {
+        name: "opaque entry with a token in its args (uninstall)",
+        setup: |w| {
+            opaque_entry(w);
+            let mut v = args(&["uninstall", "--prefix"]);
+            v.push(s(w.opt()));
+            v.extend(args(&["--name-suffix", "-test", "--server", "codetools"]));
+            v
+        },
+        code: 2,
+        evidence: &["opaque_sha256", "claude mcp remove codetools-test -s user"],
+        absent: &[TOKEN],
+        after: untouched_opaque,
+    },
+    Attack {
+        name: "opaque entry with a token in its args (status)",
+        setup: |w| {
+            opaque_entry(w);
+            let mut v = args(&["status", "--prefix"]);
+            v.push(s(w.opt()));
+            v.extend(args(&["--name-suffix", "-test", "--server", "codetools"]));
+            v
+        },
+        code: 1,
+        evidence: &["opaque_sha256", "fix or remove it by hand"],
+        absent: &[TOKEN],
+        after: untouched_opaque,
+    },
+    Attack {
+        name: "${VAR:-literal secret} in a declared env (render-mcp)",
+        setup: |w| {
+            let cfg = declare_default_secret(w);
+            let mut v = args(&["render-mcp", "--config", &cfg, "--prefix"]);
+            v.push(s(ct(w)));
+            v
+        },
+        code: 2,
+        evidence: &["literal secret in env API_TOKEN", "help:"],
+        absent: &["hunter2"],
+        after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
+    },
+    Attack {
+        name: "${VAR:-literal secret} in a declared env (install)",
+        setup: |w| {
+            let cfg = declare_default_secret(w);
+            let mut v = install(w, "codetools", &["--config"]);
+            v.push(cfg);
+            v
+        },
+        code: 2,
+        evidence: &["literal secret in env API_TOKEN"],
+        absent: &["hunter2"],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "${VAR:-literal secret} in declared args (render-mcp)",
+        setup: |w| {
+            let cfg = s(w.declare_codetools(
+                serde_json::json!({"args": ["mcp", "serve", "--token", "${T:-hunter2-literal}"]}),
+            ));
+            let mut v = args(&["render-mcp", "--config", &cfg, "--prefix"]);
+            v.push(s(ct(w)));
+            v
+        },
+        code: 2,
+        evidence: &["literal secret in arg 4"],
+        absent: &["hunter2"],
+        after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
+    },
+    Attack {
+        name: "${VAR:-literal secret} in a declared url (render-mcp)",
+        setup: |w| {
+            let cfg = w.root().join("servers.json");
+            let doc = serde_json::json!({"servers": [{"name": "gw", "prefix": "/opt/gw",
+                "layout": "prefix", "entry": {"type": "http",
+                "url": "https://gw.example/mcp?key=${GW_KEY:-hunter2-literal}"}}]});
+            fs::write(&cfg, doc.to_string()).unwrap();
+            let gw = w.opt().join("gw");
+            fs::create_dir_all(&gw).unwrap();
+            let mut v = args(&["render-mcp", "--config", &s(cfg), "--prefix"]);
+            v.push(s(gw));
+            v
+        },
+        code: 2,
+        evidence: &["literal secret in url"],
+        absent: &["hunter2"],
+        after: |w| assert!(!w.opt().join("gw/mcp/gw.mcp.json").exists()),
+    },
+    Attack {
+        name: "${VAR:-literal secret} in a registered entry (verify-identity)",
+        setup: |w| {
+            let doc = w.root().join("doc.json");
+            let cmd = format!("{}/bin/codetools", ct(w).display());
+            flat_doc(
+                &doc,
+                "codetools",
+                &cmd,
+                &["mcp", "serve", "--token", "${T:-hunter2-literal}"],
+            );
+            verify_ct(w, &s(doc), &[])
+        },
+        code: 1,
+        evidence: &["FAIL secrets", "arg 4"],
+        absent: &[],
+        after: nothing,
+    },
+];
+
+#[test]
+fn attacks_secrets_never_reach_a_record() {
+    run_table(SECRETS, world);
+}
+
+// ---- content in a prefix layout ------------------------------------------------------------
+
+fn orch_manifest(w: &World) {
+    w.run(&["manifest", "create", orch(w).to_str().unwrap()])
+        .code(0);
+}
+
+const CONTENT: &[Attack] = &[
+    Attack {
+        name: "prefix layout: manifest create, then install --content (twice) passes",
+        setup: |w| {
+            orch_manifest(w);
+            // A first install writes mcp/orchestrata.mcp.json into the content root.
+            let first = install(w, "orchestrata", &["--content"]);
+            let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+            w.run(&refs).code(0);
+            install(w, "orchestrata", &["--content"])
+        },
+        code: 0,
+        evidence: &[
+            "ok   content",
+            "mcp/orchestrata.mcp.json written by mcp-deploy, not content",
+        ],
+        absent: &[],
+        after: |w| assert!(w.user_servers().contains_key("orchestrata-test")),
+    },
+    Attack {
+        name: "prefix layout: a binary tampered after the manifest (install --content)",
+        setup: |w| {
+            orch_manifest(w);
+            write_exec(
+                &orch(w).join("bin/orchestrata-mcp"),
+                "#!/bin/sh\necho evil\n",
+            );
+            install(w, "orchestrata", &["--content"])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL content",
+            "modified (bin/orchestrata-mcp)",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: orchestrata_not_registered,
+    },
+    Attack {
+        name: "prefix layout: an executable hidden as mcp/evil.mcp.json (install --content)",
+        setup: |w| {
+            orch_manifest(w);
+            write_exec(&orch(w).join("mcp/evil.mcp.json"), "#!/bin/sh\necho evil\n");
+            install(w, "orchestrata", &["--content"])
+        },
+        code: 1,
+        evidence: &["FAIL content", "added (mcp/evil.mcp.json)"],
+        absent: &[],
+        after: orchestrata_not_registered,
+    },
+    Attack {
+        name: "prefix layout: a helper dropped into mcp/ (install --content)",
+        setup: |w| {
+            orch_manifest(w);
+            write_exec(&orch(w).join("mcp/helper"), "#!/bin/sh\n");
+            install(w, "orchestrata", &["--content"])
+        },
+        code: 1,
+        evidence: &["FAIL content", "added (mcp/helper)"],
+        absent: &[],
+        after: orchestrata_not_registered,
+    },
+];
+
+#[test]
+fn attacks_content_in_a_prefix_layout() {
+    run_table(CONTENT, world);
+}

@@ -1,0 +1,152 @@
+//! What every attack table shares: one row type, a runner that refuses to hang, and the
+//! small fixtures (a FIFO, a sparse huge file) the rows are built from.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::harness::{Run, World};
+
+/// One attack.
+pub struct Attack {
+    pub name: &'static str,
+    /// Lays the attack out in a fresh world and returns the mcp-deploy arguments.
+    pub setup: fn(&World) -> Vec<String>,
+    /// The exit code a correct mcp-deploy gives.
+    pub code: i32,
+    /// Fragments that must appear in stdout or stderr: the check or error, and its evidence.
+    pub evidence: &'static [&'static str],
+    /// Fragments that must appear nowhere (a secret value).
+    pub absent: &'static [&'static str],
+    /// Checked after the run (nothing registered, nothing written...).
+    pub after: fn(&World),
+}
+
+pub fn nothing(_: &World) {}
+
+/// How long any row may take: a hang is a failure, not a stuck test run.
+fn deadline() -> Duration {
+    let secs = std::env::var("MCP_DEPLOY_ATTACK_DEADLINE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(secs)
+}
+
+/// Run mcp-deploy; `Err` with what it printed when it outlived [`deadline`] (it is killed).
+pub fn run_bounded(w: &World, args: &[String]) -> Result<(Run, Duration), String> {
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let start = Instant::now();
+    let mut child = w.spawn(&refs);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if start.elapsed() > deadline() {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            return Err(format!(
+                "hung: killed after {:?}\ncommand: mcp-deploy {}\n--- stderr\n{}",
+                deadline(),
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let elapsed = start.elapsed();
+    let out = child.wait_with_output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let shown = format!(
+        "command: mcp-deploy {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+        args.join(" ")
+    );
+    Ok((
+        Run {
+            code,
+            stdout,
+            stderr,
+            shown,
+        },
+        elapsed,
+    ))
+}
+
+/// Run every row, each in a fresh world made by `world`; report every failing row at once.
+pub fn run_table(table: &[Attack], world: fn() -> World) {
+    let mut failures = Vec::new();
+    for a in table {
+        let w = world();
+        let args = (a.setup)(&w);
+        let (r, took) = match run_bounded(&w, &args) {
+            Ok(done) => done,
+            Err(hung) => {
+                failures.push(format!("ATTACK {}: {hung}", a.name));
+                continue;
+            }
+        };
+        let all = format!("{}{}", r.stdout, r.stderr);
+        let mut wrong = Vec::new();
+        if r.code != a.code {
+            wrong.push(format!("exit {} (want {})", r.code, a.code));
+        }
+        for e in a.evidence {
+            if !all.contains(e) {
+                wrong.push(format!("no {e:?}"));
+            }
+        }
+        for e in a.absent {
+            if all.contains(e) {
+                wrong.push(format!("shows {e:?}"));
+            }
+        }
+        let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (a.after)(&w)));
+        if let Err(p) = after {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            wrong.push(format!("after: {msg}"));
+        }
+        if wrong.is_empty() {
+            eprintln!("attack ok ({took:?}): {}", a.name);
+        } else {
+            failures.push(format!(
+                "ATTACK {}: {}\n{}",
+                a.name,
+                wrong.join("; "),
+                r.shown
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+pub fn args(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn mkfifo(p: &Path) {
+    let _ = fs::remove_file(p);
+    let ok = std::process::Command::new("mkfifo")
+        .arg(p)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "mkfifo {}", p.display());
+}
+
+/// Replace `p` with a symlink to `target`.
+pub fn link(p: &Path, target: &str) {
+    let _ = fs::remove_file(p);
+    std::os::unix::fs::symlink(target, p).unwrap();
+}
+
+/// Replace `p` with a sparse file of `len` zero bytes (no disk used).
+pub fn sparse(p: &Path, len: u64) {
+    let _ = fs::remove_file(p);
+    fs::File::create(p).unwrap().set_len(len).unwrap();
+}
