@@ -50,6 +50,13 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         }
     }
     for client in clients {
+        let live = match crate::client::read_live(client)? {
+            Some(mut live) => {
+                live.shadows = crate::client::live_shadows(client, &live, &registered_name)?;
+                Some(live)
+            }
+            None => None,
+        };
         let target = Target {
             server,
             client,
@@ -61,6 +68,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
             handshake: args
                 .handshake
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+            live,
         };
         reports.push(identity::verify(&target, &flat.servers(client)));
     }

@@ -247,6 +247,13 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut reports = Vec::new();
     for p in &plans {
         let registrations = flat.servers(p.client.name());
+        // The live witness: the client's config as it is now (shadows are install's own
+        // warning below, a failure only with --strict).
+        let live = identity::Live {
+            path: p.client.config_path().to_path_buf(),
+            entries: p.client.user_entries()?,
+            shadows: Vec::new(),
+        };
         for (((s, r), action), shadowed) in selected
             .iter()
             .zip(&rendered)
@@ -262,6 +269,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 expected: expected.get(&s.server.name).cloned(),
                 require_content: args.content,
                 handshake: None,
+                live: Some(live.clone()),
             };
             let mut report = identity::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());
@@ -537,6 +545,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
                 registered_name: s.registered_name.clone(),
                 prefix: s.prefix.display().to_string(),
                 registration: Some(if removed { "removed" } else { "absent" }.into()),
+                witnesses: None,
                 checks: Vec::new(),
             });
         }

@@ -104,6 +104,7 @@ fn server_status(
         registered_name: name.clone(),
         prefix: s.prefix.display().to_string(),
         registration: None,
+        witnesses: None,
         checks,
     })
 }
@@ -148,7 +149,7 @@ fn target(entry: &Entry, layout: Layout, prefix: &std::path::Path) -> Result<Str
                 format!("{e}: it points into a release that is gone or was replaced; install would re-register it")
             })
         }
-        Transport::Remote { url, .. } => Ok(format!("remote {url}")),
+        Transport::Remote { url, .. } => Ok(format!("remote {}", crate::secrets::shown_url(url))),
     }
 }
 

@@ -95,7 +95,7 @@ impl Codex {
         ClientError::Failed {
             step,
             status: out.status.to_string(),
-            stderr: runner::redact(&codex_stderr(&out.stderr), &all),
+            stderr: crate::secrets::redact(&codex_stderr(&out.stderr), &all),
         }
     }
 }
@@ -113,6 +113,18 @@ impl Home {
             Home::Explicit(d) | Home::Default(d) => d,
         }
     }
+}
+
+/// Where codex keeps its config for this environment (`$CODEX_HOME/config.toml`, else
+/// `~/.codex/config.toml`), found without the codex binary, for a read-only look.
+pub fn config_path() -> PathBuf {
+    resolve_home(
+        None,
+        std::env::var_os("CODEX_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .dir()
+    .join("config.toml")
 }
 
 fn resolve_home(

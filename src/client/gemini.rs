@@ -146,12 +146,25 @@ impl Gemini {
                         .unwrap_or_default();
                     let mut all: Vec<&str> = secrets.to_vec();
                     all.extend(held.iter().map(String::as_str));
-                    runner::redact(&runner::first_lines(&out.stderr), &all)
+                    crate::secrets::redact(&runner::first_lines(&out.stderr), &all)
                 },
             });
         }
         Ok(out.stdout)
     }
+}
+
+/// Where gemini keeps its user settings for this environment
+/// (`$GEMINI_CLI_HOME/.gemini/settings.json`, else `~/.gemini/settings.json`), found without
+/// the gemini binary, for a read-only look.
+pub fn config_path() -> PathBuf {
+    resolve_home(
+        None,
+        std::env::var_os("GEMINI_CLI_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .join(".gemini")
+    .join("settings.json")
 }
 
 fn resolve_home(

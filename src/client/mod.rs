@@ -155,6 +155,41 @@ pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, Clie
     }
 }
 
+/// The live user-scope registration of client `name`, read from its config file without its
+/// binary (verify-identity must run where no client is installed): `None` when the client
+/// keeps no config here, so that there is no live registration to compare.
+pub fn read_live(name: &str) -> Result<Option<crate::identity::Live>, ClientError> {
+    type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
+    let (path, entries): (PathBuf, ReadEntries) = match name {
+        "claude" => (claude::config_path(), claude::read_user_entries),
+        "codex" => (codex::config_path(), codex::read_user_entries),
+        "gemini" => (gemini::config_path(), gemini::read_user_entries),
+        _ => return Ok(None),
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(crate::identity::Live {
+        entries: entries(&path)?,
+        path,
+        shadows: Vec::new(),
+    }))
+}
+
+/// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
+/// where the client's rules can be read without its binary (claude's local and project
+/// scopes). Codex and gemini: not looked at here (install reports them).
+pub fn live_shadows(
+    client: &str,
+    live: &crate::identity::Live,
+    name: &str,
+) -> Result<Vec<String>, ClientError> {
+    match client {
+        "claude" => claude::shadows_in(&live.path, name),
+        _ => Ok(Vec::new()),
+    }
+}
+
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).
 
 /// Refuse keys a CLI cannot set, naming the first.

@@ -3,6 +3,8 @@
 
 mod harness;
 
+mod attacks;
+
 mod clients;
 mod completions;
 mod deploy;
