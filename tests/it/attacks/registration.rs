@@ -300,7 +300,7 @@ attacks! {
             set(e, "url", json!("http://127.0.0.1:9/evil"));
         });
     }, "mcp-registration", "url http://127.0.0.1:9/evil";
-    stdio_type_with_headers_beside_it: Base::Stdio, |c: &Ctx| {
+    stdio_entry_with_a_headers_helper: Base::Stdio, |c: &Ctx| {
         c.edit_both(&|e| {
             set(e, "type", json!("stdio"));
             set(e, "headersHelper", json!("/tmp/evil-helper"));
@@ -362,6 +362,9 @@ attacks! {
         let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
         fs::write(c.w.root().join("work/.mcp.json"), doc.to_string()).unwrap();
     }, "mcp-registration", "project scope in";
+    document_alone_tampered_while_the_client_is_intact: Base::Stdio, |c: &Ctx| {
+        c.edit_doc(&|e| set(e, "cwd", json!("/tmp/evil")));
+    }, "mcp-registration", "the document and the client's config";
     document_only_tampered: Base::Stdio, |c: &Ctx| {
         // A CI machine: no client config, only the document.
         fs::remove_file(c.w.claude_json()).unwrap();
