@@ -177,17 +177,45 @@ pub fn read_live(name: &str) -> Result<Option<crate::identity::Live>, ClientErro
 }
 
 /// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
-/// where the client's rules can be read without its binary (claude's local and project
-/// scopes). Codex and gemini: not looked at here (install reports them).
+/// where the client's rules can be read without its binary. Claude: the local scope of every
+/// project and `.mcp.json` in the working directory ([`claude::shadows_in`]), and the
+/// `.mcp.json` of every project directory claude knows (`projects` in its config): whether
+/// the user approved that project server cannot be told from outside, so it counts. Codex and
+/// gemini: not looked at here (install reports them).
 pub fn live_shadows(
     client: &str,
     live: &crate::identity::Live,
     name: &str,
 ) -> Result<Vec<String>, ClientError> {
-    match client {
-        "claude" => claude::shadows_in(&live.path, name),
-        _ => Ok(Vec::new()),
+    if client != "claude" {
+        return Ok(Vec::new());
     }
+    let mut found = claude::shadows_in(&live.path, name)?;
+    // shadows_in has read and parsed this file already: it is valid JSON.
+    let projects: Vec<PathBuf> = std::fs::read_to_string(&live.path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|doc| {
+            doc.get("projects")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(PathBuf::from).collect())
+        })
+        .unwrap_or_default();
+    let cwd = std::env::current_dir().ok();
+    for dir in projects {
+        if cwd.as_deref() == Some(dir.as_path()) || !dir.is_absolute() {
+            continue;
+        }
+        let mcp_json = dir.join(".mcp.json");
+        let shadowed = std::fs::read_to_string(&mcp_json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| v.get("mcpServers").and_then(|m| m.get(name)).is_some());
+        if shadowed {
+            found.push(format!("project scope in {}", mcp_json.display()));
+        }
+    }
+    Ok(found)
 }
 
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).

@@ -365,6 +365,17 @@ attacks! {
     document_alone_tampered_while_the_client_is_intact: Base::Stdio, |c: &Ctx| {
         c.edit_doc(&|e| set(e, "cwd", json!("/tmp/evil")));
     }, "mcp-registration", "the document and the client's config";
+    project_mcp_json_of_another_project: Base::Stdio, |c: &Ctx| {
+        let project = c.w.root().join("some-project");
+        fs::create_dir_all(&project).unwrap();
+        let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
+        fs::write(project.join(".mcp.json"), doc.to_string()).unwrap();
+        let key = project.display().to_string();
+        edit_json(&c.w.claude_json(), &[], &|doc| {
+            let projects = doc.entry("projects").or_insert_with(|| json!({}));
+            projects[key.as_str()] = json!({"enabledMcpjsonServers": [], "mcpServers": {}});
+        });
+    }, "mcp-registration", "some-project/.mcp.json";
     document_only_tampered: Base::Stdio, |c: &Ctx| {
         // A CI machine: no client config, only the document.
         fs::remove_file(c.w.claude_json()).unwrap();
