@@ -23,7 +23,7 @@ pub struct Cli {
 pub enum Command {
     /// Write <prefix>/mcp/<name>.mcp.json from the server's template.
     RenderMcp(RenderArgs),
-    /// Check that a deployed release is the expected commit and the registration points into it.
+    /// Check that a deployed release is the expected commit and the registration is the declared one.
     VerifyIdentity(VerifyArgs),
     /// Render, register at user scope through the client CLI, record, and verify.
     Install(InstallArgs),
@@ -159,7 +159,8 @@ pub struct VerifyArgs {
     /// The full commit sha (40 or 64 hex) the deployed release must be.
     #[arg(long, value_name = "SHA")]
     pub expect_commit: String,
-    /// The document that holds the registration: {"mcpServers":{...}}.
+    /// The document that holds the registration: {"mcpServers":{...}}. Where the client's own
+    /// config exists here, its live entry is compared too; else the report says "document only".
     #[arg(long, value_name = "FILE")]
     pub mcp_json: PathBuf,
     /// The name the server is registered under [default: the server's name].

@@ -92,9 +92,15 @@ impl Entry {
             Transport::Remote { kind, url } => serde_json::json!({ "type": kind, "url": url }),
         };
         let map = out.as_object_mut().expect("built as an object");
+        let stdio = matches!(self.transport, Transport::Stdio { .. });
         for (k, v) in &self.raw {
             let recorded = match (k.as_str(), v) {
-                ("command" | "args" | "url" | "type", _) => continue,
+                // Written above.
+                ("command" | "args", _) if stdio => continue,
+                ("type" | "url", _) if !stdio => continue,
+                ("type", Value::String(t)) if t == "stdio" => continue,
+                // A key of the other transport: recorded as it is, so that it is seen.
+                ("type" | "url" | "command", v) => v.clone(),
                 ("env" | "headers", Value::Object(m)) if m.is_empty() => continue,
                 ("env" | "headers", Value::Object(m)) => Value::Object(
                     m.iter()
@@ -202,6 +208,9 @@ mod tests {
         assert!(!h.describe().contains("Bearer"));
         // What was recorded records the same again.
         assert_eq!(e(flat.clone()).flat(), flat);
+        // A key of the other transport is recorded as it is, so that a check sees it.
+        let odd = e(json!({"type":"stdio","command":"/x","url":"http://e/"})).flat();
+        assert_eq!(odd, json!({"command":"/x","args":[],"url":"http://e/"}));
     }
 
     #[test]

@@ -200,6 +200,7 @@ fn check_registration(
     let name = &target.registered_name;
     let declared = &target.declared;
     let mut problems: Vec<String> = Vec::new();
+    let mut doc_problems: Vec<String> = Vec::new();
     let mut commands: Vec<String> = Vec::new();
     let document = match registrations.get(name) {
         None => {
@@ -214,7 +215,9 @@ fn check_registration(
                 None
             }
             Ok(doc) => {
-                problems.extend(compare(as_map(&declared.flat()), &doc.raw));
+                // Compared in the recorded form: what install wrote records the same again,
+                // and a hand-written value is compared by its digest.
+                doc_problems = compare(as_map(&declared.flat()), as_map(&doc.flat()));
                 if let Transport::Stdio { command, .. } = &doc.transport {
                     commands.push(command.clone());
                 }
@@ -222,46 +225,77 @@ fn check_registration(
             }
         },
     };
-    if let Some(live) = &target.live {
-        let path = live.path.display();
-        match live.entries.get(name).map(Entry::from_value) {
-            None => problems.push(format!(
-                "the client's config {path} has no user-scope entry {name:?}"
-            )),
-            Some(Err(e)) => problems.push(format!("live entry in {path} is malformed: {e}")),
-            Some(Ok(entry)) => {
-                let live_problems = compare(&declared.raw, &entry.raw);
-                problems.extend(live_problems.iter().map(|p| format!("live ({path}): {p}")));
-                if let Some(doc) = &document {
-                    if normalized(&doc.raw) != normalized(as_map(&entry.flat())) {
-                        problems.push(format!(
-                            "the document and the client's config {path} disagree: the document \
-                             has {}, the client {}",
-                            doc.describe(),
-                            entry.describe()
-                        ));
-                    }
+    let Some(live) = &target.live else {
+        problems.extend(doc_problems);
+        return finish_registration(target, problems, &commands);
+    };
+    let path = live.path.display();
+    let mut live_problems = Vec::new();
+    match live.entries.get(name).map(Entry::from_value) {
+        None => problems.push(format!(
+            "the client's config {path} has no user-scope entry {name:?}"
+        )),
+        Some(Err(e)) => problems.push(format!("live entry in {path} is malformed: {e}")),
+        Some(Ok(entry)) => {
+            live_problems = compare(&declared.raw, &entry.raw);
+            if let Some(doc) = &document {
+                let (d, l) = (
+                    normalized(as_map(&doc.flat())),
+                    normalized(as_map(&entry.flat())),
+                );
+                let mut keys: Vec<&String> = d.keys().filter(|k| d.get(*k) != l.get(*k)).collect();
+                keys.extend(l.keys().filter(|k| !d.contains_key(*k)));
+                if !keys.is_empty() {
+                    let keys: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
+                    problems.push(format!(
+                        "the document and the client's config {path} disagree on {} (the \
+                         document has {}, the client {})",
+                        keys.join(", "),
+                        doc.describe(),
+                        entry.describe()
+                    ));
                 }
-                if let Transport::Stdio { command, .. } = &entry.transport {
-                    if !commands.contains(command) {
-                        commands.push(command.clone());
-                    }
+            }
+            if let Transport::Stdio { command, .. } = &entry.transport {
+                if !commands.contains(command) {
+                    commands.push(command.clone());
                 }
             }
         }
-        for shadow in &live.shadows {
-            problems.push(format!(
-                "{name} is shadowed by a same-name entry in the {shadow}, which the client \
-                 prefers there"
-            ));
+    }
+    // A problem both witnesses have is said once; one only one has, with its witness.
+    for p in &doc_problems {
+        if live_problems.contains(p) {
+            problems.push(p.clone());
+        } else {
+            problems.push(format!("in the document: {p}"));
         }
     }
+    for p in live_problems.iter().filter(|p| !doc_problems.contains(p)) {
+        problems.push(format!("in {path}: {p}"));
+    }
+    for shadow in &live.shadows {
+        problems.push(format!(
+            "{name} is shadowed by a same-name entry in the {shadow}, which the client prefers \
+             there"
+        ));
+    }
+    finish_registration(target, problems, &commands)
+}
+
+/// The command checks, and the verdict with its evidence.
+fn finish_registration(
+    target: &Target,
+    mut problems: Vec<String>,
+    commands: &[String],
+) -> Result<String, String> {
+    let declared = &target.declared;
     let mut evidence = Vec::new();
     if matches!(declared.transport, Transport::Stdio { .. }) {
         match layout::containment_root(&target.prefix, target.server.layout) {
             Err(e) => problems.push(e),
             Ok(root) => {
-                for command in &commands {
+                for command in commands {
                     match check_command_inside(Path::new(command), &root) {
                         Ok(e) => evidence.push(e),
                         Err(e) => problems.push(e),
