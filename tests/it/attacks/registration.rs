@@ -437,3 +437,60 @@ fn a_good_install_passes_with_both_witnesses() {
         .detail("mcp-registration")
         .ends_with("document only: the live registration was not compared"));
 }
+
+/// Codex and gemini have a live witness too: their config files, read without their binaries.
+/// An env variable injected there fails that client's mcp-registration, naming the file.
+#[test]
+fn codex_and_gemini_live_entries_injected_with_node_options() {
+    let w = World::with_every_client();
+    let opt = w.sample();
+    w.on_sample(
+        "install",
+        &["--server", "codetools", "--client", "claude,codex,gemini"],
+    )
+    .code(0);
+    let verify = |client: &str| {
+        w.verify_identity(
+            &opt.join("codetools"),
+            CT_SHA,
+            &w.registered(),
+            &["--name", "codetools-test", "--client", client, "--json"],
+        )
+    };
+    for client in ["codex", "gemini"] {
+        let r = verify(client);
+        r.code(0);
+        assert!(
+            r.json()["servers"][0]["witnesses"][1]
+                .as_str()
+                .is_some_and(|s| s.starts_with("live ")),
+            "{}",
+            r.shown
+        );
+    }
+    let codex = w.root().join("home/.codex/config.toml");
+    let mut toml = fs::read_to_string(&codex).unwrap();
+    toml.push_str(&format!(
+        "\n[mcp_servers.codetools-test.env]\nNODE_OPTIONS = \"{SECRET}\"\n"
+    ));
+    fs::write(&codex, toml).unwrap();
+    let gemini = w.root().join("home/.gemini/settings.json");
+    edit_json(&gemini, &["mcpServers", "codetools-test"], &|e| {
+        env_add(e, "NODE_OPTIONS", SECRET)
+    });
+    for (client, file) in [("codex", &codex), ("gemini", &gemini)] {
+        let r = verify(client);
+        r.code(1);
+        let detail = r.detail("mcp-registration");
+        assert!(
+            detail.contains(&format!(
+                "in {}: env NODE_OPTIONS=<redacted> is not declared",
+                file.display()
+            )),
+            "{detail}\n{}",
+            r.shown
+        );
+        assert!(!r.stdout.contains("hunter2"), "{}", r.shown);
+    }
+    verify("claude").code(0);
+}
