@@ -167,6 +167,30 @@ pub fn config_path() -> PathBuf {
     .join("settings.json")
 }
 
+/// Where a same-name entry shadows the user entry `name` of `config`, read-only (no gemini
+/// binary needed): the rule of `Gemini::shadows`.
+pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let mut candidates = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        let f = cwd.join(".gemini").join("settings.json");
+        if f != *config {
+            candidates.push(("workspace settings", f));
+        }
+    }
+    let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    candidates.push(("system settings", system));
+    for (what, file) in candidates {
+        if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
+            found.push(format!("{what} {}", file.display()));
+        }
+    }
+    Ok(found)
+}
+
 fn resolve_home(
     explicit: Option<&Path>,
     gemini_cli_home: Option<OsString>,
@@ -202,25 +226,7 @@ impl Client for Gemini {
     /// The workspace settings (`.gemini/settings.json` of the directory gemini runs in, here
     /// the one mcp-deploy runs from) and the system settings both override user settings.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        let mut found = Vec::new();
-        let mut candidates = Vec::new();
-        if let Ok(cwd) = std::env::current_dir() {
-            let f = cwd.join(".gemini").join("settings.json");
-            if f != self.config {
-                candidates.push(("workspace settings", f));
-            }
-        }
-        let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
-        candidates.push(("system settings", system));
-        for (what, file) in candidates {
-            if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
-                found.push(format!("{what} {}", file.display()));
-            }
-        }
-        Ok(found)
+        shadows_in(&self.config, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {

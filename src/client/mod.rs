@@ -180,15 +180,19 @@ pub fn read_live(name: &str) -> Result<Option<crate::identity::Live>, ClientErro
 /// where the client's rules can be read without its binary. Claude: the local scope of every
 /// project and `.mcp.json` in the working directory ([`claude::shadows_in`]), and the
 /// `.mcp.json` of every project directory claude knows (`projects` in its config): whether
-/// the user approved that project server cannot be told from outside, so it counts. Codex and
-/// gemini: not looked at here (install reports them).
+/// the user approved that project server cannot be told from outside, so it counts. Codex: a
+/// project `.codex/config.toml` from the working directory up; gemini: workspace and system
+/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
 pub fn live_shadows(
     client: &str,
     live: &crate::identity::Live,
     name: &str,
 ) -> Result<Vec<String>, ClientError> {
-    if client != "claude" {
-        return Ok(Vec::new());
+    match client {
+        "codex" => return codex::shadows_in(&live.path, name),
+        "gemini" => return gemini::shadows_in(&live.path, name),
+        "claude" => {}
+        _ => return Ok(Vec::new()),
     }
     let mut found = claude::shadows_in(&live.path, name)?;
     // shadows_in has read and parsed this file already: it is valid JSON.

@@ -494,3 +494,47 @@ fn codex_and_gemini_live_entries_injected_with_node_options() {
     }
     verify("claude").code(0);
 }
+
+/// Codex's project config and gemini's workspace settings in the working directory shadow
+/// the user entry there: verify-identity fails, naming the file.
+#[test]
+fn codex_and_gemini_project_scope_shadows() {
+    let w = World::with_every_client();
+    let opt = w.sample();
+    w.on_sample(
+        "install",
+        &["--server", "codetools", "--client", "claude,codex,gemini"],
+    )
+    .code(0);
+    let work = w.root().join("work");
+    fs::create_dir_all(work.join(".codex")).unwrap();
+    fs::write(
+        work.join(".codex/config.toml"),
+        "[mcp_servers.codetools-test]\ncommand = \"/bin/sh\"\n",
+    )
+    .unwrap();
+    fs::create_dir_all(work.join(".gemini")).unwrap();
+    fs::write(
+        work.join(".gemini/settings.json"),
+        json!({"mcpServers": {"codetools-test": {"command": "/bin/sh"}}}).to_string(),
+    )
+    .unwrap();
+    for (client, want) in [
+        ("codex", "project config"),
+        ("gemini", "workspace settings"),
+    ] {
+        let r = w.verify_identity(
+            &opt.join("codetools"),
+            CT_SHA,
+            &w.registered(),
+            &["--name", "codetools-test", "--client", client, "--json"],
+        );
+        r.code(1);
+        let detail = r.detail("mcp-registration");
+        assert!(
+            detail.contains("is shadowed by a same-name entry in the") && detail.contains(want),
+            "{detail}\n{}",
+            r.shown
+        );
+    }
+}
