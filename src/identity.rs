@@ -316,9 +316,7 @@ fn finish_registration(
     }
     let what = match &declared.transport {
         Transport::Stdio { .. } => format!("{}; as declared", evidence.join("; ")),
-        Transport::Remote { url, .. } => {
-            format!("url {} is the declared url; as declared", shown_url(url))
-        }
+        Transport::Remote { kind, url } => format!("{kind} {}; as declared", shown_url(url)),
     };
     Ok(match &target.live {
         Some(live) => format!("{what}, in the document and in {}", live.path.display()),
