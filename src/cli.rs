@@ -23,7 +23,7 @@ pub struct Cli {
 pub enum Command {
     /// Write <prefix>/mcp/<name>.mcp.json from the server's template.
     RenderMcp(RenderArgs),
-    /// Check that a deployed release is the expected commit and the registration points into it.
+    /// Check that a deployed release is the expected commit and the registration is the declared one.
     VerifyIdentity(VerifyArgs),
     /// Render, register at user scope through the client CLI, record, and verify.
     Install(InstallArgs),
@@ -180,6 +180,8 @@ pub struct VerifyArgs {
     pub expect_commit: String,
     /// The document that holds the registration: {"mcpServers":{...}} [default: where install
     /// writes it, ~/.claude/mcp-registered.json or $CLAUDE_CONFIG_DIR/mcp-registered.json].
+    /// Where the client's own config exists here, its live entry is compared too; else the
+    /// report says "document only".
     #[arg(long, value_name = "FILE")]
     pub mcp_json: Option<PathBuf>,
     /// The name the server is registered under [default: the server's name].

@@ -32,6 +32,7 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
                     registered_name: server.name.clone(),
                     prefix: prefix.display().to_string(),
                     registration: Some("not rendered".into()),
+                    witnesses: None,
                     checks: vec![crate::report::Check {
                         check: "release",
                         ok: false,
@@ -84,6 +85,13 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         }
     }
     for client in clients {
+        let live = match crate::client::read_live(client)? {
+            Some(mut live) => {
+                live.shadows = crate::client::live_shadows(client, &live, &registered_name)?;
+                Some(live)
+            }
+            None => None,
+        };
         let target = Target {
             server,
             client,
@@ -95,6 +103,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
             handshake: args
                 .handshake
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+            live,
         };
         reports.push(identity::verify(&target, &flat.servers(client)));
     }

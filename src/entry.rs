@@ -77,29 +77,81 @@ impl Entry {
     }
 
     /// The entry as the flat registration document records it: command and args, or type and
-    /// url. Env and header values are left out: they may be secrets.
+    /// url; then `env` and `headers` when it has any, each value a `${VAR}` reference as it is
+    /// or the digest of a literal ([`crate::secrets::recorded_value`]), never the value; then
+    /// every other key the client holds (`headersHelper`, `oauth`, or one mcp-deploy does not
+    /// know), its strings recorded the same way except for the known ones, so that a check of
+    /// the document sees them too. An entry with nothing but command and args keeps the exact
+    /// `{"command","args"}` shape.
     pub fn flat(&self) -> Value {
-        match &self.transport {
+        use crate::secrets::recorded_value;
+        let mut out = match &self.transport {
             Transport::Stdio { command, args } => {
                 serde_json::json!({ "command": command, "args": args })
             }
             Transport::Remote { kind, url } => serde_json::json!({ "type": kind, "url": url }),
+        };
+        let map = out.as_object_mut().expect("built as an object");
+        let stdio = matches!(self.transport, Transport::Stdio { .. });
+        for (k, v) in &self.raw {
+            let recorded = match (k.as_str(), v) {
+                // Written above.
+                ("command" | "args", _) if stdio => continue,
+                ("type" | "url", _) if !stdio => continue,
+                ("type", Value::String(t)) if t == "stdio" => continue,
+                // A key of the other transport: recorded as it is, so that it is seen.
+                ("type" | "url" | "command", v) => v.clone(),
+                ("env" | "headers", Value::Object(m)) if m.is_empty() => continue,
+                ("env" | "headers", Value::Object(m)) => Value::Object(
+                    m.iter()
+                        .map(|(name, v)| {
+                            let v = v.as_str().map_or_else(
+                                || Value::String(recorded_value(&v.to_string())),
+                                |s| Value::String(recorded_value(s)),
+                            );
+                            (name.clone(), v)
+                        })
+                        .collect(),
+                ),
+                // A program the client runs and OAuth client settings: not secrets, and what
+                // they say is the point.
+                ("headersHelper" | "oauth", v) => v.clone(),
+                (_, v) => recorded_leaves(v),
+            };
+            map.insert(k.clone(), recorded);
         }
+        out
     }
 
     pub fn to_json(&self) -> String {
         serde_json::to_string(&self.raw).expect("a Map serializes")
     }
 
-    /// A one-line description that holds no secret: `stdio /x/bin/y a b` or `http URL`.
+    /// A one-line description that holds no secret: `stdio /x/bin/y ["a","b"]` or `http URL`
+    /// (an argument holding a literal secret shown as `<redacted>`).
     pub fn describe(&self) -> String {
         match &self.transport {
             Transport::Stdio { command, args } if args.is_empty() => format!("stdio {command}"),
-            Transport::Stdio { command, args } => {
-                format!("stdio {command} {}", serde_json::to_string(args).unwrap())
-            }
-            Transport::Remote { kind, url } => format!("{kind} {url}"),
+            Transport::Stdio { command, args } => format!(
+                "stdio {command} {}",
+                serde_json::to_string(&crate::secrets::shown_args(args)).unwrap()
+            ),
+            Transport::Remote { kind, url } => format!("{kind} {}", crate::secrets::shown_url(url)),
         }
+    }
+}
+
+/// `v` with every string recorded as [`crate::secrets::recorded_value`] does.
+fn recorded_leaves(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::secrets::recorded_value(s)),
+        Value::Array(a) => Value::Array(a.iter().map(recorded_leaves).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), recorded_leaves(v)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -136,13 +188,35 @@ mod tests {
     }
 
     #[test]
-    fn flat_form_leaves_secrets_out() {
-        let s = e(json!({"command":"/x","args":["1"],"env":{"TOKEN":"hunter2"}}));
-        assert_eq!(s.flat(), json!({"command":"/x","args":["1"]}));
-        let h =
-            e(json!({"type":"http","url":"http://h/mcp","headers":{"Authorization":"Bearer s"}}));
-        assert_eq!(h.flat(), json!({"type":"http","url":"http://h/mcp"}));
+    fn flat_form_records_env_and_headers_but_no_value() {
+        let plain = e(json!({"command":"/x","args":["1"],"env":{}}));
+        assert_eq!(plain.flat(), json!({"command":"/x","args":["1"]}));
+        let s = e(json!({"command":"/x","args":["1"],"env":{"TOKEN":"hunter2","R":"${R}"}}));
+        let flat = s.flat();
+        assert_eq!(flat["env"]["R"], "${R}");
+        let recorded = flat["env"]["TOKEN"].as_str().unwrap();
+        assert!(recorded.starts_with("<sha256:"), "{flat}");
+        assert!(!flat.to_string().contains("hunter2"), "{flat}");
+        let h = e(
+            json!({"type":"http","url":"http://h/mcp","headersHelper":"/bin/h",
+            "headers":{"Authorization":"Bearer s3cr3t"},"timeout":5,"odd":"v4lue"}),
+        );
+        let flat = h.flat();
+        assert_eq!(flat["headersHelper"], "/bin/h");
+        assert_eq!(flat["timeout"], 5);
+        assert!(!flat.to_string().contains("s3cr3t") && !flat.to_string().contains("v4lue"));
         assert!(!h.describe().contains("Bearer"));
+        // What was recorded records the same again.
+        assert_eq!(e(flat.clone()).flat(), flat);
+        // A key of the other transport is recorded as it is, so that a check sees it.
+        let odd = e(json!({"type":"stdio","command":"/x","url":"http://e/"})).flat();
+        assert_eq!(odd, json!({"command":"/x","args":[],"url":"http://e/"}));
+    }
+
+    #[test]
+    fn describe_redacts_secret_args() {
+        let s = e(json!({"command":"/x","args":["--token","hunter2-value"]}));
+        assert_eq!(s.describe(), r#"stdio /x ["--token","<redacted>"]"#);
     }
 
     #[test]

@@ -24,6 +24,12 @@
 //! error response, a response with another id, the server exiting, the deadline passing. The
 //! server's stderr is kept (its last [`STDERR_KEEP`] bytes) and its tail shown with a failure.
 //! Values of the entry's `env` are redacted from anything shown: they may be secrets.
+//!
+//! The server is started the way Claude Code starts it ([`expand`]): `${VAR}` and
+//! `${VAR:-default}` in `command`, each of `args` and each `env` value are expanded by
+//! claude's rules (found in its 2.1.332 CLI, pinned by the test
+//! `handshake_expands_references_exactly_as_claude_does`), and the expanded `env` is added to
+//! the environment the server inherits.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -47,9 +53,6 @@ pub const STDERR_KEEP: usize = 8 * 1024;
 const MAX_LINE: usize = 16 * 1024 * 1024;
 /// `tools/list` pages followed before we call it a loop.
 const MAX_PAGES: usize = 1000;
-/// Env values shorter than this are not redacted: redacting "1" would garble every message,
-/// and a value that short is no secret.
-const MIN_REDACT: usize = 4;
 
 /// Who the server says it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,12 +145,14 @@ impl fmt::Debug for Failure {
 /// Start the server `entry` registers, handshake, list its tools, end it. Never takes much
 /// longer than `timeout` plus [`GRACE`].
 pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
-    let env = entry_env(entry);
-    let secrets: Vec<String> = env
-        .values()
-        .filter(|v| v.len() >= MIN_REDACT)
-        .cloned()
+    let lookup = |name: &str| std::env::var(name).ok();
+    let env: BTreeMap<String, String> = entry_env(entry)
+        .into_iter()
+        .map(|(k, v)| (k, expand(&v, &lookup)))
         .collect();
+    // What the entry holds, and what it expands to, may both be secrets.
+    let mut secrets: Vec<String> = env.values().cloned().collect();
+    secrets.extend(crate::secrets::secret_values(&entry.raw));
     let fail = |error, stderr_tail| Failure {
         error,
         stderr_tail,
@@ -163,7 +168,9 @@ pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure
             return Err(fail(error, String::new()));
         }
     };
-    let mut server = Server::start(command, args, &env).map_err(|e| fail(e, String::new()))?;
+    let command = expand(command, &lookup);
+    let args: Vec<String> = args.iter().map(|a| expand(a, &lookup)).collect();
+    let mut server = Server::start(&command, &args, &env).map_err(|e| fail(e, String::new()))?;
     let deadline = Instant::now() + timeout;
     let result = server.talk(deadline, timeout);
     server.end();
@@ -176,6 +183,53 @@ pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure
         }),
         Err(e) => Err(fail(e, server.stderr_tail())),
     }
+}
+
+/// Expand `${VAR}` and `${VAR:-default}` in `text` the way Claude Code does for a stdio
+/// entry's command, args and env values (and a remote one's url and headers):
+/// - a reference is `${` NAME [`:-` DEFAULT] `}`, NAME `[A-Za-z_][A-Za-z0-9_]*`, DEFAULT any
+///   text without `}`; `$VAR` and `${1X}` are left as written;
+/// - a variable that is set, even to the empty string, gives its value (unlike the shell's
+///   `:-`, an empty value does not select the default);
+/// - an unset variable gives DEFAULT when there is one (`${X:-}` gives ""), else the reference
+///   stays as written (`${UNSET}` reaches the server literally).
+///
+/// `lookup` reads a variable of the environment claude runs in.
+pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            // Not a reference: keep "${" and look again just after it.
+            out.push_str("${");
+            rest = after;
+            continue;
+        }
+        match (lookup(name), default) {
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => out.push_str(&rest[start..start + 2 + end + 1]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
@@ -595,11 +649,7 @@ fn escape_controls(s: &str) -> String {
 }
 
 fn redact(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    for s in secrets {
-        out = out.replace(s.as_str(), "[redacted]");
-    }
-    out
+    crate::secrets::redact(text, secrets)
 }
 
 #[cfg(test)]
@@ -619,9 +669,30 @@ mod tests {
     }
 
     #[test]
-    fn redaction_hides_long_values_only() {
-        let secrets = vec!["hunter22".to_string()];
-        assert_eq!(redact("token=hunter22!", &secrets), "token=[redacted]!");
+    fn expansion_follows_claudes_rules() {
+        let env = |name: &str| match name {
+            "SET" => Some("val".to_string()),
+            "EMPTY" => Some(String::new()),
+            "lower" => Some("lo".to_string()),
+            _ => None,
+        };
+        for (text, want) in [
+            ("${SET}", "val"),
+            ("${SET:-d}", "val"),
+            ("${EMPTY:-d}", ""),
+            ("${UNSET:-d}", "d"),
+            ("${UNSET}", "${UNSET}"),
+            ("${UNSET:-}", ""),
+            ("pre-${SET}-post", "pre-val-post"),
+            ("$SET", "$SET"),
+            ("${SET:-a}b}", "valb}"),
+            ("${lower}", "lo"),
+            ("${1X}", "${1X}"),
+            ("${SET", "${SET"),
+            ("${${SET}}", "${val}"),
+        ] {
+            assert_eq!(expand(text, &env), want, "{text}");
+        }
     }
 
     #[test]
@@ -640,7 +711,7 @@ mod tests {
         let f = handshake(&e, Duration::from_secs(5)).unwrap_err();
         let shown = f.to_string();
         assert!(shown.contains("exit status 7"), "{shown}");
-        assert!(shown.contains("bad token [redacted]"), "{shown}");
+        assert!(shown.contains("bad token <redacted>"), "{shown}");
         assert!(!shown.contains("s3cr3t"), "{shown}");
     }
 
@@ -651,7 +722,7 @@ mod tests {
             json!({"K": "hunter22"}),
         );
         let info = handshake(&e, Duration::from_secs(5)).unwrap();
-        assert_eq!(info.name, "[redacted]");
+        assert_eq!(info.name, "<redacted>");
     }
 
     #[test]

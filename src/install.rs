@@ -290,6 +290,13 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut reports = Vec::new();
     for p in &plans {
         let registrations = flat.servers(p.client.name());
+        // The live witness: the client's config as it is now (shadows are install's own
+        // warning below, a failure only with --strict).
+        let live = identity::Live {
+            path: p.client.config_path().to_path_buf(),
+            entries: p.client.user_entries()?,
+            shadows: Vec::new(),
+        };
         for (((s, r), action), shadowed) in selected
             .iter()
             .zip(&rendered)
@@ -305,6 +312,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 expected: expected.get(&s.server.name).cloned(),
                 require_content: args.content,
                 handshake: None,
+                live: Some(live.clone()),
             };
             let mut report = identity::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());
@@ -377,6 +385,7 @@ fn gate_reports(
                 expected: expected.get(&s.server.name).cloned(),
                 require_content: args.content,
                 handshake: None,
+                live: None,
             };
             ServerReport {
                 name: s.server.name.clone(),
@@ -384,6 +393,7 @@ fn gate_reports(
                 registered_name: s.registered_name.clone(),
                 prefix: s.prefix.display().to_string(),
                 registration: None,
+                witnesses: None,
                 checks: identity::deployment_checks(&target),
             }
         })
@@ -753,6 +763,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
                 registered_name: s.registered_name.clone(),
                 prefix: s.prefix.display().to_string(),
                 registration: Some(if removed { "removed" } else { "absent" }.into()),
+                witnesses: None,
                 checks: Vec::new(),
             });
         }

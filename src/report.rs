@@ -30,6 +30,11 @@ pub struct ServerReport {
     /// install/uninstall: added, updated, unchanged, removed, absent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub registration: Option<String>,
+    /// verify-identity: what the registration was compared against, `document` and, when the
+    /// client's config was readable, `live <path>`. Only `["document"]` means the live
+    /// registration was not compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witnesses: Option<Vec<String>>,
     pub checks: Vec<Check>,
 }
 

@@ -134,6 +134,7 @@ fn server_status(
         registered_name: name.clone(),
         prefix: s.prefix.display().to_string(),
         registration: None,
+        witnesses: None,
         checks,
     })
 }
@@ -227,7 +228,7 @@ fn target(
                 }
             })
         }
-        Transport::Remote { url, .. } => Ok(format!("remote {url}")),
+        Transport::Remote { url, .. } => Ok(format!("remote {}", crate::secrets::shown_url(url))),
     }
 }
 

@@ -84,27 +84,7 @@ impl Client for Claude {
     /// Local scope: `projects.<dir>.mcpServers.<name>` in the config file, for any project.
     /// Project scope: `.mcp.json` in the directory mcp-deploy runs from.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        let mut found = Vec::new();
-        let doc = read_config(&self.config)?;
-        if let Some(projects) = doc.get("projects").and_then(Value::as_object) {
-            for (dir, project) in projects {
-                if project.pointer(&format!("/mcpServers/{name}")).is_some() {
-                    found.push(format!("local scope of project {dir}"));
-                }
-            }
-        }
-        if let Ok(cwd) = std::env::current_dir() {
-            let mcp_json = cwd.join(".mcp.json");
-            let shadowed =
-                fsio::read_input_string(&mcp_json, "project .mcp.json", fsio::limits::DOCUMENT)
-                    .ok()
-                    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                    .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
-            if shadowed {
-                found.push(format!("project scope in {}", mcp_json.display()));
-            }
-        }
-        Ok(found)
+        shadows_in(&self.config, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
@@ -178,7 +158,7 @@ impl Client for Claude {
                     command: c,
                     args: a,
                 },
-            ) => command == c && args.join(" ") == *a,
+            ) => command == c && shown_by_get(args) == *a,
             (Transport::Remote { url, .. }, Shown::Remote { url: u }) => url == u,
             _ => false,
         };
@@ -191,6 +171,44 @@ impl Client for Claude {
         }
         Ok(Some(entry))
     }
+}
+
+/// Where a same-name entry of another scope shadows the user-scope entry `name` of the
+/// config file `config`, read-only (no claude binary needed): local scope,
+/// `projects.<dir>.mcpServers.<name>`, for any project; project scope, `.mcp.json` in the
+/// directory mcp-deploy runs from.
+pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let doc = read_config(config)?;
+    if let Some(projects) = doc.get("projects").and_then(Value::as_object) {
+        for (dir, project) in projects {
+            if project.pointer(&format!("/mcpServers/{name}")).is_some() {
+                found.push(format!("local scope of project {dir}"));
+            }
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        let mcp_json = cwd.join(".mcp.json");
+        let shadowed =
+            fsio::read_input_string(&mcp_json, "project .mcp.json", fsio::limits::DOCUMENT)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
+        if shadowed {
+            found.push(format!("project scope in {}", mcp_json.display()));
+        }
+    }
+    Ok(found)
+}
+
+/// Args as `claude mcp get` prints them: joined by spaces, and each `${VAR:-default}` shown
+/// as `${VAR}` (claude 2.1.332 drops the default when it prints a reference).
+fn shown_by_get(args: &[String]) -> String {
+    let bare = |name: &str| Some(format!("${{{name}}}"));
+    args.iter()
+        .map(|a| crate::handshake::expand(a, &bare))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Read Claude's config file; a missing one is empty.
@@ -301,6 +319,14 @@ mod tests {
                 url: "http://127.0.0.1:9/mcp".into()
             }
         );
+    }
+
+    #[test]
+    fn get_shows_references_without_their_defaults() {
+        let args: Vec<String> = ["${A:-x}", "${B}", "p-${C:-}-q", "$D"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(shown_by_get(&args), "${A} ${B} p-${C}-q $D");
     }
 
     #[test]

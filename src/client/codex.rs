@@ -96,7 +96,7 @@ impl Codex {
         ClientError::Failed {
             step,
             status: out.status.to_string(),
-            stderr: runner::redact(&codex_stderr(&out.stderr), &all),
+            stderr: crate::secrets::redact(&codex_stderr(&out.stderr), &all),
         }
     }
 }
@@ -114,6 +114,41 @@ impl Home {
             Home::Explicit(d) | Home::Default(d) => d,
         }
     }
+}
+
+/// Where codex keeps its config for this environment (`$CODEX_HOME/config.toml`, else
+/// `~/.codex/config.toml`), found without the codex binary, for a read-only look.
+pub fn config_path() -> PathBuf {
+    resolve_home(
+        None,
+        std::env::var_os("CODEX_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .dir()
+    .join("config.toml")
+}
+
+/// Where a same-name entry shadows the user entry `name` of `config`, read-only (no codex
+/// binary needed): the rule of `Codex::shadows`.
+pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(found);
+    };
+    for dir in cwd.ancestors() {
+        let file = dir.join(".codex").join("config.toml");
+        if file == *config || !file.is_file() {
+            continue;
+        }
+        // An unreadable project file is codex's problem there, not a reason to stop.
+        if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
+            found.push(format!(
+                "project config {} (used where codex trusts that project)",
+                file.display()
+            ));
+        }
+    }
+    Ok(found)
 }
 
 fn resolve_home(
@@ -173,24 +208,7 @@ impl Client for Codex {
     /// A trusted project's `.codex/config.toml`, in the directory mcp-deploy runs from or any
     /// directory above it, overrides the user entry of the same name there.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        let mut found = Vec::new();
-        let Ok(cwd) = std::env::current_dir() else {
-            return Ok(found);
-        };
-        for dir in cwd.ancestors() {
-            let file = dir.join(".codex").join("config.toml");
-            if file == self.config || !file.is_file() {
-                continue;
-            }
-            // An unreadable project file is codex's problem there, not a reason to stop.
-            if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
-                found.push(format!(
-                    "project config {} (used where codex trusts that project)",
-                    file.display()
-                ));
-            }
-        }
-        Ok(found)
+        shadows_in(&self.config, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {

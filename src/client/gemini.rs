@@ -147,12 +147,49 @@ impl Gemini {
                         .unwrap_or_default();
                     let mut all: Vec<&str> = secrets.to_vec();
                     all.extend(held.iter().map(String::as_str));
-                    runner::redact(&runner::first_lines(&out.stderr), &all)
+                    crate::secrets::redact(&runner::first_lines(&out.stderr), &all)
                 },
             });
         }
         Ok(out.stdout)
     }
+}
+
+/// Where gemini keeps its user settings for this environment
+/// (`$GEMINI_CLI_HOME/.gemini/settings.json`, else `~/.gemini/settings.json`), found without
+/// the gemini binary, for a read-only look.
+pub fn config_path() -> PathBuf {
+    resolve_home(
+        None,
+        std::env::var_os("GEMINI_CLI_HOME"),
+        std::env::var_os("HOME"),
+    )
+    .join(".gemini")
+    .join("settings.json")
+}
+
+/// Where a same-name entry shadows the user entry `name` of `config`, read-only (no gemini
+/// binary needed): the rule of `Gemini::shadows`.
+pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let mut candidates = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        let f = cwd.join(".gemini").join("settings.json");
+        if f != *config {
+            candidates.push(("workspace settings", f));
+        }
+    }
+    let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    candidates.push(("system settings", system));
+    for (what, file) in candidates {
+        if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
+            found.push(format!("{what} {}", file.display()));
+        }
+    }
+    Ok(found)
 }
 
 fn resolve_home(
@@ -190,25 +227,7 @@ impl Client for Gemini {
     /// The workspace settings (`.gemini/settings.json` of the directory gemini runs in, here
     /// the one mcp-deploy runs from) and the system settings both override user settings.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        let mut found = Vec::new();
-        let mut candidates = Vec::new();
-        if let Ok(cwd) = std::env::current_dir() {
-            let f = cwd.join(".gemini").join("settings.json");
-            if f != self.config {
-                candidates.push(("workspace settings", f));
-            }
-        }
-        let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-            .filter(|p| !p.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
-        candidates.push(("system settings", system));
-        for (what, file) in candidates {
-            if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
-                found.push(format!("{what} {}", file.display()));
-            }
-        }
-        Ok(found)
+        shadows_in(&self.config, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {

@@ -158,6 +158,73 @@ pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, Clie
     }
 }
 
+/// The live user-scope registration of client `name`, read from its config file without its
+/// binary (verify-identity must run where no client is installed): `None` when the client
+/// keeps no config here, so that there is no live registration to compare.
+pub fn read_live(name: &str) -> Result<Option<crate::identity::Live>, ClientError> {
+    type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
+    let (path, entries): (PathBuf, ReadEntries) = match name {
+        "claude" => (claude::config_path(), claude::read_user_entries),
+        "codex" => (codex::config_path(), codex::read_user_entries),
+        "gemini" => (gemini::config_path(), gemini::read_user_entries),
+        _ => return Ok(None),
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(crate::identity::Live {
+        entries: entries(&path)?,
+        path,
+        shadows: Vec::new(),
+    }))
+}
+
+/// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
+/// where the client's rules can be read without its binary. Claude: the local scope of every
+/// project and `.mcp.json` in the working directory ([`claude::shadows_in`]), and the
+/// `.mcp.json` of every project directory claude knows (`projects` in its config): whether
+/// the user approved that project server cannot be told from outside, so it counts. Codex: a
+/// project `.codex/config.toml` from the working directory up; gemini: workspace and system
+/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
+pub fn live_shadows(
+    client: &str,
+    live: &crate::identity::Live,
+    name: &str,
+) -> Result<Vec<String>, ClientError> {
+    match client {
+        "codex" => return codex::shadows_in(&live.path, name),
+        "gemini" => return gemini::shadows_in(&live.path, name),
+        "claude" => {}
+        _ => return Ok(Vec::new()),
+    }
+    let mut found = claude::shadows_in(&live.path, name)?;
+    // shadows_in has read and parsed this file already: it is valid JSON.
+    let projects: Vec<PathBuf> = std::fs::read_to_string(&live.path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|doc| {
+            doc.get("projects")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(PathBuf::from).collect())
+        })
+        .unwrap_or_default();
+    let cwd = std::env::current_dir().ok();
+    for dir in projects {
+        if cwd.as_deref() == Some(dir.as_path()) || !dir.is_absolute() {
+            continue;
+        }
+        let mcp_json = dir.join(".mcp.json");
+        let shadowed = std::fs::read_to_string(&mcp_json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| v.get("mcpServers").and_then(|m| m.get(name)).is_some());
+        if shadowed {
+            found.push(format!("project scope in {}", mcp_json.display()));
+        }
+    }
+    Ok(found)
+}
+
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).
 
 /// Refuse keys a CLI cannot set, naming the first.

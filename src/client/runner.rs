@@ -133,19 +133,6 @@ pub fn first_lines(s: &str) -> String {
     lines.join(" | ")
 }
 
-/// `text` with every one of `secrets` (env or header values passed on a command line) replaced
-/// by `<value>`, for a client error that might echo its arguments.
-pub fn redact(text: &str, secrets: &[&str]) -> String {
-    let mut out = text.to_string();
-    let mut secrets: Vec<&&str> = secrets.iter().filter(|s| !s.is_empty()).collect();
-    // Longest first, so that a secret containing another is replaced whole.
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    for s in secrets {
-        out = out.replace(*s, "<value>");
-    }
-    out
-}
-
 /// Every string an entry holds outside `command`, `args`, `type` and `url` (env and header
 /// values, and whatever else a client keeps): what a client error must not echo.
 pub fn secret_strings(entries: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
@@ -183,13 +170,5 @@ mod tests {
         });
         let got = secret_strings(m.as_object().unwrap());
         assert_eq!(got, ["s1", "s2", "s3", "s4"]);
-    }
-
-    #[test]
-    fn secrets_are_redacted_longest_first() {
-        assert_eq!(
-            redact("bad value hunter2 and hunter", &["hunter", "hunter2", ""]),
-            "bad value <value> and <value>"
-        );
     }
 }

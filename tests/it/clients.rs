@@ -72,7 +72,18 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
             "{client}"
         );
     }
-    assert!(!flat.to_string().contains("THIRDPARTY_API_TOKEN"));
+    // Env is recorded as its reference, for every client (issue 10: it used to be left out).
+    for servers in [
+        &flat["mcpServers"],
+        &flat["clients"]["codex"]["mcpServers"],
+        &flat["clients"]["gemini"]["mcpServers"],
+    ] {
+        assert_eq!(
+            servers["thirdparty-test"]["env"],
+            json!({"THIRDPARTY_API_TOKEN": "${THIRDPARTY_API_TOKEN}"}),
+            "{flat}"
+        );
+    }
 
     // A second install is a no-op on every client.
     let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);

@@ -64,6 +64,16 @@ fn fake_release(w: &World, mode: &str) -> (PathBuf, PathBuf) {
 }
 
 fn handshake(w: &World, prefix: &Path, doc: &Path, extra: &[&str]) -> Run {
+    handshake_env(w, prefix, doc, extra, &[])
+}
+
+fn handshake_env(
+    w: &World,
+    prefix: &Path,
+    doc: &Path,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Run {
     let mut args = vec![
         "verify-identity",
         "--prefix",
@@ -81,7 +91,7 @@ fn handshake(w: &World, prefix: &Path, doc: &Path, extra: &[&str]) -> Run {
         args.extend_from_slice(&["--handshake-timeout", "60"]);
     }
     args.extend_from_slice(extra);
-    w.run(&args)
+    w.run_env(&args, env)
 }
 
 /// The run failed exactly the handshake check, whose detail holds each of `want`.
@@ -157,15 +167,35 @@ fn tools_list_pages_are_followed_and_server_requests_answered() {
     );
 }
 
-#[test]
-fn registered_env_reaches_the_server_and_its_value_is_never_shown() {
-    let w = World::new();
-    let (prefix, doc) = fake_release(&w, "env");
+/// Declare codetools with `env: {FAKE_SETTING: ${FAKE_TOKEN}}` and register that in `doc`,
+/// as install records it. Returns the declaration for `--config`.
+fn declare_env_reference(w: &World, prefix: &Path, doc: &Path) -> PathBuf {
+    let cfg = w.declare_codetools(
+        serde_json::json!({"args": ["mcp", "serve"], "env": {"FAKE_SETTING": "${FAKE_TOKEN}"}}),
+    );
     let cmd = prefix.join("bin/codetools");
     let entry = serde_json::json!({"mcpServers": {"codetools": {
-        "command": cmd, "args": ["mcp", "serve"], "env": {"FAKE_SETTING": "tok-0123456789"}}}});
-    fs::write(&doc, entry.to_string()).unwrap();
-    let r = handshake(&w, &prefix, &doc, &[]);
+        "command": cmd, "args": ["mcp", "serve"], "env": {"FAKE_SETTING": "${FAKE_TOKEN}"}}}});
+    fs::write(doc, entry.to_string()).unwrap();
+    cfg
+}
+
+#[test]
+fn registered_env_reaches_the_server_and_its_value_is_never_shown() {
+    // The registered env is a reference; the server gets its value from the environment, the
+    // way claude expands it (issue 10: the env is now declared, since an undeclared variable
+    // fails mcp-registration).
+    let w = World::new();
+    let (prefix, doc) = fake_release(&w, "env");
+    let cfg = declare_env_reference(&w, &prefix, &doc);
+    let config = ["--config", cfg.to_str().unwrap()];
+    let r = handshake_env(
+        &w,
+        &prefix,
+        &doc,
+        &config,
+        &[("FAKE_TOKEN", "tok-0123456789")],
+    );
     r.code(0);
     assert!(
         r.detail("handshake").starts_with("server \"env-ok\""),
@@ -180,19 +210,102 @@ fn registered_env_reaches_the_server_and_its_value_is_never_shown() {
 fn a_crash_after_initialize_shows_status_and_redacted_stderr_tail() {
     let w = World::new();
     let (prefix, doc) = fake_release(&w, "crash-in-tools");
-    let cmd = prefix.join("bin/codetools");
-    let entry = serde_json::json!({"mcpServers": {"codetools": {
-        "command": cmd, "args": ["mcp", "serve"], "env": {"FAKE_SETTING": "tok-0123456789"}}}});
-    fs::write(&doc, entry.to_string()).unwrap();
-    let r = handshake(&w, &prefix, &doc, &[]);
+    let cfg = declare_env_reference(&w, &prefix, &doc);
+    let config = ["--config", cfg.to_str().unwrap()];
+    let r = handshake_env(
+        &w,
+        &prefix,
+        &doc,
+        &config,
+        &[("FAKE_TOKEN", "tok-0123456789")],
+    );
     handshake_fails(
         &r,
         &[
             "closed its stdout (exit status 4) before answering tools/list",
-            "listing tools with token [redacted] | Traceback: tools exploded",
+            "listing tools with token <redacted> | Traceback: tools exploded",
         ],
     );
     assert!(!r.stdout.contains("tok-0123456789"), "{}", r.shown);
+}
+
+/// The handshake starts the server with what claude itself would give it: the same server,
+/// registered through the real claude, is started once by `claude mcp get` (its health check)
+/// and once by `verify-identity --handshake`, and both runs see the same argv and env. The
+/// expected values pin claude's rules (see `handshake::expand`).
+#[test]
+fn handshake_expands_references_exactly_as_claude_does() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let prefix = opt.join("codetools");
+    let dump = w.root().join("dump.txt");
+    write_exec(
+        &prefix.join("releases").join(CT_SHA).join("bin/codetools"),
+        &format!(
+            "#!/bin/sh\n{{ for a in \"$@\"; do printf 'arg=%s\\n' \"$a\"; done; \
+             printf 'E1=%s\\nE2=%s\\nE3=%s\\nE4=%s\\n' \"${{E1-unset}}\" \"${{E2-unset}}\" \
+             \"${{E3-unset}}\" \"${{E4-unset}}\"; }} > '{}'\nexit 0\n",
+            dump.display()
+        ),
+    );
+    let args = [
+        "${SET}",
+        "${SET:-d}",
+        "${EMPTY:-d}",
+        "${UNSET:-d}",
+        "${UNSET}",
+        "pre-${SET}-post",
+        "$SET",
+        "${SET:-a}b}",
+        "${1X}",
+        "${UNSET:-}",
+    ];
+    let cfg = w.declare_codetools(serde_json::json!({"args": args, "env": {
+        "E1": "${SET}", "E2": "${UNSET:-dflt}", "E3": "${UNSET}", "E4": "${EMPTY:-x}"}}));
+    let c = cfg.to_str().unwrap();
+    let env = [("SET", "val"), ("EMPTY", "")];
+    w.run_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+            "--server",
+            "codetools",
+            "--config",
+            c,
+        ],
+        &env,
+    )
+    .code(0);
+    let _ = fs::remove_file(&dump);
+    w.run_program(
+        &real_claude(),
+        &["mcp", "get", "codetools-test"],
+        &[("SET", "val"), ("EMPTY", ""), ("MCP_TIMEOUT", "3000")],
+    );
+    let by_claude = fs::read_to_string(&dump).expect("claude started the server");
+    fs::remove_file(&dump).unwrap();
+    let r = handshake_env(
+        &w,
+        &prefix,
+        &w.registered(),
+        &["--config", c, "--name", "codetools-test"],
+        &env,
+    );
+    assert!(
+        r.checks().contains(&("mcp-registration".to_string(), true)),
+        "{}",
+        r.shown
+    );
+    let by_us = fs::read_to_string(&dump).expect("the handshake started the server");
+    assert_eq!(by_us, by_claude, "{}", r.shown);
+    assert_eq!(
+        by_claude,
+        "arg=val\narg=val\narg=\narg=d\narg=${UNSET}\narg=pre-val-post\narg=$SET\narg=valb}\n\
+         arg=${1X}\narg=\nE1=val\nE2=dflt\nE3=${UNSET}\nE4=\n"
+    );
 }
 
 #[test]

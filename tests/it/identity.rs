@@ -421,7 +421,7 @@ fn human_report_snapshot() {
         "codetools
   ok   release           [ROOT]/opt/codetools/current -> [ROOT]/opt/codetools/releases/{CT_SHA}
   ok   commit            [ROOT]/opt/codetools/releases/{CT_SHA}/VERSION holds {CT_SHA}, as expected
-  FAIL mcp-registration  command [ROOT]/elsewhere/codetools resolves to [ROOT]/elsewhere/codetools, outside [ROOT]/opt/codetools/releases/{CT_SHA}
+  FAIL mcp-registration  command [ROOT]/elsewhere/codetools is not the declared command [ROOT]/opt/codetools/bin/codetools; command [ROOT]/elsewhere/codetools resolves to [ROOT]/elsewhere/codetools, outside [ROOT]/opt/codetools/releases/{CT_SHA} (document only: the live registration was not compared)
 1 check(s) failed
 "
     );

@@ -378,9 +378,11 @@ fn an_http_server_is_registered_and_its_endpoint_verified() {
     );
     let flat: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    // The header reference is recorded too (issue 10: it used to be left out).
     assert_eq!(
         flat["mcpServers"]["gateway-test"],
-        serde_json::json!({"type": "http", "url": "http://127.0.0.1:9/mcp"})
+        serde_json::json!({"type": "http", "url": "http://127.0.0.1:9/mcp",
+            "headers": {"Authorization": "Bearer ${GATEWAY_TOKEN}"}})
     );
     install(&w, &["--config", c])
         .code(0)

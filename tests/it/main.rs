@@ -3,6 +3,8 @@
 
 mod harness;
 
+mod attacks;
+
 mod clients;
 mod completions;
 mod deploy;
@@ -18,5 +20,3 @@ mod render;
 mod secrets;
 mod status;
 mod transaction;
-
-mod attacks;

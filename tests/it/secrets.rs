@@ -50,7 +50,7 @@ fn a_declared_literal_secret_is_refused_before_any_client_call() {
 }
 
 #[test]
-fn a_reference_is_registered_as_is_and_never_recorded() {
+fn a_reference_is_registered_and_recorded_as_is() {
     let w = World::with_real_claude();
     w.sample();
     let cfg = declare(&w, "${CODETOOLS_API_TOKEN}");
@@ -60,8 +60,14 @@ fn a_reference_is_registered_as_is_and_never_recorded() {
         w.user_servers()["codetools-test"]["env"],
         json!({"CODETOOLS_API_TOKEN": "${CODETOOLS_API_TOKEN}"})
     );
-    let flat = fs::read_to_string(w.registered()).unwrap();
-    assert!(!flat.contains("CODETOOLS_API_TOKEN"), "{flat}");
+    // The document records the reference (never a value), so that a check of the document
+    // alone sees the env too (issue 10: it used to leave env out entirely).
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(
+        flat["mcpServers"]["codetools-test"]["env"],
+        json!({"CODETOOLS_API_TOKEN": "${CODETOOLS_API_TOKEN}"})
+    );
     // A second run is a no-op: the reference compares equal.
     install(&w, &cfg).code(0).stdout_has("unchanged");
 }
@@ -156,4 +162,36 @@ fn the_remove_hint_is_the_clients_own_command() {
         .stderr_has("(`codex mcp remove codetools-test`)");
     assert!(!r.stderr.contains("claude mcp remove"), "{}", r.shown);
     assert_nowhere(&w, &r);
+}
+
+/// Issue 10: a literal token in `args` was printed in clear by `status` (and by verify's
+/// mcp-registration detail, pinned in the attack suite). Now every line shows it redacted.
+#[test]
+fn a_literal_token_in_args_is_redacted_in_status() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &["--server", "codetools"]).code(0);
+    let cmd = w.opt().join("codetools/bin/codetools");
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    let entry = json!({"command": cmd, "args": ["mcp", "serve", "--api-key", SECRET]});
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "codetools-test",
+        &entry.to_string(),
+    ])
+    .code(0);
+    for json in [false, true] {
+        let mut extra = vec!["--server", "codetools"];
+        if json {
+            extra.push("--json");
+        }
+        let r = w.on_sample("status", &extra);
+        r.code(1);
+        assert!(r.stdout.contains("<redacted>"), "{}", r.shown);
+        assert_nowhere(&w, &r);
+    }
 }
