@@ -73,6 +73,45 @@ pub fn read_to_string(path: &Path) -> Result<String, IoError> {
     fs::read_to_string(path).map_err(|e| IoError::new("cannot read", path, e))
 }
 
+/// Read a file we own the format of (a journal, a flat document, a client config), following
+/// symlinks but refusing anything that is not a regular file: a fifo planted where the file
+/// should be would block a plain read forever (`O_NONBLOCK` keeps the open from blocking).
+pub fn read_regular(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("it is not a regular file"));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Like [`write_atomic`], but when `path` is a symlink the file it (finally) points to is
+/// replaced, in that file's own directory, and the link stays a link. A dangling link is
+/// refused: the file it names is not ours to create.
+pub fn write_atomic_through_links(
+    path: &Path,
+    contents: &[u8],
+    private: bool,
+) -> Result<(), IoError> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return write_atomic(path, contents, private);
+    }
+    let target = fs::canonicalize(path).map_err(|e| {
+        IoError::new(
+            "cannot follow the symlink",
+            path,
+            io::Error::new(e.kind(), format!("{e} (its target must exist)")),
+        )
+    })?;
+    write_atomic(&target, contents, private)
+}
+
 /// Open a file a walk saw as regular, refusing it if it has since become something else.
 ///
 /// Between the walk and the read the tree may change. `O_NOFOLLOW` refuses a file swapped

@@ -4,6 +4,10 @@
 //! entry (command and args, or type and url — never env or header values), and the release
 //! and commit it points at. Lines are appended with one `write` each under the client-config
 //! lock, then synced; a reader can parse each line on its own.
+//!
+//! The ledger records changes; it never decides them. A change that is made (committed, or
+//! restored by a rollback or a recovery) stays made when its ledger line cannot be written:
+//! the run warns and its exit code is the registration's.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -46,6 +50,22 @@ impl Record {
             new: None,
             release: None,
             commit: None,
+        }
+    }
+}
+
+/// An entry's secret-free form for the ledger: command and args, or type and url; an entry
+/// that cannot be parsed is recorded raw minus env and headers.
+pub fn secret_free(raw: &Value) -> Value {
+    match crate::entry::Entry::from_value(raw) {
+        Ok(e) => e.flat(),
+        Err(_) => {
+            let mut v = raw.clone();
+            if let Some(m) = v.as_object_mut() {
+                m.remove("env");
+                m.remove("headers");
+            }
+            v
         }
     }
 }

@@ -44,8 +44,15 @@ impl Runner {
             None => which::which(default_name)
                 .map_err(|_| missing(default_name.to_string(), " on PATH"))?,
         };
+        // Named with our pid, so that a later run can tell a killed run's directory from a
+        // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
+        crate::state::sweep_client_tmp_dirs();
         let cwd = tempfile::Builder::new()
-            .prefix("mcp-deploy-client.")
+            .prefix(&format!(
+                "{}{}.",
+                crate::state::CLIENT_TMP_PREFIX,
+                std::process::id()
+            ))
             .tempdir()
             .map_err(|e| ClientError::Spawn {
                 step: "create an empty working directory".into(),
@@ -82,8 +89,14 @@ impl Runner {
             clear_env: self.clear_env,
             cwd: self.cwd.path(),
             timeout: self.timeout,
+            // Every client we drive changes its config only with `mcp add|add-json|remove`.
+            holds_lock: args.first() == Some(&"mcp")
+                && matches!(args.get(1), Some(&("add" | "add-json" | "remove"))),
         };
         process::run(&call).map_err(|e| match e {
+            ProcessError::Interrupted => ClientError::Interrupted {
+                step: shown.to_string(),
+            },
             ProcessError::TimedOut { secs } => ClientError::TimedOut {
                 step: shown.to_string(),
                 secs,
