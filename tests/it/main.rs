@@ -11,6 +11,7 @@ mod handshake;
 mod identity;
 mod install;
 mod output;
+mod races;
 mod render;
 mod secrets;
 mod status;

@@ -39,7 +39,7 @@ fn install(w: &World, extra: &[&str]) -> Run {
 }
 
 fn journal(w: &World) -> PathBuf {
-    w.config_dir().join(".mcp-deploy.journal.json")
+    w.journal()
 }
 
 /// The end state of an uninterrupted install from `old_state`.
@@ -273,7 +273,8 @@ fn a_held_lock_makes_the_next_run_wait_then_give_up_naming_the_holder() {
     use std::io::Write;
     let w = World::with_real_claude();
     w.sample();
-    let path = w.config_dir().join(".mcp-deploy.lock");
+    let path = w.config_dir().join(".mcp-deploy/claude.lock");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut held = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
