@@ -119,9 +119,21 @@ impl Flat {
         Ok(Flat { doc })
     }
 
-    /// Read the document for updating: a missing file is an empty one.
+    /// Read the document for updating: a missing file is an empty one. A symlink to a
+    /// missing file is refused: the document would be written through it, to a file that is
+    /// not ours to create.
     pub fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
         match Flat::read(path) {
+            Err(RegisteredError::Missing { .. })
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+            {
+                Err(RegisteredError::Malformed {
+                    path: path.to_path_buf(),
+                    reason: "it is a symlink to a file that does not exist (its target must \
+                             exist: mcp-deploy writes through the link, never replaces it)"
+                        .into(),
+                })
+            }
             Err(RegisteredError::Missing { .. }) => Ok(Flat::default()),
             other => other,
         }

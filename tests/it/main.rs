@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod client_files;
 mod clients;
 mod completions;
 mod deploy;
