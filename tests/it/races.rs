@@ -216,8 +216,11 @@ fn a_killed_run_leaves_no_client_call_behind() {
     // Real claude from here on; the next run recovers and installs.
     fs::remove_file(w.bin().join("claude")).unwrap();
     std::os::unix::fs::symlink(real_claude(), w.bin().join("claude")).unwrap();
+    // The shell's `sleep`, started by the killed run's call, still holds the run's lock: the
+    // next run waits for it rather than racing anything the call started.
     op(&w, "install", "-test")
         .code(0)
+        .stderr_has("which has exited: a client call it started still holds the lock")
         .stderr_has("recovered the interrupted run");
     // Past the moment the orphan's `remove` would have landed.
     std::thread::sleep(Duration::from_secs(4));
