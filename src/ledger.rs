@@ -96,12 +96,22 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         text.push('\n');
     }
     use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a fifo where the ledger should be fails at once (no reader: ENXIO) instead
+    // of blocking a finished run, locks held, for ever; anything but a file is refused.
     let mut file = OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| IoError::new("cannot open the ledger", path, e))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(IoError::new(
+            "cannot append to the ledger",
+            path,
+            std::io::Error::other("it is not a regular file"),
+        ));
+    }
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_data())
         .map_err(|e| IoError::new("cannot append to the ledger", path, e))

@@ -178,10 +178,9 @@ fn die_with_parent(cmd: &mut Command, parent: rustix::process::Pid, keep: Vec<st
         cmd.pre_exec(move || {
             rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
             // The parent may have died before the line above: then no signal will come.
+            // (An errno, not a message: nothing may allocate here.)
             if rustix::process::getppid() != Some(parent) {
-                return Err(std::io::Error::other(
-                    "the run ended before its client call started",
-                ));
+                return Err(rustix::io::Errno::SRCH.into());
             }
             for fd in &keep {
                 let fd = std::os::fd::BorrowedFd::borrow_raw(*fd);

@@ -46,7 +46,17 @@ pub fn file(home: &Path, name: &str) -> Result<PathBuf, IoError> {
             std::io::Error::other("it is not a directory (a symlink, a file or a fifo)"),
         ));
     }
-    if meta.mode() & 0o077 != 0 && meta.uid() == rustix::process::geteuid().as_raw() {
+    // Someone else's directory could hold a journal of their choosing, which a recovery
+    // would restore into our client config. (root may use anyone's: root owns them anyway.)
+    let me = rustix::process::geteuid();
+    if meta.uid() != me.as_raw() && !me.is_root() {
+        return Err(IoError::new(
+            "refusing to use",
+            &dir,
+            std::io::Error::other(format!("it belongs to uid {}, not to us", meta.uid())),
+        ));
+    }
+    if meta.mode() & 0o077 != 0 && meta.uid() == me.as_raw() {
         let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(0o700));
     }
     Ok(dir.join(name))

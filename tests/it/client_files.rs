@@ -178,4 +178,14 @@ fn a_fifo_where_a_file_should_be_is_refused_not_waited_on() {
     let (code, stderr) = finishes_within(w.spawn(&args), 30);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not a regular file"), "{stderr}");
+    fs::remove_file(w.claude_json()).unwrap();
+
+    // A fifo for a ledger: the registration is made, the ledger line is a warning.
+    let ledger = w.root().join("ledger.fifo");
+    mkfifo(&ledger);
+    let mut with_ledger = args.to_vec();
+    with_ledger.extend(["--ledger", ledger.to_str().unwrap()]);
+    let (code, stderr) = finishes_within(w.spawn(&with_ledger), 60);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("not recorded in the ledger"), "{stderr}");
 }
