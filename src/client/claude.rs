@@ -137,11 +137,9 @@ impl Client for Claude {
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
         let mut found = Vec::new();
         let doc = read_config(&self.config)?;
-        if let Some(projects) = doc.get("projects").and_then(Value::as_object) {
-            for (dir, project) in projects {
-                if project.pointer(&format!("/mcpServers/{name}")).is_some() {
-                    found.push(format!("local scope of project {dir}"));
-                }
+        for (dir, servers) in &doc.local {
+            if servers.iter().any(|s| s == name) {
+                found.push(format!("local scope of project {dir}"));
             }
         }
         if let Ok(cwd) = std::env::current_dir() {
@@ -243,26 +241,122 @@ impl Client for Claude {
     }
 }
 
+/// What we read of Claude's config file: the user-scope servers, and which names each
+/// project's local scope holds. Everything else is skipped unparsed (serde's `IgnoredAny`,
+/// which serde_json scans without converting): a number JSON.parse reads as Infinity
+/// (`1e400`), or a lone surrogate in pasted project history, is no reason to refuse the file.
+#[derive(Debug, Default)]
+struct ClaudeDoc {
+    mcp_servers: Option<Value>,
+    /// `(project directory, its local-scope server names)`.
+    local: Vec<(String, Vec<String>)>,
+}
+
+/// A project's local-scope server names.
+#[derive(serde::Deserialize)]
+struct ProjectDoc {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: Option<Lenient<std::collections::BTreeMap<String, serde::de::IgnoredAny>>>,
+}
+
 /// Read Claude's config file; a missing one is empty.
-fn read_config(path: &Path) -> Result<Value, ClientError> {
+fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
         reason,
     };
     let text = match crate::fsio::read_regular(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Value::Null),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(ClaudeDoc::default()),
         Err(e) => return Err(bad(e.to_string())),
     };
-    let (doc, replaced) = parse_lenient(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    if replaced > 0 && doc.get("mcpServers").is_some_and(holds_replacement) {
+    let (doc, replaced) =
+        parse_lenient::<ClaudeDocRaw>(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    if replaced > 0 && doc.mcp_servers.as_ref().is_some_and(holds_replacement) {
         return Err(bad(
             "an entry under \"mcpServers\" holds a lone UTF-16 surrogate escape (\\udXXX), \
              which mcp-deploy cannot carry exactly into its journal"
                 .into(),
         ));
     }
-    Ok(doc)
+    // A project that is not an object, or whose servers are not one, shadows nothing.
+    let local = doc
+        .projects
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(dir, p)| {
+            let servers = p.ok()?.mcp_servers?.ok()?;
+            Some((dir, servers.into_keys().collect()))
+        })
+        .collect();
+    Ok(ClaudeDoc {
+        mcp_servers: doc.mcp_servers,
+        local,
+    })
+}
+
+/// [`ClaudeDoc`] as parsed: projects kept only where they parse.
+#[derive(serde::Deserialize)]
+struct ClaudeDocRaw {
+    #[serde(rename = "mcpServers")]
+    mcp_servers: Option<Value>,
+    #[serde(default)]
+    projects: Option<std::collections::BTreeMap<String, Lenient<ProjectDoc>>>,
+}
+
+/// A value that is `T` when it parses as one, else skipped.
+struct Lenient<T>(Option<T>);
+
+impl<T> Lenient<T> {
+    fn ok(self) -> Option<T> {
+        self.0
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Only objects are tried as `T`; anything else is skipped unparsed.
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Lenient<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| Lenient(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
 }
 
 /// Parse JSON as Node's `JSON.parse` does, which Claude Code uses: serde_json's 128-level
@@ -270,13 +364,14 @@ fn read_config(path: &Path) -> Result<Value, ClientError> {
 /// lone surrogate escape, which serde_json refuses and JSON.parse keeps, is read as U+FFFD.
 /// Returns the document and how many escapes were replaced. (We only ever read this file;
 /// what we compare, `mcpServers`, is refused by the caller when a replacement lands in it.)
-pub fn parse_lenient(text: &str) -> Result<(Value, usize), serde_json::Error> {
+pub fn parse_lenient<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<(T, usize), serde_json::Error> {
     let fixed = replace_lone_surrogates(text);
     let text = fixed.as_ref().map_or(text, |(t, _)| t.as_str());
     let mut de = serde_json::Deserializer::from_str(text);
     de.disable_recursion_limit();
-    let value =
-        <Value as serde::Deserialize>::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
     de.end()?;
     Ok((value, fixed.map_or(0, |(_, n)| n)))
 }
@@ -352,7 +447,7 @@ fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
 
 /// Read `mcpServers` of Claude's config file. A missing file has no entries.
 pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    match read_config(path)?.get("mcpServers") {
+    match read_config(path)?.mcp_servers.as_ref() {
         None => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
         Some(_) => Err(ClientError::Config {
@@ -487,18 +582,31 @@ mod tests {
     fn what_json_parse_accepts_is_read() {
         // Lone surrogates, each kind, beside a valid pair that must stay as it is.
         let text = r#"{"h":"a\ud800b","l":"\udc00","p":"\ud83d\ude00","q":"\\ud800","mcpServers":{"a":{"command":"/x"}}}"#;
-        let (v, n) = parse_lenient(text).unwrap();
+        let (v, n) = parse_lenient::<Value>(text).unwrap();
         assert_eq!(n, 2);
         assert_eq!(v["h"], "a\u{FFFD}b");
         assert_eq!(v["l"], "\u{FFFD}");
         assert_eq!(v["p"], "\u{1F600}");
         assert_eq!(v["q"], "\\ud800", "an escaped backslash is not an escape");
         let deep = format!("{{\"x\":{}1{}}}", "[".repeat(5000), "]".repeat(5000));
-        assert!(parse_lenient(&deep).is_ok());
+        assert!(parse_lenient::<Value>(&deep).is_ok());
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".claude.json");
         std::fs::write(&p, text).unwrap();
         assert_eq!(read_user_entries(&p).unwrap().len(), 1);
+        // Skipped unparsed: a number JSON.parse reads as Infinity, a project that is no object,
+        // a local server entry nested past any limit.
+        let odd = format!(
+            r#"{{"big":1e400,"projects":{{"/p":{{"mcpServers":{{"s":{}1{}}},"h":"\ud800"}},"/q":7}},"mcpServers":{{}}}}"#,
+            "[".repeat(3000),
+            "]".repeat(3000)
+        );
+        std::fs::write(&p, odd).unwrap();
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        assert_eq!(
+            read_config(&p).unwrap().local,
+            [("/p".to_string(), vec!["s".to_string()])]
+        );
         std::fs::write(&p, r#"{"mcpServers":{"a":{"command":"/x\udfff"}}}"#).unwrap();
         let err = read_user_entries(&p).unwrap_err().to_string();
         assert!(err.contains("lone UTF-16 surrogate"), "{err}");

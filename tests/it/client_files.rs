@@ -98,7 +98,7 @@ fn a_symlinked_flat_document_is_written_through_and_stays_a_link() {
 }
 
 /// Item 9: what Node's JSON.parse accepts (a lone surrogate escape, nesting past 128
-/// levels) Claude Code accepts, and so do we; we never write the file.
+/// levels, a number past f64) Claude Code accepts, and so do we; we never write the file.
 #[test]
 fn a_config_json_parse_accepts_is_one_we_read() {
     let w = World::with_real_claude();
@@ -116,7 +116,7 @@ fn a_config_json_parse_accepts_is_one_we_read() {
     let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
     let text = text.replacen(
         '{',
-        &format!("{{\"note\": \"pasted \\ud800 text\", \"deep\": {deep},"),
+        &format!("{{\"note\": \"pasted \\ud800 text\", \"deep\": {deep}, \"big\": 1e400,"),
         1,
     );
     fs::write(w.claude_json(), text).unwrap();
