@@ -9,7 +9,9 @@
 //!    `--lock-timeout`): each client's of `--client` (claude by default; codex, gemini), and
 //!    the flat document's, which every run writing that document takes whatever its clients.
 //!    Then roll back what an interrupted earlier run journalled, saying so. The flat document
-//!    is read only now, under its lock, so no run writes back a copy another run has changed.
+//!    is read only now, under its lock, so no run writes back a copy another run has changed;
+//!    its lines for the recovered names are brought back in agreement with the client (the
+//!    interrupted run may have written them just before it was stopped).
 //! 3. Read the client's current user-scope entries, read-only, from its config file.
 //! 4. Plan each name: `unchanged` when the entry already equals the rendered one, `added` when
 //!    there is none, `updated` otherwise. Note same-name entries in other scopes that would
@@ -44,6 +46,9 @@ use crate::registered::{self, Flat, RegisteredError};
 use crate::render::{self, Rendered};
 use crate::report::{emit, progress, Check, Report, ServerReport};
 use crate::transaction::{self, Change, Transaction};
+
+/// What recoveries restored: `(client, name, its entry now)`.
+type Recovered = Vec<(&'static str, String, Option<Map<String, Value>>)>;
 use serde_json::{Map, Value};
 
 /// What step 4 decided for one name.
@@ -98,7 +103,7 @@ fn lock_and_recover(
     document: &Path,
     args: &ClientArgs,
     ledger: &Path,
-) -> Result<Vec<Lock>, Error> {
+) -> Result<(Vec<Lock>, Recovered), Error> {
     crate::process::catch_signals();
     let mut paths = Vec::new();
     for c in clients {
@@ -119,12 +124,40 @@ fn lock_and_recover(
             )
         },
     )?;
+    let mut recovered = Vec::new();
     for c in clients {
-        for line in transaction::recover(c.as_ref(), ledger)? {
+        let r = transaction::recover(c.as_ref(), ledger)?;
+        for line in &r.lines {
             eprintln!("{line}");
         }
+        for (name, entry) in r.names {
+            recovered.push((c.name(), name, entry));
+        }
     }
-    Ok(locks)
+    Ok((locks, recovered))
+}
+
+/// Bring the document's lines for names a recovery restored back in agreement with the
+/// client: an interrupted run may have written them just before it was stopped. Only lines
+/// the document holds are touched. Whether anything changed.
+fn agree_recovered(flat: &mut Flat, recovered: &Recovered) -> bool {
+    let mut changed = false;
+    for (client, name, entry) in recovered {
+        if !flat.servers(client).contains_key(name) {
+            continue;
+        }
+        match entry {
+            Some(e) => {
+                let line = ledger::secret_free(&Value::Object(e.clone()));
+                if flat.servers(client).get(name) != Some(&line) {
+                    flat.set(client, name, line);
+                    changed = true;
+                }
+            }
+            None => changed |= flat.remove(client, name),
+        }
+    }
+    changed
 }
 
 /// Append `records` after a commit: a failure is a warning, the registration stands.
@@ -202,10 +235,15 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut locks = Vec::new();
+    let mut recovered = Recovered::new();
     if !args.dry_run {
-        locks = lock_and_recover(&clients, registered_path, &args.client, &ledger_file)?;
+        (locks, recovered) =
+            lock_and_recover(&clients, registered_path, &args.client, &ledger_file)?;
     }
     let mut flat = Flat::read_or_empty(registered_path)?;
+    if agree_recovered(&mut flat, &recovered) {
+        flat.write(registered_path)?;
+    }
 
     // 3. Read; 4. plan.
     let plans: Vec<ClientPlan> = clients
@@ -489,9 +527,15 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     read_flat()?;
     let ledger_file = ledger_path(args.ledger.as_deref());
     let clients = open_clients(&args.client)?;
-    let locks = lock_and_recover(&clients, registered_path, &args.client, &ledger_file)?;
+    let (locks, recovered) =
+        lock_and_recover(&clients, registered_path, &args.client, &ledger_file)?;
     // Under the lock: the document as it is now, not as it was before we waited.
-    let flat = read_flat()?;
+    let mut flat = read_flat()?;
+    if let Some(f) = flat.as_mut() {
+        if agree_recovered(f, &recovered) {
+            f.write(registered_path)?;
+        }
+    }
     let mut plans = Vec::new();
     for c in &clients {
         let client = c.as_ref();

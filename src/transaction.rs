@@ -141,29 +141,58 @@ pub fn checkpoint(point: &str) {
     let _ = point;
 }
 
-/// Step 5: roll back what an interrupted run journalled (also at the location older versions
-/// used). Returns a line per name, or nothing when there was no journal. A name that cannot
-/// be restored stays in the journal and the run stops (exit 2).
-pub fn recover(client: &dyn Client, ledger: &Path) -> Result<Vec<String>, TransactionError> {
-    let mut lines = Vec::new();
-    for path in [legacy_journal_path(client), journal_path(client)?] {
-        lines.extend(recover_one(client, &path, ledger)?);
-    }
-    Ok(lines)
+/// What a recovery did.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    /// A line per name, headed by the journal's; empty when there was no journal.
+    pub lines: Vec<String>,
+    /// Each recovered name and its entry in the client now (`None`: absent). The interrupted
+    /// run may have written the flat document already (it does so just before its commit):
+    /// the caller brings the document's lines for these names back in agreement.
+    pub names: Vec<(String, Option<Map<String, Value>>)>,
 }
 
+/// Step 5: roll back what an interrupted run journalled (also at the location older versions
+/// used). A name that cannot be restored stays in the journal and the run stops (exit 2).
+pub fn recover(client: &dyn Client, ledger: &Path) -> Result<Recovered, TransactionError> {
+    let mut out = Recovered::default();
+    let mut names = Vec::new();
+    for path in [legacy_journal_path(client), journal_path(client)?] {
+        let (lines, recovered) = recover_one(client, &path, ledger)?;
+        out.lines.extend(lines);
+        names.extend(recovered);
+    }
+    if !names.is_empty() {
+        let now = client
+            .user_entries()
+            .map_err(|failure| TransactionError::Recovery {
+                path: client.config_path().to_path_buf(),
+                failure: Box::new(failure),
+            })?;
+        out.names = names
+            .into_iter()
+            .map(|n| {
+                let entry = now.get(&n).and_then(|v| v.as_object().cloned());
+                (n, entry)
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// One journal: its lines, and the names it held.
 fn recover_one(
     client: &dyn Client,
     path: &Path,
     ledger: &Path,
-) -> Result<Vec<String>, TransactionError> {
+) -> Result<(Vec<String>, Vec<String>), TransactionError> {
     let bad = |reason: String| TransactionError::BadJournal {
         path: path.to_path_buf(),
         reason,
     };
     let text = match fsio::read_regular(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(bad(e.to_string())),
     };
     let mut journal: Journal = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
@@ -191,7 +220,8 @@ fn recover_one(
     ledger_warn(ledger, &records);
     if kept.is_empty() {
         remove_journal(path)?;
-        return Ok(lines);
+        let names = journal.changes.iter().map(|c| c.name.clone()).collect();
+        return Ok((lines, names));
     }
     kept.reverse();
     journal.changes = kept;

@@ -630,3 +630,36 @@ fn runs_with_different_homes_share_the_config_lock() {
     assert_eq!(status.code(), Some(0), "{seen}");
     assert_eq!(w.user_servers().len(), 2);
 }
+
+/// Issue 11 items 1 and 3: a run killed after writing the flat document but before its
+/// commit is recovered by the next run, whatever names that run is for, and the document's
+/// lines for the recovered names follow the client back.
+#[test]
+fn a_recovery_brings_the_document_back_in_agreement_with_the_client() {
+    let w = World::with_real_claude();
+    let old = old_state(&w);
+    crash_at(&w, "after-record");
+    assert!(
+        w.flat_servers().contains_key("orchestrata-test"),
+        "the crashed run wrote it"
+    );
+    // A run for other names recovers the crashed one.
+    let opt = w.opt();
+    w.run(&[
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-other",
+    ])
+    .code(0)
+    .stderr_has("recovered the interrupted run");
+    assert_eq!(w.user_servers()["codetools-test"], old);
+    assert!(!w.user_servers().contains_key("orchestrata-test"));
+    let flat = w.flat_servers();
+    assert_eq!(
+        flat["codetools-test"], old,
+        "the document follows the restored entry"
+    );
+    assert!(!flat.contains_key("orchestrata-test"), "{flat:?}");
+}
