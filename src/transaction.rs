@@ -68,6 +68,8 @@ pub enum TransactionError {
     RolledBack {
         failure: Box<crate::error::Error>,
         states: String,
+        /// Whether every name is back at its previous entry (else the journal keeps some).
+        restored: bool,
     },
     #[error("the journal {path} of an interrupted run cannot be read: {reason}")]
     BadJournal { path: PathBuf, reason: String },
@@ -87,6 +89,14 @@ pub enum TransactionError {
 impl TransactionError {
     pub fn help(&self) -> Option<String> {
         match self {
+            TransactionError::RolledBack {
+                restored: false, ..
+            } => Some(
+                "the journal keeps each name that is not restored with its previous entry; put \
+                 it back by hand if you want it, then delete the journal (the next run stops \
+                 until then)"
+                    .into(),
+            ),
             TransactionError::RolledBack { failure, .. } => failure.help(),
             TransactionError::BadJournal { .. } => Some(
                 "it lists the entries to restore; restore them with the client by hand, then delete it"
@@ -309,7 +319,7 @@ impl<'a> Transaction<'a> {
     /// Step 3: undo, and describe where every name ended, a line each. The journal is removed
     /// only when every name is back at its previous entry; otherwise it keeps the names that
     /// are not.
-    fn undo(self) -> Vec<String> {
+    fn undo(self) -> (Vec<String>, bool) {
         crate::process::shielded(|| {
             let mut lines = Vec::new();
             let mut kept = Vec::new();
@@ -343,6 +353,7 @@ impl<'a> Transaction<'a> {
                 lines.push(format!("  {}: {state}", c.name));
             }
             lines.reverse();
+            let all_restored = kept.is_empty();
             ledger_warn(&self.ledger, &records);
             if !self.changes.is_empty() {
                 if kept.is_empty() {
@@ -361,7 +372,7 @@ impl<'a> Transaction<'a> {
                     );
                 }
             }
-            lines
+            (lines, all_restored)
         })
     }
 
@@ -401,9 +412,11 @@ pub fn finish_all(
 pub fn roll_back_all(txs: Vec<Transaction>, failure: crate::error::Error) -> TransactionError {
     let several = txs.len() > 1;
     let mut blocks = Vec::new();
+    let mut all_restored = true;
     for tx in txs.into_iter().rev() {
         let client = tx.client.name();
-        let lines = tx.undo();
+        let (lines, restored) = tx.undo();
+        all_restored &= restored;
         if several {
             blocks.push(format!(
                 "  {client}:\n{}",
@@ -420,7 +433,16 @@ pub fn roll_back_all(txs: Vec<Transaction>, failure: crate::error::Error) -> Tra
     blocks.reverse();
     TransactionError::RolledBack {
         failure: Box::new(failure),
-        states: format!("every change was rolled back:\n{}", blocks.join("\n")),
+        states: format!(
+            "{}:\n{}",
+            if all_restored {
+                "every change was rolled back"
+            } else {
+                "the changes were rolled back, except where a line says otherwise"
+            },
+            blocks.join("\n")
+        ),
+        restored: all_restored,
     }
 }
 
