@@ -479,7 +479,11 @@ fn a_rollback_that_cannot_restore_every_key_says_so_and_keeps_the_journal() {
         .stderr_has("codetools-test: NOT restored")
         .stderr_has("\"cwd\"")
         .stderr_has("help: the journal keeps each name that is not restored");
-    assert!(!r.stderr.contains("every change was rolled back"), "{}", r.shown);
+    assert!(
+        !r.stderr.contains("every change was rolled back"),
+        "{}",
+        r.shown
+    );
     let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
     assert_eq!(j["changes"][0]["previous"], before);
     assert_eq!(j["changes"].as_array().unwrap().len(), 1);
