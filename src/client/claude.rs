@@ -64,9 +64,11 @@ pub fn config_home() -> PathBuf {
 /// rule (function `sE` of its bundled JavaScript, found with `strings` on the native binary):
 /// - the main file is `.claude.json` (`.claude-custom-oauth.json` when
 ///   `CLAUDE_CODE_CUSTOM_OAUTH_URL` is set) in `$CLAUDE_CONFIG_DIR`, else in `$HOME`;
-/// - the legacy file `.config.json` in [`config_home`] wins when it is a regular file that is
-///   not empty; an empty one wins only when it is writable and the main file is missing,
-///   cannot be looked at, or is itself empty, read-only and singly linked.
+/// - the legacy file `.config.json` in `CLAUDE_CONFIG_DIR ?? ~/.claude` wins when it is a
+///   regular file that is not empty; an empty one wins only when it is writable and the main
+///   file is missing, cannot be looked at, or is itself empty, read-only and singly linked.
+///   (`??`, not `||`: with `CLAUDE_CONFIG_DIR=""` it is `./.config.json`, checked with the
+///   real CLI.)
 pub fn config_path() -> PathBuf {
     let name = if std::env::var_os("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
         ".claude-custom-oauth.json"
@@ -77,7 +79,13 @@ pub fn config_path() -> PathBuf {
         Some(dir) => PathBuf::from(dir).join(name),
         None => home().join(name),
     };
-    let legacy = config_home().join(".config.json");
+    // The legacy file's directory is `CLAUDE_CONFIG_DIR ?? ~/.claude`: a variable that is set
+    // but empty puts it in the client's working directory, which for every call we make is
+    // an empty temporary one, so then it never applies.
+    let legacy = match std::env::var_os("CLAUDE_CONFIG_DIR") {
+        Some(d) if d.is_empty() => return main,
+        _ => config_home().join(".config.json"),
+    };
     if legacy_wins(&legacy, &main) {
         legacy
     } else {

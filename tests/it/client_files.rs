@@ -43,6 +43,32 @@ fn claude_legacy_config_json_is_the_file_read_when_claude_uses_it() {
     w.claude(&["mcp", "get", "codetools-test"]).code(1);
 }
 
+/// Item 5: Claude Code looks for `.config.json` in `CLAUDE_CONFIG_DIR ?? ~/.claude`, so with
+/// the variable set but empty, `~/.claude/.config.json` is not its file (`~/.claude.json` is).
+#[test]
+fn claude_legacy_config_json_with_an_empty_config_dir_variable() {
+    let w = World::with_real_claude();
+    w.sample();
+    let home = w.root().join("home");
+    let legacy = home.join(".claude/.config.json");
+    fs::create_dir_all(legacy.parent().unwrap()).unwrap();
+    fs::write(&legacy, "{\"numStartups\": 1}\n").unwrap();
+    let opt = w.opt();
+    let r = w.run_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+        ],
+        &[("CLAUDE_CONFIG_DIR", "")],
+    );
+    r.code(0).stdout_has("added");
+    assert!(servers_in(&home.join(".claude.json")).contains_key("codetools-test"));
+    assert!(!servers_in(&legacy).contains_key("codetools-test"));
+}
+
 /// Item 5, the other side of Claude Code's rule: an empty, writable `.config.json` beside an
 /// existing `.claude.json` is not used.
 #[test]
