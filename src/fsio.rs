@@ -228,6 +228,28 @@ pub fn read_input_if_exists(path: &Path, kind: &str, max: u64) -> Result<Option<
     }
 }
 
+/// Like [`write_atomic`], but when `path` is a symlink the file it (finally) points to is
+/// replaced, in that file's own directory, and the link stays a link. A dangling link is
+/// refused: the file it names is not ours to create.
+pub fn write_atomic_through_links(
+    path: &Path,
+    contents: &[u8],
+    private: bool,
+) -> Result<(), IoError> {
+    let is_link = fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return write_atomic(path, contents, private);
+    }
+    let target = fs::canonicalize(path).map_err(|e| {
+        IoError::new(
+            "cannot follow the symlink",
+            path,
+            io::Error::new(e.kind(), format!("{e} (its target must exist)")),
+        )
+    })?;
+    write_atomic(&target, contents, private)
+}
+
 /// Open a file a walk saw as regular, refusing it if it has since become something else.
 ///
 /// Between the walk and the read the tree may change. `O_NOFOLLOW` refuses a file swapped

@@ -5,9 +5,13 @@
 //! 1. Validate everything first: the declaration, the selected servers and their registered
 //!    names, `--expect-commit NAME=SHA`, the flat document (a malformed one is refused, never
 //!    overwritten), and that each prefix holds a deployed server.
-//! 2. For each client of `--client` (claude by default; codex, gemini): take the lock on its
-//!    config (waiting up to `--lock-timeout`), and roll back what an interrupted earlier run
-//!    journalled, saying so.
+//! 2. Take every lock the run needs, each once and in path order (waiting up to
+//!    `--lock-timeout`): each client's of `--client` (claude by default; codex, gemini), and
+//!    the flat document's, which every run writing that document takes whatever its clients.
+//!    Then roll back what an interrupted earlier run journalled, saying so. The flat document
+//!    is read only now, under its lock, so no run writes back a copy another run has changed;
+//!    its lines for the recovered names are brought back in agreement with the client (the
+//!    interrupted run may have written them just before it was stopped).
 //! 3. Read the client's current user-scope entries, read-only, from its config file.
 //! 4. Plan each name: `unchanged` when the entry already equals the rendered one, `added` when
 //!    there is none, `updated` otherwise. Note same-name entries in other scopes that would
@@ -19,7 +23,9 @@
 //!    at user scope and agree with the config file, whose exact entry is what we record.
 //! 8. Write the flat registration document (other names in it are kept), then commit (remove
 //!    the journals). A failure in 6–8, for any client, rolls every name of every client back to
-//!    its previous entry and reports the state of each.
+//!    its previous entry and reports the state of each. SIGINT or SIGTERM is such a failure:
+//!    the client call in progress is stopped and everything rolled back. After the commit, a
+//!    ledger that cannot be written is a warning: the registration is made.
 //! 9. Verify identity for each server against what was recorded, and report a registration
 //!    line and the checks per server; exit 0 only if all passed.
 //!
@@ -35,11 +41,14 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::{self, Target};
 use crate::ledger::{self, Record};
-use crate::lock::Lock;
-use crate::registered::{Flat, RegisteredError};
+use crate::lock::{self, Lock};
+use crate::registered::{self, Flat, RegisteredError};
 use crate::render::{self, Rendered};
 use crate::report::{emit, progress, Check, Report, ServerReport};
 use crate::transaction::{self, Change, Transaction};
+
+/// What recoveries restored: `(client, name, its entry now)`.
+type Recovered = Vec<(&'static str, String, Option<Map<String, Value>>)>;
 use serde_json::{Map, Value};
 
 /// What step 4 decided for one name.
@@ -97,28 +106,76 @@ pub fn open_named(
         .collect()
 }
 
-/// Step 2: lock the client config and finish off an interrupted run.
-fn lock_and_recover(client: &dyn Client, args: &LockArgs) -> Result<Lock, Error> {
-    let config = client.config_path();
-    let lock_path = config
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(".mcp-deploy.lock");
-    let lock = Lock::acquire(
-        &lock_path,
+/// Step 2: take the lock of every client and of the flat document `document` (each file
+/// once), then finish off interrupted runs.
+fn lock_and_recover(
+    clients: &[Box<dyn Client>],
+    document: &Path,
+    args: &LockArgs,
+    ledger: &Path,
+) -> Result<(Vec<Lock>, Recovered), Error> {
+    crate::process::catch_signals();
+    let mut paths = Vec::new();
+    for c in clients {
+        paths.push(crate::state::file(
+            &c.home(),
+            &format!("{}.lock", c.name()),
+        )?);
+    }
+    paths.push(registered::lock_path(document)?);
+    let locks = lock::acquire_all(
+        &paths,
         std::time::Duration::from_secs(args.lock_timeout),
-        |holder| {
+        |path, holder| {
             eprintln!(
                 "waiting for {} held by another mcp-deploy run ({holder}), up to {} s",
-                lock_path.display(),
+                path.display(),
                 args.lock_timeout
             )
         },
     )?;
-    for line in transaction::recover(client, config)? {
-        eprintln!("{line}");
+    let mut recovered = Vec::new();
+    for c in clients {
+        let r = transaction::recover(c.as_ref(), ledger)?;
+        for line in &r.lines {
+            eprintln!("{line}");
+        }
+        for (name, entry) in r.names {
+            recovered.push((c.name(), name, entry));
+        }
     }
-    Ok(lock)
+    Ok((locks, recovered))
+}
+
+/// Bring the document's lines for names a recovery restored back in agreement with the
+/// client: an interrupted run may have written them just before it was stopped. Only lines
+/// the document holds are touched. Whether anything changed.
+fn agree_recovered(flat: &mut Flat, recovered: &Recovered) -> bool {
+    let mut changed = false;
+    for (client, name, entry) in recovered {
+        if !flat.servers(client).contains_key(name) {
+            continue;
+        }
+        match entry {
+            Some(e) => {
+                let line = ledger::secret_free(&Value::Object(e.clone()));
+                if flat.servers(client).get(name) != Some(&line) {
+                    flat.set(client, name, line);
+                    changed = true;
+                }
+            }
+            None => changed |= flat.remove(client, name),
+        }
+    }
+    changed
+}
+
+/// Append `records` after a commit: a failure is a warning, the registration stands.
+fn ledger_after_commit(path: &Path, records: &[Record]) {
+    if let Err(e) = ledger::append(path, records) {
+        eprintln!("warning: the registration is made but not recorded in the ledger: {e}");
+        eprintln!("help: make the ledger writable (or pass --ledger FILE); the change itself needs nothing");
+    }
 }
 
 /// Steps 3–4 for one client: what it holds now, and what install would do about each name.
@@ -177,7 +234,10 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let expected = config::expect_commits(&args.expect_commits, &selection)?;
-    let mut flat = Flat::read_or_empty(registered_path)?;
+    // Validated now (a malformed one is refused before anything changes), read again under
+    // its lock below.
+    Flat::read_or_empty(registered_path)?;
+    let ledger_file = ledger_path(args.ledger.as_deref());
     let mut rendered = Vec::new();
     for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;
@@ -211,10 +271,13 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
 
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut locks = Vec::new();
+    let mut recovered = Recovered::new();
     if !args.dry_run {
-        for c in &clients {
-            locks.push(lock_and_recover(c.as_ref(), &args.lock)?);
-        }
+        (locks, recovered) = lock_and_recover(&clients, registered_path, &args.lock, &ledger_file)?;
+    }
+    let mut flat = Flat::read_or_empty(registered_path)?;
+    if agree_recovered(&mut flat, &recovered) {
+        flat.write(registered_path)?;
     }
 
     // 3. Read; 4. plan.
@@ -247,7 +310,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
         for p in &plans {
-            let mut tx = Transaction::begin(p.client, p.client.config_path(), p.changes.clone())?;
+            let mut tx = Transaction::begin(p.client, p.changes.clone(), &ledger_file)?;
             if !tx.is_empty() {
                 progress(&format!("registering with {}…", p.client.name()));
             }
@@ -272,7 +335,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     for p in &plans {
         for ((s, r), action) in selected.iter().zip(&rendered).zip(&p.actions) {
             if *action != Action::Unchanged {
-                let old = p.current.get(&s.registered_name).map(flat_of);
+                let old = p.current.get(&s.registered_name).map(ledger::secret_free);
                 records.push(change_record(
                     p.client,
                     s,
@@ -283,7 +346,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
             }
         }
     }
-    ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
+    ledger_after_commit(&ledger_file, &records);
     drop(locks);
 
     // 9. Verify and report.
@@ -639,15 +702,6 @@ fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
         .unwrap_or_else(ledger::default_path)
 }
 
-/// An entry's secret-free form for the ledger; an entry we cannot parse is opaque
-/// (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
-fn flat_of(raw: &serde_json::Value) -> serde_json::Value {
-    match Entry::from_value(raw) {
-        Ok(e) => e.flat(),
-        Err(_) => crate::digest::opaque(raw),
-    }
-}
-
 fn change_record(
     client: &dyn Client,
     s: &Selected,
@@ -688,18 +742,26 @@ fn change_record(
 pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let selection = Selection::load(&args.selection)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let flat = match Flat::read(registered_path) {
-        Ok(f) => Some(f),
-        Err(RegisteredError::Missing { .. }) => None,
-        Err(e) => return Err(e.into()),
+    let read_flat = || match Flat::read(registered_path) {
+        Ok(f) => Ok(Some(f)),
+        Err(RegisteredError::Missing { .. }) => Ok(None),
+        Err(e) => Err(Error::from(e)),
     };
     ledger::check_appendable(&ledger_path(args.ledger.as_deref()))?;
+    read_flat()?;
+    let ledger_file = ledger_path(args.ledger.as_deref());
     let clients = open_clients(&args.client, 0)?;
-    // A dry run only reads: no lock.
-    let mut locks = Vec::new();
-    if !args.dry_run {
-        for c in &clients {
-            locks.push(lock_and_recover(c.as_ref(), &args.lock)?);
+    // A dry run only reads: no lock, no recovery.
+    let (locks, recovered) = if args.dry_run {
+        (Vec::new(), Recovered::new())
+    } else {
+        lock_and_recover(&clients, registered_path, &args.lock, &ledger_file)?
+    };
+    // Under the lock: the document as it is now, not as it was before we waited.
+    let mut flat = read_flat()?;
+    if let Some(f) = flat.as_mut() {
+        if !args.dry_run && agree_recovered(f, &recovered) {
+            f.write(registered_path)?;
         }
     }
     let mut plans = Vec::new();
@@ -729,7 +791,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
         for (client, _, changes) in &plans {
-            let mut tx = Transaction::begin(*client, client.config_path(), changes.clone())?;
+            let mut tx = Transaction::begin(*client, changes.clone(), &ledger_file)?;
             let applied = tx.apply();
             txs.push(tx);
             applied?;
@@ -754,7 +816,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         for s in selected {
             let removed = changes.iter().any(|c| c.name == s.registered_name);
             if removed {
-                let old = current.get(&s.registered_name).map(flat_of);
+                let old = current.get(&s.registered_name).map(ledger::secret_free);
                 records.push(change_record(*client, s, "removed", old, None));
             }
             reports.push(ServerReport {
@@ -768,7 +830,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
             });
         }
     }
-    ledger::append(&ledger_path(args.ledger.as_deref()), &records)?;
+    ledger_after_commit(&ledger_file, &records);
     drop(locks);
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     report.print(args.json);

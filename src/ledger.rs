@@ -4,6 +4,10 @@
 //! entry (command and args, or type and url — never env or header values), and the release
 //! and commit it points at. Lines are appended with one `write` each under the client-config
 //! lock, then synced; a reader can parse each line on its own.
+//!
+//! The ledger records changes; it never decides them. A change that is made (committed, or
+//! restored by a rollback or a recovery) stays made when its ledger line cannot be written:
+//! the run warns and its exit code is the registration's.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -50,6 +54,16 @@ impl Record {
     }
 }
 
+/// An entry's secret-free form for the ledger: command and args, or type and url; an entry
+/// that cannot be parsed is recorded raw minus env and headers.
+pub fn secret_free(raw: &Value) -> Value {
+    match crate::entry::Entry::from_value(raw) {
+        Ok(e) => e.flat(),
+        // Opaque (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
+        Err(_) => crate::digest::opaque(raw),
+    }
+}
+
 /// The default ledger path.
 pub fn default_path() -> PathBuf {
     let state = std::env::var_os("XDG_STATE_HOME")
@@ -92,6 +106,8 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         text.push('\n');
     }
     use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a fifo where the ledger should be fails at once (no reader: ENXIO) instead
+    // of blocking a finished run, locks held, for ever; anything but a file is refused.
     let mut file = OpenOptions::new()
         .append(true)
         .create(true)

@@ -32,6 +32,7 @@ pub mod report;
 pub mod sample;
 pub mod secrets;
 pub mod sri;
+pub mod state;
 pub mod status;
 pub mod sumfile;
 pub mod transaction;

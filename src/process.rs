@@ -3,13 +3,56 @@
 //! killed: `claude mcp get` starts the server it health-checks, and a hung grandchild holding
 //! our pipes must not hang us too. (duct, which we would otherwise use, kills only the direct
 //! child and then waits for the pipes, which such a grandchild keeps open.)
+//!
+//! No client call outlives its run:
+//! - Each child asks the kernel for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`), so a
+//!   run killed with SIGKILL takes its child with it. (Linux sends it when the *thread* that
+//!   spawned the child exits: every call here waits for its child on the spawning thread.)
+//! - A mutating call (`mcp add|add-json|remove`) inherits the descriptors of the run's locks
+//!   ([`crate::lock::held_fds`]): the lock outlives the run for as long as anything it
+//!   started could still change the config, whatever escaped the parent-death signal (a
+//!   node launcher's own child, say).
+//! - SIGINT and SIGTERM only set a flag ([`catch_signals`]); the wait loop sees it, kills the
+//!   child's group and returns [`ProcessError::Interrupted`], and the caller rolls back.
+//!   Calls made while rolling back are [`shielded`]: a second Ctrl-C does not stop the
+//!   restore it is waiting for.
 
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+static SHIELD: AtomicUsize = AtomicUsize::new(0);
+
+/// From now on SIGINT and SIGTERM set a flag instead of killing the process: the run stops
+/// its client call, rolls back and exits 2.
+pub fn catch_signals() {
+    let flag = SIGNALLED.get_or_init(|| Arc::new(AtomicBool::new(false)));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register(sig, Arc::clone(flag));
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived since [`catch_signals`].
+pub fn interrupted() -> bool {
+    SIGNALLED.get().is_some_and(|f| f.load(Ordering::SeqCst))
+}
+
+/// Run `f` with client calls that a signal does not stop (a rollback, a recovery).
+pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
+    SHIELD.fetch_add(1, Ordering::SeqCst);
+    let out = f();
+    SHIELD.fetch_sub(1, Ordering::SeqCst);
+    out
+}
+
+fn stop_requested() -> bool {
+    interrupted() && SHIELD.load(Ordering::SeqCst) == 0
+}
 
 #[derive(Debug)]
 pub struct Output {
@@ -28,6 +71,8 @@ pub enum ProcessError {
     },
     #[error("timed out after {secs} s and was killed")]
     TimedOut { secs: u64 },
+    #[error("interrupted by a signal (SIGINT or SIGTERM)")]
+    Interrupted,
 }
 
 /// One call to make.
@@ -39,10 +84,15 @@ pub struct Call<'a> {
     pub clear_env: bool,
     pub cwd: &'a Path,
     pub timeout: Duration,
+    /// Hand the run's lock descriptors down to the child (a call that changes a config).
+    pub holds_lock: bool,
 }
 
 pub fn run(call: &Call) -> Result<Output, ProcessError> {
     use std::os::unix::process::CommandExt;
+    if stop_requested() {
+        return Err(ProcessError::Interrupted);
+    }
     let mut cmd = Command::new(call.program);
     cmd.args(&call.args)
         .current_dir(call.cwd)
@@ -56,6 +106,13 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
     for (k, v) in &call.env {
         cmd.env(k, v);
     }
+    let parent = rustix::process::getpid();
+    let keep: Vec<std::os::fd::RawFd> = if call.holds_lock {
+        crate::lock::held_fds()
+    } else {
+        Vec::new()
+    };
+    die_with_parent(&mut cmd, parent, keep);
     let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
         program: call.program.to_path_buf(),
         source,
@@ -68,6 +125,11 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() >= deadline => break None,
+            Ok(None) if stop_requested() => {
+                kill_group(pgid);
+                let _ = child.wait();
+                return Err(ProcessError::Interrupted);
+            }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(_) => break None,
         }
@@ -101,12 +163,38 @@ fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
     rx
 }
 
+/// Between fork and exec, in the child: SIGKILL when the parent dies, and keep `keep` (lock
+/// descriptors, close-on-exec in the parent) open across exec.
 #[allow(unsafe_code)]
-fn kill_group(pgid: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the child;
-    // it takes no pointers. ESRCH (group already gone) is the common, harmless outcome.
+fn die_with_parent(cmd: &mut Command, parent: rustix::process::Pid, keep: Vec<std::os::fd::RawFd>) {
+    use std::os::unix::process::CommandExt;
+    // There is no safe way to run code in the child before exec: std's `pre_exec` is unsafe
+    // because the closure runs in a forked copy of a multi-threaded process.
+    // SAFETY: the closure only makes system calls (prctl, getppid, fcntl) through rustix,
+    // which are async-signal-safe; it allocates nothing, takes no lock, and touches no
+    // memory but its own captures (`keep` is allocated before the fork). Clearing
+    // FD_CLOEXEC in the child changes the child's descriptor table only.
     unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+        cmd.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // The parent may have died before the line above: then no signal will come.
+            // (An errno, not a message: nothing may allocate here.)
+            if rustix::process::getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            for fd in &keep {
+                let fd = std::os::fd::BorrowedFd::borrow_raw(*fd);
+                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
+            }
+            Ok(())
+        });
+    }
+}
+
+fn kill_group(pgid: i32) {
+    // ESRCH (group already gone) is the common, harmless outcome.
+    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 
@@ -122,6 +210,7 @@ mod tests {
             clear_env: false,
             cwd: Path::new("/"),
             timeout: Duration::from_secs(secs),
+            holds_lock: false,
         })
     }
 
@@ -142,6 +231,7 @@ mod tests {
             clear_env: true,
             cwd: Path::new("/"),
             timeout: Duration::from_secs(10),
+            holds_lock: false,
         })
         .unwrap();
         assert_eq!(out.stdout, "MCP_DEPLOY_T=v\n");
@@ -165,6 +255,7 @@ mod tests {
             clear_env: false,
             cwd: Path::new("/"),
             timeout: Duration::from_secs(1),
+            holds_lock: false,
         })
         .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/claude"));

@@ -56,6 +56,22 @@ pub fn default_path() -> PathBuf {
     }
 }
 
+/// The lock every writer of the document at `path` takes: in the state directory of the
+/// directory the document really lives in (a symlink followed), named after it. Every run,
+/// for any client, reads, changes and writes the document only while holding it.
+pub fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = match real.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = real
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "registered".into());
+    crate::state::file(&dir, &format!("{name}.lock"))
+}
+
 /// A whole flat document.
 #[derive(Debug, Clone, Default)]
 pub struct Flat {
@@ -103,9 +119,21 @@ impl Flat {
         Ok(Flat { doc })
     }
 
-    /// Read the document for updating: a missing file is an empty one.
+    /// Read the document for updating: a missing file is an empty one. A symlink to a
+    /// missing file is refused: the document would be written through it, to a file that is
+    /// not ours to create.
     pub fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
         match Flat::read(path) {
+            Err(RegisteredError::Missing { .. })
+                if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
+            {
+                Err(RegisteredError::Malformed {
+                    path: path.to_path_buf(),
+                    reason: "it is a symlink to a file that does not exist (its target must \
+                             exist: mcp-deploy writes through the link, never replaces it)"
+                        .into(),
+                })
+            }
             Err(RegisteredError::Missing { .. }) => Ok(Flat::default()),
             other => other,
         }
@@ -158,12 +186,13 @@ impl Flat {
         self.servers_mut(client).remove(name).is_some()
     }
 
-    /// Write the document atomically, mode 0600 (it says which programs an agent runs).
+    /// Write the document atomically, mode 0600 (it says which programs an agent runs). A
+    /// symlinked document stays a symlink: its target is replaced.
     pub fn write(&mut self, path: &Path) -> Result<(), RegisteredError> {
         self.servers_mut(PRIMARY);
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
         text.push('\n');
-        fsio::write_atomic(path, text.as_bytes(), true)?;
+        fsio::write_atomic_through_links(path, text.as_bytes(), true)?;
         Ok(())
     }
 }
@@ -187,6 +216,32 @@ mod tests {
         let f = Flat::read(&p).unwrap();
         assert_eq!(f.servers("codex").len(), 1);
         assert!(f.servers("gemini").is_empty());
+    }
+
+    #[test]
+    fn a_symlinked_document_stays_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real/flat.json");
+        std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+        std::fs::write(&target, r#"{"mcpServers":{}}"#).unwrap();
+        let link = dir.path().join("flat.json");
+        std::os::unix::fs::symlink("real/flat.json", &link).unwrap();
+        let mut f = Flat::read(&link).unwrap();
+        f.set("claude", "a", json!({"command": "/a"}));
+        f.write(&link).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(Flat::read(&target).unwrap().servers("claude").len(), 1);
+        assert_eq!(
+            lock_path(&link).unwrap(),
+            lock_path(&target).unwrap(),
+            "one lock for both spellings"
+        );
+        std::fs::remove_file(&target).unwrap();
+        let err = f.write(&link).unwrap_err().to_string();
+        assert!(err.contains("its target must exist"), "{err}");
     }
 
     #[test]

@@ -328,8 +328,9 @@ fn transaction_rolls_back(client_name: &str) {
             target: Some(obj(&refused)),
         },
     ];
-    let mut tx = Transaction::begin(c.as_ref(), c.config_path(), changes).unwrap();
-    let journal = transaction::journal_path(c.config_path());
+    let ledger = s.dir.path().join("ledger.ndjson");
+    let mut tx = Transaction::begin(c.as_ref(), changes, &ledger).unwrap();
+    let journal = transaction::journal_path(c.as_ref()).unwrap();
     assert!(journal.exists());
     let err = tx.apply().unwrap_err();
     assert!(

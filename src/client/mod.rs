@@ -47,6 +47,8 @@ pub enum ClientError {
     },
     #[error("`{step}` could not start: {reason}")]
     Spawn { step: String, reason: String },
+    #[error("`{step}` was stopped: mcp-deploy was interrupted (SIGINT or SIGTERM)")]
+    Interrupted { step: String },
     #[error("`{step}` timed out after {secs} s and was killed")]
     TimedOut { step: String, secs: u64 },
     #[error("`{step}` failed ({status}): {stderr}")]
@@ -123,8 +125,16 @@ pub enum Op {
 /// the read-only operations (`observe`), which the installer runs side by side.
 pub trait Client: Sync {
     fn name(&self) -> &'static str;
-    /// The client's config file. The lock and the journal of a transaction live beside it.
+    /// The client's config file: the one the client itself reads and writes.
     fn config_path(&self) -> &Path;
+    /// The client's home: its lock and journal live in `<home>/.mcp-deploy/`
+    /// ([`crate::state`]). The same directory whichever file in it the client reads.
+    fn home(&self) -> PathBuf {
+        self.config_path()
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    }
     /// Where a same-name entry in another scope (local, project) would shadow the user-scope
     /// entry `name`, one description each. Read-only.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError>;

@@ -52,8 +52,15 @@ impl Runner {
             Err(_) if !required => PathBuf::from(default_name),
             Err(e) => return Err(e),
         };
+        // Named with our pid, so that a later run can tell a killed run's directory from a
+        // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
+        crate::state::sweep_client_tmp_dirs();
         let cwd = tempfile::Builder::new()
-            .prefix("mcp-deploy-client.")
+            .prefix(&format!(
+                "{}{}.",
+                crate::state::CLIENT_TMP_PREFIX,
+                std::process::id()
+            ))
             .tempdir()
             .map_err(|e| ClientError::Spawn {
                 step: "create an empty working directory".into(),
@@ -90,8 +97,14 @@ impl Runner {
             clear_env: self.clear_env,
             cwd: self.cwd.path(),
             timeout: self.timeout,
+            // Every client we drive changes its config only with `mcp add|add-json|remove`.
+            holds_lock: args.first() == Some(&"mcp")
+                && matches!(args.get(1), Some(&("add" | "add-json" | "remove"))),
         };
         process::run(&call).map_err(|e| match e {
+            ProcessError::Interrupted => ClientError::Interrupted {
+                step: shown.to_string(),
+            },
             ProcessError::TimedOut { secs } => ClientError::TimedOut {
                 step: shown.to_string(),
                 secs,

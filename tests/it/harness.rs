@@ -119,7 +119,7 @@ pub struct World {
 impl World {
     pub fn new() -> World {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["home", "claude", "opt", "bin", "work"] {
+        for d in ["home", "claude", "opt", "bin", "work", "tmp"] {
             fs::create_dir_all(dir.path().join(d)).unwrap();
         }
         let bin = dir.path().join("bin");
@@ -164,6 +164,14 @@ impl World {
     pub fn registered(&self) -> PathBuf {
         self.config_dir().join("mcp-registered.json")
     }
+    /// mcp-deploy's state directory for claude (lock and journal).
+    pub fn state_dir(&self) -> PathBuf {
+        self.config_dir().join(".mcp-deploy")
+    }
+    /// The journal of an interrupted claude transaction.
+    pub fn journal(&self) -> PathBuf {
+        self.state_dir().join("claude.journal.json")
+    }
 
     /// Run mcp-deploy with the world's environment.
     pub fn run(&self, args: &[&str]) -> Run {
@@ -176,8 +184,16 @@ impl World {
 
     /// Start mcp-deploy without waiting for it.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
+        self.spawn_env(args, &[])
+    }
+
+    /// Start mcp-deploy with the world's environment plus `env`, without waiting for it.
+    pub fn spawn_env(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
         self.prepare(&mut cmd);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -226,6 +242,8 @@ impl World {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
+            // The world's own temp dir, so a test can see what a run leaves there.
+            .env("TMPDIR", self.root().join("tmp"))
             .current_dir(self.root().join("work"));
     }
 
@@ -385,7 +403,9 @@ impl World {
         for (step, n, kind) in faults {
             let act = match kind {
                 Fault::Fail => "echo \"injected failure: boom\" >&2; exit 3",
-                Fault::Hang => "sleep 120; exit 0",
+                // `exec`: the hanging call is one process, as a hung claude is (a shell's own
+                // child would outlive a killed run and hold its lock; see docs/registration.md).
+                Fault::Hang => "exec sleep 120",
                 Fault::Garbage => "echo '%%% this is not what claude prints'; exit 0",
             };
             let pattern = if *n == 0 {
@@ -419,6 +439,31 @@ impl World {
             .lines()
             .map(str::to_string)
             .collect()
+    }
+
+    /// Every `mcp-deploy-client.*` working directory left in the world's temp dir.
+    pub fn client_tmp_dirs(&self) -> Vec<PathBuf> {
+        fs::read_dir(self.root().join("tmp"))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with("mcp-deploy-client."))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The claude entries of the flat document (empty when there is none).
+    pub fn flat_servers(&self) -> serde_json::Map<String, serde_json::Value> {
+        fs::read_to_string(self.registered())
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("mcpServers").and_then(|m| m.as_object().cloned()))
+            .unwrap_or_default()
     }
 
     pub fn clear_calls(&self) {

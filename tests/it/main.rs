@@ -5,6 +5,7 @@ mod harness;
 
 mod attacks;
 
+mod client_files;
 mod clients;
 mod completions;
 mod deploy;
@@ -16,6 +17,7 @@ mod identity;
 mod install;
 mod output;
 mod python;
+mod races;
 mod render;
 mod secrets;
 mod status;

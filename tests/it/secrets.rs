@@ -96,7 +96,7 @@ fn an_existing_registration_with_a_literal_secret_is_refused_and_left_alone() {
         .stderr_has("(`claude mcp remove codetools-test -s user`)");
     assert_nowhere(&w, &r);
     assert_eq!(w.user_servers(), before);
-    assert!(!w.config_dir().join(".mcp-deploy.journal.json").exists());
+    assert!(!w.journal().exists());
     let opt = w.opt();
     let r = w.run(&[
         "uninstall",

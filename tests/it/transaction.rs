@@ -39,7 +39,7 @@ fn install(w: &World, extra: &[&str]) -> Run {
 }
 
 fn journal(w: &World) -> PathBuf {
-    w.config_dir().join(".mcp-deploy.journal.json")
+    w.journal()
 }
 
 /// The end state of an uninterrupted install from `old_state`.
@@ -273,7 +273,8 @@ fn a_held_lock_makes_the_next_run_wait_then_give_up_naming_the_holder() {
     use std::io::Write;
     let w = World::with_real_claude();
     w.sample();
-    let path = w.config_dir().join(".mcp-deploy.lock");
+    let path = w.config_dir().join(".mcp-deploy/claude.lock");
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut held = fs::OpenOptions::new()
         .create(true)
         .truncate(false)
@@ -398,4 +399,278 @@ fn sigkill_in_the_middle_then_the_next_run_recovers() {
     r.code(0).stderr_has("recovered the interrupted run");
     assert_eq!(w.user_servers(), installed_state(&w));
     assert!(!journal(&w).exists());
+}
+
+/// Crash an install of the sample after `point`, from `old_state`.
+fn crash_at(w: &World, point: &str) {
+    let opt = w.opt();
+    let r = w.run_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+        ],
+        &[("MCP_DEPLOY_CRASH_AT", point)],
+    );
+    assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
+}
+
+/// Issue 11 item 3: recovery is compare-and-swap. An entry registered by hand after the
+/// crash is left alone, kept in the journal, and the run exits 2 saying so.
+#[test]
+fn recovery_leaves_an_entry_changed_since_the_crash_and_exits_2() {
+    let w = World::with_real_claude();
+    old_state(&w);
+    crash_at(&w, "after-add:codetools-test");
+    let by_hand = json!({"command": "/usr/bin/env", "args": ["by-hand"]});
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "codetools-test",
+        &by_hand.to_string(),
+    ])
+    .code(0);
+    let r = install(&w, &[]);
+    r.code(2)
+        .stderr_has("codetools-test: changed since the interrupted run: not restored")
+        .stderr_has("help:");
+    assert_eq!(w.user_servers()["codetools-test"], by_hand);
+    let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+    let names: Vec<&str> = j["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["codetools-test"],
+        "only the unrestored name is kept"
+    );
+    // Once the person deletes the journal, runs proceed.
+    fs::remove_file(journal(&w)).unwrap();
+    install(&w, &[]).code(0);
+}
+
+/// Issue 11 item 4: a rollback proves itself. `claude mcp add-json` drops keys it does not
+/// know (`cwd` here), so the previous entry cannot come back exactly: reported NOT restored,
+/// naming the key, and the journal keeps the whole entry.
+#[test]
+fn a_rollback_that_cannot_restore_every_key_says_so_and_keeps_the_journal() {
+    let w = World::new();
+    w.wrap_claude(&[]);
+    old_state(&w);
+    // As another tool (or an older claude) wrote it: a key add-json does not keep.
+    let mut cfg: Value =
+        serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    cfg["mcpServers"]["codetools-test"]["cwd"] = json!("/srv");
+    fs::write(w.claude_json(), serde_json::to_string_pretty(&cfg).unwrap()).unwrap();
+    let before = w.user_servers()["codetools-test"].clone();
+    w.wrap_claude(&[("add-json", 2, Fault::Fail)]);
+    let r = install(&w, &[]);
+    r.code(2)
+        .stderr_has("rolled back, except where a line says otherwise")
+        .stderr_has("codetools-test: NOT restored")
+        .stderr_has("\"cwd\"")
+        .stderr_has("help: the journal keeps each name that is not restored");
+    assert!(
+        !r.stderr.contains("every change was rolled back"),
+        "{}",
+        r.shown
+    );
+    let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+    assert_eq!(j["changes"][0]["previous"], before);
+    assert_eq!(j["changes"].as_array().unwrap().len(), 1);
+}
+
+/// Issue 11 item 7: rollbacks and recoveries are ledgered ("restored").
+#[test]
+fn rollbacks_and_recoveries_are_ledgered_as_restored() {
+    let w = World::new();
+    w.wrap_claude(&[]);
+    old_state(&w);
+    let ledger = w.root().join("ledger.ndjson");
+    let l = ledger.to_str().unwrap();
+    w.wrap_claude(&[("add-json", 2, Fault::Fail)]);
+    install(&w, &["--ledger", l]).code(2);
+    let actions = |w: &World| -> Vec<(String, String)> {
+        let _ = w;
+        fs::read_to_string(&ledger)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).unwrap();
+                (
+                    v["name"].as_str().unwrap().to_string(),
+                    v["action"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        actions(&w),
+        [("codetools-test".to_string(), "restored".to_string())]
+    );
+    w.wrap_claude(&[]);
+    crash_at(&w, "after-add:codetools-test");
+    install(&w, &["--ledger", l])
+        .code(0)
+        .stderr_has("recovered the interrupted run");
+    let got = actions(&w);
+    assert_eq!(
+        got[1],
+        ("codetools-test".into(), "restored".into()),
+        "{got:?}"
+    );
+    assert!(got[2..]
+        .iter()
+        .any(|(n, a)| n == "orchestrata-test" && a == "added"));
+}
+
+/// Issue 11 item 7: after the commit, a ledger that cannot be written is a warning: the
+/// report prints, the exit code is the registration's, and a re-run has nothing to do.
+#[test]
+fn an_unwritable_ledger_does_not_fail_a_finished_registration() {
+    let w = World::with_real_claude();
+    w.sample();
+    // A ledger that is a directory (or a FIFO) is refused before anything changes (the
+    // attack rows in attacks/inputs.rs); one under a regular file passes that look and fails
+    // only when it is appended to, after the registration committed.
+    let parent = w.root().join("a-file-not-a-directory");
+    fs::write(&parent, "").unwrap();
+    let ledger = parent.join("ledger.ndjson");
+    let r = install(&w, &["--ledger", ledger.to_str().unwrap()]);
+    r.code(0)
+        .stderr_has("warning: the registration is made but not recorded in the ledger")
+        .stdout_has("added");
+    install(&w, &["--ledger", ledger.to_str().unwrap()])
+        .code(0)
+        .stdout_has("unchanged");
+}
+
+/// Issue 11 item 10: lock and journal live in `<config dir>/.mcp-deploy/` (0700, files
+/// 0600), nothing loose beside the config or in HOME.
+#[test]
+fn state_files_live_in_a_private_state_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    old_state(&w);
+    crash_at(&w, "journal-written");
+    let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&w.state_dir()), 0o700);
+    assert_eq!(mode(&journal(&w)), 0o600);
+    install(&w, &[]).code(0);
+    for f in ["claude.lock", "mcp-registered.json.lock"] {
+        assert_eq!(mode(&w.state_dir().join(f)), 0o600, "{f}");
+    }
+    let loose = |dir: PathBuf| -> Vec<String> {
+        fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".mcp-deploy."))
+            .collect()
+    };
+    assert!(
+        loose(w.config_dir()).is_empty(),
+        "{:?}",
+        loose(w.config_dir())
+    );
+    assert!(loose(w.root().join("home")).is_empty());
+}
+
+/// Issue 11 item 10: a journal at the old place (beside the config) is still recovered.
+#[test]
+fn a_journal_at_the_old_location_is_recovered() {
+    let w = World::with_real_claude();
+    let old = old_state(&w);
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    let legacy = w.config_dir().join(".mcp-deploy.journal.json");
+    let doc = json!({"journal": 1, "pid": 1, "client": "claude", "config": w.claude_json(),
+        "changes": [{"name": "codetools-test", "previous": old,
+                     "target": {"command": "/x", "args": []}}]});
+    fs::write(&legacy, doc.to_string()).unwrap();
+    install(&w, &[])
+        .code(0)
+        .stderr_has("codetools-test: restored to its previous entry");
+    assert!(!legacy.exists());
+    assert_eq!(w.user_servers(), installed_state(&w));
+}
+
+/// Issue 11 item 10: two runs with different HOMEs and one CLAUDE_CONFIG_DIR share one lock.
+#[test]
+fn runs_with_different_homes_share_the_config_lock() {
+    use std::io::BufRead;
+    let w = World::with_real_claude();
+    w.sample();
+    let opt = w.opt();
+    let args = [
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-test",
+    ];
+    let mut first = w.spawn_env(&args, &[("MCP_DEPLOY_PAUSE_AT", "after-observe")]);
+    // Wait until it pauses after its client calls, holding its locks.
+    let mut stderr = std::io::BufReader::new(first.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("pausing at checkpoint") {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no pause: {seen}");
+        seen.push_str(&line);
+    }
+    let home2 = w.root().join("home2");
+    fs::create_dir_all(&home2).unwrap();
+    let mut second = args.to_vec();
+    second.extend(["--lock-timeout", "1"]);
+    let r = w.run_env(&second, &[("HOME", home2.to_str().unwrap())]);
+    r.code(2).stderr_has("waiting for");
+    std::process::Command::new("kill")
+        .args(["-TERM", &first.id().to_string()])
+        .status()
+        .unwrap();
+    let status = first.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{seen}");
+    assert_eq!(w.user_servers().len(), 2);
+}
+
+/// Issue 11 items 1 and 3: a run killed after writing the flat document but before its
+/// commit is recovered by the next run, whatever names that run is for, and the document's
+/// lines for the recovered names follow the client back.
+#[test]
+fn a_recovery_brings_the_document_back_in_agreement_with_the_client() {
+    let w = World::with_real_claude();
+    let old = old_state(&w);
+    crash_at(&w, "after-record");
+    assert!(
+        w.flat_servers().contains_key("orchestrata-test"),
+        "the crashed run wrote it"
+    );
+    // A run for other names recovers the crashed one.
+    let opt = w.opt();
+    w.run(&[
+        "install",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--name-suffix",
+        "-other",
+    ])
+    .code(0)
+    .stderr_has("recovered the interrupted run");
+    assert_eq!(w.user_servers()["codetools-test"], old);
+    assert!(!w.user_servers().contains_key("orchestrata-test"));
+    let flat = w.flat_servers();
+    assert_eq!(
+        flat["codetools-test"], old,
+        "the document follows the restored entry"
+    );
+    assert!(!flat.contains_key("orchestrata-test"), "{flat:?}");
 }
