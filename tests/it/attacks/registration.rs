@@ -27,6 +27,9 @@ enum Base {
     StdioEnv,
     /// An http server `webby`, url with a query, an Authorization header reference.
     Http,
+    /// The built-in codetools whose release's own `bin/codetools` is a link to
+    /// `../lib/main` (next to a `lib/helper`), with a `MANIFEST.sha256`.
+    LinkedRelease,
 }
 
 /// One installed world and what a mutation needs to know about it.
@@ -67,6 +70,17 @@ impl Ctx {
                 fs::create_dir_all(&prefix).unwrap();
                 fs::write(prefix.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
                 ("webby-test", prefix, OR_SHA, Some(cfg))
+            }
+            Base::LinkedRelease => {
+                let prefix = opt.join("codetools");
+                let release = prefix.join("releases").join(CT_SHA);
+                fs::create_dir_all(release.join("lib")).unwrap();
+                fs::rename(release.join("bin/codetools"), release.join("lib/main")).unwrap();
+                symlink("../lib/main", release.join("bin/codetools")).unwrap();
+                write_exec(&release.join("lib/helper"), "#!/bin/sh\nexit 0\n");
+                w.run(&["manifest", "create", release.to_str().unwrap()])
+                    .code(0);
+                ("codetools-test", prefix, CT_SHA, None)
             }
         };
         let mut args = vec!["--server"];
@@ -247,6 +261,14 @@ attacks! {
         fs::remove_file(&link).unwrap();
         symlink("../current/bin/helper", &link).unwrap();
     }, "mcp-registration", "not to the release's own";
+    // Found by the red team: a link *inside* the release re-pointed at another file of the
+    // release. The stable path still leads to the release's own bin/codetools, and the
+    // manifest listed no symlinks, so content passed too.
+    release_link_repointed_at_another_file_of_the_release: Base::LinkedRelease, |c: &Ctx| {
+        let link = c.release().join("bin/codetools");
+        fs::remove_file(&link).unwrap();
+        symlink("../lib/helper", &link).unwrap();
+    }, "content", "modified (bin/codetools)", "--content";
 
     // 2. The whole launch specification: env.
     node_options_injected_through_claude: Base::Stdio, |c: &Ctx| {
