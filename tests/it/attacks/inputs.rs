@@ -197,6 +197,32 @@ const HANG: &[Attack] = &[
         after: nothing,
     },
     Attack {
+        // Found by the red team: the .mcp.json of every project directory .claude.json names
+        // was read whole and unbounded: a FIFO hung verify-identity, /dev/zero ate memory.
+        name: "a known project's .mcp.json is a FIFO or /dev/zero (verify-identity)",
+        setup: |w| {
+            let (fifo, zero) = (w.root().join("p-fifo"), w.root().join("p-zero"));
+            fs::create_dir_all(&fifo).unwrap();
+            fs::create_dir_all(&zero).unwrap();
+            mkfifo(&fifo.join(".mcp.json"));
+            link(&zero.join(".mcp.json"), "/dev/zero");
+            let config = serde_json::json!({"mcpServers": {}, "projects": {
+                s(fifo): {"mcpServers": {}}, s(zero): {"mcpServers": {}}}});
+            fs::write(w.claude_json(), config.to_string()).unwrap();
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "p-fifo/.mcp.json (mcp-deploy cannot read it",
+            "a FIFO",
+            "p-zero/.mcp.json (mcp-deploy cannot read it",
+        ],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
         name: "--config is a FIFO (render-mcp)",
         setup: |w| {
             let p = w.root().join("servers.json");
