@@ -456,6 +456,42 @@ const GATE: &[Attack] = &[
         after: nothing_registered,
     },
     Attack {
+        // Found by the red team: verify-identity failed this, but the gate (and status) only
+        // checked that the declared command resolves inside the release.
+        name: "the stable path re-pointed at another file of the release (install)",
+        setup: |w| {
+            write_exec(&release(w).join("bin/helper"), "#!/bin/sh\n");
+            link(&ct(w).join("bin/codetools"), "../current/bin/helper");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "not to the release's own",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "the stable path re-pointed at another file of the release (status)",
+        setup: |w| {
+            let first = install(w, "codetools", &[]);
+            let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+            w.run(&refs).code(0);
+            write_exec(&release(w).join("bin/helper"), "#!/bin/sh\n");
+            link(&ct(w).join("bin/codetools"), "../current/bin/helper");
+            let mut v = args(&["status", "--prefix"]);
+            v.push(s(w.opt()));
+            v.extend(args(&["--name-suffix", "-test", "--server", "codetools"]));
+            v
+        },
+        code: 1,
+        evidence: &["FAIL target", "not to the release's own"],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
         name: "wrong --expect-commit (install)",
         setup: |w| {
             install(
