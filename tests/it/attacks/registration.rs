@@ -593,3 +593,51 @@ fn codex_and_gemini_project_scope_shadows() {
         );
     }
 }
+
+/// Found by the red team: `--handshake` expands `${CT_TOKEN}` in args (as claude does) and
+/// hands the server its value; a server that echoes its argv to stderr and fails made the
+/// handshake detail print the token, since only env values were redacted. Every value a
+/// reference expands to is redacted now.
+#[test]
+fn handshake_never_prints_what_a_reference_in_args_expands_to() {
+    let w = World::new();
+    let opt = w.sample();
+    let prefix = opt.join("codetools");
+    write_exec(
+        &prefix.join("releases").join(CT_SHA).join("bin/codetools"),
+        "#!/bin/sh\necho \"bad flag: $*\" >&2\nexit 3\n",
+    );
+    let args = ["mcp", "serve", "--token", "${CT_TOKEN}"];
+    let cfg = w.declare_codetools(json!({ "args": args }));
+    let doc = w.root().join("doc.json");
+    flat_doc(
+        &doc,
+        "codetools",
+        prefix.join("bin/codetools").to_str().unwrap(),
+        &args,
+    );
+    let r = w.run_env(
+        &[
+            "verify-identity",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--prefix",
+            prefix.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--handshake",
+            "--handshake-timeout",
+            "30",
+        ],
+        &[("CT_TOKEN", "hunter2-0123456789abcdef")],
+    );
+    r.code(1).stdout_has("FAIL handshake");
+    r.stdout_has("bad flag: mcp serve --token <redacted>");
+    assert!(
+        !r.stdout.contains("hunter2") && !r.stderr.contains("hunter2"),
+        "{}",
+        r.shown
+    );
+}
