@@ -199,16 +199,21 @@ pub fn live_shadows(
         _ => return Ok(Vec::new()),
     }
     let mut found = claude::shadows_in(&live.path, name)?;
-    // shadows_in has read and parsed this file already: it is valid JSON.
-    let projects: Vec<PathBuf> = std::fs::read_to_string(&live.path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|doc| {
-            doc.get("projects")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().map(PathBuf::from).collect())
-        })
-        .unwrap_or_default();
+    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
+    // all the same: it may have been replaced (by a FIFO) since.
+    let projects: Vec<PathBuf> = crate::fsio::read_input_string(
+        &live.path,
+        "client config",
+        crate::fsio::limits::CLIENT_CONFIG,
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    .and_then(|doc| {
+        doc.get("projects")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(PathBuf::from).collect())
+    })
+    .unwrap_or_default();
     // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
     // directory and every directory above it (those above the working directory were read
     // by shadows_in).
