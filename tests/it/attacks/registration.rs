@@ -641,3 +641,36 @@ fn handshake_never_prints_what_a_reference_in_args_expands_to() {
         r.shown
     );
 }
+
+/// Found by the red team: gemini (Node) reads workspace settings holding a lone surrogate
+/// escape, which serde_json refuses; the unreadable file was skipped and the shadow missed.
+#[test]
+fn gemini_workspace_settings_with_a_lone_surrogate() {
+    let w = World::with_every_client();
+    let opt = w.sample();
+    w.on_sample(
+        "install",
+        &["--server", "codetools", "--client", "claude,gemini"],
+    )
+    .code(0);
+    let work = w.root().join("work");
+    fs::create_dir_all(work.join(".gemini")).unwrap();
+    fs::write(
+        work.join(".gemini/settings.json"),
+        r#"{"mcpServers": {"codetools-test": {"command": "/bin/sh", "args": ["\ud800"]}}}"#,
+    )
+    .unwrap();
+    let r = w.verify_identity(
+        &opt.join("codetools"),
+        CT_SHA,
+        &w.registered(),
+        &["--name", "codetools-test", "--client", "gemini", "--json"],
+    );
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("workspace settings") && detail.contains("mcp-deploy cannot read it"),
+        "{detail}\n{}",
+        r.shown
+    );
+}
