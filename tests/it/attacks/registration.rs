@@ -459,6 +459,21 @@ attacks! {
     }, "mcp-registration", "resolves through /proc";
 
     // 9. No secret value in any output.
+    // Found by the red team: a token as a URL path segment (a Zapier-style
+    // /api/mcp/s/<secret>/mcp) or a bare query item was printed in clear, and neither it nor
+    // a password in the URL's userinfo counted as a literal secret.
+    token_in_the_url_path_is_not_printed: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp/s/ghp_hunter2TokenValue0123456789abcdef?tenant=a")));
+    }, "mcp-registration", "url http://127.0.0.1:9/mcp/s/<redacted>?tenant=<redacted> is not the declared";
+    token_in_the_url_path_fails_secrets: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp/s/ghp_hunter2TokenValue0123456789abcdef?tenant=a")));
+    }, "secrets", "url path";
+    bare_token_as_the_url_query_is_not_printed: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp?ghp_hunter2TokenValue0123456789abcdef")));
+    }, "secrets", "url query";
+    password_in_the_url_userinfo_fails_secrets: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://bob:hunter2pass@127.0.0.1:9/mcp?tenant=a")));
+    }, "secrets", "url credentials";
     literal_token_in_args_is_not_printed: Base::Stdio, |c: &Ctx| {
         c.edit_both(&|e| set(e, "args", json!(["mcp", "serve", "--api-key", "hunter2-sk-live"])));
     }, "mcp-registration", r#"args ["mcp","serve","--api-key","<redacted>"] differ"#;
