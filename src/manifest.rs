@@ -328,6 +328,14 @@ pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentRepo
         }
         Err(e) => return Err(IoError::new("refused", &manifest_path, e.source).into()),
     };
+    // `create` writes a regular file. A link may lead to any file the verifier can read
+    // (`-> ~/.npmrc`), and a malformed line is quoted in the error: what a link leads to is
+    // never parsed (it was read only for read_input's type and size refusals).
+    if fs::symlink_metadata(root.join(MANIFEST_NAME)).is_ok_and(|m| m.file_type().is_symlink()) {
+        let why = "it is a symlink; manifest create writes a regular file, and a link is not \
+                   followed (it may lead to a file that is not the release's)";
+        return Err(IoError::new("refused", &manifest_path, io::Error::other(why)).into());
+    }
     let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
     let scan = scan(&root)?;
     // A manifest made before rendered documents were left out may list one: it is not content

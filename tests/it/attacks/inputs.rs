@@ -405,6 +405,47 @@ const HANG: &[Attack] = &[
         after: nothing,
     },
     Attack {
+        // Found by the red team: the commit check quoted the first 80 bytes of a VERSION that
+        // is not a sha, and VERSION may be a link to any file the verifier can read.
+        name: "VERSION -> a credentials file is never quoted (verify-identity)",
+        setup: |w| {
+            let npmrc = w.root().join("home/.npmrc");
+            fs::create_dir_all(npmrc.parent().unwrap()).unwrap();
+            fs::write(
+                &npmrc,
+                format!("//registry.npmjs.org/:_authToken={TOKEN}\n"),
+            )
+            .unwrap();
+            link(&release(w).join("VERSION"), npmrc.to_str().unwrap());
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", "bytes that are not a sha (not shown)"],
+        absent: &[TOKEN, "_authToken"],
+        after: nothing,
+    },
+    Attack {
+        // Found by the red team: a malformed manifest line is quoted in the error.
+        name: "MANIFEST.sha256 -> a credentials file is never quoted (verify-identity --content)",
+        setup: |w| {
+            let npmrc = w.root().join("home/.npmrc");
+            fs::create_dir_all(npmrc.parent().unwrap()).unwrap();
+            fs::write(
+                &npmrc,
+                format!("//registry.npmjs.org/:_authToken={TOKEN}\n"),
+            )
+            .unwrap();
+            link(&release(w).join("MANIFEST.sha256"), npmrc.to_str().unwrap());
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &["--content"])
+        },
+        code: 1,
+        evidence: &["FAIL content", "MANIFEST.sha256: it is a symlink"],
+        absent: &[TOKEN, "_authToken"],
+        after: nothing,
+    },
+    Attack {
         name: "<prefix>/VERSION is a FIFO (verify-identity)",
         setup: |w| {
             mkfifo(&ct(w).join("VERSION"));
