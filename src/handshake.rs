@@ -145,31 +145,43 @@ impl fmt::Debug for Failure {
 /// Start the server `entry` registers, handshake, list its tools, end it. Never takes much
 /// longer than `timeout` plus [`GRACE`].
 pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
-    let lookup = |name: &str| std::env::var(name).ok();
+    // Every variable a reference reads is remembered: `--token ${API_TOKEN}` in args hands
+    // the server the token, and a server that echoes its argv must not make us print it.
+    let expanded = std::cell::RefCell::new(Vec::new());
+    let lookup = |name: &str| {
+        let value = std::env::var(name).ok();
+        if let Some(v) = &value {
+            expanded.borrow_mut().push(v.clone());
+        }
+        value
+    };
     let env: BTreeMap<String, String> = entry_env(entry)
         .into_iter()
         .map(|(k, v)| (k, expand(&v, &lookup)))
         .collect();
+    let (command, args) = match &entry.transport {
+        Transport::Stdio { command, args } => (
+            expand(command, &lookup),
+            args.iter().map(|a| expand(a, &lookup)).collect::<Vec<_>>(),
+        ),
+        Transport::Remote { .. } => (String::new(), Vec::new()),
+    };
     // What the entry holds, and what it expands to, may both be secrets.
     let mut secrets: Vec<String> = env.values().cloned().collect();
+    secrets.extend(expanded.into_inner());
     secrets.extend(crate::secrets::secret_values(&entry.raw));
     let fail = |error, stderr_tail| Failure {
         error,
         stderr_tail,
         secrets: secrets.clone(),
     };
-    let (command, args) = match &entry.transport {
-        Transport::Stdio { command, args } => (command, args),
-        Transport::Remote { kind, url } => {
-            let error = HandshakeError::Unsupported {
-                kind: kind.clone(),
-                url: url.clone(),
-            };
-            return Err(fail(error, String::new()));
-        }
-    };
-    let command = expand(command, &lookup);
-    let args: Vec<String> = args.iter().map(|a| expand(a, &lookup)).collect();
+    if let Transport::Remote { kind, url } = &entry.transport {
+        let error = HandshakeError::Unsupported {
+            kind: kind.clone(),
+            url: url.clone(),
+        };
+        return Err(fail(error, String::new()));
+    }
     let mut server = Server::start(&command, &args, &env).map_err(|e| fail(e, String::new()))?;
     let deadline = Instant::now() + timeout;
     let result = server.talk(deadline, timeout);

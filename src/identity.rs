@@ -157,8 +157,13 @@ pub fn deployment_checks(target: &Target) -> Vec<Check> {
         checks.push(Check::from_result("content", content));
     }
     if let Transport::Stdio { command, .. } = &target.declared.transport {
-        let r = layout::containment_root(&target.prefix, target.server.layout)
-            .and_then(|root| check_command_inside(Path::new(command), &root))
+        let (layout, prefix) = (target.server.layout, &target.prefix);
+        let r = layout::containment_root(prefix, layout)
+            .and_then(|root| {
+                let ok = check_command_inside(Path::new(command), &root)?;
+                check_stable_path(layout, prefix, Path::new(command), &root)?;
+                Ok(ok)
+            })
             .map(|ok| format!("the declared command {ok}"))
             .map_err(|e| format!("the declared command cannot run: {e}"));
         checks.push(Check::from_result("mcp-registration", r));
@@ -347,7 +352,8 @@ fn finish_registration(
                         Ok(e) => evidence.push(e),
                         Err(e) => problems.push(e),
                     }
-                    if let Err(e) = check_stable_path(target, Path::new(command), &root) {
+                    let (layout, prefix) = (target.server.layout, &target.prefix);
+                    if let Err(e) = check_stable_path(layout, prefix, Path::new(command), &root) {
                         problems.push(e);
                     }
                 }
@@ -375,11 +381,18 @@ fn finish_registration(
 /// (`bin/codetools -> ../current/bin/codetools`), not to another file of the release: a
 /// re-pointed `bin/codetools -> ../current/bin/helper` stays inside the release, but it is
 /// not the declared program.
-fn check_stable_path(target: &Target, command: &Path, root: &Path) -> Result<(), String> {
-    if target.server.layout != Layout::Release {
+/// Also `status`'s `target` check and install's gate, so that none of them passes what the
+/// others fail.
+pub fn check_stable_path(
+    layout: Layout,
+    prefix: &Path,
+    command: &Path,
+    root: &Path,
+) -> Result<(), String> {
+    if layout != Layout::Release {
         return Ok(());
     }
-    let Ok(rel) = command.strip_prefix(&target.prefix) else {
+    let Ok(rel) = command.strip_prefix(prefix) else {
         return Ok(());
     };
     let (Ok(real), Ok(own)) = (resolve_command(command), fs::canonicalize(root.join(rel))) else {

@@ -56,8 +56,21 @@ impl std::fmt::Display for Sha {
 pub fn read_version(path: &Path) -> Result<Sha, String> {
     let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
         .map_err(|e| e.to_string())?;
-    let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
-    let bad = |why: &str| format!("{} holds {shown:?}: {why}", path.display());
+    // What it holds is shown only when it is made of what a sha and its line end are made
+    // of: VERSION may be a link to any file the verifier can read (`-> ~/.npmrc`), and what
+    // is not a sha may be a secret.
+    let shown = if bytes
+        .iter()
+        .all(|b| b.is_ascii_hexdigit() || b" \t\r\n".contains(b))
+    {
+        format!(
+            "{:?}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(80)])
+        )
+    } else {
+        format!("{} bytes that are not a sha (not shown)", bytes.len())
+    };
+    let bad = |why: &str| format!("{} holds {shown}: {why}", path.display());
     let text = std::str::from_utf8(&bytes).map_err(|_| bad("it is not UTF-8"))?;
     let line = text.strip_suffix('\n').unwrap_or(text);
     if line.ends_with('\r') {

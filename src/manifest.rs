@@ -4,9 +4,13 @@
 //!
 //! Creating a manifest:
 //! 1. Walk the release without following symlinks. Regular files are listed (the manifest
-//!    itself excepted); symlinks are not hashed but must resolve inside the release,
-//!    compared by path components after canonicalizing both sides; any other file type
-//!    (fifo, socket, device) is refused, since reading one could block or lie.
+//!    itself excepted); symlinks must resolve inside the release, compared by path
+//!    components after canonicalizing both sides, and one that leads to a regular file is
+//!    listed too, with the digest of what it leads to (what `sha256sum -c` computes, since it
+//!    follows links): a link re-pointed at another file of the release (`bin/codetools ->
+//!    ../lib/helper`) is then modified, and an added one is added. Links to directories
+//!    cannot be said in this format and are not listed. Any other file type (fifo, socket,
+//!    device) is refused, since reading one could block or lie.
 //! 2. Hash the files on `jobs` threads pulling from one shared index, so a few large files
 //!    and many small ones spread evenly.
 //! 3. Sort by the bytes of the relative path and write the manifest atomically.
@@ -21,7 +25,7 @@
 //! Verifying reports every difference at once — modified, missing and added files,
 //! escaping symlinks, unsupported file types — instead of stopping at the first.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io::{self, Write};
 use std::num::NonZeroUsize;
@@ -235,8 +239,11 @@ impl ContentReport {
 /// What a walk of the release found.
 #[derive(Debug, Default)]
 struct Scan {
-    /// Regular files, relative, the top-level manifest excepted.
+    /// Regular files, relative, the top-level manifest excepted, and symlinks that lead to a
+    /// regular file inside the release (listed by the digest of what they lead to).
     files: Vec<PathBuf>,
+    /// Of `files`, the symlinks, each with the canonical path of the file it leads to.
+    link_targets: HashMap<PathBuf, PathBuf>,
     escaping_symlinks: Vec<EscapingSymlink>,
     special_files: Vec<PathBuf>,
     /// Symlinks that resolve inside the release: fine, but not regular files.
@@ -289,7 +296,7 @@ pub fn create_manifest(dir: &Path, jobs: NonZeroUsize) -> Result<usize, Manifest
             paths: scan.special_files,
         });
     }
-    let digests = hash_files(&root, &scan.files, jobs)?;
+    let digests = hash_files(&root, &scan.files, &scan.link_targets, jobs)?;
     let mut out = Vec::with_capacity(scan.files.len() * 100);
     for (path, hex) in scan.files.iter().zip(&digests) {
         out.extend_from_slice(&sumfile::format_line(hex, path));
@@ -321,6 +328,14 @@ pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentRepo
         }
         Err(e) => return Err(IoError::new("refused", &manifest_path, e.source).into()),
     };
+    // `create` writes a regular file. A link may lead to any file the verifier can read
+    // (`-> ~/.npmrc`), and a malformed line is quoted in the error: what a link leads to is
+    // never parsed (it was read only for read_input's type and size refusals).
+    if fs::symlink_metadata(root.join(MANIFEST_NAME)).is_ok_and(|m| m.file_type().is_symlink()) {
+        let why = "it is a symlink; manifest create writes a regular file, and a link is not \
+                   followed (it may lead to a file that is not the release's)";
+        return Err(IoError::new("refused", &manifest_path, io::Error::other(why)).into());
+    }
     let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
     let scan = scan(&root)?;
     // A manifest made before rendered documents were left out may list one: it is not content
@@ -346,7 +361,7 @@ pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentRepo
         }
     }
     let paths: Vec<PathBuf> = to_hash.iter().map(|e| e.path.clone()).collect();
-    let digests = hash_files(&root, &paths, jobs)?;
+    let digests = hash_files(&root, &paths, &scan.link_targets, jobs)?;
     for (entry, hex) in to_hash.iter().zip(&digests) {
         if *hex != entry.digest {
             modified.push(entry.path.clone());
@@ -409,6 +424,15 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
             // Path::starts_with compares whole components: /opt/rel2 is not inside /opt/rel.
             match fs::canonicalize(&path) {
                 Ok(resolved) if resolved.starts_with(root) => {
+                    // A link to a file is listed by what it leads to, so that re-pointing it
+                    // at another file of the release is seen (the manifest itself excepted:
+                    // it changes as it is written).
+                    let to_file = fs::metadata(&resolved).is_ok_and(|m| m.is_file())
+                        && resolved != root.join(MANIFEST_NAME);
+                    if to_file {
+                        scan.files.push(rel.clone());
+                        scan.link_targets.insert(rel.clone(), resolved);
+                    }
                     scan.inner_symlinks.insert(rel);
                 }
                 Ok(_) => scan.escaping_symlinks.push(EscapingSymlink {
@@ -442,7 +466,13 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
 /// Workers take the next index from one atomic counter, so the work spreads by what is left
 /// rather than by a split made up front: one huge file does not leave the other core idle
 /// through a thousand small ones. Each worker owns one read buffer for its whole life.
-fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<String>, IoError> {
+/// A symlink of `links` is hashed as the (canonical, inside the release) file it leads to.
+fn hash_files(
+    root: &Path,
+    files: &[PathBuf],
+    links: &HashMap<PathBuf, PathBuf>,
+    jobs: NonZeroUsize,
+) -> Result<Vec<String>, IoError> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<io::Result<String>>>> =
         Mutex::new((0..files.len()).map(|_| None).collect());
@@ -455,7 +485,8 @@ fn hash_files(root: &Path, files: &[PathBuf], jobs: NonZeroUsize) -> Result<Vec<
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(rel) = files.get(i) else { break };
-                    let r = fsio::open_regular(&root.join(rel)).and_then(|mut f| {
+                    let path = links.get(rel).cloned().unwrap_or_else(|| root.join(rel));
+                    let r = fsio::open_regular(&path).and_then(|mut f| {
                         digest::digest_reader(Algorithm::Sha256, &mut f, &mut buf)
                             .map(|d| digest::to_hex(&d))
                     });

@@ -64,7 +64,17 @@ pub fn literal_secrets(entry: &Entry) -> Vec<String> {
                 {
                     found.push(format!("url query parameter {k}"));
                 }
+            } else if looks_like_secret(pair) {
+                found.push("url query".to_string());
             }
+        }
+        // https://user:PASSWORD@host, and a token as a path segment (/api/mcp/s/<token>/mcp).
+        let (userinfo, path) = url_userinfo_and_path(url);
+        if userinfo.is_some_and(|u| !is_reference(u) && (u.contains(':') || looks_like_secret(u))) {
+            found.push("url credentials".to_string());
+        }
+        if path.split('/').any(looks_like_secret) {
+            found.push("url path".to_string());
         }
     }
     found
@@ -240,6 +250,17 @@ pub fn secret_default(value: &str, secret_place: bool) -> bool {
 
 /// A URL as it may be shown: credentials before the host, query values and the fragment
 /// [`REDACTED`] unless they are `${VAR}` references (a token is often passed in the query).
+/// The userinfo (before `@` in the authority) and the path of `url`, as written.
+fn url_userinfo_and_path(url: &str) -> (Option<&str>, &str) {
+    let rest = url.split(['?', '#']).next().unwrap_or(url);
+    let Some((_, after)) = rest.split_once("://") else {
+        return (None, rest);
+    };
+    let end = after.find('/').unwrap_or(after.len());
+    let (authority, path) = after.split_at(end);
+    (authority.rsplit_once('@').map(|(u, _)| u), path)
+}
+
 pub fn shown_url(url: &str) -> String {
     let (rest, fragment) = match url.split_once('#') {
         Some((r, f)) => (r, Some(f)),
@@ -253,9 +274,21 @@ pub fn shown_url(url: &str) -> String {
         Some((scheme, after)) => {
             let end = after.find('/').unwrap_or(after.len());
             let (authority, path) = after.split_at(end);
+            // A path segment that looks like a credential is hidden like a query value.
+            let path: Vec<String> = path
+                .split('/')
+                .map(|seg| {
+                    if looks_like_secret(seg) && !is_reference(seg) {
+                        REDACTED.to_string()
+                    } else {
+                        seg.to_string()
+                    }
+                })
+                .collect();
+            let path = path.join("/");
             match authority.rsplit_once('@') {
                 Some((_, host)) => format!("{scheme}://{REDACTED}@{host}{path}"),
-                None => rest.to_string(),
+                None => format!("{scheme}://{authority}{path}"),
             }
         }
         None => rest.to_string(),
@@ -272,6 +305,7 @@ pub fn shown_url(url: &str) -> String {
             .split('&')
             .map(|pair| match pair.split_once('=') {
                 Some((k, v)) => format!("{k}={}", hide(v)),
+                None if looks_like_secret(pair) => REDACTED.to_string(),
                 None => pair.to_string(),
             })
             .collect();

@@ -212,21 +212,27 @@ fn target(
             let root = layout::containment_root(prefix, layout)?;
             let same_command = matches!(&declared.transport,
                 Transport::Stdio { command: declared, .. } if declared == command);
-            identity::check_command_inside(std::path::Path::new(command), &root).map_err(|e| {
-                if same_command {
-                    // The registered path is the declared one: re-registering it changes
-                    // nothing; the deployment's own link is what points elsewhere.
-                    format!(
+            let path = std::path::Path::new(command);
+            identity::check_command_inside(path, &root)
+                .and_then(|ok| {
+                    identity::check_stable_path(layout, prefix, path, &root)?;
+                    Ok(ok)
+                })
+                .map_err(|e| {
+                    if same_command {
+                        // The registered path is the declared one: re-registering it changes
+                        // nothing; the deployment's own link is what points elsewhere.
+                        format!(
                         "{e}: the deployment's {command} does not lead into the current release; \
                          fix that link (e.g. ln -sfn ../current/bin/<exe>), install cannot"
                     )
-                } else {
-                    format!(
-                        "{e}: it points into a release that is gone or was replaced; install \
+                    } else {
+                        format!(
+                            "{e}: it points into a release that is gone or was replaced; install \
                          would re-register it"
-                    )
-                }
-            })
+                        )
+                    }
+                })
         }
         Transport::Remote { url, .. } => Ok(format!("remote {}", crate::secrets::shown_url(url))),
     }

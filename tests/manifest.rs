@@ -250,14 +250,52 @@ fn json_report_fields() {
 }
 
 #[test]
-fn symlink_within_the_release_is_fine_and_not_hashed() {
+fn symlink_within_the_release_is_fine_and_a_link_to_a_file_is_listed_by_its_target() {
     let r = Release::sample();
     symlink("codetools", r.path("bin/alias")).unwrap();
     symlink("../lib", r.path("bin/libdir")).unwrap();
     symlink(".", r.path("self")).unwrap();
     r.create().expect(0);
-    assert!(!r.manifest().contains("alias"), "{}", r.manifest());
+    // Listed with the digest of what it leads to, as `sha256sum -c` (which follows) computes.
+    let codetools = r
+        .manifest()
+        .lines()
+        .find(|l| l.ends_with("  bin/codetools"))
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        r.manifest().contains(&format!("{codetools}  bin/alias\n")),
+        "{}",
+        r.manifest()
+    );
+    // A link to a directory cannot be said in the format.
+    assert!(!r.manifest().contains("libdir"), "{}", r.manifest());
     r.verify().expect(0);
+}
+
+#[test]
+fn symlink_re_pointed_at_another_file_of_the_release_is_modified() {
+    // Attack: `bin/codetools -> ../lib/main` re-pointed at `../lib/helper`, both inside the
+    // release: no regular file changed, yet another program runs.
+    let r = Release::new();
+    r.write("lib/main", "#!/bin/sh\necho main\n");
+    r.write("lib/helper", "#!/bin/sh\necho evil\n");
+    fs::create_dir_all(r.path("bin")).unwrap();
+    symlink("../lib/main", r.path("bin/codetools")).unwrap();
+    r.create().expect(0);
+    r.verify().expect(0);
+    fs::remove_file(r.path("bin/codetools")).unwrap();
+    symlink("../lib/helper", r.path("bin/codetools")).unwrap();
+    r.verify().expect(1).stdout_has("modified: bin/codetools");
+    // An added link to a file is added.
+    symlink("helper", r.path("lib/extra")).unwrap();
+    assert_eq!(
+        strings(&r.verify_json().expect(1).json()["added"]),
+        ["lib/extra"]
+    );
 }
 
 #[test]

@@ -236,8 +236,9 @@ impl Client for Claude {
 
 /// Where a same-name entry of another scope shadows the user-scope entry `name` of the
 /// config file `config`, read-only (no claude binary needed): local scope,
-/// `projects.<dir>.mcpServers.<name>`, for any project; project scope, `.mcp.json` in the
-/// directory mcp-deploy runs from.
+/// `projects.<dir>.mcpServers.<name>`, for any project; project scope, the `.mcp.json` of the
+/// directory mcp-deploy runs from and of each directory above it (claude looks for
+/// `.mcp.json` from where it runs up to `/`).
 pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
     let doc = read_config(config)?;
@@ -247,17 +248,39 @@ pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError>
         }
     }
     if let Ok(cwd) = std::env::current_dir() {
-        let mcp_json = cwd.join(".mcp.json");
-        let shadowed =
-            fsio::read_input_string(&mcp_json, "project .mcp.json", fsio::limits::DOCUMENT)
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .is_some_and(|v| v.pointer(&format!("/mcpServers/{name}")).is_some());
-        if shadowed {
-            found.push(format!("project scope in {}", mcp_json.display()));
-        }
+        found.extend(cwd.ancestors().filter_map(|dir| project_shadow(dir, name)));
     }
     Ok(found)
+}
+
+/// Whether `dir/.mcp.json` defines `name` in claude's project scope: where, when it does, or
+/// when it exists and mcp-deploy cannot read or parse it — claude may still read it (it
+/// strips a byte-order mark, Node accepts a lone surrogate escape, a FIFO blocks), so that
+/// what cannot be read fails rather than being vouched for. Read bounded, never blocking.
+pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
+    let path = dir.join(".mcp.json");
+    std::fs::symlink_metadata(&path).ok()?;
+    let unreadable = |why: String| {
+        Some(format!(
+            "project scope in {} (mcp-deploy cannot read it: {why}; claude may, so it \
+             counts)",
+            path.display()
+        ))
+    };
+    let text = match fsio::read_input_string(&path, "project .mcp.json", fsio::limits::DOCUMENT) {
+        Ok(t) => t,
+        // A dangling link: claude finds nothing there either.
+        Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return unreadable(e.source.to_string()),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => v
+            .get("mcpServers")
+            .and_then(|m| m.get(name))
+            .map(|_| format!("project scope in {}", path.display())),
+        Err(e) => unreadable(format!("not JSON: {e}")),
+    }
 }
 
 /// Args as `claude mcp get` prints them: joined by spaces, and each `${VAR:-default}` shown

@@ -185,8 +185,16 @@ pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError>
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
     candidates.push(("system settings", system));
     for (what, file) in candidates {
-        if read_user_entries(&file).is_ok_and(|m| m.contains_key(name)) {
-            found.push(format!("{what} {}", file.display()));
+        match read_user_entries(&file) {
+            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
+            Ok(_) => {}
+            // Gemini may read what we cannot (Node accepts a lone surrogate escape that
+            // serde_json refuses): a file that is there and cannot be read counts.
+            Err(e) if std::fs::metadata(&file).is_ok() => found.push(format!(
+                "{what} {} (mcp-deploy cannot read it: {e}; gemini may, so it counts)",
+                file.display()
+            )),
+            Err(_) => {}
         }
     }
     Ok(found)

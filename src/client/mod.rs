@@ -191,8 +191,9 @@ pub fn read_live(name: &str) -> Result<Option<crate::identity::Live>, ClientErro
 
 /// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
 /// where the client's rules can be read without its binary. Claude: the local scope of every
-/// project and `.mcp.json` in the working directory ([`claude::shadows_in`]), and the
-/// `.mcp.json` of every project directory claude knows (`projects` in its config): whether
+/// project and `.mcp.json` in the working directory and above it ([`claude::shadows_in`]),
+/// and the `.mcp.json` of every project directory claude knows (`projects` in its config)
+/// and of every directory above one (claude looks from where it runs up to `/`): whether
 /// the user approved that project server cannot be told from outside, so it counts. Codex: a
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
 /// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
@@ -208,28 +209,34 @@ pub fn live_shadows(
         _ => return Ok(Vec::new()),
     }
     let mut found = claude::shadows_in(&live.path, name)?;
-    // shadows_in has read and parsed this file already: it is valid JSON.
-    let projects: Vec<PathBuf> = std::fs::read_to_string(&live.path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|doc| {
-            doc.get("projects")
-                .and_then(Value::as_object)
-                .map(|p| p.keys().map(PathBuf::from).collect())
-        })
-        .unwrap_or_default();
+    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
+    // all the same: it may have been replaced (by a FIFO) since.
+    let projects: Vec<PathBuf> = crate::fsio::read_input_string(
+        &live.path,
+        "client config",
+        crate::fsio::limits::CLIENT_CONFIG,
+    )
+    .ok()
+    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+    .and_then(|doc| {
+        doc.get("projects")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().map(PathBuf::from).collect())
+    })
+    .unwrap_or_default();
+    // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
+    // directory and every directory above it (those above the working directory were read
+    // by shadows_in).
     let cwd = std::env::current_dir().ok();
-    for dir in projects {
-        if cwd.as_deref() == Some(dir.as_path()) || !dir.is_absolute() {
-            continue;
-        }
-        let mcp_json = dir.join(".mcp.json");
-        let shadowed = std::fs::read_to_string(&mcp_json)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .is_some_and(|v| v.get("mcpServers").and_then(|m| m.get(name)).is_some());
-        if shadowed {
-            found.push(format!("project scope in {}", mcp_json.display()));
+    let mut seen: std::collections::HashSet<PathBuf> = cwd
+        .iter()
+        .flat_map(|c| c.ancestors().map(Path::to_path_buf))
+        .collect();
+    for project in projects.iter().filter(|p| p.is_absolute()) {
+        for dir in project.ancestors() {
+            if seen.insert(dir.to_path_buf()) {
+                found.extend(claude::project_shadow(dir, name));
+            }
         }
     }
     Ok(found)

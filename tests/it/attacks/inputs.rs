@@ -197,6 +197,32 @@ const HANG: &[Attack] = &[
         after: nothing,
     },
     Attack {
+        // Found by the red team: the .mcp.json of every project directory .claude.json names
+        // was read whole and unbounded: a FIFO hung verify-identity, /dev/zero ate memory.
+        name: "a known project's .mcp.json is a FIFO or /dev/zero (verify-identity)",
+        setup: |w| {
+            let (fifo, zero) = (w.root().join("p-fifo"), w.root().join("p-zero"));
+            fs::create_dir_all(&fifo).unwrap();
+            fs::create_dir_all(&zero).unwrap();
+            mkfifo(&fifo.join(".mcp.json"));
+            link(&zero.join(".mcp.json"), "/dev/zero");
+            let config = serde_json::json!({"mcpServers": {}, "projects": {
+                s(fifo): {"mcpServers": {}}, s(zero): {"mcpServers": {}}}});
+            fs::write(w.claude_json(), config.to_string()).unwrap();
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "p-fifo/.mcp.json (mcp-deploy cannot read it",
+            "a FIFO",
+            "p-zero/.mcp.json (mcp-deploy cannot read it",
+        ],
+        absent: &[],
+        after: nothing,
+    },
+    Attack {
         name: "--config is a FIFO (render-mcp)",
         setup: |w| {
             let p = w.root().join("servers.json");
@@ -379,6 +405,47 @@ const HANG: &[Attack] = &[
         after: nothing,
     },
     Attack {
+        // Found by the red team: the commit check quoted the first 80 bytes of a VERSION that
+        // is not a sha, and VERSION may be a link to any file the verifier can read.
+        name: "VERSION -> a credentials file is never quoted (verify-identity)",
+        setup: |w| {
+            let npmrc = w.root().join("home/.npmrc");
+            fs::create_dir_all(npmrc.parent().unwrap()).unwrap();
+            fs::write(
+                &npmrc,
+                format!("//registry.npmjs.org/:_authToken={TOKEN}\n"),
+            )
+            .unwrap();
+            link(&release(w).join("VERSION"), npmrc.to_str().unwrap());
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &[])
+        },
+        code: 1,
+        evidence: &["FAIL commit", "bytes that are not a sha (not shown)"],
+        absent: &[TOKEN, "_authToken"],
+        after: nothing,
+    },
+    Attack {
+        // Found by the red team: a malformed manifest line is quoted in the error.
+        name: "MANIFEST.sha256 -> a credentials file is never quoted (verify-identity --content)",
+        setup: |w| {
+            let npmrc = w.root().join("home/.npmrc");
+            fs::create_dir_all(npmrc.parent().unwrap()).unwrap();
+            fs::write(
+                &npmrc,
+                format!("//registry.npmjs.org/:_authToken={TOKEN}\n"),
+            )
+            .unwrap();
+            link(&release(w).join("MANIFEST.sha256"), npmrc.to_str().unwrap());
+            let doc = good_doc(w);
+            verify_ct(w, &doc, &["--content"])
+        },
+        code: 1,
+        evidence: &["FAIL content", "MANIFEST.sha256: it is a symlink"],
+        absent: &[TOKEN, "_authToken"],
+        after: nothing,
+    },
+    Attack {
         name: "<prefix>/VERSION is a FIFO (verify-identity)",
         setup: |w| {
             mkfifo(&ct(w).join("VERSION"));
@@ -428,6 +495,42 @@ const GATE: &[Attack] = &[
         evidence: &["FAIL release", "dangling", "no registration was changed"],
         absent: &[],
         after: nothing_registered,
+    },
+    Attack {
+        // Found by the red team: verify-identity failed this, but the gate (and status) only
+        // checked that the declared command resolves inside the release.
+        name: "the stable path re-pointed at another file of the release (install)",
+        setup: |w| {
+            write_exec(&release(w).join("bin/helper"), "#!/bin/sh\n");
+            link(&ct(w).join("bin/codetools"), "../current/bin/helper");
+            install(w, "codetools", &[])
+        },
+        code: 1,
+        evidence: &[
+            "FAIL mcp-registration",
+            "not to the release's own",
+            "no registration was changed",
+        ],
+        absent: &[],
+        after: nothing_registered,
+    },
+    Attack {
+        name: "the stable path re-pointed at another file of the release (status)",
+        setup: |w| {
+            let first = install(w, "codetools", &[]);
+            let refs: Vec<&str> = first.iter().map(String::as_str).collect();
+            w.run(&refs).code(0);
+            write_exec(&release(w).join("bin/helper"), "#!/bin/sh\n");
+            link(&ct(w).join("bin/codetools"), "../current/bin/helper");
+            let mut v = args(&["status", "--prefix"]);
+            v.push(s(w.opt()));
+            v.extend(args(&["--name-suffix", "-test", "--server", "codetools"]));
+            v
+        },
+        code: 1,
+        evidence: &["FAIL target", "not to the release's own"],
+        absent: &[],
+        after: nothing,
     },
     Attack {
         name: "wrong --expect-commit (install)",

@@ -27,6 +27,9 @@ enum Base {
     StdioEnv,
     /// An http server `webby`, url with a query, an Authorization header reference.
     Http,
+    /// The built-in codetools whose release's own `bin/codetools` is a link to
+    /// `../lib/main` (next to a `lib/helper`), with a `MANIFEST.sha256`.
+    LinkedRelease,
 }
 
 /// One installed world and what a mutation needs to know about it.
@@ -67,6 +70,17 @@ impl Ctx {
                 fs::create_dir_all(&prefix).unwrap();
                 fs::write(prefix.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
                 ("webby-test", prefix, OR_SHA, Some(cfg))
+            }
+            Base::LinkedRelease => {
+                let prefix = opt.join("codetools");
+                let release = prefix.join("releases").join(CT_SHA);
+                fs::create_dir_all(release.join("lib")).unwrap();
+                fs::rename(release.join("bin/codetools"), release.join("lib/main")).unwrap();
+                symlink("../lib/main", release.join("bin/codetools")).unwrap();
+                write_exec(&release.join("lib/helper"), "#!/bin/sh\nexit 0\n");
+                w.run(&["manifest", "create", release.to_str().unwrap()])
+                    .code(0);
+                ("codetools-test", prefix, CT_SHA, None)
             }
         };
         let mut args = vec!["--server"];
@@ -247,6 +261,14 @@ attacks! {
         fs::remove_file(&link).unwrap();
         symlink("../current/bin/helper", &link).unwrap();
     }, "mcp-registration", "not to the release's own";
+    // Found by the red team: a link *inside* the release re-pointed at another file of the
+    // release. The stable path still leads to the release's own bin/codetools, and the
+    // manifest listed no symlinks, so content passed too.
+    release_link_repointed_at_another_file_of_the_release: Base::LinkedRelease, |c: &Ctx| {
+        let link = c.release().join("bin/codetools");
+        fs::remove_file(&link).unwrap();
+        symlink("../lib/helper", &link).unwrap();
+    }, "content", "modified (bin/codetools)", "--content";
 
     // 2. The whole launch specification: env.
     node_options_injected_through_claude: Base::Stdio, |c: &Ctx| {
@@ -381,6 +403,34 @@ attacks! {
             projects[key.as_str()] = json!({"enabledMcpjsonServers": [], "mcpServers": {}});
         });
     }, "mcp-registration", "some-project/.mcp.json";
+    // Found by the red team: claude looks for `.mcp.json` from where it runs up to `/`, so
+    // one in a directory *above* the working directory or a known project shadows the user
+    // entry too (once approved); and claude reads a `.mcp.json` serde_json refuses.
+    project_mcp_json_above_the_working_directory: Base::Stdio, |c: &Ctx| {
+        let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
+        fs::write(c.w.root().join(".mcp.json"), doc.to_string()).unwrap();
+    }, "mcp-registration", "project scope in";
+    project_mcp_json_above_another_project: Base::Stdio, |c: &Ctx| {
+        let project = c.w.root().join("srv/deep/some-project");
+        fs::create_dir_all(&project).unwrap();
+        let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
+        fs::write(c.w.root().join("srv/.mcp.json"), doc.to_string()).unwrap();
+        let key = project.display().to_string();
+        edit_json(&c.w.claude_json(), &[], &|doc| {
+            let projects = doc.entry("projects").or_insert_with(|| json!({}));
+            projects[key.as_str()] = json!({"mcpServers": {}});
+        });
+    }, "mcp-registration", "srv/.mcp.json, which the client prefers there";
+    project_mcp_json_with_a_byte_order_mark: Base::Stdio, |c: &Ctx| {
+        // claude strips the BOM; serde_json refused the file, and the shadow was skipped.
+        let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
+        fs::write(c.w.root().join("work/.mcp.json"), format!("\u{feff}{doc}")).unwrap();
+    }, "mcp-registration", "work/.mcp.json, which the client prefers there";
+    project_mcp_json_with_a_lone_surrogate: Base::Stdio, |c: &Ctx| {
+        // Node's JSON.parse accepts "\ud800"; serde_json refuses the whole file.
+        let doc = format!(r#"{{"mcpServers": {{"{}": {{"command": "/bin/sh", "args": ["\ud800"]}}}}}}"#, c.name);
+        fs::write(c.w.root().join("work/.mcp.json"), doc).unwrap();
+    }, "mcp-registration", "(mcp-deploy cannot read it: not JSON";
     document_only_tampered: Base::Stdio, |c: &Ctx| {
         // A CI machine: no client config, only the document.
         fs::remove_file(c.w.claude_json()).unwrap();
@@ -409,6 +459,21 @@ attacks! {
     }, "mcp-registration", "resolves through /proc";
 
     // 9. No secret value in any output.
+    // Found by the red team: a token as a URL path segment (a Zapier-style
+    // /api/mcp/s/<secret>/mcp) or a bare query item was printed in clear, and neither it nor
+    // a password in the URL's userinfo counted as a literal secret.
+    token_in_the_url_path_is_not_printed: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp/s/ghp_hunter2TokenValue0123456789abcdef?tenant=a")));
+    }, "mcp-registration", "url http://127.0.0.1:9/mcp/s/<redacted>?tenant=<redacted> is not the declared";
+    token_in_the_url_path_fails_secrets: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp/s/ghp_hunter2TokenValue0123456789abcdef?tenant=a")));
+    }, "secrets", "url path";
+    bare_token_as_the_url_query_is_not_printed: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://127.0.0.1:9/mcp?ghp_hunter2TokenValue0123456789abcdef")));
+    }, "secrets", "url query";
+    password_in_the_url_userinfo_fails_secrets: Base::Http, |c: &Ctx| {
+        c.edit_both(&|e| set(e, "url", json!("http://bob:hunter2pass@127.0.0.1:9/mcp?tenant=a")));
+    }, "secrets", "url credentials";
     literal_token_in_args_is_not_printed: Base::Stdio, |c: &Ctx| {
         c.edit_both(&|e| set(e, "args", json!(["mcp", "serve", "--api-key", "hunter2-sk-live"])));
     }, "mcp-registration", r#"args ["mcp","serve","--api-key","<redacted>"] differ"#;
@@ -542,4 +607,85 @@ fn codex_and_gemini_project_scope_shadows() {
             r.shown
         );
     }
+}
+
+/// Found by the red team: `--handshake` expands `${CT_TOKEN}` in args (as claude does) and
+/// hands the server its value; a server that echoes its argv to stderr and fails made the
+/// handshake detail print the token, since only env values were redacted. Every value a
+/// reference expands to is redacted now.
+#[test]
+fn handshake_never_prints_what_a_reference_in_args_expands_to() {
+    let w = World::new();
+    let opt = w.sample();
+    let prefix = opt.join("codetools");
+    write_exec(
+        &prefix.join("releases").join(CT_SHA).join("bin/codetools"),
+        "#!/bin/sh\necho \"bad flag: $*\" >&2\nexit 3\n",
+    );
+    let args = ["mcp", "serve", "--token", "${CT_TOKEN}"];
+    let cfg = w.declare_codetools(json!({ "args": args }));
+    let doc = w.root().join("doc.json");
+    flat_doc(
+        &doc,
+        "codetools",
+        prefix.join("bin/codetools").to_str().unwrap(),
+        &args,
+    );
+    let r = w.run_env(
+        &[
+            "verify-identity",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--prefix",
+            prefix.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--handshake",
+            "--handshake-timeout",
+            "30",
+        ],
+        &[("CT_TOKEN", "hunter2-0123456789abcdef")],
+    );
+    r.code(1).stdout_has("FAIL handshake");
+    r.stdout_has("bad flag: mcp serve --token <redacted>");
+    assert!(
+        !r.stdout.contains("hunter2") && !r.stderr.contains("hunter2"),
+        "{}",
+        r.shown
+    );
+}
+
+/// Found by the red team: gemini (Node) reads workspace settings holding a lone surrogate
+/// escape, which serde_json refuses; the unreadable file was skipped and the shadow missed.
+#[test]
+fn gemini_workspace_settings_with_a_lone_surrogate() {
+    let w = World::with_every_client();
+    let opt = w.sample();
+    w.on_sample(
+        "install",
+        &["--server", "codetools", "--client", "claude,gemini"],
+    )
+    .code(0);
+    let work = w.root().join("work");
+    fs::create_dir_all(work.join(".gemini")).unwrap();
+    fs::write(
+        work.join(".gemini/settings.json"),
+        r#"{"mcpServers": {"codetools-test": {"command": "/bin/sh", "args": ["\ud800"]}}}"#,
+    )
+    .unwrap();
+    let r = w.verify_identity(
+        &opt.join("codetools"),
+        CT_SHA,
+        &w.registered(),
+        &["--name", "codetools-test", "--client", "gemini", "--json"],
+    );
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("workspace settings") && detail.contains("mcp-deploy cannot read it"),
+        "{detail}\n{}",
+        r.shown
+    );
 }
