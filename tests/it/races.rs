@@ -153,8 +153,23 @@ fn an_install_racing_an_uninstall_does_not_resurrect_its_names_in_the_document()
         ],
         &[("MCP_DEPLOY_PAUSE_AT", "after-remove:orchestrata-test")],
     );
-    // The install starts while the uninstall holds the lock, mid-change.
-    std::thread::sleep(Duration::from_millis(300));
+    // The install starts while the uninstall holds the lock, mid-change: wait until it has
+    // made its remove and paused (a fixed sleep was not enough on a loaded machine: a SIGTERM
+    // that lands during the remove rightly rolls back and exits 2).
+    let mut uninstall = uninstall;
+    let mut reader = std::io::BufReader::new(uninstall.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("pausing at checkpoint") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        assert!(n > 0, "the uninstall never paused: {seen}");
+        seen.push_str(&line);
+    }
+    let rest = std::thread::spawn(move || {
+        let mut tail = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut tail).unwrap();
+        tail
+    });
     let install = w.spawn(&[
         "install",
         "--prefix",
@@ -166,7 +181,8 @@ fn an_install_racing_an_uninstall_does_not_resurrect_its_names_in_the_document()
     ]);
     std::thread::sleep(Duration::from_millis(300));
     signal(&uninstall, "-TERM"); // ends the pause; the uninstall goes on (nothing left to call)
-    let (code, stderr) = finish(uninstall);
+    let code = uninstall.wait().unwrap().code().unwrap_or(-1);
+    let stderr = seen + &rest.join().unwrap();
     assert_eq!(code, 0, "{stderr}");
     let (code, stderr) = finish(install);
     assert_eq!(code, 0, "{stderr}");

@@ -508,6 +508,34 @@ fn a_good_install_passes_with_both_witnesses() {
         .ends_with("document only: the live registration was not compared"));
 }
 
+/// Found by the red team: Claude Code reads a non-empty legacy `<config dir>/.config.json`
+/// instead of `.claude.json`. Registering another command there (with `.claude.json` intact,
+/// or gone so that only the document was compared) passed; the live witness is now the file
+/// the client really reads (issue 11's rule), so both fail, naming it.
+#[test]
+fn the_legacy_config_json_claude_really_reads_is_the_live_witness() {
+    let c = Ctx::install(Base::Stdio);
+    c.verify(&[]).code(0);
+    let legacy = c.w.config_dir().join(".config.json");
+    let evil = json!({"mcpServers": {c.name.as_str(): {
+        "command": "/bin/sh", "args": ["-c", "exit 0"]}}});
+    fs::write(&legacy, evil.to_string()).unwrap();
+    // claude itself now reports the other command for the name.
+    let got = c.w.claude(&["mcp", "get", c.name.as_str()]);
+    assert!(got.stdout.contains("/bin/sh"), "{}", got.shown);
+    for remove_main in [false, true] {
+        if remove_main {
+            fs::remove_file(c.w.claude_json()).unwrap();
+        }
+        let r = c.verify(&[]);
+        r.code(1);
+        let detail = r.detail("mcp-registration");
+        assert!(detail.contains(".config.json"), "{}", r.shown);
+        assert!(!detail.contains("document only"), "{}", r.shown);
+        assert!(detail.contains("/bin/sh"), "{}", r.shown);
+    }
+}
+
 /// Codex and gemini have a live witness too: their config files, read without their binaries.
 /// An env variable injected there fails that client's mcp-registration, naming the file.
 #[test]
