@@ -6,7 +6,7 @@
 #      images set for /usr/share/man and /usr/share/doc, is overridden for this package);
 #   4. the installed /usr/bin/mcp-deploy --version names the package's version;
 #   5. `man mcp-deploy-install` renders without a warning, and so does every installed page;
-#   6. the completions load (bash; zsh and fish where installed);
+#   6. the completions work where each shell looks (bash, fish: complete a word; zsh: parse);
 #   7. scripts/demo.sh with the installed binary (MCP_DEPLOY_BIN=/usr/bin/mcp-deploy);
 #   8. dpkg -r leaves nothing behind: every file `dpkg -L` listed is gone, and so is every
 #      directory the package brought that was not there before.
@@ -29,6 +29,8 @@ installed() {
 missing=()
 command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -100,20 +102,19 @@ for page in /usr/share/man/man1/mcp-deploy*.1.gz; do
 done
 echo "ok: man mcp-deploy-install renders, and all $pages pages render without a warning"
 
-# 6. The completions load where each shell looks for them.
-bash -c 'source /usr/share/bash-completion/completions/mcp-deploy && complete -p mcp-deploy' \
-  >/dev/null || fail "the bash completion does not load"
-shells=bash
-if command -v zsh >/dev/null 2>&1; then
-  zsh -n /usr/share/zsh/vendor-completions/_mcp-deploy || fail "the zsh completion does not parse"
-  shells="$shells zsh"
-fi
-if command -v fish >/dev/null 2>&1; then
-  fish -n /usr/share/fish/vendor_completions.d/mcp-deploy.fish ||
-    fail "the fish completion does not parse"
-  shells="$shells fish"
-fi
-echo "ok: completions load ($shells)"
+# 6. Each shell finds its completion where the package put it, and completes `inst` to
+# `install` (bash: the function it registers; fish: its autoload; zsh: its fpath, parsed).
+got=$(bash -c 'source /usr/share/bash-completion/completions/mcp-deploy
+  f=$(complete -p mcp-deploy | sed -n "s/.* -F \([^ ]*\) .*/\1/p")
+  COMP_WORDS=(mcp-deploy inst) COMP_CWORD=1 COMP_LINE="mcp-deploy inst" COMP_POINT=15
+  "$f" mcp-deploy inst mcp-deploy && echo "${COMPREPLY[*]}"') || true
+[ "$got" = install ] || fail "bash completes 'mcp-deploy inst' to '$got', not install"
+got=$(HOME="$scratch" fish -c 'complete -C "mcp-deploy inst"' | cut -f1) || true
+[ "$got" = install ] || fail "fish completes 'mcp-deploy inst' to '$got', not install"
+zsh -fc '[[ ${fpath[(I)/usr/share/zsh/vendor-completions]} -gt 0 ]]' ||
+  fail "zsh does not look in /usr/share/zsh/vendor-completions"
+zsh -n /usr/share/zsh/vendor-completions/_mcp-deploy || fail "the zsh completion does not parse"
+echo "ok: completions: bash and fish complete inst to install, zsh finds and parses its file"
 
 # 7. The demo, with the installed binary.
 MCP_DEPLOY_BIN=/usr/bin/mcp-deploy bash scripts/demo.sh >"$scratch/demo" 2>&1 ||
