@@ -9,8 +9,8 @@
 #   4. --tags verify      verify-identity for each server, as CI runs it, passes;
 #   5. --tags verify      with a wrong expected commit fails the play;
 #   6. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
-#      is copied and installed with dpkg before install runs (changed), a second play
-#      changes nothing, and the package is removed again;
+#      is copied and installed with dpkg before install runs (changed), a second play and
+#      a --check play change nothing, and the package is removed again;
 #   7. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
@@ -33,6 +33,11 @@ fi
 if [ -z "${MCP_DEPLOY_BIN:-}" ]; then
   (cd "$repo" && cargo build --quiet --locked)
   MCP_DEPLOY_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/mcp-deploy"
+fi
+# As root, the Debian package too, built before HOME is pointed at the scratch home.
+deb=""
+if [ "$(id -u)" = 0 ]; then
+  deb=${MCP_DEPLOY_DEB:-$(bash "$repo/scripts/package.sh" | tail -n 1)}
 fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-ansible.XXXXXX")
@@ -135,7 +140,6 @@ if [ "$(id -u)" != 0 ]; then
 elif [ -n "$(package_state)" ] && [ "$(package_state)" != "not-installed " ]; then
   fail "mcp-deploy is installed already ($(package_state)): remove it to test shipping" none
 else
-  deb=${MCP_DEPLOY_DEB:-$(bash "$repo/scripts/package.sh" | tail -n 1)}
   deb_version=$(dpkg-deb --field "$deb" Version)
   remove_package() {
     if [ "$(package_state)" = "installed $deb_version" ]; then dpkg -r mcp-deploy >/dev/null; fi
@@ -155,6 +159,9 @@ else
   run ship-again "$scratch/package.json" || fail "second package play failed" ship-again
   [ "$(recap changed ship-again)" = 0 ] || fail "second package play should report changed=0" ship-again
   echo "ok: second package play unchanged"
+  run ship-check "$scratch/package.json" --check || fail "package play --check failed" ship-check
+  [ "$(recap changed ship-check)" = 0 ] || fail "package play --check should predict changed=0" ship-check
+  echo "ok: package play --check predicts no change"
   dpkg -r mcp-deploy >/dev/null
 
   mkdir -p "$scratch/bin"
