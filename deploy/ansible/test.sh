@@ -9,8 +9,9 @@
 #   4. --tags verify      verify-identity for each server, as CI runs it, passes;
 #   5. --tags verify      with a wrong expected commit fails the play;
 #   6. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
-#      is copied and installed with dpkg before install runs (changed), a second play and
-#      a --check play change nothing, and the package is removed again;
+#      is copied and installed with dpkg before install runs (changed; --check before it
+#      predicts that and installs nothing), a second play and a --check play change
+#      nothing, and the package is removed again;
 #   7. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
@@ -148,6 +149,14 @@ else
   # No mcp_deploy_binary: with a package the role runs /usr/bin/mcp-deploy.
   ship_vars "{\"mcp_deploy_package\": \"$deb\", \"mcp_deploy_package_dir\": \"$scratch/cache\",
     \"mcp_deploy_package_become\": false}" >"$scratch/package.json"
+  run ship-fresh-check "$scratch/package.json" --check ||
+    fail "package play --check before shipping failed" ship-fresh-check
+  # The directory, the copy and dpkg -i predicted; install's dry run waits for the binary.
+  [ "$(recap changed ship-fresh-check)" = 3 ] ||
+    fail "package play --check before shipping should predict changed=3" ship-fresh-check
+  [ "$(package_state)" != "installed $deb_version" ] ||
+    fail "package play --check installed the package" ship-fresh-check
+  echo "ok: package play --check before shipping predicts the change and installs nothing"
   run ship "$scratch/package.json" || fail "package play failed" ship
   # The directory, the copy and dpkg -i; the registrations stand unchanged.
   [ "$(recap changed ship)" = 3 ] || fail "package play should report changed=3" ship
