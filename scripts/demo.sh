@@ -3,18 +3,23 @@
 # layout) and orchestrata (a prefix layout) in a scratch directory, install both with the real
 # Claude Code CLI into a scratch client config, install again (nothing changes), verify
 # identity as CI would (with an MCP handshake with the sample server), show status, then
-# uninstall. Nothing outside the scratch directory is touched;
-# KEEP=1 keeps it for a look afterwards.
+# uninstall. Nothing outside the scratch directory is touched; KEEP=1 keeps it for a look
+# afterwards. MCP_DEPLOY_BIN=PATH runs that binary instead of building one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$(pwd)
 
-# The pinned client CLI and the binary, built before HOME is pointed at the scratch home.
+# The pinned client CLI and the binary, built before HOME is pointed at the scratch home;
+# MCP_DEPLOY_BIN names another binary instead (the packaged /usr/bin/mcp-deploy).
 if [ ! -x node_modules/.bin/claude ]; then
   npm ci --no-audit --no-fund
 fi
-cargo build --release --quiet
-bin="$repo/target/release/mcp-deploy"
+if [ -n "${MCP_DEPLOY_BIN:-}" ]; then
+  bin=$MCP_DEPLOY_BIN
+else
+  cargo build --release --quiet
+  bin="$repo/target/release/mcp-deploy"
+fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-demo.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then

@@ -7,7 +7,12 @@
 #   3. install again      changed=0 (install made no change), verifying in the same play
 #                         (-e mcp_deploy_verify=true);
 #   4. --tags verify      verify-identity for each server, as CI runs it, passes;
-#   5. --tags verify      with a wrong expected commit fails the play.
+#   5. --tags verify      with a wrong expected commit fails the play;
+#   6. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
+#      is copied and installed with dpkg before install runs (changed; --check before it
+#      predicts that and installs nothing), a second play and a --check play change
+#      nothing, and the package is removed again;
+#   7. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
 set -euo pipefail
@@ -29,6 +34,11 @@ fi
 if [ -z "${MCP_DEPLOY_BIN:-}" ]; then
   (cd "$repo" && cargo build --quiet --locked)
   MCP_DEPLOY_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/mcp-deploy"
+fi
+# As root, the Debian package too, built before HOME is pointed at the scratch home.
+deb=""
+if [ "$(id -u)" = 0 ]; then
+  deb=${MCP_DEPLOY_DEB:-$(bash "$repo/scripts/package.sh" | tail -n 1)}
 fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-ansible.XXXXXX")
@@ -116,6 +126,64 @@ grep -q 'codetools-ansible: commit: .*expected 111111111111111111111111111111111
   "$scratch/wrong.log" ||
   fail "the failure should show the commit check" wrong
 echo "ok: verify play fails on a wrong expected commit"
+
+# Shipping mcp-deploy before install (tasks/ship.yml): the Debian package through dpkg (as
+# root only: it installs system-wide, and is removed again), then a prebuilt binary.
+ship_vars() { # EXTRA_JSON_MEMBERS
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.pop("mcp_deploy_binary");
+v.update(json.loads(sys.argv[2])); print(json.dumps(v))' "$scratch/vars.json" "$1"
+}
+package_state() {
+  dpkg-query --show --showformat='${db:Status-Status} ${Version}' mcp-deploy 2>/dev/null || true
+}
+if [ "$(id -u)" != 0 ]; then
+  echo "skip: shipping the Debian package needs root"
+elif [ -n "$(package_state)" ] && [ "$(package_state)" != "not-installed " ]; then
+  fail "mcp-deploy is installed already ($(package_state)): remove it to test shipping" none
+else
+  deb_version=$(dpkg-deb --field "$deb" Version)
+  remove_package() {
+    if [ "$(package_state)" = "installed $deb_version" ]; then dpkg -r mcp-deploy >/dev/null; fi
+  }
+  trap 'remove_package; [ "${KEEP:-0}" = 1 ] || rm -rf "$scratch"' EXIT
+  # No mcp_deploy_binary: with a package the role runs /usr/bin/mcp-deploy.
+  ship_vars "{\"mcp_deploy_package\": \"$deb\", \"mcp_deploy_package_dir\": \"$scratch/cache\",
+    \"mcp_deploy_package_become\": false}" >"$scratch/package.json"
+  run ship-fresh-check "$scratch/package.json" --check ||
+    fail "package play --check before shipping failed" ship-fresh-check
+  # The directory, the copy and dpkg -i predicted; install's dry run waits for the binary.
+  [ "$(recap changed ship-fresh-check)" = 3 ] ||
+    fail "package play --check before shipping should predict changed=3" ship-fresh-check
+  [ "$(package_state)" != "installed $deb_version" ] ||
+    fail "package play --check installed the package" ship-fresh-check
+  echo "ok: package play --check before shipping predicts the change and installs nothing"
+  run ship "$scratch/package.json" || fail "package play failed" ship
+  # The directory, the copy and dpkg -i; the registrations stand unchanged.
+  [ "$(recap changed ship)" = 3 ] || fail "package play should report changed=3" ship
+  [ "$(package_state)" = "installed $deb_version" ] ||
+    fail "package play left mcp-deploy '$(package_state)', not installed $deb_version" ship
+  grep -q 'codetools-ansible: unchanged' "$scratch/ship.log" ||
+    fail "install did not run after the package step" ship
+  echo "ok: package play installed mcp-deploy $deb_version, then install ran with /usr/bin/mcp-deploy"
+  run ship-again "$scratch/package.json" || fail "second package play failed" ship-again
+  [ "$(recap changed ship-again)" = 0 ] || fail "second package play should report changed=0" ship-again
+  echo "ok: second package play unchanged"
+  run ship-check "$scratch/package.json" --check || fail "package play --check failed" ship-check
+  [ "$(recap changed ship-check)" = 0 ] || fail "package play --check should predict changed=0" ship-check
+  echo "ok: package play --check predicts no change"
+  dpkg -r mcp-deploy >/dev/null
+
+  mkdir -p "$scratch/bin"
+  ship_vars "{\"mcp_deploy_binary_src\": \"$MCP_DEPLOY_BIN\",
+    \"mcp_deploy_binary\": \"$scratch/bin/mcp-deploy\", \"mcp_deploy_package_become\": false}" \
+    >"$scratch/binary.json"
+  run binary "$scratch/binary.json" || fail "binary play failed" binary
+  [ "$(recap changed binary)" = 1 ] || fail "binary play should report changed=1 (the copy)" binary
+  cmp -s "$MCP_DEPLOY_BIN" "$scratch/bin/mcp-deploy" || fail "binary play did not copy the binary" binary
+  run binary-again "$scratch/binary.json" || fail "second binary play failed" binary-again
+  [ "$(recap changed binary-again)" = 0 ] || fail "second binary play should report changed=0" binary-again
+  echo "ok: binary play copied the binary, a second one changed nothing"
+fi
 
 "$MCP_DEPLOY_BIN" uninstall --prefix "$scratch/opt" --name-suffix -ansible >/dev/null
 echo "ansible role test passed"

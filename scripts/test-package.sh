@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Test the Debian package for real, on this machine (as root: it installs system-wide):
+#   1. builds it with scripts/package.sh (or takes the .deb given as $1);
+#   2. lintian: fails on an error (E:), prints the warnings;
+#   3. dpkg -i, and every file in the .deb is on disk (a dpkg path-exclude, as container
+#      images set for /usr/share/man and /usr/share/doc, is overridden for this package);
+#   4. the installed /usr/bin/mcp-deploy --version names the package's version;
+#   5. `man mcp-deploy-install` renders without a warning, and so does every installed page;
+#   6. the completions work where each shell looks (bash, fish: complete a word; zsh: parse);
+#   7. scripts/demo.sh with the installed binary (MCP_DEPLOY_BIN=/usr/bin/mcp-deploy);
+#   8. dpkg -r leaves nothing behind: every file `dpkg -L` listed is gone, and so is every
+#      directory the package brought that was not there before.
+# Refuses to run when mcp-deploy is already installed; removes the package on failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+start=$SECONDS
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+[ "$(id -u)" = 0 ] || fail "run as root: this test installs and removes a system package"
+installed() {
+  [ "$(dpkg-query -W -f='${db:Status-Status}' mcp-deploy 2>/dev/null || true)" = installed ]
+}
+! installed || fail "mcp-deploy is already installed; remove it first (dpkg -r mcp-deploy)"
+[ ! -e /usr/bin/mcp-deploy ] || fail "/usr/bin/mcp-deploy exists and no package owns it"
+
+missing=()
+command -v lintian >/dev/null 2>&1 || missing+=(lintian)
+command -v man >/dev/null 2>&1 || missing+=(man-db)
+command -v zsh >/dev/null 2>&1 || missing+=(zsh)
+command -v fish >/dev/null 2>&1 || missing+=(fish)
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ $# -gt 0 ]; then
+  deb=$1
+else
+  deb=$(bash scripts/package.sh | tail -n 1)
+fi
+[ -f "$deb" ] || fail "no package at $deb"
+echo "# package: $deb ($((SECONDS - start)) s to build)"
+version=$(dpkg-deb -f "$deb" Version)
+
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-package.XXXXXX")
+cleanup() {
+  if installed; then
+    echo "# removing the mcp-deploy package after a failure" >&2
+    dpkg -r mcp-deploy >/dev/null || true
+  fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# 2. lintian, as root (it says it would rather not be: that line is not a finding).
+lintian --fail-on error --display-info "$deb" >"$scratch/lintian" 2>&1 ||
+  { cat "$scratch/lintian" >&2; fail "lintian reports an error"; }
+grep -v 'running with root privileges' "$scratch/lintian" || true
+echo "ok: lintian: no error ($(grep -c '^W:' "$scratch/lintian" || true) warnings)"
+
+# What the package holds, and which of its directories exist before it is installed.
+dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -e 's|^\./|/|' -e 's|/$||' | grep -v '^/\?$' \
+  >"$scratch/contents"
+while IFS= read -r path; do
+  [ -d "$path" ] && echo "$path"
+done <"$scratch/contents" >"$scratch/dirs-before" || true
+
+# 3. Install. Later --path-include options override the configuration's --path-exclude.
+dpkg --path-include='/usr/share/man/man1/mcp-deploy*' \
+  --path-include='/usr/share/doc/mcp-deploy/*' -i "$deb" >/dev/null
+installed || fail "dpkg -i did not install mcp-deploy"
+while IFS= read -r path; do
+  [ -e "$path" ] || fail "$path is in the package but not on disk after dpkg -i"
+done <"$scratch/contents"
+echo "ok: dpkg -i installed all $(wc -l <"$scratch/contents") paths of mcp-deploy $version"
+
+# 4. The installed binary names the package's version (0.1.0 of 0.1.0-1).
+got=$(/usr/bin/mcp-deploy --version)
+case "$got" in
+  "mcp-deploy ${version%-*} "* | "mcp-deploy ${version%-*}") ;;
+  *) fail "/usr/bin/mcp-deploy --version says '$got', the package is $version" ;;
+esac
+echo "ok: $got"
+
+# 5. The man pages: `man mcp-deploy-install` through man's own search, then every page the
+# package installed, with groff's warnings on.
+render() { # ARGS...
+  MANPAGER=cat MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings "$@" >"$scratch/page" 2>"$scratch/page.err" ||
+    { cat "$scratch/page.err" >&2; fail "man $* failed"; }
+  [ ! -s "$scratch/page.err" ] || { cat "$scratch/page.err" >&2; fail "man $* warned"; }
+}
+render mcp-deploy-install
+grep -q 'mcp-deploy-install' "$scratch/page" || fail "man mcp-deploy-install shows another page"
+grep -q -- '--expect-commit' "$scratch/page" || fail "man mcp-deploy-install lacks --expect-commit"
+pages=0
+for page in /usr/share/man/man1/mcp-deploy*.1.gz; do
+  render -l "$page"
+  pages=$((pages + 1))
+done
+echo "ok: man mcp-deploy-install renders, and all $pages pages render without a warning"
+
+# 6. Each shell finds its completion where the package put it, and completes `inst` to
+# `install` (bash: the function it registers; fish: its autoload; zsh: its fpath, parsed).
+got=$(bash -c 'source /usr/share/bash-completion/completions/mcp-deploy
+  f=$(complete -p mcp-deploy | sed -n "s/.* -F \([^ ]*\) .*/\1/p")
+  COMP_WORDS=(mcp-deploy inst) COMP_CWORD=1 COMP_LINE="mcp-deploy inst" COMP_POINT=15
+  "$f" mcp-deploy inst mcp-deploy && echo "${COMPREPLY[*]}"') || true
+[ "$got" = install ] || fail "bash completes 'mcp-deploy inst' to '$got', not install"
+got=$(HOME="$scratch" fish -c 'complete -C "mcp-deploy inst"' | cut -f1) || true
+[ "$got" = install ] || fail "fish completes 'mcp-deploy inst' to '$got', not install"
+zsh -fc '[[ ${fpath[(I)/usr/share/zsh/vendor-completions]} -gt 0 ]]' ||
+  fail "zsh does not look in /usr/share/zsh/vendor-completions"
+zsh -n /usr/share/zsh/vendor-completions/_mcp-deploy || fail "the zsh completion does not parse"
+echo "ok: completions: bash and fish complete inst to install, zsh finds and parses its file"
+
+# 7. The demo, with the installed binary.
+MCP_DEPLOY_BIN=/usr/bin/mcp-deploy bash scripts/demo.sh >"$scratch/demo" 2>&1 ||
+  { cat "$scratch/demo" >&2; fail "the demo failed with /usr/bin/mcp-deploy"; }
+grep -q '^demo passed' "$scratch/demo" || fail "the demo did not finish"
+echo "ok: the demo passed with /usr/bin/mcp-deploy"
+
+# 8. Remove, and check that nothing is left behind.
+dpkg -L mcp-deploy >"$scratch/listed"
+dpkg -r mcp-deploy >/dev/null
+! installed || fail "dpkg -r left mcp-deploy installed"
+status=$(dpkg-query -W -f='${db:Status-Status}' mcp-deploy 2>/dev/null || echo not-installed)
+[ "$status" = not-installed ] || fail "after dpkg -r mcp-deploy is '$status', not not-installed"
+left=0
+while IFS= read -r path; do
+  [ "$path" = /. ] && continue
+  if [ -d "$path" ] && [ ! -L "$path" ]; then
+    # A directory may stay only when it was there before the package came.
+    if ! grep -qxF -- "$path" "$scratch/dirs-before"; then
+      echo "left behind: directory $path" >&2
+      left=$((left + 1))
+    fi
+  elif [ -e "$path" ] || [ -L "$path" ]; then
+    echo "left behind: $path" >&2
+    left=$((left + 1))
+  fi
+done <"$scratch/listed"
+[ "$left" = 0 ] || fail "dpkg -r left $left paths behind"
+echo "ok: dpkg -r removed all $(wc -l <"$scratch/listed") listed paths (shared directories stay)"
+
+trap 'rm -rf "$scratch"' EXIT
+echo "package test passed ($((SECONDS - start)) s)"
