@@ -5,27 +5,27 @@
 use std::time::Duration;
 
 use crate::cli::{Cli, CompletionsArgs, ManArgs, RenderArgs, SampleArgs, VerifyArgs};
-use crate::config;
-use crate::declaration::Declaration;
+use crate::deployment::declaration::Declaration;
+use crate::deployment::render;
+use crate::deployment::sample;
+use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::identity::{self, Target};
-use crate::registered;
-use crate::render;
-use crate::report::{emit, Report};
-use crate::sample;
+use crate::identity::checks::{self, Target};
+use crate::output::report::{emit, Report};
+use crate::registration::registered;
 
 pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let (server, prefix) = config::single(&decl, &args.prefix, args.server.as_deref())?;
+    let (server, prefix) = selection::single(&decl, &args.prefix, args.server.as_deref())?;
     render::check_deployed(server, &prefix)?;
     let rendered = render::render(server, &prefix)?;
     // A release layout whose `current` dangles or points outside releases/ is not a
     // deployment to write a registration document for: refuse it as install's gate does.
-    if server.layout == crate::declaration::Layout::Release {
-        if let Err(detail) = crate::layout::check_release(&prefix) {
+    if server.layout == crate::deployment::declaration::Layout::Release {
+        if let Err(detail) = crate::deployment::layout::check_release(&prefix) {
             let report = Report::new(
-                vec![crate::report::ServerReport {
+                vec![crate::output::report::ServerReport {
                     name: server.name.clone(),
                     // No client is involved; "claude" keeps the human line free of " in …".
                     client: "claude".into(),
@@ -33,7 +33,7 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
                     prefix: prefix.display().to_string(),
                     registration: Some("not rendered".into()),
                     witnesses: None,
-                    checks: vec![crate::report::Check {
+                    checks: vec![crate::output::report::Check {
                         check: "release",
                         ok: false,
                         detail,
@@ -68,8 +68,8 @@ pub fn render_mcp(args: &RenderArgs) -> Result<Exit, Error> {
 
 pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let (server, prefix) = config::single(&decl, &args.prefix, args.server.as_deref())?;
-    let expected = config::expect_commit_for(&args.expect_commit, &server.name)?;
+    let (server, prefix) = selection::single(&decl, &args.prefix, args.server.as_deref())?;
+    let expected = selection::expect_commit_for(&args.expect_commit, &server.name)?;
     let registered_name = args.name.clone().unwrap_or_else(|| server.name.clone());
     let mcp_json = args
         .mcp_json
@@ -85,9 +85,9 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
         }
     }
     for client in clients {
-        let live = match crate::client::read_live(client)? {
+        let live = match crate::clients::read_live(client)? {
             Some(mut live) => {
-                live.shadows = crate::client::live_shadows(client, &live, &registered_name)?;
+                live.shadows = crate::clients::live_shadows(client, &live, &registered_name)?;
                 Some(live)
             }
             None => None,
@@ -105,7 +105,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
             live,
         };
-        reports.push(identity::verify(&target, &flat.servers(client)));
+        reports.push(checks::verify(&target, &flat.servers(client)));
     }
     let report = Report::new(reports, None);
     report.print(args.json);
@@ -113,7 +113,7 @@ pub fn verify_identity(args: &VerifyArgs) -> Result<Exit, Error> {
 }
 
 pub fn sample(args: &SampleArgs) -> Result<Exit, Error> {
-    let root = config::absolute_prefix(&args.root)?;
+    let root = selection::absolute_prefix(&args.root)?;
     let laid_out = sample::lay_out(&root)?;
     if args.json {
         let servers: Vec<_> = laid_out

@@ -2,15 +2,15 @@
 //! whose variants carry the evidence (paths, expected and actual values); this enum gathers
 //! them so that `run` can print one message and, where the user can act, a `help:` line.
 
-use crate::client::ClientError;
-use crate::declaration::DeclarationError;
+use crate::clients::ClientError;
+use crate::content::manifest::ManifestError;
+use crate::deployment::declaration::DeclarationError;
+use crate::deployment::render::RenderError;
 use crate::fsio::IoError;
-use crate::lock::LockError;
-use crate::manifest::ManifestError;
-use crate::registered::RegisteredError;
-use crate::render::RenderError;
-use crate::transaction::TransactionError;
-use crate::vendor::VendorError;
+use crate::registration::lock::LockError;
+use crate::registration::registered::RegisteredError;
+use crate::registration::transaction::TransactionError;
+use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -83,12 +83,6 @@ pub fn sync_dir(dir: &Path) -> Result<(), IoError> {
         .map_err(|e| IoError::new("cannot sync directory", dir, e))
 }
 
-/// Read a file into a string, naming the file on failure. Bounded like any input
-/// ([`read_input`]), as a small text document.
-pub fn read_to_string(path: &Path) -> Result<String, IoError> {
-    read_input_string(path, "input file", limits::DOCUMENT)
-}
-
 /// The size bounds of the files mcp-deploy reads, by kind (documented in docs/content.md).
 /// Each is far above what a real file of that kind holds and far below what would hurt the
 /// machine: a bound is there so that `MANIFEST.sha256 -> /dev/zero`, or a 1 GiB "flat

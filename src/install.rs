@@ -34,18 +34,18 @@
 use std::path::Path;
 
 use crate::cli::{ClientArgs, InstallArgs, LockArgs, UninstallArgs};
-use crate::client::{self, Client, ClientError, ClientOptions, Op};
-use crate::config::{self, Selected, Selection};
-use crate::entry::Entry;
+use crate::clients::{self, Client, ClientError, ClientOptions, Op};
+use crate::deployment::render::{self, Rendered};
+use crate::deployment::selection::{self, Selected, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::identity::{self, Target};
-use crate::ledger::{self, Record};
-use crate::lock::{self, Lock};
-use crate::registered::{self, Flat, RegisteredError};
-use crate::render::{self, Rendered};
-use crate::report::{emit, progress, Check, Report, ServerReport};
-use crate::transaction::{self, Change, Transaction};
+use crate::identity::checks::{self, Target};
+use crate::output::report::{emit, progress, Check, Report, ServerReport};
+use crate::registration::entry::Entry;
+use crate::registration::ledger::{self, Record};
+use crate::registration::lock::{self, Lock};
+use crate::registration::registered::{self, Flat, RegisteredError};
+use crate::registration::transaction::{self, Change, Transaction};
 
 /// What recoveries restored: `(client, name, its entry now)`.
 type Recovered = Vec<(&'static str, String, Option<Map<String, Value>>)>;
@@ -102,7 +102,7 @@ pub fn open_named(
     }
     names
         .into_iter()
-        .map(|n| client::open(n, options).map_err(Error::from))
+        .map(|n| clients::open(n, options).map_err(Error::from))
         .collect()
 }
 
@@ -117,7 +117,7 @@ fn lock_and_recover(
     crate::process::catch_signals();
     let mut paths = Vec::new();
     for c in clients {
-        paths.push(crate::state::file(
+        paths.push(crate::registration::state::file(
             &c.home(),
             &format!("{}.lock", c.name()),
         )?);
@@ -233,7 +233,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut selection = Selection::load(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let expected = config::expect_commits(&args.expect_commits, &selection)?;
+    let expected = selection::expect_commits(&args.expect_commits, &selection)?;
     // Validated now (a malformed one is refused before anything changes), read again under
     // its lock below.
     Flat::read_or_empty(registered_path)?;
@@ -355,7 +355,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         let registrations = flat.servers(p.client.name());
         // The live witness: the client's config as it is now (shadows are install's own
         // warning below, a failure only with --strict).
-        let live = identity::Live {
+        let live = checks::Live {
             path: p.client.config_path().to_path_buf(),
             entries: p.client.user_entries()?,
             shadows: Vec::new(),
@@ -377,7 +377,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 handshake: None,
                 live: Some(live.clone()),
             };
-            let mut report = identity::verify(&target, &registrations);
+            let mut report = checks::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());
             if !shadowed.is_empty() {
                 report.checks.push(shadow_check(
@@ -427,12 +427,12 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
                          registers anything, and the deployment failed the checks above";
 const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";
 
-/// Step 1b for every selected server: [`identity::deployment_checks`].
+/// Step 1b for every selected server: [`checks::deployment_checks`].
 fn gate_reports(
     args: &InstallArgs,
     selected: &[Selected],
     rendered: &[Rendered],
-    expected: &std::collections::BTreeMap<String, crate::layout::Sha>,
+    expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
 ) -> Vec<ServerReport> {
     let clients = args.client.clients.join(",");
     selected
@@ -457,7 +457,7 @@ fn gate_reports(
                 prefix: s.prefix.display().to_string(),
                 registration: None,
                 witnesses: None,
-                checks: identity::deployment_checks(&target),
+                checks: checks::deployment_checks(&target),
             }
         })
         .collect()
@@ -649,7 +649,7 @@ fn refuse_opaque(
                      it will not replace or remove an entry it cannot read, nor record its values",
                     s.registered_name,
                     client.name(),
-                    crate::digest::opaque(raw)
+                    crate::content::digest::opaque(raw)
                 ),
                 format!(
                     "look at it, then fix or remove it yourself (`{}`), and run again",
@@ -675,7 +675,7 @@ fn refuse_literal_secrets(
         else {
             continue;
         };
-        let secrets = crate::secrets::literal_secrets(&entry);
+        let secrets = crate::identity::secrets::literal_secrets(&entry);
         if !secrets.is_empty() {
             return Err(Error::usage(
                 format!(
@@ -712,7 +712,7 @@ fn change_record(
     let mut r = Record::now(client.name(), &s.server.name, &s.registered_name, action);
     r.old = old;
     r.new = new;
-    r.release = crate::layout::release_dir(&s.prefix, s.server.layout)
+    r.release = crate::deployment::layout::release_dir(&s.prefix, s.server.layout)
         .ok()
         .map(|d| d.display().to_string());
     // The same evidence the commit check uses (a Python prefix's direct_url.json, found by
@@ -720,18 +720,18 @@ fn change_record(
     let command = render::render(&s.server, &s.prefix)
         .ok()
         .and_then(|r| match r.entry.transport {
-            crate::entry::Transport::Stdio { command, .. } => Some(command),
-            crate::entry::Transport::Remote { .. } => None,
+            crate::registration::entry::Transport::Stdio { command, .. } => Some(command),
+            crate::registration::entry::Transport::Remote { .. } => None,
         });
-    r.commit = crate::layout::commit_evidence(
+    r.commit = crate::deployment::layout::commit_evidence(
         &s.prefix,
         s.server.layout,
         command.as_deref().map(Path::new),
     )
     .ok()
     .and_then(|e| match e {
-        crate::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
-        crate::layout::Evidence::Nothing(_) => None,
+        crate::deployment::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
+        crate::deployment::layout::Evidence::Nothing(_) => None,
     });
     r
 }

@@ -7,45 +7,32 @@
 //! vendored-SDK verifier.
 
 pub mod cli;
-pub mod client;
-pub mod commands;
-pub mod config;
-pub mod declaration;
-pub mod digest;
-pub mod entry;
-pub mod error;
-pub mod exit;
-pub mod fsio;
-pub mod handshake;
-pub mod identity;
-pub mod install;
-pub mod layout;
-pub mod ledger;
-pub mod lock;
-pub mod lockfile;
-pub mod manifest;
-pub mod process;
-pub mod registered;
-pub mod release_manifest;
-pub mod render;
-pub mod report;
-pub mod sample;
-pub mod secrets;
-pub mod sri;
-pub mod state;
-pub mod status;
-pub mod sumfile;
-pub mod transaction;
-pub mod vendor;
-pub mod version;
+mod clients;
+mod commands;
+mod content;
+mod deployment;
+mod error;
+mod exit;
+mod fsio;
+mod identity;
+mod install;
+mod output;
+mod process;
+mod registration;
+mod status;
+mod vendored_sdk;
+// build.rs compiles version.rs for `--version`; the library holds it only for its tests.
+#[cfg(test)]
+mod version;
 
-use cli::{Cli, Command};
+pub use cli::Cli;
+use cli::Command;
 
 /// The version line `--version` prints: the package version and the commit the binary was
 /// built from (see [`version`]).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MCP_DEPLOY_GIT"), ")");
 use error::Error;
-use exit::Exit;
+pub use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
@@ -63,7 +50,7 @@ pub fn run(cli: Cli) -> Exit {
                     "error": err.to_string(),
                     "help": err.help(),
                 });
-                report::emit(&format!("{doc}\n"));
+                output::report::emit(&format!("{doc}\n"));
             }
             Exit::CouldNotRun
         }
@@ -113,9 +100,9 @@ fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::Uninstall(args) => install::uninstall(args),
         Command::Status(args) => status::status(args),
         Command::Sample(args) => commands::sample(args),
-        Command::Manifest(args) => manifest::run(args),
-        Command::VerifyVendor(args) => vendor::run_verify(args),
-        Command::PinVendor(args) => vendor::run_pin(args),
+        Command::Manifest(args) => content::manifest::run(args),
+        Command::VerifyVendor(args) => vendored_sdk::run_verify(args),
+        Command::PinVendor(args) => vendored_sdk::run_pin(args),
         Command::Completions(args) => commands::completions(args),
         Command::Man(args) => commands::man(args),
     }

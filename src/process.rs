@@ -9,7 +9,7 @@
 //!   run killed with SIGKILL takes its child with it. (Linux sends it when the *thread* that
 //!   spawned the child exits: every call here waits for its child on the spawning thread.)
 //! - A mutating call (`mcp add|add-json|remove`) inherits the descriptors of the run's locks
-//!   ([`crate::lock::held_fds`]): the lock outlives the run for as long as anything it
+//!   ([`crate::registration::lock::held_fds`]): the lock outlives the run for as long as anything it
 //!   started could still change the config, whatever escaped the parent-death signal (a
 //!   node launcher's own child, say).
 //! - SIGINT and SIGTERM only set a flag ([`catch_signals`]); the wait loop sees it, kills the
@@ -108,7 +108,7 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
     }
     let parent = rustix::process::getpid();
     let keep: Vec<std::os::fd::RawFd> = if call.holds_lock {
-        crate::lock::held_fds()
+        crate::registration::lock::held_fds()
     } else {
         Vec::new()
     };

@@ -15,17 +15,17 @@
 //!   check.
 
 use crate::cli::StatusArgs;
-use crate::client::ClientOptions;
-use crate::config::{Selected, Selection};
-use crate::declaration::Layout;
-use crate::entry::{Entry, Transport};
+use crate::clients::ClientOptions;
+use crate::deployment::declaration::Layout;
+use crate::deployment::layout;
+use crate::deployment::render::{self, Rendered};
+use crate::deployment::selection::{Selected, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::identity;
+use crate::identity::checks;
 use crate::install::{open_named, shadow_check};
-use crate::layout;
-use crate::render::{self, Rendered};
-use crate::report::{Check, Report, ServerReport};
+use crate::output::report::{Check, Report, ServerReport};
+use crate::registration::entry::{Entry, Transport};
 
 pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let mut selection = Selection::load(&args.selection)?;
@@ -97,7 +97,7 @@ fn server_status(
         Some(Err(e)) => Err(format!(
             "{name}'s entry cannot be parsed ({e}): {}; install refuses to replace it: fix or \
              remove it by hand",
-            crate::digest::opaque(&entries[name.as_str()])
+            crate::content::digest::opaque(&entries[name.as_str()])
         )),
         Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
             "{name} is registered as {} but renders as {} (edited by hand, or the template \
@@ -193,10 +193,10 @@ fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String
 /// The release's files against its `MANIFEST.sha256`; `None` when it holds none.
 fn content(s: &Selected) -> Option<Result<String, String>> {
     let dir = layout::release_dir(&s.prefix, s.server.layout).ok()?;
-    match crate::manifest::verify_release(&dir) {
+    match crate::content::manifest::verify_release(&dir) {
         Ok(report) if report.ok() => Some(Ok(report.summary())),
         Ok(report) => Some(Err(report.summary())),
-        Err(crate::manifest::ManifestError::NoManifest { .. }) => None,
+        Err(crate::content::manifest::ManifestError::NoManifest { .. }) => None,
         Err(e) => Some(Err(e.to_string())),
     }
 }
@@ -212,7 +212,7 @@ fn target(
             let root = layout::containment_root(prefix, layout)?;
             let same_command = matches!(&declared.transport,
                 Transport::Stdio { command: declared, .. } if declared == command);
-            identity::check_command_inside(std::path::Path::new(command), &root).map_err(|e| {
+            checks::check_command_inside(std::path::Path::new(command), &root).map_err(|e| {
                 if same_command {
                     // The registered path is the declared one: re-registering it changes
                     // nothing; the deployment's own link is what points elsewhere.
@@ -228,7 +228,10 @@ fn target(
                 }
             })
         }
-        Transport::Remote { url, .. } => Ok(format!("remote {}", crate::secrets::shown_url(url))),
+        Transport::Remote { url, .. } => Ok(format!(
+            "remote {}",
+            crate::identity::secrets::shown_url(url)
+        )),
     }
 }
 

@@ -1,0 +1,261 @@
+//! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
+//! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
+//! Adding a client is one module here and one line in [`open`].
+
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+pub mod runner;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::registration::entry::Entry;
+
+/// How to reach a client's CLI.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// An explicit claude binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
+    pub claude: Option<PathBuf>,
+    /// An explicit codex binary (`--codex`, `MCP_DEPLOY_CODEX`); else found on PATH.
+    pub codex: Option<PathBuf>,
+    /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
+    pub gemini: Option<PathBuf>,
+    /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
+    /// Passed to codex as CODEX_HOME, so that it and we read the same file.
+    pub codex_home: Option<PathBuf>,
+    /// Gemini's home (its config is `<home>/.gemini/settings.json`); else `$GEMINI_CLI_HOME`,
+    /// else `$HOME`. Passed to gemini as GEMINI_CLI_HOME.
+    pub gemini_home: Option<PathBuf>,
+    pub timeout: Duration,
+    /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
+    pub mcp_timeout_ms: u64,
+    /// Whether the client's CLI will be called. `status` only reads config files, so a missing
+    /// binary is no error for it.
+    pub calls_binary: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("{binary} was not found{where_}")]
+    Missing {
+        binary: String,
+        where_: String,
+        help: String,
+    },
+    #[error("`{step}` could not start: {reason}")]
+    Spawn { step: String, reason: String },
+    #[error("`{step}` was stopped: mcp-deploy was interrupted (SIGINT or SIGTERM)")]
+    Interrupted { step: String },
+    #[error("`{step}` timed out after {secs} s and was killed")]
+    TimedOut { step: String, secs: u64 },
+    #[error("`{step}` failed ({status}): {stderr}")]
+    Failed {
+        step: String,
+        status: String,
+        stderr: String,
+    },
+    #[error("`{step}` printed output that cannot be read: {reason}")]
+    Garbage { step: String, reason: String },
+    #[error("the client's config {path} cannot be read: {reason}")]
+    Config { path: PathBuf, reason: String },
+    #[error("{name}: {reason}")]
+    Disagrees { name: String, reason: String },
+    /// The client CLI cannot register this entry faithfully (it would store something else).
+    /// The reason names the field or key, never a value.
+    #[error("{client} cannot register {name} as declared: {reason}")]
+    Unrepresentable {
+        client: &'static str,
+        name: String,
+        reason: String,
+    },
+    /// `add` of a name that is registered: the client would overwrite it without a word.
+    #[error("{name} is already registered at user scope in {path}")]
+    AlreadyRegistered {
+        client: &'static str,
+        name: String,
+        path: PathBuf,
+    },
+    /// `remove` of a name that is not registered: the client would exit 0 and do nothing.
+    #[error("{name} is not registered at user scope in {path}: there is nothing to remove")]
+    NotRegistered { name: String, path: PathBuf },
+    /// A client home named by an environment variable (CODEX_HOME) that does not exist.
+    #[error("{var} is set to {path}, which does not exist")]
+    HomeMissing { var: &'static str, path: PathBuf },
+}
+
+impl ClientError {
+    pub fn help(&self) -> Option<String> {
+        match self {
+            ClientError::Missing { help, .. } => Some(help.clone()),
+            ClientError::TimedOut { .. } => Some(
+                "the client CLI did not answer; raise --client-timeout or check the client".into(),
+            ),
+            ClientError::Unrepresentable { client, .. } => Some(format!(
+                "change the server's declaration to a form {client} can hold, or leave {client} \
+                 out of --client"
+            )),
+            ClientError::AlreadyRegistered { client, .. } => Some(format!(
+                "{client} would silently overwrite it; mcp-deploy removes an entry before it \
+                 adds one, so another program changed it meanwhile: run again"
+            )),
+            ClientError::HomeMissing { var, .. } => Some(format!(
+                "create that directory, or unset {var} to use the client's default"
+            )),
+            ClientError::Config { .. } => Some(
+                "mcp-deploy never edits this file; repair it with the client, then run again"
+                    .into(),
+            ),
+            _ => None,
+        }
+    }
+}
+
+/// A mutating or observing client call, as a dry run shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Op {
+    Add,
+    Remove,
+    Observe,
+}
+
+/// One coding-agent client. Implementations must be safe to call from several threads for
+/// the read-only operations (`observe`), which the installer runs side by side.
+pub trait Client: Sync {
+    fn name(&self) -> &'static str;
+    /// The client's config file: the one the client itself reads and writes.
+    fn config_path(&self) -> &Path;
+    /// The client's home: its lock and journal live in `<home>/.mcp-deploy/`
+    /// ([`crate::registration::state`]). The same directory whichever file in it the client reads.
+    fn home(&self) -> PathBuf {
+        self.config_path()
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf()
+    }
+    /// Where a same-name entry in another scope (local, project) would shadow the user-scope
+    /// entry `name`, one description each. Read-only.
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError>;
+    /// The user-scope entries as the client's config file holds them, read-only.
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError>;
+    /// Register `entry` at user scope under `name`; the name must not be registered.
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError>;
+    /// Remove the user-scope entry `name`.
+    fn remove(&self, name: &str) -> Result<(), ClientError>;
+    /// What the client itself reports for `name` at user scope (`None`: not registered),
+    /// cross-checked against its config file so that the result is exact.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
+    /// The call that would `op` the entry `name`, as a dry run prints it (never a value).
+    fn show(&self, op: Op, name: &str) -> String;
+}
+
+/// The names [`open`] knows.
+pub const CLIENTS: &[&str] = &["claude", "codex", "gemini"];
+
+/// Open the client named `name`.
+pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+    match name {
+        "claude" => Ok(Box::new(claude::Claude::open(options)?)),
+        "codex" => Ok(Box::new(codex::Codex::open(options)?)),
+        "gemini" => Ok(Box::new(gemini::Gemini::open(options)?)),
+        other => Err(ClientError::Missing {
+            binary: other.to_string(),
+            where_: " among the supported clients".into(),
+            help: format!("supported clients: {}", CLIENTS.join(", ")),
+        }),
+    }
+}
+
+/// The live user-scope registration of client `name`, read from its config file without its
+/// binary (verify-identity must run where no client is installed): `None` when the client
+/// keeps no config here, so that there is no live registration to compare.
+pub fn read_live(name: &str) -> Result<Option<crate::identity::checks::Live>, ClientError> {
+    type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
+    let (path, entries): (PathBuf, ReadEntries) = match name {
+        "claude" => (claude::config_path(), claude::read_user_entries),
+        "codex" => (codex::config_path(), codex::read_user_entries),
+        "gemini" => (gemini::config_path(), gemini::read_user_entries),
+        _ => return Ok(None),
+    };
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    Ok(Some(crate::identity::checks::Live {
+        entries: entries(&path)?,
+        path,
+        shadows: Vec::new(),
+    }))
+}
+
+/// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
+/// where the client's rules can be read without its binary. Claude: the local scope of every
+/// project and `.mcp.json` in the working directory ([`claude::shadows_in`]), and the
+/// `.mcp.json` of every project directory claude knows (`projects` in its config): whether
+/// the user approved that project server cannot be told from outside, so it counts. Codex: a
+/// project `.codex/config.toml` from the working directory up; gemini: workspace and system
+/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
+pub fn live_shadows(
+    client: &str,
+    live: &crate::identity::checks::Live,
+    name: &str,
+) -> Result<Vec<String>, ClientError> {
+    match client {
+        "codex" => return codex::shadows_in(&live.path, name),
+        "gemini" => return gemini::shadows_in(&live.path, name),
+        "claude" => {}
+        _ => return Ok(Vec::new()),
+    }
+    let mut found = claude::shadows_in(&live.path, name)?;
+    // shadows_in has read and parsed this file already: it is valid JSON.
+    let projects: Vec<PathBuf> = std::fs::read_to_string(&live.path)
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|doc| {
+            doc.get("projects")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().map(PathBuf::from).collect())
+        })
+        .unwrap_or_default();
+    let cwd = std::env::current_dir().ok();
+    for dir in projects {
+        if cwd.as_deref() == Some(dir.as_path()) || !dir.is_absolute() {
+            continue;
+        }
+        let mcp_json = dir.join(".mcp.json");
+        let shadowed = std::fs::read_to_string(&mcp_json)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|v| v.get("mcpServers").and_then(|m| m.get(name)).is_some());
+        if shadowed {
+            found.push(format!("project scope in {}", mcp_json.display()));
+        }
+    }
+    Ok(found)
+}
+
+// For the modules whose CLI takes an entry apart into flags (codex, gemini).
+
+/// Refuse keys a CLI cannot set, naming the first.
+pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
+        None => Ok(()),
+    }
+}
+
+/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
+/// (`Entry::from_value` has checked that its values are strings.)
+pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
+    raw.get(key)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
