@@ -8,35 +8,31 @@
 
 pub mod cli;
 mod clients;
-mod commands;
+mod cmd;
 mod content;
 mod deployment;
 mod error;
 mod exit;
 mod fsio;
 mod identity;
-mod install;
 mod output;
 mod process;
 mod registration;
-mod status;
 mod vendored_sdk;
 // build.rs compiles version.rs for `--version`; the library holds it only for its tests.
 #[cfg(test)]
 mod version;
 
 pub use cli::Cli;
-use cli::Command;
 
 /// The version line `--version` prints: the package version and the commit the binary was
 /// built from (see [`version`]).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MCP_DEPLOY_GIT"), ")");
-use error::Error;
 pub use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
-    match dispatch(&cli) {
+    match cmd::dispatch(&cli) {
         Ok(exit) => exit,
         Err(err) => {
             eprintln!("error: {err}");
@@ -50,7 +46,7 @@ pub fn run(cli: Cli) -> Exit {
                     "error": err.to_string(),
                     "help": err.help(),
                 });
-                output::report::emit(&format!("{doc}\n"));
+                output::emit(&format!("{doc}\n"));
             }
             Exit::CouldNotRun
         }
@@ -89,21 +85,5 @@ pub fn usage_error(e: clap::Error) -> Exit {
             }
             Exit::CouldNotRun
         }
-    }
-}
-
-fn dispatch(cli: &Cli) -> Result<Exit, Error> {
-    match &cli.command {
-        Command::RenderMcp(args) => commands::render_mcp(args),
-        Command::VerifyIdentity(args) => commands::verify_identity(args),
-        Command::Install(args) => install::install(args),
-        Command::Uninstall(args) => install::uninstall(args),
-        Command::Status(args) => status::status(args),
-        Command::Sample(args) => commands::sample(args),
-        Command::Manifest(args) => content::manifest::run(args),
-        Command::VerifyVendor(args) => vendored_sdk::run_verify(args),
-        Command::PinVendor(args) => vendored_sdk::run_pin(args),
-        Command::Completions(args) => commands::completions(args),
-        Command::Man(args) => commands::man(args),
     }
 }

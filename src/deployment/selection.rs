@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::cli::SelectionArgs;
 use crate::deployment::declaration::{
     has_dot_components, validate_name, Declaration, Layout, Server,
 };
@@ -79,20 +78,20 @@ pub struct Selection {
 }
 
 impl Selection {
-    pub fn load(args: &SelectionArgs) -> Result<Selection, Error> {
-        let decl = Declaration::load(args.declaration.config.as_deref())?;
-        let (servers, named) = many(
-            &decl,
-            args.prefix.as_deref(),
-            &args.servers,
-            &args.name_suffix,
-        )?;
+    /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
+    /// as [`many`] takes them; `registered`: the flat document (else its default path).
+    pub fn load(
+        config: Option<&Path>,
+        root: Option<&Path>,
+        servers: &[String],
+        name_suffix: &str,
+        registered: Option<PathBuf>,
+    ) -> Result<Selection, Error> {
+        let decl = Declaration::load(config)?;
+        let (servers, named) = many(&decl, root, servers, name_suffix)?;
         Ok(Selection {
             servers,
-            registered: args
-                .registered
-                .clone()
-                .unwrap_or_else(registered::default_path),
+            registered: registered.unwrap_or_else(registered::default_path),
             named,
             skipped: Vec::new(),
         })

@@ -38,8 +38,8 @@ use crate::content::manifest::{self, ManifestError};
 use crate::deployment::declaration::{has_dot_components, Layout, Server};
 use crate::deployment::layout::{self, Sha};
 use crate::identity::handshake;
+use crate::identity::report::{Check, ServerReport};
 use crate::identity::secrets::{shown_args, shown_url, shown_value};
-use crate::output::report::{Check, ServerReport};
 use crate::registration::entry::{Entry, Transport};
 
 /// The live registration: the client's user-scope entries as its own config file holds them,

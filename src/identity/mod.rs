@@ -5,4 +5,5 @@
 
 pub(crate) mod checks;
 pub(crate) mod handshake;
+pub(crate) mod report;
 pub(crate) mod secrets;

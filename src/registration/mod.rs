@@ -6,6 +6,8 @@
 pub(crate) mod entry;
 pub(crate) mod ledger;
 pub(crate) mod lock;
+pub(crate) mod plan;
 pub(crate) mod registered;
+pub(crate) mod session;
 pub(crate) mod state;
 pub(crate) mod transaction;

@@ -41,14 +41,11 @@ pub use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::{self, Read, Seek, Write};
+use std::io::{self, Read, Seek};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::cli::{PinVendorArgs, VerifyVendorArgs};
 use crate::content::digest::{self, Algorithm};
-use crate::error::Error;
-use crate::exit::Exit;
 use crate::fsio::{self, IoError};
 
 use crate::content::sumfile::{self, display_path};
@@ -487,85 +484,56 @@ fn check_manifest(
     )
 }
 
-/// `mcp-deploy verify-vendor`.
-pub fn run_verify(args: &VerifyVendorArgs) -> Result<Exit, Error> {
-    let report = verify(&args.dir, args.manifest.as_deref(), args.project.as_deref())?;
-    let text = if args.json {
-        serde_json::to_string_pretty(&report).expect("a report serializes") + "\n"
-    } else {
-        report.to_human()
-    };
-    match io::stdout().lock().write_all(text.as_bytes()) {
-        // A reader that went away (`| head`) does not change the verdict.
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(IoError::new("cannot write", Path::new("<stdout>"), e).into())
-        }
-        _ => Ok(Exit::from_checks(report.ok)),
-    }
+/// What `pin-vendor` did: refused (the manifest lacks the tarball or disagrees; nothing was
+/// written), or wrote the sidecar.
+pub(crate) enum Pinned {
+    Refused {
+        error: VendorError,
+        manifest: PathBuf,
+    },
+    Written {
+        sidecar: PathBuf,
+        sha256: String,
+        /// `written`, `unchanged`, or `replaced: was "…"`.
+        change: String,
+    },
 }
 
-/// `mcp-deploy pin-vendor`: write TARBALL.sha256, after the manifest (when given) agrees.
-/// A manifest that lacks the file or disagrees is a refusal (exit 1) and nothing is written.
-pub fn run_pin(args: &PinVendorArgs) -> Result<Exit, Error> {
-    let tarball = &args.tarball;
+/// Write TARBALL.sha256, after the release manifest at `manifest` (when given) agrees.
+pub(crate) fn pin(tarball: &Path, manifest: Option<&Path>) -> Result<Pinned, VendorError> {
     let meta = fs::symlink_metadata(tarball)
         .map_err(|e| VendorError::from(IoError::new("cannot use", tarball, e)))?;
     if !meta.is_file() {
         return Err(VendorError::NotRegular {
-            path: tarball.clone(),
+            path: tarball.to_path_buf(),
             kind: Kind::of(meta.file_type()).describe(),
-        }
-        .into());
+        });
     }
     let file_name = tarball.file_name().expect("a regular file has a name");
-    let hashes =
-        hash_artifact(tarball, &mut vec![0u8; digest::BUF_SIZE]).map_err(VendorError::from)?;
-    if let Some(path) = &args.manifest {
+    let hashes = hash_artifact(tarball, &mut vec![0u8; digest::BUF_SIZE])?;
+    if let Some(path) = manifest {
         let m = release_manifest::load(path)?;
-        if let Err(e) = check_manifest(&m, tarball, file_name, None, &Some(hashes.clone())) {
-            eprintln!("refused: {e}; no sidecar written");
-            // The general advice for a mismatch is to re-pin with this very command, which
-            // just refused: say what pin-vendor needs instead.
-            let help = match &e {
-                VendorError::DigestMismatch { .. } => Some(format!(
-                    "the tarball is not the file {} lists: re-download it from the release, \
-                     or give the manifest of the release it came from",
-                    path.display()
-                )),
-                other => other.help(),
-            };
-            if let Some(h) = &help {
-                eprintln!("help: {h}");
-            }
-            if args.json {
-                let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
-                    "refused": e.to_string(), "help": help});
-                crate::output::report::emit(&format!("{doc}\n"));
-            }
-            return Ok(Exit::CheckFailed);
+        if let Err(error) = check_manifest(&m, tarball, file_name, None, &Some(hashes.clone())) {
+            return Ok(Pinned::Refused {
+                error,
+                manifest: path.to_path_buf(),
+            });
         }
     }
     let sidecar = tarball.with_file_name(sidecar_of(Path::new(file_name)));
     let old = fsio::read_input(&sidecar, "sidecar", fsio::limits::SIDECAR).ok();
     let line = sumfile::format_line(&hashes.sha256, Path::new(file_name));
-    fsio::write_atomic(&sidecar, &line, false).map_err(VendorError::from)?;
+    fsio::write_atomic(&sidecar, &line, false)?;
     let change = match old {
         None => "written".to_string(),
         Some(o) if o == line => "unchanged".to_string(),
         Some(o) => format!("replaced: was {:?}", String::from_utf8_lossy(&o).trim_end()),
     };
-    if args.json {
-        let doc = serde_json::json!({"ok": true, "sidecar": sidecar.display().to_string(),
-            "sha256": hashes.sha256, "change": change});
-        crate::output::report::emit(&format!("{doc}\n"));
-    } else {
-        crate::output::report::emit(&format!(
-            "{}: sha256 {} ({change})\n",
-            sidecar.display(),
-            hashes.sha256
-        ));
-    }
-    Ok(Exit::Success)
+    Ok(Pinned::Written {
+        sidecar,
+        sha256: hashes.sha256,
+        change,
+    })
 }
 
 #[cfg(test)]

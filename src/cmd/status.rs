@@ -19,16 +19,17 @@ use crate::clients::ClientOptions;
 use crate::deployment::declaration::Layout;
 use crate::deployment::layout;
 use crate::deployment::render::{self, Rendered};
-use crate::deployment::selection::{Selected, Selection};
+use crate::deployment::selection::Selected;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::checks;
-use crate::install::{open_named, shadow_check};
-use crate::output::report::{Check, Report, ServerReport};
+use crate::identity::report::{Check, Report, ServerReport};
 use crate::registration::entry::{Entry, Transport};
+use crate::registration::plan::shadow_check;
+use crate::registration::session::open_named;
 
 pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
-    let mut selection = Selection::load(&args.selection)?;
+    let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let flat = selection.read_registered()?;
@@ -68,7 +69,7 @@ pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
         }
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
-    report.print(args.json);
+    crate::output::print(&report, args.json);
     Ok(Exit::from_checks(report.ok))
 }
 
