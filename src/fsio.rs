@@ -6,6 +6,7 @@
 //! sees the old content or the new, never a prefix of the new. Files under the user's home
 //! directory get mode 0600, since they describe which programs an agent runs.
 
+use rustix::fs::OFlags;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -167,7 +168,7 @@ pub fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError>
     }
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(|e| IoError::new("cannot read", path, e))?;
     let meta = file
@@ -252,7 +253,7 @@ pub fn write_atomic_through_links(
 pub fn open_regular(path: &Path) -> io::Result<fs::File> {
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::other(
@@ -290,10 +291,10 @@ pub fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkE
 }
 
 fn is_under_home(path: &Path) -> bool {
-    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+    let Some(home) = crate::dirs::home_if_set() else {
         return false;
     };
-    let home = fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home));
+    let home = fs::canonicalize(&home).unwrap_or(home);
     let parent = path.parent().unwrap_or(path);
     let parent = fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
     parent.starts_with(&home)

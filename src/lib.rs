@@ -11,6 +11,7 @@ mod clients;
 mod cmd;
 mod content;
 mod deployment;
+mod dirs;
 mod error;
 mod exit;
 mod fsio;

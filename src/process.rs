@@ -89,7 +89,6 @@ pub struct Call<'a> {
 }
 
 pub fn run(call: &Call) -> Result<Output, ProcessError> {
-    use std::os::unix::process::CommandExt;
     if stop_requested() {
         return Err(ProcessError::Interrupted);
     }
@@ -98,26 +97,18 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
         .current_dir(call.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     if call.clear_env {
         cmd.env_clear();
     }
     for (k, v) in &call.env {
         cmd.env(k, v);
     }
-    let parent = rustix::process::getpid();
-    let keep: Vec<std::os::fd::RawFd> = if call.holds_lock {
-        crate::registration::lock::held_fds()
-    } else {
-        Vec::new()
-    };
-    die_with_parent(&mut cmd, parent, keep);
-    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-        program: call.program.to_path_buf(),
-        source,
-    })?;
-    let pgid = child.id() as i32;
+    let (mut child, pgid) =
+        spawn_group(&mut cmd, call.holds_lock).map_err(|source| ProcessError::Spawn {
+            program: call.program.to_path_buf(),
+            source,
+        })?;
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
     let deadline = Instant::now() + call.timeout;
@@ -191,11 +182,35 @@ fn die_with_parent(cmd: &mut Command, parent: rustix::process::Pid, keep: Vec<st
     }
 }
 
-fn kill_group(pgid: i32) {
-    // ESRCH (group already gone) is the common, harmless outcome.
-    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
+/// Spawn `cmd` as the leader of a process group of its own, dying with this process; with
+/// `holds_lock`, holding the run's lock descriptors across exec. The one way this crate
+/// starts a child (client calls here, the MCP handshake's server in
+/// [`crate::identity::handshake`]), so that every child gets the same guarantees.
+pub(crate) fn spawn_group(
+    cmd: &mut Command,
+    holds_lock: bool,
+) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let keep: Vec<std::os::fd::RawFd> = if holds_lock {
+        crate::registration::lock::held_fds()
+    } else {
+        Vec::new()
+    };
+    die_with_parent(cmd, rustix::process::getpid(), keep);
+    let child = cmd.spawn()?;
+    let pgid = rustix::process::Pid::from_child(&child);
+    Ok((child, pgid))
+}
+
+/// Signal every process of the group `pgid` (a group [`spawn_group`] made). ESRCH (the
+/// group is already gone) is the common, harmless outcome.
+pub(crate) fn signal_group(pgid: rustix::process::Pid, signal: rustix::process::Signal) {
+    let _ = rustix::process::kill_process_group(pgid, signal);
+}
+
+fn kill_group(pgid: rustix::process::Pid) {
+    signal_group(pgid, rustix::process::Signal::KILL);
 }
 
 #[cfg(test)]

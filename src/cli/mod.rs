@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::clients::ClientKind;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-deploy",
@@ -106,9 +108,13 @@ pub struct DeclarationArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
     /// The clients to act on, comma-separated: claude, codex, gemini.
-    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
-          value_parser = ["claude", "codex", "gemini"])]
-    pub clients: Vec<String>,
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
     /// The claude binary [default: `claude` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CLAUDE")]
     pub claude: Option<PathBuf>,
@@ -146,9 +152,13 @@ pub struct StrictArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
     /// The clients to read, comma-separated: claude, codex, gemini.
-    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
-          value_parser = ["claude", "codex", "gemini"])]
-    pub clients: Vec<String>,
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
 }
 
 #[derive(Debug, Args)]
@@ -203,9 +213,13 @@ pub struct VerifyArgs {
     pub handshake_timeout: u64,
     /// The clients whose registrations to check, comma-separated: claude, codex, gemini.
     /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
-    #[arg(long = "client", value_name = "LIST", value_delimiter = ',', default_value = "claude",
-          value_parser = ["claude", "codex", "gemini"])]
-    pub clients: Vec<String>,
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -56,10 +56,7 @@ impl Claude {
 /// Claude Code's own directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. Our lock and journal
 /// for claude live in its `.mcp-deploy/`, whichever config file Claude Code reads.
 pub fn config_home() -> PathBuf {
-    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => PathBuf::from(dir),
-        None => home().join(".claude"),
-    }
+    crate::dirs::claude_config_dir()
 }
 
 /// The file Claude Code (2.1.332) reads and writes its user configuration in, by its own
@@ -72,19 +69,19 @@ pub fn config_home() -> PathBuf {
 ///   (`??`, not `||`: with `CLAUDE_CONFIG_DIR=""` it is `./.config.json`, checked with the
 ///   real CLI.)
 pub fn config_path() -> PathBuf {
-    let name = if std::env::var_os("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
+    let name = if crate::dirs::var_raw("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
         ".claude-custom-oauth.json"
     } else {
         ".claude.json"
     };
-    let main = match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+    let main = match crate::dirs::var("CLAUDE_CONFIG_DIR") {
         Some(dir) => PathBuf::from(dir).join(name),
-        None => home().join(name),
+        None => crate::dirs::home().join(name),
     };
     // The legacy file's directory is `CLAUDE_CONFIG_DIR ?? ~/.claude`: a variable that is set
     // but empty puts it in the client's working directory, which for every call we make is
     // an empty temporary one, so then it never applies.
-    let legacy = match std::env::var_os("CLAUDE_CONFIG_DIR") {
+    let legacy = match crate::dirs::var_raw("CLAUDE_CONFIG_DIR") {
         Some(d) if d.is_empty() => return main,
         _ => config_home().join(".config.json"),
     };
@@ -113,12 +110,6 @@ fn legacy_wins(legacy: &Path, main: &Path) -> bool {
         Err(_) => true,
         Ok(m) => m.is_file() && m.len() == 0 && m.mode() & 0o222 == 0 && m.nlink() == 1,
     }
-}
-
-fn home() -> PathBuf {
-    std::env::var_os("HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 impl Client for Claude {

@@ -38,8 +38,8 @@ impl Codex {
     pub fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
         let home = resolve_home(
             options.codex_home.as_deref(),
-            std::env::var_os("CODEX_HOME"),
-            std::env::var_os("HOME"),
+            crate::dirs::var_raw("CODEX_HOME"),
+            crate::dirs::home(),
         );
         let mut env: Vec<(&'static str, OsString)> = vec![
             // Its errors come with an (empty) stack backtrace otherwise.
@@ -121,8 +121,8 @@ impl Home {
 pub fn config_path() -> PathBuf {
     resolve_home(
         None,
-        std::env::var_os("CODEX_HOME"),
-        std::env::var_os("HOME"),
+        crate::dirs::var_raw("CODEX_HOME"),
+        crate::dirs::home(),
     )
     .dir()
     .join("config.toml")
@@ -151,21 +151,13 @@ pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError>
     Ok(found)
 }
 
-fn resolve_home(
-    explicit: Option<&Path>,
-    codex_home: Option<OsString>,
-    home: Option<OsString>,
-) -> Home {
+fn resolve_home(explicit: Option<&Path>, codex_home: Option<OsString>, home: PathBuf) -> Home {
     if let Some(dir) = explicit {
         return Home::Explicit(dir.to_path_buf());
     }
     match codex_home.filter(|d| !d.is_empty()) {
         Some(dir) => Home::Explicit(PathBuf::from(dir)),
-        None => Home::Default(
-            home.map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from("/"))
-                .join(".codex"),
-        ),
+        None => Home::Default(home.join(".codex")),
     }
 }
 
@@ -574,15 +566,15 @@ mod tests {
     #[test]
     fn home_is_explicit_then_codex_home_then_home_dot_codex() {
         assert_eq!(
-            resolve_home(Some(Path::new("/e")), Some("/c".into()), Some("/h".into())),
+            resolve_home(Some(Path::new("/e")), Some("/c".into()), "/h".into()),
             Home::Explicit("/e".into())
         );
         assert_eq!(
-            resolve_home(None, Some("/c".into()), Some("/h".into())),
+            resolve_home(None, Some("/c".into()), "/h".into()),
             Home::Explicit("/c".into())
         );
         assert_eq!(
-            resolve_home(None, Some("".into()), Some("/h".into())),
+            resolve_home(None, Some("".into()), "/h".into()),
             Home::Default("/h/.codex".into())
         );
     }

@@ -45,8 +45,8 @@ impl Gemini {
     pub fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
         let home = resolve_home(
             options.gemini_home.as_deref(),
-            std::env::var_os("GEMINI_CLI_HOME"),
-            std::env::var_os("HOME"),
+            crate::dirs::var_raw("GEMINI_CLI_HOME"),
+            crate::dirs::home(),
         );
         let mut env: Vec<(&'static str, OsString)> = vec![
             ("GEMINI_CLI_HOME", home.clone().into_os_string()),
@@ -161,8 +161,8 @@ impl Gemini {
 pub fn config_path() -> PathBuf {
     resolve_home(
         None,
-        std::env::var_os("GEMINI_CLI_HOME"),
-        std::env::var_os("HOME"),
+        crate::dirs::var_raw("GEMINI_CLI_HOME"),
+        crate::dirs::home(),
     )
     .join(".gemini")
     .join("settings.json")
@@ -195,16 +195,15 @@ pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError>
 fn resolve_home(
     explicit: Option<&Path>,
     gemini_cli_home: Option<OsString>,
-    home: Option<OsString>,
+    home: PathBuf,
 ) -> PathBuf {
     if let Some(dir) = explicit {
         return dir.to_path_buf();
     }
     gemini_cli_home
         .filter(|d| !d.is_empty())
-        .or(home)
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/"))
+        .unwrap_or(home)
 }
 
 impl Client for Gemini {
@@ -610,7 +609,7 @@ mod tests {
     #[test]
     fn home_is_explicit_then_gemini_cli_home_then_home() {
         let h = |e: Option<&str>, g: Option<&str>| {
-            resolve_home(e.map(Path::new), g.map(Into::into), Some("/h".into()))
+            resolve_home(e.map(Path::new), g.map(Into::into), "/h".into())
         };
         assert_eq!(h(Some("/e"), Some("/g")), PathBuf::from("/e"));
         assert_eq!(h(None, Some("/g")), PathBuf::from("/g"));

@@ -153,33 +153,55 @@ pub trait Client: Sync {
     fn show(&self, op: Op, name: &str) -> String;
 }
 
-/// The names [`open`] knows.
-pub const CLIENTS: &[&str] = &["claude", "codex", "gemini"];
+/// The clients mcp-deploy knows: the one list, which `--client` takes (clap's `ValueEnum`)
+/// and [`open`] opens. Adding a client is a variant here and a module beside this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientKind {
+    Claude,
+    Codex,
+    Gemini,
+}
 
-/// Open the client named `name`.
-pub fn open(name: &str, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
-    match name {
-        "claude" => Ok(Box::new(claude::Claude::open(options)?)),
-        "codex" => Ok(Box::new(codex::Codex::open(options)?)),
-        "gemini" => Ok(Box::new(gemini::Gemini::open(options)?)),
-        other => Err(ClientError::Missing {
-            binary: other.to_string(),
-            where_: " among the supported clients".into(),
-            help: format!("supported clients: {}", CLIENTS.join(", ")),
-        }),
+impl ClientKind {
+    /// The name on the command line, in reports and in the flat document.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientKind::Claude => "claude",
+            ClientKind::Codex => "codex",
+            ClientKind::Gemini => "gemini",
+        }
     }
+
+    /// `kinds` each once, in the order first given (`--client claude,claude` is one client).
+    pub fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
+        let mut out = Vec::new();
+        for &k in kinds {
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        out
+    }
+}
+
+/// Open the client `kind`.
+pub fn open(kind: ClientKind, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+    Ok(match kind {
+        ClientKind::Claude => Box::new(claude::Claude::open(options)?),
+        ClientKind::Codex => Box::new(codex::Codex::open(options)?),
+        ClientKind::Gemini => Box::new(gemini::Gemini::open(options)?),
+    })
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its
 /// binary (verify-identity must run where no client is installed): `None` when the client
 /// keeps no config here, so that there is no live registration to compare.
-pub fn read_live(name: &str) -> Result<Option<crate::identity::checks::Live>, ClientError> {
+pub fn read_live(kind: ClientKind) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
-    let (path, entries): (PathBuf, ReadEntries) = match name {
-        "claude" => (claude::config_path(), claude::read_user_entries),
-        "codex" => (codex::config_path(), codex::read_user_entries),
-        "gemini" => (gemini::config_path(), gemini::read_user_entries),
-        _ => return Ok(None),
+    let (path, entries): (PathBuf, ReadEntries) = match kind {
+        ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
+        ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
+        ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
     };
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -199,15 +221,14 @@ pub fn read_live(name: &str) -> Result<Option<crate::identity::checks::Live>, Cl
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
 /// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
 pub fn live_shadows(
-    client: &str,
+    client: ClientKind,
     live: &crate::identity::checks::Live,
     name: &str,
 ) -> Result<Vec<String>, ClientError> {
     match client {
-        "codex" => return codex::shadows_in(&live.path, name),
-        "gemini" => return gemini::shadows_in(&live.path, name),
-        "claude" => {}
-        _ => return Ok(Vec::new()),
+        ClientKind::Codex => return codex::shadows_in(&live.path, name),
+        ClientKind::Gemini => return gemini::shadows_in(&live.path, name),
+        ClientKind::Claude => {}
     }
     let mut found = claude::shadows_in(&live.path, name)?;
     // shadows_in has read and parsed this file already: it is valid JSON.

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::clients::{self, Client, ClientError, ClientOptions};
+use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
 use crate::registration::entry::Entry;
 use crate::registration::transaction::{self, Change, Transaction};
 use serde_json::{json, Value};
@@ -64,8 +64,12 @@ impl Scratch {
         }
     }
     fn open(&self, name: &str) -> Box<dyn Client> {
-        clients::open(name, &self.options()).unwrap_or_else(|e| panic!("open {name}: {e}"))
+        clients::open(kind(name), &self.options()).unwrap_or_else(|e| panic!("open {name}: {e}"))
     }
+}
+
+fn kind(name: &str) -> ClientKind {
+    <ClientKind as clap::ValueEnum>::from_str(name, false).unwrap()
 }
 
 fn entry(v: Value) -> Entry {
@@ -214,7 +218,9 @@ fn codex_home_that_is_set_but_missing_is_refused() {
     let mut opts = s.options();
     let missing = s.dir.path().join("no-such-codex-home");
     opts.codex_home = Some(missing.clone());
-    let err = clients::open("codex", &opts).err().expect("open must fail");
+    let err = clients::open(ClientKind::Codex, &opts)
+        .err()
+        .expect("open must fail");
     assert!(matches!(err, ClientError::HomeMissing { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(
@@ -370,7 +376,9 @@ fn a_missing_binary_names_the_npm_package() {
         let mut opts = s.options();
         opts.codex = Some("/nonexistent/codex".into());
         opts.gemini = Some("/nonexistent/gemini".into());
-        let err = clients::open(name, &opts).err().expect("open must fail");
+        let err = clients::open(kind(name), &opts)
+            .err()
+            .expect("open must fail");
         assert!(matches!(err, ClientError::Missing { .. }), "{err:?}");
         assert!(err.to_string().contains(&format!("/nonexistent/{name}")));
         assert!(err.help().unwrap().contains(package), "{:?}", err.help());
@@ -378,12 +386,21 @@ fn a_missing_binary_names_the_npm_package() {
 }
 
 #[test]
-fn unknown_client_lists_the_supported_ones() {
-    let err = clients::open("cursor", &Scratch::new().options())
-        .err()
-        .unwrap();
+fn the_client_list_is_what_client_takes() {
+    // Today's `--client` spellings, in order; an unknown name is clap's refusal, which lists
+    // them (tests/it checks the message).
+    use clap::ValueEnum;
+    let names: Vec<&str> = ClientKind::value_variants()
+        .iter()
+        .map(|k| k.name())
+        .collect();
+    assert_eq!(names, ["claude", "codex", "gemini"]);
+    for k in ClientKind::value_variants() {
+        assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
+    }
+    assert!(ClientKind::from_str("cursor", false).is_err());
     assert_eq!(
-        err.help().unwrap(),
-        "supported clients: claude, codex, gemini"
+        ClientKind::unique(&[ClientKind::Gemini, ClientKind::Claude, ClientKind::Gemini]),
+        [ClientKind::Gemini, ClientKind::Claude]
     );
 }

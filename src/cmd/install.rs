@@ -236,7 +236,13 @@ fn gate_reports(
     rendered: &[Rendered],
     expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
 ) -> Vec<ServerReport> {
-    let clients = args.client.clients.join(",");
+    let clients = args
+        .client
+        .clients
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(",");
     selected
         .iter()
         .zip(rendered)

@@ -2,6 +2,7 @@
 //! live client config, and report every check.
 
 use crate::cli::VerifyArgs;
+use crate::clients::{self, ClientKind};
 use crate::deployment::declaration::Declaration;
 use crate::deployment::render;
 use crate::deployment::selection;
@@ -24,20 +25,15 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
     let flat = registered::Flat::read(&mcp_json)?;
     let declared = render::render(server, &prefix)?.entry;
     let mut reports = Vec::new();
-    let mut clients: Vec<&str> = Vec::new();
-    for c in &args.clients {
-        if !clients.contains(&c.as_str()) {
-            clients.push(c);
-        }
-    }
-    for client in clients {
-        let live = match crate::clients::read_live(client)? {
+    for kind in ClientKind::unique(&args.clients) {
+        let live = match clients::read_live(kind)? {
             Some(mut live) => {
-                live.shadows = crate::clients::live_shadows(client, &live, &registered_name)?;
+                live.shadows = clients::live_shadows(kind, &live, &registered_name)?;
                 Some(live)
             }
             None => None,
         };
+        let client = kind.name();
         let target = Target {
             server,
             client,

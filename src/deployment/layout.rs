@@ -83,7 +83,7 @@ pub fn current_target(prefix: &Path) -> Result<PathBuf, String> {
         let link = fs::read_link(&current)
             .map(|t| format!(" -> {}", t.display()))
             .unwrap_or_default();
-        if e.raw_os_error() == Some(libc::ELOOP) {
+        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
             format!("{}{link} is a symlink loop", current.display())
         } else if meta.file_type().is_symlink() {
             format!("{}{link} is dangling: {e}", current.display())

@@ -247,7 +247,7 @@ enum Line {
 
 struct Server {
     child: Child,
-    pgid: i32,
+    pgid: rustix::process::Pid,
     /// Messages to write; the writer thread owns stdin so that a server that stops reading
     /// can never block us. Dropping the sender closes stdin.
     to_server: Option<Sender<String>>,
@@ -265,24 +265,23 @@ impl Server {
         args: &[String],
         env: &BTreeMap<String, String>,
     ) -> Result<Server, HandshakeError> {
-        use std::os::unix::process::CommandExt;
         let spawn_err = |source| HandshakeError::Spawn {
             command: command.to_string(),
             source,
         };
         // An empty directory, as for client calls: the server's idea of "here" is no project.
         let cwd = tempfile::tempdir().map_err(spawn_err)?;
-        let mut child = Command::new(command)
-            .args(args)
-            .envs(env)
-            .current_dir(cwd.path())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(spawn_err)?;
-        let pgid = child.id() as i32;
+        let (mut child, pgid) = crate::process::spawn_group(
+            Command::new(command)
+                .args(args)
+                .envs(env)
+                .current_dir(cwd.path())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+            false,
+        )
+        .map_err(spawn_err)?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");
@@ -509,7 +508,7 @@ impl Server {
     /// Step 5: close stdin, SIGTERM the group, SIGKILL it after the grace, reap the child.
     fn end(&mut self) {
         self.to_server = None;
-        signal_group(self.pgid, libc::SIGTERM);
+        crate::process::signal_group(self.pgid, rustix::process::Signal::TERM);
         let until = Instant::now() + GRACE;
         while self.status.is_none() && Instant::now() < until {
             match self.child.try_wait() {
@@ -519,7 +518,7 @@ impl Server {
             }
         }
         // Always: a grandchild that ignored SIGTERM goes too.
-        signal_group(self.pgid, libc::SIGKILL);
+        crate::process::signal_group(self.pgid, rustix::process::Signal::KILL);
         if self.status.is_none() {
             self.status = self.child.wait().ok();
         }
@@ -585,15 +584,6 @@ fn keep_tail(mut pipe: impl Read, keep: &Mutex<Vec<u8>>) {
                 }
             }
         }
-    }
-}
-
-#[allow(unsafe_code)]
-fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the
-    // server; it takes no pointers. ESRCH (the group is gone) is harmless.
-    unsafe {
-        libc::kill(-pgid, signal);
     }
 }
 

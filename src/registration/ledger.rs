@@ -9,6 +9,7 @@
 //! restored by a rollback or a recovery) stays made when its ledger line cannot be written:
 //! the run warns and its exit code is the registration's.
 
+use rustix::fs::OFlags;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -66,14 +67,9 @@ pub fn secret_free(raw: &Value) -> Value {
 
 /// The default ledger path.
 pub fn default_path() -> PathBuf {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/".into()))
-                .join(".local/state")
-        });
-    state.join("mcp-deploy").join("ledger.ndjson")
+    crate::dirs::state_home()
+        .join("mcp-deploy")
+        .join("ledger.ndjson")
 }
 
 /// Refuse, before anything changes, a ledger path that holds something other than a regular
@@ -113,7 +109,7 @@ pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         .create(true)
         .mode(0o600)
         // A FIFO put where the ledger goes must not block the run: refused below.
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(|e| IoError::new("cannot open the ledger", path, e))?;
     if !file.metadata().is_ok_and(|m| m.is_file()) {
@@ -156,29 +152,9 @@ fn host() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
-/// `2026-11-29T23:55:01Z`: seconds since the epoch to a civil UTC date (Howard Hinnant's
-/// days-from-civil, inverted), so no date crate is needed for one timestamp format.
+/// `2026-11-29T23:55:01Z`: UTC, whole seconds (a clock before 1970 reads as the epoch).
 pub fn rfc3339(t: SystemTime) -> String {
-    let secs = t
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    humantime::format_rfc3339_seconds(t.max(UNIX_EPOCH)).to_string()
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! ([`held_fds`], see [`crate::process`]): should the run die while a child still runs, the
 //! lock stays held until that child (and whatever it started) is gone too.
 
+use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsRawFd, RawFd};
@@ -96,7 +97,7 @@ impl Lock {
             .create(true)
             .truncate(false)
             .mode(0o600)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .custom_flags((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits() as i32)
             .open(path)
             .map_err(open_err)?;
         if !file.metadata().map_err(open_err)?.is_file() {

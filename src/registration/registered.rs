@@ -48,12 +48,7 @@ const PRIMARY: &str = "claude";
 
 /// The default location of the flat document.
 pub fn default_path() -> PathBuf {
-    match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("mcp-registered.json"),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/".into()))
-            .join(".claude")
-            .join("mcp-registered.json"),
-    }
+    crate::dirs::claude_config_dir().join("mcp-registered.json")
 }
 
 /// The lock every writer of the document at `path` takes: in the state directory of the

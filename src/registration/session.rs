@@ -2,7 +2,7 @@
 //! `--client`, take every lock (each once, in path order), finish off what an interrupted
 //! earlier run journalled, and after the commit append to the ledger.
 
-use crate::clients::{self, Client, ClientOptions};
+use crate::clients::{self, Client, ClientKind, ClientOptions};
 use crate::error::Error;
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock};
@@ -16,18 +16,12 @@ pub(crate) type Recovered = Vec<(&'static str, String, Option<Map<String, Value>
 
 /// Open each client of `clients` once, in the order given.
 pub(crate) fn open_named(
-    clients: &[String],
+    clients: &[ClientKind],
     options: &ClientOptions,
 ) -> Result<Vec<Box<dyn Client>>, Error> {
-    let mut names: Vec<&str> = Vec::new();
-    for c in clients {
-        if !names.contains(&c.as_str()) {
-            names.push(c);
-        }
-    }
-    names
+    ClientKind::unique(clients)
         .into_iter()
-        .map(|n| clients::open(n, options).map_err(Error::from))
+        .map(|k| clients::open(k, options).map_err(Error::from))
         .collect()
 }
 

@@ -12,8 +12,9 @@
 //! `sha512-` beside the real one would still install; the verifier therefore requires every
 //! hash to be sha512 and every one to match.
 //!
-//! A small decoder is written here instead of adding the `base64` crate: 40 lines that refuse
-//! everything non-canonical are easier to audit than the crate's configuration of the same.
+//! Decoding is the `base64` crate's standard engine, which requires canonical padding and
+//! refuses non-zero trailing bits; the length and padding are checked first so that each
+//! refusal keeps its plain reason.
 
 /// One `<algorithm>-<base64>` token of an integrity string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,16 +71,7 @@ fn parse_token(token: &str) -> Result<SriHash, SriError> {
 
 /// The standard alphabet with `=` padding, as `Buffer.toString('base64')` writes it.
 pub fn decode_base64(s: &str) -> Result<Vec<u8>, &'static str> {
-    fn value(c: u8) -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return None,
-        } as u32)
-    }
+    use base64::{DecodeError, Engine};
     let bytes = s.as_bytes();
     if bytes.is_empty() {
         return Err("no digest after the `-`");
@@ -87,48 +79,25 @@ pub fn decode_base64(s: &str) -> Result<Vec<u8>, &'static str> {
     if !bytes.len().is_multiple_of(4) {
         return Err("length is not a multiple of 4");
     }
-    let pad = bytes.iter().rev().take_while(|&&b| b == b'=').count();
-    if pad > 2 {
+    if bytes.iter().rev().take_while(|&&b| b == b'=').count() > 2 {
         return Err("more than two `=`");
     }
-    let body = &bytes[..bytes.len() - pad];
-    let mut out = Vec::with_capacity(body.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in body {
-        let v = value(c).ok_or("a character outside the base64 alphabet")?;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    // What is left must be the zero padding bits of a canonical encoding.
-    if acc != 0 {
-        return Err("non-zero bits after the last byte");
-    }
-    Ok(out)
+    // STANDARD: canonical padding required, trailing bits must be zero.
+    base64::engine::general_purpose::STANDARD
+        .decode(bytes)
+        .map_err(|e| match e {
+            DecodeError::InvalidLastSymbol(..) => "non-zero bits after the last byte",
+            DecodeError::InvalidByte(..) => "a character outside the base64 alphabet",
+            DecodeError::InvalidLength(_) | DecodeError::InvalidPadding => {
+                "padding is not canonical"
+            }
+        })
 }
 
 /// The canonical encoding, for reporting the integrity a tarball should have.
 pub fn encode_base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
@@ -162,6 +131,20 @@ mod tests {
             "====",
         ] {
             assert!(decode_base64(bad).is_err(), "{bad} was accepted");
+        }
+    }
+
+    #[test]
+    fn each_refusal_keeps_its_reason() {
+        for (bad, reason) in [
+            ("", "no digest after the `-`"),
+            ("Zm9vYg=", "length is not a multiple of 4"),
+            ("Zm9vYh==", "non-zero bits after the last byte"),
+            ("Zm9-Yg==", "a character outside the base64 alphabet"),
+            ("Zm=vYg==", "a character outside the base64 alphabet"),
+            ("Z===", "more than two `=`"),
+        ] {
+            assert_eq!(decode_base64(bad), Err(reason), "{bad:?}");
         }
     }
 
