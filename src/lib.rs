@@ -33,6 +33,7 @@ pub use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
+    output::set_colour(cli.color);
     match cmd::dispatch(&cli) {
         Ok(exit) => exit,
         Err(err) => {

@@ -19,6 +19,10 @@ use crate::clients::ClientKind;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour the report's ok and FAIL: auto (stdout is a terminal, NO_COLOR is not
+    /// set, TERM is not dumb), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
 }
 
 #[derive(Debug, Subcommand)]

@@ -514,7 +514,22 @@ pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError>
         Ok(None) => return Ok(Map::new()),
         Err(e) => return Err(bad(e.source.to_string())),
     };
-    let doc: Value = serde_json::from_str(&strip_comments(&text))
+    // JSON with `//` and `/* */` comments, as gemini reads its settings (npm's
+    // strip-json-comments): json_comments turns each comment into spaces, so line numbers in
+    // serde's errors stay right. It refuses only what is not JSON anyway (an unclosed string
+    // or comment, a `/` that starts none); no message quotes the text, which may hold a secret.
+    use std::io::Read;
+    let mut plain = String::with_capacity(text.len());
+    json_comments::CommentSettings::c_style()
+        .strip_comments(text.as_bytes())
+        .read_to_string(&mut plain)
+        .map_err(|_| {
+            bad(
+                "not valid JSON: a string or comment is not closed, or a `/` starts no comment"
+                    .into(),
+            )
+        })?;
+    let doc: Value = serde_json::from_str(&plain)
         .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
     let servers = match doc.get("mcpServers") {
         None => return Ok(Map::new()),
@@ -546,55 +561,6 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
         }
     }
     m
-}
-
-/// JSON with `//` and `/* */` comments (as gemini reads its settings) made plain JSON. Each
-/// comment becomes spaces, so line numbers in errors stay right.
-fn strip_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    let mut in_string = false;
-    while let Some(c) = chars.next() {
-        if in_string {
-            out.push(c);
-            match c {
-                '\\' => out.extend(chars.next()),
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match (c, chars.peek()) {
-            ('"', _) => {
-                in_string = true;
-                out.push(c);
-            }
-            ('/', Some('/')) => {
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                        break;
-                    }
-                }
-            }
-            ('/', Some('*')) => {
-                chars.next();
-                let mut prev = ' ';
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        out.push('\n');
-                    }
-                    if prev == '*' && c == '/' {
-                        break;
-                    }
-                    prev = c;
-                }
-                out.push(' ');
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -733,6 +699,10 @@ mod tests {
         .unwrap();
         let err = read_user_entries(&p).unwrap_err().to_string();
         assert!(err.contains("not valid JSON at line"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        std::fs::write(&p, "{\"mcpServers\": {} /* hunter2 \n").unwrap();
+        let err = read_user_entries(&p).unwrap_err().to_string();
+        assert!(err.contains("not valid JSON"), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
 }

@@ -52,12 +52,21 @@ pub(crate) fn print(report: &Report, json: bool) {
     }
 }
 
-/// Colour only on a terminal, and never when `NO_COLOR` is set (https://no-color.org) or the
-/// terminal is `dumb`.
-pub(crate) fn colour(stream: &impl std::io::IsTerminal) -> bool {
-    stream.is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var("TERM").map_or(true, |t| t != "dumb")
+/// `--color`, for the whole run: [`colour`] follows it.
+pub(crate) fn set_colour(choice: clap::ColorChoice) {
+    match choice {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    }
+    .write_global();
+}
+
+/// Whether to colour what goes to stdout: `--color always|never`, or with `auto` anstream's
+/// rule — a terminal, `NO_COLOR` (https://no-color.org) unset or empty, `TERM` not `dumb`
+/// (`CLICOLOR`/`CLICOLOR_FORCE` honoured too).
+pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
+    anstream::AutoStream::choice(stream) != anstream::ColorChoice::Never
 }
 
 /// A progress line for a step that waits on a client, on stderr, only when a person watches it.
