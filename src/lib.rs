@@ -34,7 +34,13 @@ pub use exit::Exit;
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
     output::set_colour(cli.color);
-    match cmd::dispatch(&cli) {
+    let outcome = cmd::dispatch(&cli).and_then(|exit| match output::take_write_error() {
+        Some(e) => {
+            Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
+        }
+        None => Ok(exit),
+    });
+    match outcome {
         Ok(exit) => exit,
         Err(err) => {
             eprintln!("error: {err}");

@@ -45,7 +45,7 @@ use crate::identity::report::{Report, ServerReport};
 use crate::output::{emit, progress};
 use crate::registration::ledger::{self};
 use crate::registration::plan::{
-    change_record, observe_all, plan_client, shadow_check, Action, ClientPlan,
+    change_record, observe_all, plan_client, shadow_check, Action, ClientPlan, DryRun, PlannedStep,
 };
 use crate::registration::registered::Flat;
 use crate::registration::session::{
@@ -83,7 +83,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
             })
             .collect();
         let report = Report::new(servers, None);
-        crate::output::print(&report, args.json);
+        crate::output::print(&report, args.json, Exit::CheckFailed);
         if args.json {
             eprintln!("{GATE_LINE}");
         } else {
@@ -116,15 +116,10 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         .map(|c| plan_client(c.as_ref(), selected, &rendered))
         .collect::<Result<_, _>>()?;
     if args.dry_run {
-        print_plan(
-            selected,
-            &rendered,
-            &plans,
-            &gate,
-            registered_path,
-            args.json,
-        );
-        return Ok(Exit::from_checks(gate_ok));
+        let plan = dry_run(selected, &rendered, &plans, &gate, registered_path);
+        let exit = Exit::from_checks(gate_ok);
+        crate::output::install_plan(&plan, args.json, exit);
+        return Ok(exit);
     }
 
     // 5. Write the rendered documents.
@@ -220,8 +215,9 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         }
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
-    crate::output::print(&report, args.json);
-    Ok(Exit::from_checks(report.ok))
+    let exit = Exit::from_checks(report.ok);
+    crate::output::print(&report, args.json, exit);
+    Ok(exit)
 }
 
 /// What a gate failure says, after the failed checks.
@@ -271,15 +267,14 @@ fn gate_reports(
         .collect()
 }
 
-fn print_plan(
+/// `install --dry-run`: the plan, each step with the gate checks of its server.
+fn dry_run(
     selected: &[Selected],
     rendered: &[Rendered],
     plans: &[ClientPlan],
     gate: &[ServerReport],
     registered_path: &Path,
-    json: bool,
-) {
-    let gate_ok = gate.iter().all(ServerReport::ok);
+) -> DryRun {
     let mut steps = Vec::new();
     for p in plans {
         for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
@@ -293,60 +288,22 @@ fn print_plan(
                 calls.push(p.client.show(Op::Add, name));
             }
             calls.push(p.client.show(Op::Observe, name));
-            steps.push(serde_json::json!({
-                "name": s.server.name,
-                "client": p.client.name(),
-                "registered_name": name,
-                "registration": action.word(),
-                "entry": r.entry.describe(),
-                "writes": [file.display().to_string()],
-                "client_calls": calls,
-                "gate": g.checks,
-            }));
+            steps.push(PlannedStep {
+                name: s.server.name.clone(),
+                client: p.client.name(),
+                registered_name: name.clone(),
+                registration: action.word(),
+                entry: Some(r.entry.describe()),
+                writes: Some(vec![file.display().to_string()]),
+                client_calls: calls,
+                gate: Some(g.checks.clone()),
+            });
         }
     }
-    if json {
-        let doc = serde_json::json!({
-            "dry_run": true,
-            "ok": gate_ok,
-            "servers": steps,
-            "registered": registered_path.display().to_string(),
-        });
-        emit(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&doc).unwrap()
-        ));
-        return;
+    DryRun {
+        dry_run: true,
+        ok: gate.iter().all(ServerReport::ok),
+        servers: steps,
+        registered: registered_path.display().to_string(),
     }
-    let mut text = String::from("dry run: nothing is changed\n");
-    for step in &steps {
-        let field = |k: &str| step[k].as_str().unwrap_or_default().to_string();
-        text.push_str(&format!(
-            "{}: would be {} in {} ({})\n",
-            field("registered_name"),
-            field("registration"),
-            field("client"),
-            field("entry")
-        ));
-        for c in step["gate"].as_array().into_iter().flatten() {
-            let mark = if c["ok"] == true { "ok  " } else { "FAIL" };
-            text.push_str(&format!(
-                "  gate {mark} {:<17} {}\n",
-                c["check"].as_str().unwrap_or_default(),
-                c["detail"].as_str().unwrap_or_default()
-            ));
-        }
-        for (key, verb) in [("writes", "write"), ("client_calls", "run  ")] {
-            for item in step[key].as_array().into_iter().flatten() {
-                text.push_str(&format!("  {verb} {}\n", item.as_str().unwrap_or_default()));
-            }
-        }
-    }
-    text.push_str(&format!("write {}\n", registered_path.display()));
-    if !gate_ok {
-        text.push_str(
-            "the deployment failed the checks marked FAIL: install would register nothing\n",
-        );
-    }
-    emit(&text);
 }

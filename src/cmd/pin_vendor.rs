@@ -29,7 +29,7 @@ pub(crate) fn run(args: &PinVendorArgs) -> Result<Exit, Error> {
             if args.json {
                 let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
                     "refused": error.to_string(), "help": help});
-                emit(&format!("{doc}\n"));
+                crate::output::emit_json_line(&doc, Exit::CheckFailed);
             }
             Ok(Exit::CheckFailed)
         }
@@ -41,7 +41,7 @@ pub(crate) fn run(args: &PinVendorArgs) -> Result<Exit, Error> {
             if args.json {
                 let doc = serde_json::json!({"ok": true, "sidecar": sidecar.display().to_string(),
                     "sha256": sha256, "change": change});
-                emit(&format!("{doc}\n"));
+                crate::output::emit_json_line(&doc, Exit::Success);
             } else {
                 emit(&format!(
                     "{}: sha256 {sha256} ({change})\n",

@@ -35,7 +35,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
                 }],
                 None,
             );
-            crate::output::print(&report, args.json);
+            crate::output::print(&report, args.json, Exit::CheckFailed);
             let line = "nothing was written: render-mcp renders only for a deployed release";
             if args.json {
                 eprintln!("{line}");
@@ -53,7 +53,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
             "path": path.display().to_string(),
             "document": rendered.document,
         });
-        emit(&format!("{doc}\n"));
+        crate::output::emit_json_line(&doc, Exit::Success);
     } else {
         emit(&format!("{}\n", path.display()));
     }

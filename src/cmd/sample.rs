@@ -17,10 +17,10 @@ pub(crate) fn run(args: &SampleArgs) -> Result<Exit, Error> {
                 serde_json::json!({"name": name, "prefix": prefix.display().to_string(), "commit": commit})
             })
             .collect();
-        emit(&format!(
-            "{}\n",
-            serde_json::json!({"ok": true, "servers": servers})
-        ));
+        crate::output::emit_json_line(
+            &serde_json::json!({"ok": true, "servers": servers}),
+            Exit::Success,
+        );
     } else {
         for (name, prefix, commit) in &laid_out {
             emit(&format!("{name}: {} (commit {commit})\n", prefix.display()));

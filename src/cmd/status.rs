@@ -69,8 +69,9 @@ pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
         }
     }
     let report = Report::new(reports, Some(registered_path.display().to_string()));
-    crate::output::print(&report, args.json);
-    Ok(Exit::from_checks(report.ok))
+    let exit = Exit::from_checks(report.ok);
+    crate::output::print(&report, args.json, exit);
+    Ok(exit)
 }
 
 /// The checks of one server as one client has it.

@@ -8,9 +8,10 @@ use crate::deployment::selection::Selected;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::report::{Report, ServerReport};
-use crate::output::emit;
 use crate::registration::ledger::{self};
-use crate::registration::plan::{change_record, refuse_literal_secrets, refuse_opaque};
+use crate::registration::plan::{
+    change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
+};
 use crate::registration::registered::{Flat, RegisteredError};
 use crate::registration::session::{
     agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
@@ -22,71 +23,6 @@ use serde_json::{Map, Value};
 
 /// Uninstall's plan for one client: it, its current user-scope entries, and the removals.
 type RemovalPlan<'a> = (&'a dyn Client, Map<String, Value>, Vec<Change>);
-
-/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
-fn print_removals(
-    selected: &[Selected],
-    plans: &[RemovalPlan],
-    registered_path: &Path,
-    json: bool,
-) {
-    let mut steps = Vec::new();
-    for (client, _, changes) in plans {
-        for s in selected {
-            let name = &s.registered_name;
-            let present = changes.iter().any(|c| &c.name == name);
-            let calls: Vec<String> = if present {
-                vec![client.show(Op::Remove, name)]
-            } else {
-                Vec::new()
-            };
-            steps.push(serde_json::json!({
-                "name": s.server.name,
-                "client": client.name(),
-                "registered_name": name,
-                "registration": if present { "removed" } else { "absent" },
-                "client_calls": calls,
-            }));
-        }
-    }
-    if json {
-        let doc = serde_json::json!({
-            "dry_run": true,
-            "servers": steps,
-            "registered": registered_path.display().to_string(),
-        });
-        emit(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&doc).unwrap()
-        ));
-        return;
-    }
-    let mut text = String::from("dry run: nothing is changed\n");
-    for step in &steps {
-        let field = |k: &str| step[k].as_str().unwrap_or_default().to_string();
-        if field("registration") == "removed" {
-            text.push_str(&format!(
-                "{}: would be removed from {}\n",
-                field("registered_name"),
-                field("client")
-            ));
-        } else {
-            text.push_str(&format!(
-                "{}: not registered in {}, nothing to remove\n",
-                field("registered_name"),
-                field("client")
-            ));
-        }
-        for item in step["client_calls"].as_array().into_iter().flatten() {
-            text.push_str(&format!("  run   {}\n", item.as_str().unwrap_or_default()));
-        }
-    }
-    text.push_str(&format!(
-        "remove those names from {} (when recorded)\n",
-        registered_path.display()
-    ));
-    emit(&text);
-}
 
 /// `uninstall`: remove the names `install` with the same options registers, from every client
 /// of `--client`, and their flat document entries, as one transaction. A name that is not
@@ -141,7 +77,8 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         plans.push((client, current, changes));
     }
     if args.dry_run {
-        print_removals(selected, &plans, registered_path, args.json);
+        let plan = dry_run(selected, &plans, registered_path);
+        crate::output::removal_plan(&plan, args.json, Exit::Success);
         return Ok(Exit::Success);
     }
 
@@ -190,6 +127,38 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     ledger_after_commit(&ledger_file, &records);
     drop(locks);
     let report = Report::new(reports, Some(registered_path.display().to_string()));
-    crate::output::print(&report, args.json);
+    crate::output::print(&report, args.json, Exit::Success);
     Ok(Exit::Success)
+}
+
+/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
+fn dry_run(selected: &[Selected], plans: &[RemovalPlan], registered_path: &Path) -> DryRun {
+    let mut steps = Vec::new();
+    for (client, _, changes) in plans {
+        for s in selected {
+            let name = &s.registered_name;
+            let present = changes.iter().any(|c| &c.name == name);
+            let calls: Vec<String> = if present {
+                vec![client.show(Op::Remove, name)]
+            } else {
+                Vec::new()
+            };
+            steps.push(PlannedStep {
+                name: s.server.name.clone(),
+                client: client.name(),
+                registered_name: name.clone(),
+                registration: if present { "removed" } else { "absent" },
+                entry: None,
+                writes: None,
+                client_calls: calls,
+                gate: None,
+            });
+        }
+    }
+    DryRun {
+        dry_run: true,
+        ok: true,
+        servers: steps,
+        registered: registered_path.display().to_string(),
+    }
 }

@@ -50,6 +50,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
         reports.push(checks::verify(&target, &flat.servers(client)));
     }
     let report = Report::new(reports, None);
-    crate::output::print(&report, args.json);
-    Ok(Exit::from_checks(report.ok))
+    let exit = Exit::from_checks(report.ok);
+    crate::output::print(&report, args.json, exit);
+    Ok(exit)
 }

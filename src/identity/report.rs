@@ -62,8 +62,4 @@ impl Report {
             registered,
         }
     }
-
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("a report serializes")
-    }
 }

@@ -1,7 +1,51 @@
 //! The output layer: how a report reaches the user, as human text on stdout or as one JSON
 //! document, and how stdout is written (a reader that went away is not an error).
+//!
+//! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
+//! status, right after `"ok"` ([`envelope`]); a dry run's starts with `"dry_run": true`.
 
+pub(crate) mod content;
+pub(crate) mod vendor;
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::exit::Exit;
 use crate::identity::report::Report;
+use crate::registration::plan::DryRun;
+
+/// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit` right
+/// after `"ok"`.
+pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
+    let Value::Object(fields) = serde_json::to_value(body).expect("a report serializes") else {
+        unreachable!("a report is an object");
+    };
+    let mut out = Map::new();
+    for (k, v) in fields {
+        let after_ok = k == "ok";
+        out.insert(k, v);
+        if after_ok {
+            out.insert("exit".into(), Value::from(exit.code()));
+        }
+    }
+    if !out.contains_key("exit") {
+        out.insert("exit".into(), Value::from(exit.code()));
+    }
+    Value::Object(out)
+}
+
+/// The envelope of `body` on one line.
+pub(crate) fn emit_json_line(body: &impl Serialize, exit: Exit) {
+    emit(&format!("{}\n", envelope(body, exit)));
+}
+
+/// The envelope of `body`, indented.
+pub(crate) fn emit_json_pretty(body: &impl Serialize, exit: Exit) {
+    let doc = serde_json::to_string_pretty(&envelope(body, exit)).expect("JSON serializes");
+    emit(&format!("{doc}\n"));
+}
 
 /// The human form: a line per registration and a line per check; `colour` marks ok and
 /// FAIL in green and red.
@@ -44,12 +88,76 @@ pub(crate) fn human(report: &Report, colour: bool) -> String {
     out
 }
 
-pub(crate) fn print(report: &Report, json: bool) {
+/// A check report (verify-identity, install, uninstall, status, render-mcp's refusal).
+pub(crate) fn print(report: &Report, json: bool, exit: Exit) {
     if json {
-        emit(&format!("{}\n", report.to_json()));
+        emit_json_pretty(report, exit);
     } else {
         emit(&human(report, colour(&std::io::stdout())));
     }
+}
+
+/// `install --dry-run`.
+pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(plan, exit);
+    }
+    let mut text = String::from("dry run: nothing is changed\n");
+    for step in &plan.servers {
+        text.push_str(&format!(
+            "{}: would be {} in {} ({})\n",
+            step.registered_name,
+            step.registration,
+            step.client,
+            step.entry.as_deref().unwrap_or_default()
+        ));
+        for c in step.gate.iter().flatten() {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            text.push_str(&format!("  gate {mark} {:<17} {}\n", c.check, c.detail));
+        }
+        for item in step.writes.iter().flatten() {
+            text.push_str(&format!("  write {item}\n"));
+        }
+        for item in &step.client_calls {
+            text.push_str(&format!("  run   {item}\n"));
+        }
+    }
+    text.push_str(&format!("write {}\n", plan.registered));
+    if !plan.ok {
+        text.push_str(
+            "the deployment failed the checks marked FAIL: install would register nothing\n",
+        );
+    }
+    emit(&text);
+}
+
+/// `uninstall --dry-run`.
+pub(crate) fn removal_plan(plan: &DryRun, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(plan, exit);
+    }
+    let mut text = String::from("dry run: nothing is changed\n");
+    for step in &plan.servers {
+        if step.registration == "removed" {
+            text.push_str(&format!(
+                "{}: would be removed from {}\n",
+                step.registered_name, step.client
+            ));
+        } else {
+            text.push_str(&format!(
+                "{}: not registered in {}, nothing to remove\n",
+                step.registered_name, step.client
+            ));
+        }
+        for item in &step.client_calls {
+            text.push_str(&format!("  run   {item}\n"));
+        }
+    }
+    text.push_str(&format!(
+        "remove those names from {} (when recorded)\n",
+        plan.registered
+    ));
+    emit(&text);
 }
 
 /// `--color`, for the whole run: [`colour`] follows it.
@@ -77,10 +185,25 @@ pub(crate) fn progress(message: &str) {
     }
 }
 
-/// Write to stdout. A reader that went away (`| head`) does not change the verdict and must
-/// not panic the way `println!` does; the exit status still tells the outcome.
+/// The first error writing stdout met, other than a reader that went away.
+static WRITE_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Write to stdout: the one place that does. A reader that went away (`| head`, EPIPE) does
+/// not change the verdict and must not panic the way `println!` does; the exit status still
+/// tells the outcome. Any other failure (a full disk, a closed descriptor) is kept for
+/// [`take_write_error`]: the run then reports it on stderr and exits 2.
 pub(crate) fn emit(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let mut first = WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert(e);
+        }
+    }
+}
+
+/// The error writing stdout met during this run, if any (see [`emit`]).
+pub(crate) fn take_write_error() -> Option<std::io::Error> {
+    WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take()
 }

@@ -230,3 +230,34 @@ pub(crate) fn change_record(
     });
     r
 }
+
+/// What a dry run would do (`install --dry-run`, `uninstall --dry-run`): one step per name
+/// and client, and the flat document it would write. Printed by [`crate::output`].
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct DryRun {
+    pub(crate) dry_run: bool,
+    /// install: whether the deployment passed its gate checks; uninstall: always.
+    pub(crate) ok: bool,
+    pub(crate) servers: Vec<PlannedStep>,
+    pub(crate) registered: String,
+}
+
+/// One name in one client, in a [`DryRun`].
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct PlannedStep {
+    pub(crate) name: String,
+    pub(crate) client: &'static str,
+    pub(crate) registered_name: String,
+    /// install: `added`, `updated`, `unchanged`; uninstall: `removed`, `absent`.
+    pub(crate) registration: &'static str,
+    /// install only: the entry it would register, secrets redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) entry: Option<String>,
+    /// install only: the files it would write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) writes: Option<Vec<String>>,
+    pub(crate) client_calls: Vec<String>,
+    /// install only: the deployment's gate checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gate: Option<Vec<Check>>,
+}

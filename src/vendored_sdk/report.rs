@@ -128,32 +128,4 @@ impl VendorReport {
             summary,
         }
     }
-
-    pub fn to_human(&self) -> String {
-        let mut out = format!("vendor directory {}\n", self.dir);
-        if let Some(m) = &self.manifest {
-            let s = if m.entries == 1 { "" } else { "s" };
-            out += &format!(
-                "release manifest {} ({}, {} file{s})\n",
-                m.path, m.format, m.entries
-            );
-        }
-        if let Some(p) = &self.project {
-            let lock = p.lockfile.as_deref().unwrap_or("no lockfile");
-            out += &format!("npm project {} ({lock})\n", p.dir);
-        }
-        for c in &self.checks {
-            let mark = if c.ok { "ok  " } else { "FAIL" };
-            out += &format!("  {mark} {:<10} {}: {}\n", c.check, c.subject, c.detail);
-            if let Some(h) = &c.help {
-                out += &format!("       help: {h}\n");
-            }
-        }
-        for i in &self.ignored {
-            out += &format!("  skip {}: {}\n", i.path, i.reason);
-        }
-        let verdict = if self.ok { "ok" } else { "FAILED" };
-        out += &format!("{verdict}: {}\n", self.summary);
-        out
-    }
 }
