@@ -9,7 +9,7 @@ use crate::deployment::render::RenderError;
 use crate::fsio::IoError;
 use crate::registration::lock::LockError;
 use crate::registration::registered::RegisteredError;
-use crate::registration::transaction::TransactionError;
+use crate::registration::transaction::{Failure, TransactionError};
 use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, thiserror::Error)]
@@ -104,5 +104,11 @@ fn io_help(e: &IoError) -> String {
 impl From<TransactionError> for Error {
     fn from(e: TransactionError) -> Self {
         Error::Transaction(Box::new(e))
+    }
+}
+
+impl Failure for Error {
+    fn help(&self) -> Option<String> {
+        Error::help(self)
     }
 }

@@ -343,7 +343,7 @@ fn transaction_rolls_back(client_name: &str) {
         matches!(err, ClientError::Unrepresentable { .. }),
         "{err:?}"
     );
-    let report = tx.roll_back(err.into()).to_string();
+    let report = tx.roll_back(crate::error::Error::from(err)).to_string();
     assert!(
         report.contains("a: restored to its previous entry"),
         "{report}"

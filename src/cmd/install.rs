@@ -49,7 +49,7 @@ use crate::registration::plan::{
 };
 use crate::registration::registered::Flat;
 use crate::registration::session::{
-    agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
+    self, agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
 };
 use crate::registration::transaction::{self, Transaction};
 
@@ -155,7 +155,7 @@ pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
         transaction::checkpoint("after-record");
         Ok(())
     })();
-    transaction::finish_all(txs, outcome)?;
+    session::finish_all(txs, outcome)?;
     let mut records = Vec::new();
     for p in &plans {
         for ((s, r), action) in selected.iter().zip(&rendered).zip(&p.actions) {

@@ -14,9 +14,9 @@ use crate::registration::plan::{
 };
 use crate::registration::registered::{Flat, RegisteredError};
 use crate::registration::session::{
-    agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
+    self, agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
 };
-use crate::registration::transaction::{self, Change, Transaction};
+use crate::registration::transaction::{Change, Transaction};
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -103,7 +103,7 @@ pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         }
         Ok(())
     })();
-    transaction::finish_all(txs, outcome)?;
+    session::finish_all(txs, outcome)?;
     let mut records = Vec::new();
     let mut reports = Vec::new();
     for (client, current, changes) in &plans {

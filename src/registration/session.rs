@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock};
 use crate::registration::registered::{self, Flat};
-use crate::registration::transaction::{self};
+use crate::registration::transaction;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -101,4 +101,21 @@ pub(crate) fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
     explicit
         .map(Path::to_path_buf)
         .unwrap_or_else(ledger::default_path)
+}
+
+/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
+/// else undo them all, the last begun first.
+pub(crate) fn finish_all(
+    txs: Vec<transaction::Transaction>,
+    outcome: Result<(), Error>,
+) -> Result<(), Error> {
+    match outcome {
+        Err(e) => Err(transaction::roll_back_all(txs, e).into()),
+        Ok(()) => {
+            for tx in txs {
+                tx.commit()?;
+            }
+            Ok(())
+        }
+    }
 }

@@ -62,11 +62,18 @@ struct Journal {
     changes: Vec<Change>,
 }
 
+/// What made a transaction roll back: any error that can say what the user can do about it
+/// ([`crate::error::Error`] in practice). A trait, so that this module does not depend on the
+/// crate's error type, which depends on it.
+pub trait Failure: std::error::Error + Send + Sync + 'static {
+    fn help(&self) -> Option<String>;
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum TransactionError {
     #[error("{failure}\n{states}")]
     RolledBack {
-        failure: Box<crate::error::Error>,
+        failure: Box<dyn Failure>,
         states: String,
         /// Whether every name is back at its previous entry (else the journal keeps some).
         restored: bool,
@@ -378,7 +385,7 @@ impl<'a> Transaction<'a> {
 
     /// Undo this one transaction after `failure`.
     #[cfg(test)]
-    pub fn roll_back(self, failure: crate::error::Error) -> TransactionError {
+    pub fn roll_back(self, failure: impl Failure) -> TransactionError {
         roll_back_all(vec![self], failure)
     }
 
@@ -391,26 +398,9 @@ impl<'a> Transaction<'a> {
     }
 }
 
-/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
-/// else undo them all, the last begun first.
-pub fn finish_all(
-    txs: Vec<Transaction>,
-    outcome: Result<(), crate::error::Error>,
-) -> Result<(), crate::error::Error> {
-    match outcome {
-        Err(e) => Err(roll_back_all(txs, e).into()),
-        Ok(()) => {
-            for tx in txs {
-                tx.commit()?;
-            }
-            Ok(())
-        }
-    }
-}
-
 /// Undo several transactions (one per client), the last begun first, after `failure`. With
 /// one client the lines name each registration; with several, each is prefixed by its client.
-pub fn roll_back_all(txs: Vec<Transaction>, failure: crate::error::Error) -> TransactionError {
+pub fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> TransactionError {
     let several = txs.len() > 1;
     let mut blocks = Vec::new();
     let mut all_restored = true;

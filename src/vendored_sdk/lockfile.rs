@@ -35,7 +35,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::vendored_sdk::VendorError;
+use super::error::VendorError;
 
 /// The dependency tables of `package.json` that npm installs from.
 const DEPENDENCY_FIELDS: [&str; 4] = [

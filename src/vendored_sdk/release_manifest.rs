@@ -18,10 +18,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::error::VendorError;
 use crate::content::digest::Algorithm;
 use crate::content::sumfile;
 use crate::fsio;
-use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

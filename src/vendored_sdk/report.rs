@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::VendorError;
+use super::error::VendorError;
 
 /// One check, by name, about one subject (an artifact path relative to DIR, a package name,
 /// a lockfile key), with its evidence.
