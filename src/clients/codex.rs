@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::flow::{self, CliBacked};
 use super::runner::{self, Runner};
 use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::process;
@@ -72,18 +73,6 @@ impl Codex {
         })
     }
 
-    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(&self.config)
-    }
-
-    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
-        let out = self.runner.call_raw(args, &shown)?;
-        if !out.status.success() {
-            return Err(self.failed(shown, &out, secrets));
-        }
-        Ok(out.stdout)
-    }
-
     /// A failed call. Codex quotes the config values it cannot load (`invalid type: string
     /// "…"`), so every value the config's entries hold, besides `secrets`, is scrubbed.
     fn failed(&self, step: String, out: &process::Output, secrets: &[&str]) -> ClientError {
@@ -98,6 +87,28 @@ impl Codex {
             status: out.status.to_string(),
             stderr: crate::identity::secrets::redact(&codex_stderr(&out.stderr), &all),
         }
+    }
+}
+
+impl flow::CliBacked for Codex {
+    fn client(&self) -> &'static str {
+        "codex"
+    }
+
+    fn config(&self) -> &Path {
+        &self.config
+    }
+
+    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.config)
+    }
+
+    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
+        let out = self.runner.call_raw(args, &shown)?;
+        if !out.status.success() {
+            return Err(self.failed(shown, &out, secrets));
+        }
+        Ok(out.stdout)
     }
 }
 
@@ -209,58 +220,25 @@ impl Client for Codex {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let (args, secrets) = add_args(name, entry)?;
-        if self.entries()?.contains_key(name) {
-            return Err(ClientError::AlreadyRegistered {
-                client: "codex",
-                name: name.to_string(),
-                path: self.config.clone(),
-            });
-        }
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        self.call(&args, format!("codex mcp add {name} <entry>"), &secrets)?;
-        let now = self.entries()?;
-        let stored = now.get(name).map(Entry::from_value);
-        match stored {
-            Some(Ok(e)) if e.same_registration(entry) => Ok(()),
-            _ => Err(ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!(
-                    "after `codex mcp add`, {} does not hold the entry that was added ({})",
-                    self.config.display(),
-                    entry.describe()
-                ),
-            }),
-        }
+        flow::add(
+            self,
+            name,
+            entry,
+            &args,
+            &secrets,
+            format!("codex mcp add {name} <entry>"),
+        )
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
-        let not_registered = || ClientError::NotRegistered {
-            name: name.to_string(),
-            path: self.config.clone(),
-        };
-        if !self.entries()?.contains_key(name) {
-            return Err(not_registered());
-        }
-        let out = self.call(
+        flow::remove(
+            self,
+            name,
             &["mcp", "remove", name],
             format!("codex mcp remove {name}"),
-            &[],
-        )?;
-        // It exits 0 for a name it does not have.
-        if out.contains("No MCP server named") {
-            return Err(not_registered());
-        }
-        if self.entries()?.contains_key(name) {
-            return Err(ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!(
-                    "`codex mcp remove {name}` succeeded but {} still holds it",
-                    self.config.display()
-                ),
-            });
-        }
-        Ok(())
+            // It exits 0 for a name it does not have.
+            "No MCP server named",
+        )
     }
 
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {

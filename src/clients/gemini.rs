@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::flow::{self, CliBacked};
 use super::runner::{self, Runner};
 use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::registration::entry::{Entry, Transport};
@@ -72,6 +73,20 @@ impl Gemini {
         let config = home.join(".gemini").join("settings.json");
         Ok(Gemini { runner, config })
     }
+}
+
+impl flow::CliBacked for Gemini {
+    fn client(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn config(&self) -> &Path {
+        &self.config
+    }
+
+    fn rewrites_others(&self) -> bool {
+        true
+    }
 
     fn entries(&self) -> Result<Map<String, Value>, ClientError> {
         read_user_entries(&self.config)
@@ -98,37 +113,6 @@ impl Gemini {
                 self.config.display(),
                 hit.join(", "),
                 PASSED.join(", ")
-            ),
-        })
-    }
-
-    /// After a mutating call: the other entries must be as they were.
-    fn others_unchanged(
-        &self,
-        name: &str,
-        before: &Map<String, Value>,
-        after: &Map<String, Value>,
-    ) -> Result<(), ClientError> {
-        let changed: Vec<&str> = before
-            .iter()
-            .filter(|(k, v)| k.as_str() != name && after.get(k.as_str()) != Some(v))
-            .map(|(k, _)| k.as_str())
-            .chain(
-                after
-                    .keys()
-                    .filter(|k| k.as_str() != name && !before.contains_key(k.as_str()))
-                    .map(String::as_str),
-            )
-            .collect();
-        if changed.is_empty() {
-            return Ok(());
-        }
-        Err(ClientError::Disagrees {
-            name: name.to_string(),
-            reason: format!(
-                "gemini also changed {} in {} while saving; check them",
-                changed.join(", "),
-                self.config.display()
             ),
         })
     }
@@ -235,73 +219,25 @@ impl Client for Gemini {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let (args, secrets) = add_args(name, entry)?;
-        let before = self.entries()?;
-        if before.contains_key(name) {
-            return Err(ClientError::AlreadyRegistered {
-                client: "gemini",
-                name: name.to_string(),
-                path: self.config.clone(),
-            });
-        }
-        let mut all = before.clone();
-        all.insert(name.to_string(), Value::Object(entry.raw.clone()));
-        self.guard(name, &all)?;
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
-        self.call(
+        flow::add(
+            self,
+            name,
+            entry,
             &args,
-            format!("gemini mcp add -s user {name} <entry>"),
             &secrets,
-        )?;
-        let after = self.entries()?;
-        match after.get(name).map(Entry::from_value) {
-            Some(Ok(e)) if e.same_registration(entry) => {}
-            _ => {
-                return Err(ClientError::Disagrees {
-                    name: name.to_string(),
-                    reason: format!(
-                        "after `gemini mcp add`, {} does not hold the entry that was added ({})",
-                        self.config.display(),
-                        entry.describe()
-                    ),
-                })
-            }
-        }
-        self.others_unchanged(name, &before, &after)
+            format!("gemini mcp add -s user {name} <entry>"),
+        )
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
-        let not_registered = || ClientError::NotRegistered {
-            name: name.to_string(),
-            path: self.config.clone(),
-        };
-        let before = self.entries()?;
-        if !before.contains_key(name) {
-            return Err(not_registered());
-        }
-        let mut others = before.clone();
-        others.remove(name);
-        self.guard(name, &others)?;
-        let out = self.call(
+        flow::remove(
+            self,
+            name,
             &["mcp", "remove", "-s", "user", name],
             format!("gemini mcp remove -s user {name}"),
-            &[],
-        )?;
-        // It exits 0 for a name it does not have.
-        if out.contains("not found in user settings") {
-            return Err(not_registered());
-        }
-        let after = self.entries()?;
-        if after.contains_key(name) {
-            return Err(ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!(
-                    "`gemini mcp remove -s user {name}` succeeded but {} still holds it",
-                    self.config.display()
-                ),
-            });
-        }
-        self.others_unchanged(name, &before, &after)
+            // It exits 0 for a name it does not have.
+            "not found in user settings",
+        )
     }
 
     /// Gemini has no `get`: what it reports is what its settings file holds.

@@ -4,6 +4,7 @@
 
 pub mod claude;
 pub mod codex;
+mod flow;
 pub mod gemini;
 pub mod runner;
 #[cfg(test)]
