@@ -1,12 +1,25 @@
 //! mcp-deploy: registers deployed MCP servers with coding-agent clients through the clients'
 //! own CLIs, and proves that what is registered is what was deployed.
 //!
-//! `main.rs` only parses arguments; [`run`] dispatches to one module per command. A newcomer
-//! finds a concept by its file name: the declaration, rendering, the release layout, identity
-//! checks, each client, the install transaction, the flat document, the report, the
-//! vendored-SDK verifier.
+//! `main.rs` only parses arguments; [`run`] hands them to `cmd/`, one file per subcommand,
+//! which calls the domain and hands its report to `output/`. The domain is a folder per
+//! concept, each with a `mod.rs` saying what it holds:
+//!
+//! - `deployment/`: the server declaration, the release layout, rendering, the sample, and
+//!   which servers a command acts on;
+//! - `registration/`: the entry, the install plan, the transaction and its journal, locks,
+//!   the state directory, the ledger, the flat document;
+//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
+//! - `identity/`: the identity checks, the MCP handshake, secrets redaction, the check report;
+//! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
+//! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI.
+//!
+//! Beside them: `process.rs` (the one way a child is started and stopped), `dirs.rs` (the one
+//! place that knows HOME and the clients' directories), `fsio.rs` (bounded, symlink-safe file
+//! access), `error.rs` and `exit.rs`. Imports point one way: cli <- cmd -> output, and
+//! cmd/output -> the domain; no domain module imports cli, cmd or output.
 
-pub mod cli;
+mod cli;
 mod clients;
 mod cmd;
 mod content;

@@ -9,7 +9,7 @@
 //!   run killed with SIGKILL takes its child with it. (Linux sends it when the *thread* that
 //!   spawned the child exits: every call here waits for its child on the spawning thread.)
 //! - A mutating call (`mcp add|add-json|remove`) inherits the descriptors of the run's locks
-//!   ([`crate::registration::lock::held_fds`]): the lock outlives the run for as long as anything it
+//!   ([`hold_across_exec`]): the lock outlives the run for as long as anything it
 //!   started could still change the config, whatever escaped the parent-death signal (a
 //!   node launcher's own child, say).
 //! - SIGINT and SIGTERM only set a flag ([`catch_signals`]); the wait loop sees it, kills the
@@ -19,13 +19,36 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// The descriptors every mutating client call inherits: the run's locks.
+static HELD: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
+
+/// Hand `fd` (a held lock, see [`crate::registration::lock`]) down to every child started with
+/// `holds_lock`, until [`release`].
+pub(crate) fn hold_across_exec(fd: RawFd) {
+    if let Ok(mut held) = HELD.lock() {
+        held.push(fd);
+    }
+}
+
+/// Stop handing `fd` down (its lock is released).
+pub(crate) fn release(fd: RawFd) {
+    if let Ok(mut held) = HELD.lock() {
+        held.retain(|h| *h != fd);
+    }
+}
+
+/// The descriptors [`hold_across_exec`] holds now.
+pub(crate) fn held_fds() -> Vec<RawFd> {
+    HELD.lock().map(|v| v.clone()).unwrap_or_default()
+}
 static SHIELD: AtomicUsize = AtomicUsize::new(0);
 
 /// From now on SIGINT and SIGTERM set a flag instead of killing the process: the run stops
@@ -192,11 +215,7 @@ pub(crate) fn spawn_group(
 ) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
-    let keep: Vec<std::os::fd::RawFd> = if holds_lock {
-        crate::registration::lock::held_fds()
-    } else {
-        Vec::new()
-    };
+    let keep: Vec<std::os::fd::RawFd> = if holds_lock { held_fds() } else { Vec::new() };
     die_with_parent(cmd, rustix::process::getpid(), keep);
     let child = cmd.spawn()?;
     let pgid = rustix::process::Pid::from_child(&child);

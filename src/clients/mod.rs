@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+pub(crate) use crate::registration::entry::string_map;
 use crate::registration::entry::Entry;
 
 /// How to reach a client's CLI.
@@ -267,17 +268,4 @@ pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<()
         Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
         None => Ok(()),
     }
-}
-
-/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
-/// (`Entry::from_value` has checked that its values are strings.)
-pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
-    raw.get(key)
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
 }

@@ -233,7 +233,7 @@ pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 }
 
 fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
-    crate::clients::string_map(&entry.raw, "env")
+    crate::registration::entry::string_map(&entry.raw, "env")
         .into_iter()
         .collect()
 }

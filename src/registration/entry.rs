@@ -169,6 +169,19 @@ fn normalized(raw: &Map<String, Value>) -> Map<String, Value> {
     m
 }
 
+/// A string-to-string object of the entry (`env`, `headers`), in order; absent is empty.
+/// (`Entry::from_value` has checked that its values are strings.)
+pub(crate) fn string_map(raw: &Map<String, Value>, key: &str) -> Vec<(String, String)> {
+    raw.get(key)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,25 +13,16 @@
 //!
 //! The kernel releases a `flock` only when every descriptor of its open file is closed. The
 //! descriptors of the held locks are handed down to each mutating client call
-//! ([`held_fds`], see [`crate::process`]): should the run die while a child still runs, the
+//! ([`crate::process::hold_across_exec`]): should the run die while a child still runs, the
 //! lock stays held until that child (and whatever it started) is gone too.
 
 use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// The descriptors of the locks this process holds.
-static HELD: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
-
-/// The descriptors of the locks this process holds now.
-pub fn held_fds() -> Vec<RawFd> {
-    HELD.lock().map(|v| v.clone()).unwrap_or_default()
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LockError {
@@ -137,9 +128,7 @@ impl Lock {
             .and_then(|()| file.seek(SeekFrom::Start(0)))
             .and_then(|_| writeln!(file, "{}", std::process::id()))
             .and_then(|()| file.flush());
-        if let Ok(mut held) = HELD.lock() {
-            held.push(file.as_raw_fd());
-        }
+        crate::process::hold_across_exec(file.as_raw_fd());
         Ok(Lock { file })
     }
 }
@@ -147,9 +136,7 @@ impl Lock {
 impl Drop for Lock {
     fn drop(&mut self) {
         let fd = self.file.as_raw_fd();
-        if let Ok(mut held) = HELD.lock() {
-            held.retain(|h| *h != fd);
-        }
+        crate::process::release(fd);
         let _ = self.file.unlock();
     }
 }
@@ -218,7 +205,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(locks.len(), 1);
-        assert!(held_fds().contains(&locks[0].file.as_raw_fd()));
+        assert!(crate::process::held_fds().contains(&locks[0].file.as_raw_fd()));
         drop(locks);
         let fifo = dir.path().join("f.lock");
         assert!(std::process::Command::new("mkfifo")
