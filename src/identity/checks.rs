@@ -551,6 +551,12 @@ fn compare_url(want: &str, got: &str) -> String {
 
 /// A URL's parts, as written: compared exactly, so that `example.com.` is not `example.com`,
 /// a default port written out is not the same registration, and query and fragment count.
+///
+/// Hand-written on purpose: the `url` crate parses to the WHATWG normal form (scheme and host
+/// lowercased, a default port dropped, the path percent-encoded and `..` resolved), so two
+/// URLs the exact comparison tells apart could come out with no part differing, and a
+/// registered value that is no URL at all could not be split. These parts only name what
+/// differs in the evidence; the verdict is the comparison of the two strings.
 #[derive(Debug, PartialEq)]
 struct UrlParts {
     scheme: String,

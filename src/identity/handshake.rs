@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use crate::identity::secrets::redact;
 use crate::registration::entry::{Entry, Transport};
 
 /// The protocol revision we offer; the server answers with the one it speaks.
@@ -636,10 +637,6 @@ fn escape_controls(s: &str) -> String {
             }
         })
         .collect()
-}
-
-fn redact(text: &str, secrets: &[String]) -> String {
-    crate::identity::secrets::redact(text, secrets)
 }
 
 #[cfg(test)]
