@@ -4,6 +4,7 @@
 //! of secrets in everything these print.
 
 pub(crate) mod checks;
+pub(crate) mod drift;
 pub(crate) mod handshake;
 pub(crate) mod report;
 pub(crate) mod secrets;
