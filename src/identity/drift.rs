@@ -1,6 +1,6 @@
-//! Drift, what `status` checks: for each server, does everything agree — the deployed release, the rendered
-//! document, the client's registered entry and the flat document? Read-only: it makes no
-//! client call and writes nothing. Each disagreement (drift) is a failed check that says what
+//! Drift, what `status` checks: for each server, does everything agree — the deployed
+//! release, the rendered document, the client's registered entry and the flat document?
+//! Read-only: it makes no client call and writes nothing. Each disagreement (drift) is a failed check that says what
 //! `install` would change; any drift exits 1.
 //!
 //! - `deployed`: the release resolves and its VERSION is a full sha (release id and commit).
