@@ -13,7 +13,7 @@ use crate::registration::transaction::{Failure, TransactionError};
 use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error(transparent)]
     Io(#[from] IoError),
     #[error(transparent)]
@@ -39,7 +39,7 @@ pub enum Error {
 impl Error {
     /// A line telling the user what to do about it. Every error has one (every exit 2 carries
     /// a `help:` line): a domain's own advice where it has some, else what fits the kind.
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         self.specific_help().or_else(|| Some(self.general_help()))
     }
 
@@ -82,7 +82,7 @@ impl Error {
         }
     }
 
-    pub fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
         Error::Usage {
             message: message.into(),
             help: help.into(),

@@ -53,7 +53,7 @@ static SHIELD: AtomicUsize = AtomicUsize::new(0);
 
 /// From now on SIGINT and SIGTERM set a flag instead of killing the process: the run stops
 /// its client call, rolls back and exits 2.
-pub fn catch_signals() {
+pub(crate) fn catch_signals() {
     let flag = SIGNALLED.get_or_init(|| Arc::new(AtomicBool::new(false)));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, Arc::clone(flag));
@@ -61,12 +61,12 @@ pub fn catch_signals() {
 }
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_signals`].
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     SIGNALLED.get().is_some_and(|f| f.load(Ordering::SeqCst))
 }
 
 /// Run `f` with client calls that a signal does not stop (a rollback, a recovery).
-pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn shielded<T>(f: impl FnOnce() -> T) -> T {
     SHIELD.fetch_add(1, Ordering::SeqCst);
     let out = f();
     SHIELD.fetch_sub(1, Ordering::SeqCst);
@@ -78,14 +78,14 @@ fn stop_requested() -> bool {
 }
 
 #[derive(Debug)]
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub(crate) enum ProcessError {
     #[error("cannot start {program}: {source}")]
     Spawn {
         program: PathBuf,
@@ -99,19 +99,19 @@ pub enum ProcessError {
 }
 
 /// One call to make.
-pub struct Call<'a> {
-    pub program: &'a Path,
-    pub args: Vec<OsString>,
-    pub env: Vec<(&'static str, OsString)>,
+pub(crate) struct Call<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(&'static str, OsString)>,
     /// Start from an empty environment (then `env`), not the caller's.
-    pub clear_env: bool,
-    pub cwd: &'a Path,
-    pub timeout: Duration,
+    pub(crate) clear_env: bool,
+    pub(crate) cwd: &'a Path,
+    pub(crate) timeout: Duration,
     /// Hand the run's lock descriptors down to the child (a call that changes a config).
-    pub holds_lock: bool,
+    pub(crate) holds_lock: bool,
 }
 
-pub fn run(call: &Call) -> Result<Output, ProcessError> {
+pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
     if stop_requested() {
         return Err(ProcessError::Interrupted);
     }

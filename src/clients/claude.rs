@@ -22,15 +22,15 @@ use crate::fsio;
 use crate::registration::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
-pub const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
+pub(crate) const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
 
-pub struct Claude {
+pub(crate) struct Claude {
     runner: Runner,
     config: PathBuf,
 }
 
 impl Claude {
-    pub fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
         let runner = Runner::open(
             "claude",
             options.claude.as_deref(),
@@ -55,7 +55,7 @@ impl Claude {
 
 /// Claude Code's own directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. Our lock and journal
 /// for claude live in its `.mcp-deploy/`, whichever config file Claude Code reads.
-pub fn config_home() -> PathBuf {
+pub(crate) fn config_home() -> PathBuf {
     crate::dirs::claude_config_dir()
 }
 
@@ -68,7 +68,7 @@ pub fn config_home() -> PathBuf {
 ///   file is missing, cannot be looked at, or is itself empty, read-only and singly linked.
 ///   (`??`, not `||`: with `CLAUDE_CONFIG_DIR=""` it is `./.config.json`, checked with the
 ///   real CLI.)
-pub fn config_path() -> PathBuf {
+pub(crate) fn config_path() -> PathBuf {
     let name = if crate::dirs::var_raw("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
         ".claude-custom-oauth.json"
     } else {
@@ -229,7 +229,7 @@ impl Client for Claude {
 /// config file `config`, read-only (no claude binary needed): local scope,
 /// `projects.<dir>.mcpServers.<name>`, for any project; project scope, `.mcp.json` in the
 /// directory mcp-deploy runs from.
-pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
     let doc = read_config(config)?;
     for (dir, servers) in &doc.local {
@@ -385,7 +385,7 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
 /// lone surrogate escape, which serde_json refuses and JSON.parse keeps, is read as U+FFFD.
 /// Returns the document and how many escapes were replaced. (We only ever read this file;
 /// what we compare, `mcpServers`, is refused by the caller when a replacement lands in it.)
-pub fn parse_lenient<T: serde::de::DeserializeOwned>(
+pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<(T, usize), serde_json::Error> {
     let fixed = replace_lone_surrogates(text);
@@ -467,7 +467,7 @@ fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
 }
 
 /// Read `mcpServers` of Claude's config file. A missing file has no entries.
-pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     match read_config(path)?.mcp_servers.as_ref() {
         None => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),

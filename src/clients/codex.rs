@@ -28,15 +28,15 @@ use crate::process;
 use crate::registration::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
-pub const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
+pub(crate) const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
 
-pub struct Codex {
+pub(crate) struct Codex {
     runner: Runner,
     config: PathBuf,
 }
 
 impl Codex {
-    pub fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
         let home = resolve_home(
             options.codex_home.as_deref(),
             crate::dirs::var_raw("CODEX_HOME"),
@@ -129,7 +129,7 @@ impl Home {
 
 /// Where codex keeps its config for this environment (`$CODEX_HOME/config.toml`, else
 /// `~/.codex/config.toml`), found without the codex binary, for a read-only look.
-pub fn config_path() -> PathBuf {
+pub(crate) fn config_path() -> PathBuf {
     resolve_home(
         None,
         crate::dirs::var_raw("CODEX_HOME"),
@@ -141,7 +141,7 @@ pub fn config_path() -> PathBuf {
 
 /// Where a same-name entry shadows the user entry `name` of `config`, read-only (no codex
 /// binary needed): the rule of `Codex::shadows`.
-pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(found);
@@ -382,7 +382,7 @@ fn bearer_env_var(value: &str) -> Option<&str> {
 
 /// Read the `mcp_servers` of a codex config, each entry in the claude shape. A missing file
 /// has no entries.
-pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
         reason,

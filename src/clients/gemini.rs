@@ -31,19 +31,19 @@ use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::registration::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
-pub const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
+pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
 
 /// The variables gemini runs with. (`gemini mcp` 0.61.0 loads no `.env` file; should a later
 /// version do so, the check of the other entries after each call reports what it rewrote.)
 const PASSED: &[&str] = &["PATH", "GEMINI_CLI_HOME", "GEMINI_CLI_NO_RELAUNCH"];
 
-pub struct Gemini {
+pub(crate) struct Gemini {
     runner: Runner,
     config: PathBuf,
 }
 
 impl Gemini {
-    pub fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
         let home = resolve_home(
             options.gemini_home.as_deref(),
             crate::dirs::var_raw("GEMINI_CLI_HOME"),
@@ -142,7 +142,7 @@ impl flow::CliBacked for Gemini {
 /// Where gemini keeps its user settings for this environment
 /// (`$GEMINI_CLI_HOME/.gemini/settings.json`, else `~/.gemini/settings.json`), found without
 /// the gemini binary, for a read-only look.
-pub fn config_path() -> PathBuf {
+pub(crate) fn config_path() -> PathBuf {
     resolve_home(
         None,
         crate::dirs::var_raw("GEMINI_CLI_HOME"),
@@ -154,7 +154,7 @@ pub fn config_path() -> PathBuf {
 
 /// Where a same-name entry shadows the user entry `name` of `config`, read-only (no gemini
 /// binary needed): the rule of `Gemini::shadows`.
-pub fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
     let mut candidates = Vec::new();
     if let Ok(cwd) = std::env::current_dir() {
@@ -436,7 +436,7 @@ fn string_would_expand(s: &str, vars: &BTreeSet<String>) -> bool {
 
 /// Read `mcpServers` of a gemini settings file (JSON with comments), each entry in the claude
 /// shape. A missing file has no entries.
-pub fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
         reason,

@@ -2,11 +2,11 @@
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
 //! Adding a client is one module here and one line in [`open`].
 
-pub mod claude;
-pub mod codex;
+pub(crate) mod claude;
+pub(crate) mod codex;
 mod flow;
-pub mod gemini;
-pub mod runner;
+pub(crate) mod gemini;
+pub(crate) mod runner;
 #[cfg(test)]
 mod tests;
 
@@ -20,29 +20,29 @@ use crate::registration::entry::Entry;
 
 /// How to reach a client's CLI.
 #[derive(Debug, Clone)]
-pub struct ClientOptions {
+pub(crate) struct ClientOptions {
     /// An explicit claude binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
-    pub claude: Option<PathBuf>,
+    pub(crate) claude: Option<PathBuf>,
     /// An explicit codex binary (`--codex`, `MCP_DEPLOY_CODEX`); else found on PATH.
-    pub codex: Option<PathBuf>,
+    pub(crate) codex: Option<PathBuf>,
     /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
-    pub gemini: Option<PathBuf>,
+    pub(crate) gemini: Option<PathBuf>,
     /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
     /// Passed to codex as CODEX_HOME, so that it and we read the same file.
-    pub codex_home: Option<PathBuf>,
+    pub(crate) codex_home: Option<PathBuf>,
     /// Gemini's home (its config is `<home>/.gemini/settings.json`); else `$GEMINI_CLI_HOME`,
     /// else `$HOME`. Passed to gemini as GEMINI_CLI_HOME.
-    pub gemini_home: Option<PathBuf>,
-    pub timeout: Duration,
+    pub(crate) gemini_home: Option<PathBuf>,
+    pub(crate) timeout: Duration,
     /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
-    pub mcp_timeout_ms: u64,
+    pub(crate) mcp_timeout_ms: u64,
     /// Whether the client's CLI will be called. `status` only reads config files, so a missing
     /// binary is no error for it.
-    pub calls_binary: bool,
+    pub(crate) calls_binary: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+pub(crate) enum ClientError {
     #[error("{binary} was not found{where_}")]
     Missing {
         binary: String,
@@ -91,7 +91,7 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             ClientError::Missing { help, .. } => Some(help.clone()),
             ClientError::TimedOut { .. } => Some(
@@ -119,7 +119,7 @@ impl ClientError {
 
 /// A mutating or observing client call, as a dry run shows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Op {
+pub(crate) enum Op {
     Add,
     Remove,
     Observe,
@@ -127,7 +127,7 @@ pub enum Op {
 
 /// One coding-agent client. Implementations must be safe to call from several threads for
 /// the read-only operations (`observe`), which the installer runs side by side.
-pub trait Client: Sync {
+pub(crate) trait Client: Sync {
     fn name(&self) -> &'static str;
     /// The client's config file: the one the client itself reads and writes.
     fn config_path(&self) -> &Path;
@@ -175,7 +175,7 @@ impl ClientKind {
     }
 
     /// `kinds` each once, in the order first given (`--client claude,claude` is one client).
-    pub fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
+    pub(crate) fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
         let mut out = Vec::new();
         for &k in kinds {
             if !out.contains(&k) {
@@ -187,7 +187,10 @@ impl ClientKind {
 }
 
 /// Open the client `kind`.
-pub fn open(kind: ClientKind, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+pub(crate) fn open(
+    kind: ClientKind,
+    options: &ClientOptions,
+) -> Result<Box<dyn Client>, ClientError> {
     Ok(match kind {
         ClientKind::Claude => Box::new(claude::Claude::open(options)?),
         ClientKind::Codex => Box::new(codex::Codex::open(options)?),
@@ -198,7 +201,9 @@ pub fn open(kind: ClientKind, options: &ClientOptions) -> Result<Box<dyn Client>
 /// The live user-scope registration of client `name`, read from its config file without its
 /// binary (verify-identity must run where no client is installed): `None` when the client
 /// keeps no config here, so that there is no live registration to compare.
-pub fn read_live(kind: ClientKind) -> Result<Option<crate::identity::checks::Live>, ClientError> {
+pub(crate) fn read_live(
+    kind: ClientKind,
+) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
     let (path, entries): (PathBuf, ReadEntries) = match kind {
         ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
@@ -222,7 +227,7 @@ pub fn read_live(kind: ClientKind) -> Result<Option<crate::identity::checks::Liv
 /// the user approved that project server cannot be told from outside, so it counts. Codex: a
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
 /// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
-pub fn live_shadows(
+pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,
     name: &str,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use super::ClientError;
 use crate::process::{self, Call, ProcessError};
 
-pub struct Runner {
-    pub binary: PathBuf,
+pub(crate) struct Runner {
+    pub(crate) binary: PathBuf,
     timeout: Duration,
     env: Vec<(&'static str, OsString)>,
     clear_env: bool,
@@ -22,7 +22,7 @@ impl Runner {
     /// Find `default_name` on PATH, or take `explicit` (a path, or a name to look up).
     /// `help` says how to install it. When `required` is false (a caller that only reads the
     /// client's config files), a binary that is not found is no error: it is never run.
-    pub fn open(
+    pub(crate) fn open(
         default_name: &str,
         explicit: Option<&Path>,
         required: bool,
@@ -77,14 +77,18 @@ impl Runner {
 
     /// Run the client with only the variables passed to [`Runner::open`], not the caller's
     /// environment (for a client that expands `$VAR` references in what it saves).
-    pub fn clearing_env(mut self) -> Runner {
+    pub(crate) fn clearing_env(mut self) -> Runner {
         self.clear_env = true;
         self
     }
 
     /// Run the binary and return its whole output, whatever its exit status: for clients whose
     /// exit status says too little (codex and gemini exit 0 when asked to remove a missing name).
-    pub fn call_raw(&self, args: &[&str], shown: &str) -> Result<process::Output, ClientError> {
+    pub(crate) fn call_raw(
+        &self,
+        args: &[&str],
+        shown: &str,
+    ) -> Result<process::Output, ClientError> {
         let call = Call {
             program: &self.binary,
             args: args.iter().map(OsString::from).collect(),
@@ -113,7 +117,7 @@ impl Runner {
 
     /// Run the binary with `args`; `shown` is the step as it may be printed (no secret in it).
     /// Returns stdout of a call that exited 0.
-    pub fn call(&self, args: &[&str], shown: String) -> Result<String, ClientError> {
+    pub(crate) fn call(&self, args: &[&str], shown: String) -> Result<String, ClientError> {
         let out = self.call_raw(args, &shown)?;
         if !out.status.success() {
             return Err(failed(shown, &out));
@@ -123,7 +127,7 @@ impl Runner {
 }
 
 /// A call that exited non-zero, named by its step, with the first lines of its stderr.
-pub fn failed(step: String, out: &process::Output) -> ClientError {
+pub(crate) fn failed(step: String, out: &process::Output) -> ClientError {
     ClientError::Failed {
         step,
         status: out.status.to_string(),
@@ -133,7 +137,7 @@ pub fn failed(step: String, out: &process::Output) -> ClientError {
 
 /// The first lines of a client's stderr, enough to say what went wrong. (The clients' errors
 /// for these commands name the server, never the entry's values.)
-pub fn first_lines(s: &str) -> String {
+pub(crate) fn first_lines(s: &str) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).take(5).collect();
     if lines.is_empty() {
         return "no output on stderr".into();
@@ -143,7 +147,7 @@ pub fn first_lines(s: &str) -> String {
 
 /// Every string an entry holds outside `command`, `args`, `type` and `url` (env and header
 /// values, and whatever else a client keeps): what a client error must not echo.
-pub fn secret_strings(entries: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
+pub(crate) fn secret_strings(entries: &serde_json::Map<String, serde_json::Value>) -> Vec<String> {
     fn leaves(v: &serde_json::Value, out: &mut Vec<String>) {
         match v {
             serde_json::Value::String(s) => out.push(s.clone()),

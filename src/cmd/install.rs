@@ -53,7 +53,7 @@ use crate::registration::session::{
 };
 use crate::registration::transaction::{self, Transaction};
 
-pub fn install(args: &InstallArgs) -> Result<Exit, Error> {
+pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;

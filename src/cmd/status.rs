@@ -10,7 +10,7 @@ use crate::identity::report::Report;
 use crate::registration::plan::shadow_check;
 use crate::registration::session::open_named;
 
-pub fn status(args: &StatusArgs) -> Result<Exit, Error> {
+pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);

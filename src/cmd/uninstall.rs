@@ -27,7 +27,7 @@ type RemovalPlan<'a> = (&'a dyn Client, Map<String, Value>, Vec<Change>);
 /// `uninstall`: remove the names `install` with the same options registers, from every client
 /// of `--client`, and their flat document entries, as one transaction. A name that is not
 /// registered is not an error.
-pub fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
+pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let selection = super::selection(&args.selection)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let read_flat = || match Flat::read(registered_path) {

@@ -14,18 +14,18 @@ use sha2::{Digest, Sha256, Sha512};
 
 /// Bytes read per `read(2)`: large enough that syscall overhead is noise next to hashing,
 /// small enough to stay in L2 and keep peak RSS low.
-pub const BUF_SIZE: usize = 256 * 1024;
+pub(crate) const BUF_SIZE: usize = 256 * 1024;
 
 /// The digests mcp-deploy computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
+pub(crate) enum Algorithm {
     Sha256,
     Sha512,
 }
 
 impl Algorithm {
     /// Length of the digest in lowercase hex.
-    pub fn hex_len(self) -> usize {
+    pub(crate) fn hex_len(self) -> usize {
         match self {
             Algorithm::Sha256 => 64,
             Algorithm::Sha512 => 128,
@@ -33,7 +33,7 @@ impl Algorithm {
     }
 
     /// The name the BSD (`--tag`) form of a checksum line uses: `SHA256 (name) = hex`.
-    pub fn tag(self) -> &'static str {
+    pub(crate) fn tag(self) -> &'static str {
         match self {
             Algorithm::Sha256 => "SHA256",
             Algorithm::Sha512 => "SHA512",
@@ -42,7 +42,7 @@ impl Algorithm {
 }
 
 /// Digest everything `reader` yields, using `buf` as the only read buffer.
-pub fn digest_reader(
+pub(crate) fn digest_reader(
     algorithm: Algorithm,
     reader: &mut impl Read,
     buf: &mut [u8],
@@ -68,7 +68,7 @@ fn stream<D: Digest>(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<Vec<u
 /// The SHA-256 (lowercase hex) of `v`'s canonical JSON bytes: compact, object keys sorted by
 /// their UTF-8 bytes at every level. It names a value that must not be shown (an entry we
 /// cannot parse may hold a secret anywhere), and it is the same however the file orders keys.
-pub fn canonical_json_sha256(v: &serde_json::Value) -> String {
+pub(crate) fn canonical_json_sha256(v: &serde_json::Value) -> String {
     fn canonical(v: &serde_json::Value) -> serde_json::Value {
         use serde_json::Value;
         match v {
@@ -91,12 +91,12 @@ pub fn canonical_json_sha256(v: &serde_json::Value) -> String {
 
 /// The form in which an entry that cannot be parsed appears anywhere mcp-deploy reports or
 /// records it (ledger, error, status): `{"opaque_sha256": "<hex>"}`, never its values.
-pub fn opaque(v: &serde_json::Value) -> serde_json::Value {
+pub(crate) fn opaque(v: &serde_json::Value) -> serde_json::Value {
     serde_json::json!({ "opaque_sha256": canonical_json_sha256(v) })
 }
 
 /// Lowercase hex, as `sha256sum` prints it.
-pub fn to_hex(bytes: &[u8]) -> String {
+pub(crate) fn to_hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
     for b in bytes {

@@ -35,12 +35,12 @@ use crate::content::sumfile::{self, display_path, SumFileError};
 use crate::fsio::{self, IoError};
 
 /// The manifest's file name, at the top of the release.
-pub const MANIFEST_NAME: &str = "MANIFEST.sha256";
+pub(crate) const MANIFEST_NAME: &str = "MANIFEST.sha256";
 
 /// Why a manifest could not be created or checked (exit 2), as opposed to a check that ran
 /// and found differences ([`ContentReport`]).
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     #[error("release directory {dir} cannot be used: {source}")]
     Dir {
         dir: PathBuf,
@@ -70,7 +70,7 @@ pub enum ManifestError {
 }
 
 impl ManifestError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             ManifestError::NoManifest { path } => Some(format!(
                 "create it when the release is built: mcp-deploy manifest create {}",
@@ -94,13 +94,13 @@ impl ManifestError {
 
 /// A symlink inside the release that resolves outside it, or not at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EscapingSymlink {
+pub(crate) struct EscapingSymlink {
     /// Relative to the release.
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// What the link says (`readlink`), for the message.
-    pub target: PathBuf,
+    pub(crate) target: PathBuf,
     /// The link dangles rather than pointing out.
-    pub dangling: bool,
+    pub(crate) dangling: bool,
 }
 
 pub(crate) fn list_links(links: &[EscapingSymlink]) -> String {
@@ -129,27 +129,27 @@ fn list_paths(paths: &[PathBuf]) -> String {
 /// The outcome of checking a release against its manifest. Paths are relative to `dir`
 /// and sorted bytewise.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContentReport {
+pub(crate) struct ContentReport {
     /// The directory as given.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Files the manifest lists.
-    pub files: usize,
+    pub(crate) files: usize,
     /// Listed, present, and different (or no longer a regular file).
-    pub modified: Vec<PathBuf>,
+    pub(crate) modified: Vec<PathBuf>,
     /// Listed and absent.
-    pub missing: Vec<PathBuf>,
+    pub(crate) missing: Vec<PathBuf>,
     /// Regular files present and not listed.
-    pub added: Vec<PathBuf>,
-    pub escaping_symlinks: Vec<EscapingSymlink>,
+    pub(crate) added: Vec<PathBuf>,
+    pub(crate) escaping_symlinks: Vec<EscapingSymlink>,
     /// Fifos, sockets, devices: nothing a release holds.
-    pub special_files: Vec<PathBuf>,
+    pub(crate) special_files: Vec<PathBuf>,
     /// Rendered documents mcp-deploy writes (`mcp/<name>.mcp.json`): not content, not checked.
-    pub not_content: Vec<PathBuf>,
+    pub(crate) not_content: Vec<PathBuf>,
 }
 
 impl ContentReport {
     /// Every listed file matches and nothing else is wrong.
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.modified.is_empty()
             && self.missing.is_empty()
             && self.added.is_empty()
@@ -159,7 +159,7 @@ impl ContentReport {
 
     /// One line: `1342 files match MANIFEST.sha256`, or
     /// `2 modified (bin/x, lib/y), 1 missing (z)`; at most 3 paths per kind are named.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         if self.ok() {
             let s = if self.files == 1 { "" } else { "s" };
             let mut line = format!("{} file{s} match {MANIFEST_NAME}", self.files);
@@ -205,7 +205,7 @@ impl ContentReport {
 
     /// The `--json` document (see docs/content.md). Paths that are not UTF-8 are decoded
     /// lossily; the human report escapes them instead.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         let paths = |v: &[PathBuf]| -> Vec<String> {
             v.iter().map(|p| p.to_string_lossy().into_owned()).collect()
         };
@@ -244,7 +244,7 @@ struct Scan {
 
 /// Whether `rel` (relative to the release) is where install writes a rendered document:
 /// `mcp/<name>.mcp.json`, `<name>` a valid server name, directly under a top-level `mcp/`.
-pub fn is_rendered_document_path(rel: &Path) -> bool {
+pub(crate) fn is_rendered_document_path(rel: &Path) -> bool {
     use std::path::Component::Normal;
     let mut c = rel.components();
     match (c.next(), c.next(), c.next()) {
@@ -266,12 +266,12 @@ fn is_rendered_document(root: &Path, rel: &Path) -> bool {
 }
 
 /// The number of hashing threads when none is asked for: every core.
-pub fn default_jobs() -> NonZeroUsize {
+pub(crate) fn default_jobs() -> NonZeroUsize {
     std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
 }
 
 /// Write `dir/MANIFEST.sha256` for the release at `dir`; returns the number of files listed.
-pub fn create_manifest(dir: &Path, jobs: NonZeroUsize) -> Result<usize, ManifestError> {
+pub(crate) fn create_manifest(dir: &Path, jobs: NonZeroUsize) -> Result<usize, ManifestError> {
     let root = canonical_dir(dir)?;
     let scan = scan(&root)?;
     if !scan.escaping_symlinks.is_empty() {
@@ -297,12 +297,15 @@ pub fn create_manifest(dir: &Path, jobs: NonZeroUsize) -> Result<usize, Manifest
 }
 
 /// Check the release at `dir` against its `MANIFEST.sha256`, hashing on every core.
-pub fn verify_release(dir: &Path) -> Result<ContentReport, ManifestError> {
+pub(crate) fn verify_release(dir: &Path) -> Result<ContentReport, ManifestError> {
     verify_release_with(dir, default_jobs())
 }
 
 /// [`verify_release`] on `jobs` threads.
-pub fn verify_release_with(dir: &Path, jobs: NonZeroUsize) -> Result<ContentReport, ManifestError> {
+pub(crate) fn verify_release_with(
+    dir: &Path,
+    jobs: NonZeroUsize,
+) -> Result<ContentReport, ManifestError> {
     let root = canonical_dir(dir)?;
     let manifest_path = dir.join(MANIFEST_NAME);
     let bytes = match fsio::read_input(

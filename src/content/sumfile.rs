@@ -22,21 +22,21 @@ use crate::content::digest::Algorithm;
 
 /// One checked line: a digest and the relative path it is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Lowercase hex.
-    pub digest: String,
+    pub(crate) digest: String,
     /// Relative, made only of normal components (`./` dropped).
-    pub path: PathBuf,
+    pub(crate) path: PathBuf,
     /// The line was in binary mode (` *`). On POSIX this changes nothing about the digest.
-    pub binary: bool,
+    pub(crate) binary: bool,
     /// 1-based line number in the checksum file.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// Why a checksum file was refused. Every variant names the file, and every per-line variant
 /// the line number and the offending text (escaped, shortened).
 #[derive(Debug, thiserror::Error)]
-pub enum SumFileError {
+pub(crate) enum SumFileError {
     #[error("{file}: empty checksum file: it lists no files")]
     Empty { file: PathBuf },
     #[error("{file}:{line}: {reason}: {text}")]
@@ -100,7 +100,7 @@ pub enum SumFileError {
 
 impl SumFileError {
     /// What the user can do about it.
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         Some(match self {
             SumFileError::Empty { .. } => {
                 "regenerate it; an empty list would prove nothing".to_string()
@@ -129,7 +129,11 @@ impl SumFileError {
 }
 
 /// Parse a whole checksum file. `file` names it in errors.
-pub fn parse(algorithm: Algorithm, file: &Path, bytes: &[u8]) -> Result<Vec<Entry>, SumFileError> {
+pub(crate) fn parse(
+    algorithm: Algorithm,
+    file: &Path,
+    bytes: &[u8],
+) -> Result<Vec<Entry>, SumFileError> {
     if bytes.is_empty() {
         return Err(SumFileError::Empty {
             file: file.to_path_buf(),
@@ -155,7 +159,7 @@ pub fn parse(algorithm: Algorithm, file: &Path, bytes: &[u8]) -> Result<Vec<Entr
 }
 
 /// Parse one line (without its `\n`). `line` is 1-based.
-pub fn parse_line(
+pub(crate) fn parse_line(
     algorithm: Algorithm,
     file: &Path,
     line: usize,
@@ -263,7 +267,7 @@ pub fn parse_line(
 
 /// One line as `sha256sum` writes it in text mode, newline included. A name holding `\`, LF
 /// or CR is escaped and the line starts with `\`, exactly as GNU coreutils 9.1 does.
-pub fn format_line(hex: &str, name: &Path) -> Vec<u8> {
+pub(crate) fn format_line(hex: &str, name: &Path) -> Vec<u8> {
     let bytes = name.as_os_str().as_bytes();
     let mut out = Vec::with_capacity(hex.len() + bytes.len() + 4);
     let escape = needs_escape(bytes);
@@ -286,7 +290,7 @@ fn needs_escape(name: &[u8]) -> bool {
 }
 
 /// GNU's escaping of a name: `\` → `\\`, LF → `\n`, CR → `\r`.
-pub fn escape_name(name: &[u8]) -> Vec<u8> {
+pub(crate) fn escape_name(name: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(name.len() + 2);
     for &b in name {
         match b {
@@ -300,7 +304,7 @@ pub fn escape_name(name: &[u8]) -> Vec<u8> {
 }
 
 /// A path for a human: its bytes, GNU-escaped, lossily decoded (so one name is one line).
-pub fn display_path(path: &Path) -> String {
+pub(crate) fn display_path(path: &Path) -> String {
     String::from_utf8_lossy(&escape_name(path.as_os_str().as_bytes())).into_owned()
 }
 

@@ -35,7 +35,7 @@ const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
 /// How a deployed server is laid out, which decides its containment root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Layout {
+pub(crate) enum Layout {
     /// `releases/<sha>/`, `current -> releases/<sha>`; the containment root is `current`.
     Release,
     /// A wheel/venv-style prefix with its own `VERSION`; the containment root is the prefix.
@@ -44,24 +44,24 @@ pub enum Layout {
 
 /// One declared server.
 #[derive(Debug, Clone)]
-pub struct Server {
-    pub name: String,
+pub(crate) struct Server {
+    pub(crate) name: String,
     /// The declared prefix, used when neither `--prefix` is given.
-    pub prefix: PathBuf,
-    pub layout: Layout,
+    pub(crate) prefix: PathBuf,
+    pub(crate) layout: Layout,
     /// The template document, parsed; placeholders are still in it.
-    pub template: Value,
+    pub(crate) template: Value,
 }
 
 #[derive(Debug, Clone)]
-pub struct Declaration {
-    pub servers: Vec<Server>,
+pub(crate) struct Declaration {
+    pub(crate) servers: Vec<Server>,
     /// Where it came from, for messages: `built-in` or the file's path.
-    pub source: String,
+    pub(crate) source: String,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum DeclarationError {
+pub(crate) enum DeclarationError {
     #[error(transparent)]
     Io(#[from] fsio::IoError),
     #[error("{source_name} is not a valid server declaration: {reason}")]
@@ -98,7 +98,7 @@ struct RawServer {
 
 impl Declaration {
     /// The embedded declaration of `codetools` and `orchestrata`.
-    pub fn builtin() -> Declaration {
+    pub(crate) fn builtin() -> Declaration {
         Self::parse(BUILTIN_DECLARATION, "built-in declaration", |name| {
             BUILTIN_TEMPLATES
                 .iter()
@@ -110,7 +110,7 @@ impl Declaration {
     }
 
     /// The built-in declaration, or the one in `file` when given.
-    pub fn load(file: Option<&Path>) -> Result<Declaration, DeclarationError> {
+    pub(crate) fn load(file: Option<&Path>) -> Result<Declaration, DeclarationError> {
         let Some(file) = file else {
             return Ok(Self::builtin());
         };
@@ -183,7 +183,7 @@ impl Declaration {
         })
     }
 
-    pub fn get(&self, name: &str) -> Result<&Server, DeclarationError> {
+    pub(crate) fn get(&self, name: &str) -> Result<&Server, DeclarationError> {
         self.servers.iter().find(|s| s.name == name).ok_or_else(|| {
             DeclarationError::UnknownServer {
                 name: name.to_string(),
@@ -193,14 +193,14 @@ impl Declaration {
         })
     }
 
-    pub fn names(&self) -> Vec<&str> {
+    pub(crate) fn names(&self) -> Vec<&str> {
         self.servers.iter().map(|s| s.name.as_str()).collect()
     }
 }
 
 /// A server or registered name: what the clients accept (letters, digits, `-`, `_`), so that
 /// a name is never an option, a path or a shell word.
-pub fn validate_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 64 {
         return Err("a name has 1 to 64 characters".into());
     }
@@ -219,7 +219,7 @@ pub fn validate_name(name: &str) -> Result<(), String> {
 }
 
 /// Whether a path holds `.` or `..` components, which make its meaning depend on symlinks.
-pub fn has_dot_components(path: &Path) -> bool {
+pub(crate) fn has_dot_components(path: &Path) -> bool {
     path.components()
         .any(|c| matches!(c, Component::CurDir | Component::ParentDir))
 }

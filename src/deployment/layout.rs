@@ -19,11 +19,11 @@ use crate::deployment::declaration::Layout;
 
 /// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits, kept lowercase.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sha(String);
+pub(crate) struct Sha(String);
 
 impl Sha {
     /// Parse a full sha. Uppercase hex names the same commit and is accepted.
-    pub fn parse(s: &str) -> Result<Sha, String> {
+    pub(crate) fn parse(s: &str) -> Result<Sha, String> {
         if s.is_empty() {
             return Err("it is empty".into());
         }
@@ -40,7 +40,7 @@ impl Sha {
     }
 
     #[cfg(test)]
-    pub fn as_str(&self) -> &str {
+    pub(crate) fn as_str(&self) -> &str {
         &self.0
     }
 }
@@ -54,7 +54,7 @@ impl std::fmt::Display for Sha {
 /// Read a VERSION file: exactly one full sha, optionally followed by one `\n`. Anything else
 /// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
 /// of which commit is deployed, and a tool that wrote it wrongly should be found out.
-pub fn read_version(path: &Path) -> Result<Sha, String> {
+pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
     let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
         .map_err(|e| e.to_string())?;
     let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]).into_owned();
@@ -74,7 +74,7 @@ pub fn read_version(path: &Path) -> Result<Sha, String> {
 }
 
 /// Canonical path of what `<prefix>/current` points to, which must be a directory.
-pub fn current_target(prefix: &Path) -> Result<PathBuf, String> {
+pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, String> {
     let current = prefix.join("current");
     let meta = current
         .symlink_metadata()
@@ -103,7 +103,7 @@ pub fn current_target(prefix: &Path) -> Result<PathBuf, String> {
 
 /// The `release` check: `current` is a symlink to a directory directly inside `releases/`.
 /// Returns the evidence on success too.
-pub fn check_release(prefix: &Path) -> Result<String, String> {
+pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
     let current = prefix.join("current");
     let target = current_target(prefix)?;
     let is_link = current
@@ -131,7 +131,7 @@ pub fn check_release(prefix: &Path) -> Result<String, String> {
 }
 
 /// The directory whose VERSION names the deployed commit.
-pub fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
     match layout {
         Layout::Release => current_target(prefix),
         Layout::Prefix => Ok(prefix.to_path_buf()),
@@ -139,7 +139,7 @@ pub fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
 }
 
 /// Canonical containment root: the resolved release, or the prefix itself.
-pub fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
     match layout {
         Layout::Release => current_target(prefix),
         Layout::Prefix => fs::canonicalize(prefix)
@@ -149,7 +149,7 @@ pub fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String
 
 /// The commit the deployment says it is: the release's VERSION, cross-checked with
 /// `<prefix>/VERSION` when a release layout also has one.
-pub fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), String> {
+pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), String> {
     let dir = release_dir(prefix, layout)?;
     let version = dir.join("VERSION");
     let sha = read_version(&version)?;
@@ -171,7 +171,7 @@ pub fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), S
 
 /// What a deployment says about its commit.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Evidence {
+pub(crate) enum Evidence {
     /// The commit, and where it was read.
     Commit(Sha, String),
     /// There is no evidence at all, and why: not an error unless a commit is expected.
@@ -185,7 +185,7 @@ pub enum Evidence {
 /// (`<prefix>/bin/<exe>`). Which distribution is decided by ownership of the command, not by
 /// name: the command is what gets registered, so the distribution that installed it is the one
 /// whose commit matters. Two distributions claiming the same command is refused as ambiguous.
-pub fn commit_evidence(
+pub(crate) fn commit_evidence(
     prefix: &Path,
     layout: Layout,
     command: Option<&Path>,

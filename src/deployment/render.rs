@@ -15,7 +15,7 @@ use crate::fsio;
 use crate::registration::entry::Entry;
 
 #[derive(Debug, thiserror::Error)]
-pub enum RenderError {
+pub(crate) enum RenderError {
     #[error("prefix {0} is not valid UTF-8, so it cannot be written into JSON")]
     NonUtf8Prefix(PathBuf),
     #[error("template of server {server} uses unknown placeholder {placeholder:?} (known: {{{{prefix}}}}, {{{{name}}}})")]
@@ -35,7 +35,7 @@ pub enum RenderError {
 }
 
 impl RenderError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             RenderError::NotDeployed { .. } => Some(
                 "deploy a release there first, or pass the --prefix where the server is deployed"
@@ -56,19 +56,19 @@ impl RenderError {
 
 /// A rendered registration: the whole document and its one entry.
 #[derive(Debug, Clone)]
-pub struct Rendered {
-    pub server: String,
-    pub document: Value,
-    pub entry: Entry,
+pub(crate) struct Rendered {
+    pub(crate) server: String,
+    pub(crate) document: Value,
+    pub(crate) entry: Entry,
 }
 
 /// Where `render-mcp` writes a server's document: `<prefix>/mcp/<name>.mcp.json`.
-pub fn rendered_path(prefix: &Path, server: &str) -> PathBuf {
+pub(crate) fn rendered_path(prefix: &Path, server: &str) -> PathBuf {
     prefix.join("mcp").join(format!("{server}.mcp.json"))
 }
 
 /// Render `server`'s template for `prefix`.
-pub fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
+pub(crate) fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
     let prefix_str = prefix
         .to_str()
         .ok_or_else(|| RenderError::NonUtf8Prefix(prefix.to_path_buf()))?;
@@ -110,7 +110,7 @@ pub fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
 }
 
 /// Refuse a prefix that holds no deployed server, naming what is missing.
-pub fn check_deployed(server: &Server, prefix: &Path) -> Result<(), RenderError> {
+pub(crate) fn check_deployed(server: &Server, prefix: &Path) -> Result<(), RenderError> {
     let missing = |what: String| RenderError::NotDeployed {
         server: server.name.clone(),
         prefix: prefix.to_path_buf(),
@@ -132,7 +132,7 @@ pub fn check_deployed(server: &Server, prefix: &Path) -> Result<(), RenderError>
 }
 
 /// Render and write `<prefix>/mcp/<name>.mcp.json` atomically. Returns the path written.
-pub fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, RenderError> {
+pub(crate) fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, RenderError> {
     let path = rendered_path(prefix, &rendered.server);
     let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
     text.push('\n');

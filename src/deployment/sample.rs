@@ -11,9 +11,9 @@ use crate::error::Error;
 use crate::fsio::IoError;
 
 /// The commit the sample's codetools release claims to be.
-pub const CODETOOLS_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
+pub(crate) const CODETOOLS_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 /// The commit the sample's orchestrata prefix claims to be.
-pub const ORCHESTRATA_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
+pub(crate) const ORCHESTRATA_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
 /// The sample servers: a small Node.js program that answers the MCP handshake over stdio
 /// (`initialize`, `tools/list` with one tool), so that a client's health check connects and
@@ -23,7 +23,7 @@ const STAND_IN: &str = include_str!("../../templates/sample/stand-in-server.js")
 
 /// Lay the sample out under `root`, refusing to touch an existing deployment. Returns each
 /// server's name, prefix and commit.
-pub fn lay_out(root: &Path) -> Result<Vec<(&'static str, PathBuf, &'static str)>, Error> {
+pub(crate) fn lay_out(root: &Path) -> Result<Vec<(&'static str, PathBuf, &'static str)>, Error> {
     for name in ["codetools", "orchestrata"] {
         if root.join(name).symlink_metadata().is_ok() {
             return Err(Error::usage(

@@ -13,14 +13,14 @@ use crate::registration::registered;
 
 /// One server to act on.
 #[derive(Debug, Clone)]
-pub struct Selected {
-    pub server: Server,
-    pub prefix: PathBuf,
-    pub registered_name: String,
+pub(crate) struct Selected {
+    pub(crate) server: Server,
+    pub(crate) prefix: PathBuf,
+    pub(crate) registered_name: String,
 }
 
 /// An absolute prefix without `.`/`..` (whose meaning would depend on symlinks).
-pub fn absolute_prefix(prefix: &Path) -> Result<PathBuf, Error> {
+pub(crate) fn absolute_prefix(prefix: &Path) -> Result<PathBuf, Error> {
     if has_dot_components(prefix) {
         return Err(Error::usage(
             format!("--prefix {} holds . or .. components", prefix.display()),
@@ -37,7 +37,7 @@ pub fn absolute_prefix(prefix: &Path) -> Result<PathBuf, Error> {
 
 /// `render-mcp`/`verify-identity`: the server named by `--server`, else by the prefix's last
 /// component.
-pub fn single<'a>(
+pub(crate) fn single<'a>(
     decl: &'a Declaration,
     prefix: &Path,
     server: Option<&str>,
@@ -67,20 +67,20 @@ pub fn single<'a>(
 }
 
 /// The servers an install, uninstall or status acts on, and the flat document it uses.
-pub struct Selection {
-    pub servers: Vec<Selected>,
-    pub registered: PathBuf,
+pub(crate) struct Selection {
+    pub(crate) servers: Vec<Selected>,
+    pub(crate) registered: PathBuf,
     /// Whether the servers were named (`--server`, or a server's own prefix given as
     /// `--prefix`): a named server whose deployment is absent is an error, not a skip.
-    pub named: bool,
+    pub(crate) named: bool,
     /// The servers [`Selection::skip_absent`] dropped, with why.
-    pub skipped: Vec<(String, String)>,
+    pub(crate) skipped: Vec<(String, String)>,
 }
 
 impl Selection {
     /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
     /// as [`many`] takes them; `registered`: the flat document (else its default path).
-    pub fn load(
+    pub(crate) fn load(
         config: Option<&Path>,
         root: Option<&Path>,
         servers: &[String],
@@ -101,7 +101,7 @@ impl Selection {
     /// stderr, unless they were named: then the caller's deployment check fails on them. A
     /// broken deployment is not absent and is kept, so that it fails before any registration.
     /// Refuses when nothing is left.
-    pub fn skip_absent(&mut self, root: Option<&Path>) -> Result<(), Error> {
+    pub(crate) fn skip_absent(&mut self, root: Option<&Path>) -> Result<(), Error> {
         if self.named {
             return Ok(());
         }
@@ -137,7 +137,7 @@ impl Selection {
 
     /// The flat document; `None` when it does not exist yet. A malformed one is an error: it
     /// is never overwritten.
-    pub fn read_registered(&self) -> Result<Option<registered::Flat>, Error> {
+    pub(crate) fn read_registered(&self) -> Result<Option<registered::Flat>, Error> {
         match registered::Flat::read(&self.registered) {
             Ok(f) => Ok(Some(f)),
             Err(registered::RegisteredError::Missing { .. }) => Ok(None),
@@ -151,7 +151,7 @@ impl Selection {
 /// no `current` yet (a first release not promoted). Anything else — a dangling or looping
 /// `current`, one that leads outside `releases/`, a missing command — is a *broken*
 /// deployment, which is never skipped.
-pub fn absent(server: &Server, prefix: &Path) -> Option<String> {
+pub(crate) fn absent(server: &Server, prefix: &Path) -> Option<String> {
     if prefix.symlink_metadata().is_err() {
         return Some(format!("{} does not exist", prefix.display()));
     }
@@ -179,7 +179,7 @@ fn holds_deployment(server: &Server, dir: &Path) -> bool {
 /// (`install --prefix /opt/codetools`). When the root's last component names a declared server,
 /// the root holds that server's deployment and no `ROOT/<server>` exists, it is taken as that
 /// server's prefix, saying so; never as a root holding `…/codetools/codetools`.
-pub fn many(
+pub(crate) fn many(
     decl: &Declaration,
     root: Option<&Path>,
     names: &[String],
@@ -256,7 +256,7 @@ pub fn many(
 }
 
 /// Parse a full expected commit given on the command line.
-pub fn expect_commit(s: &str) -> Result<Sha, Error> {
+pub(crate) fn expect_commit(s: &str) -> Result<Sha, Error> {
     Sha::parse(s).map_err(|why| {
         Error::usage(
             format!("--expect-commit {s:?} is not a full commit sha: {why}"),
@@ -267,7 +267,7 @@ pub fn expect_commit(s: &str) -> Result<Sha, Error> {
 
 /// `verify-identity --expect-commit`: a sha, or `NAME=SHA` as install takes it, where NAME must
 /// be the server checked.
-pub fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
+pub(crate) fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
     match s.split_once('=') {
         None => expect_commit(s),
         Some((name, sha)) if name == server => expect_commit(sha),
@@ -281,7 +281,7 @@ pub fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
 /// Parse `--expect-commit NAME=SHA` options; each NAME must be one of `selection`'s servers.
 /// A commit expected of a server that was skipped as not deployed is refused: the caller
 /// expected it to be there.
-pub fn expect_commits(
+pub(crate) fn expect_commits(
     pairs: &[String],
     selection: &Selection,
 ) -> Result<BTreeMap<String, Sha>, Error> {

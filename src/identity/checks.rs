@@ -45,39 +45,39 @@ use crate::registration::entry::{Entry, Transport};
 /// The live registration: the client's user-scope entries as its own config file holds them,
 /// read without the client's binary, and the same-name entries of other scopes.
 #[derive(Debug, Clone)]
-pub struct Live {
+pub(crate) struct Live {
     /// The client's config file.
-    pub path: PathBuf,
-    pub entries: Map<String, Value>,
+    pub(crate) path: PathBuf,
+    pub(crate) entries: Map<String, Value>,
     /// Where a same-name entry of another scope wins over the user-scope one, one each.
-    pub shadows: Vec<String>,
+    pub(crate) shadows: Vec<String>,
 }
 
 /// What a pass without the live witness says, in the detail and (as `witnesses`) in JSON.
-pub const DOCUMENT_ONLY: &str = "document only: the live registration was not compared";
+pub(crate) const DOCUMENT_ONLY: &str = "document only: the live registration was not compared";
 
 /// What to verify for one server.
-pub struct Target<'a> {
-    pub server: &'a Server,
+pub(crate) struct Target<'a> {
+    pub(crate) server: &'a Server,
     /// The client whose registration is checked.
-    pub client: &'a str,
-    pub prefix: PathBuf,
-    pub registered_name: String,
+    pub(crate) client: &'a str,
+    pub(crate) prefix: PathBuf,
+    pub(crate) registered_name: String,
     /// The declared entry, rendered for this prefix.
-    pub declared: Entry,
+    pub(crate) declared: Entry,
     /// The commit the release must be; `None` takes the deployment's own VERSION (install
     /// without `--expect-commit`), which still checks that VERSION is well-formed and agrees.
-    pub expected: Option<Sha>,
+    pub(crate) expected: Option<Sha>,
     /// Fail the `content` check when the release holds no manifest (`--content`).
-    pub require_content: bool,
+    pub(crate) require_content: bool,
     /// Start the registered server and handshake with it, within this time (`--handshake`).
-    pub handshake: Option<Duration>,
+    pub(crate) handshake: Option<Duration>,
     /// The client's live registration, when its config is readable here.
-    pub live: Option<Live>,
+    pub(crate) live: Option<Live>,
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
-pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerReport {
+pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerReport {
     let mut checks = Vec::new();
     if target.server.layout == Layout::Release {
         checks.push(Check::from_result(
@@ -144,7 +144,7 @@ pub fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerRepo
 /// `release` (release layouts), `commit`, `content` (when the release holds a manifest or one
 /// is required), and `mcp-registration` on the *declared* command — it exists, is an
 /// executable file, and resolves inside the release. Same names and evidence as [`verify`].
-pub fn deployment_checks(target: &Target) -> Vec<Check> {
+pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     let mut checks = Vec::new();
     if target.server.layout == Layout::Release {
         checks.push(Check::from_result(
@@ -418,7 +418,10 @@ fn normalized(raw: &Map<String, Value>) -> Map<String, Value> {
 /// Compare a registered entry with the declared one, key by key; one problem each, with its
 /// evidence (values shown redacted). Both are in the same form: raw, or as the flat document
 /// records them ([`Entry::flat`]).
-pub fn compare(declared: &Map<String, Value>, registered: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn compare(
+    declared: &Map<String, Value>,
+    registered: &Map<String, Value>,
+) -> Vec<String> {
     let want = normalized(declared);
     let got = normalized(registered);
     let kind = |m: &Map<String, Value>| {
@@ -591,7 +594,7 @@ impl UrlParts {
 /// The registered command must be absolute, free of `.`/`..`, reached through no magic link
 /// ([`resolve_command`]), an executable regular file, and resolve (every symlink followed) to
 /// a path inside `root` (already canonical).
-pub fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
+pub(crate) fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
     let shown = command.display();
     if !command.is_absolute() {
         return Err(format!(
@@ -640,7 +643,7 @@ const MAX_LINKS: usize = 40;
 /// ([`is_magic`]): `/proc/self/root/opt/x` or a link to `/dev/fd/3` may resolve inside the
 /// release for the verifier and to anything at all for the agent. Returns the resolved path,
 /// which agrees with `realpath` when nothing magic is on the way.
-pub fn resolve_command(command: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, String> {
     let shown = command.display();
     let magic = |at: &Path, how: String| {
         format!(

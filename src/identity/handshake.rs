@@ -45,11 +45,11 @@ use crate::identity::secrets::redact;
 use crate::registration::entry::{Entry, Transport};
 
 /// The protocol revision we offer; the server answers with the one it speaks.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
 /// How long a server gets between SIGTERM and SIGKILL.
-pub const GRACE: Duration = Duration::from_secs(2);
+pub(crate) const GRACE: Duration = Duration::from_secs(2);
 /// How much of the server's stderr is kept.
-pub const STDERR_KEEP: usize = 8 * 1024;
+pub(crate) const STDERR_KEEP: usize = 8 * 1024;
 /// A stdout line longer than this is not a message we will buffer.
 const MAX_LINE: usize = 16 * 1024 * 1024;
 /// `tools/list` pages followed before we call it a loop.
@@ -57,13 +57,13 @@ const MAX_PAGES: usize = 1000;
 
 /// Who the server says it is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ServerInfo {
-    pub name: String,
-    pub version: String,
+pub(crate) struct ServerInfo {
+    pub(crate) name: String,
+    pub(crate) version: String,
     /// The protocol revision the server chose.
-    pub protocol_version: String,
+    pub(crate) protocol_version: String,
     /// The number of tools, `None` when the server declares no `tools` capability.
-    pub tools: Option<usize>,
+    pub(crate) tools: Option<usize>,
 }
 
 impl fmt::Display for ServerInfo {
@@ -83,7 +83,7 @@ impl fmt::Display for ServerInfo {
 
 /// Why a handshake failed. `step` names the request that was in flight.
 #[derive(Debug, thiserror::Error)]
-pub enum HandshakeError {
+pub(crate) enum HandshakeError {
     #[error("a {kind} entry ({url}) cannot be handshaken: only stdio servers are supported")]
     Unsupported { kind: String, url: String },
     #[error("cannot start {command}: {source}")]
@@ -120,9 +120,9 @@ pub enum HandshakeError {
 
 /// A failed handshake: the error and the tail of the server's stderr. Shown (Display and
 /// Debug alike) with the entry's env values redacted.
-pub struct Failure {
-    pub error: HandshakeError,
-    pub stderr_tail: String,
+pub(crate) struct Failure {
+    pub(crate) error: HandshakeError,
+    pub(crate) stderr_tail: String,
     secrets: Vec<String>,
 }
 
@@ -145,7 +145,7 @@ impl fmt::Debug for Failure {
 
 /// Start the server `entry` registers, handshake, list its tools, end it. Never takes much
 /// longer than `timeout` plus [`GRACE`].
-pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
+pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
     let lookup = |name: &str| std::env::var(name).ok();
     let env: BTreeMap<String, String> = entry_env(entry)
         .into_iter()
@@ -196,7 +196,7 @@ pub fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure
 ///   stays as written (`${UNSET}` reaches the server literally).
 ///
 /// `lookup` reads a variable of the environment claude runs in.
-pub fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {

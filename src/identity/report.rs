@@ -5,14 +5,14 @@
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub check: &'static str,
-    pub ok: bool,
-    pub detail: String,
+pub(crate) struct Check {
+    pub(crate) check: &'static str,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
 }
 
 impl Check {
-    pub fn from_result(check: &'static str, r: Result<String, String>) -> Check {
+    pub(crate) fn from_result(check: &'static str, r: Result<String, String>) -> Check {
         let (ok, detail) = match r {
             Ok(d) => (true, d),
             Err(d) => (false, d),
@@ -22,40 +22,40 @@ impl Check {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ServerReport {
-    pub name: String,
+pub(crate) struct ServerReport {
+    pub(crate) name: String,
     /// The client whose registration this is.
-    pub client: String,
-    pub registered_name: String,
-    pub prefix: String,
+    pub(crate) client: String,
+    pub(crate) registered_name: String,
+    pub(crate) prefix: String,
     /// install/uninstall: added, updated, unchanged, removed, absent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub registration: Option<String>,
+    pub(crate) registration: Option<String>,
     /// verify-identity: what the registration was compared against, `document` and, when the
     /// client's config was readable, `live <path>`. Only `["document"]` means the live
     /// registration was not compared.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub witnesses: Option<Vec<String>>,
-    pub checks: Vec<Check>,
+    pub(crate) witnesses: Option<Vec<String>>,
+    pub(crate) checks: Vec<Check>,
 }
 
 impl ServerReport {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.checks.iter().all(|c| c.ok)
     }
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
-    pub ok: bool,
-    pub servers: Vec<ServerReport>,
+pub(crate) struct Report {
+    pub(crate) ok: bool,
+    pub(crate) servers: Vec<ServerReport>,
     /// The flat registration document written or read, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub registered: Option<String>,
+    pub(crate) registered: Option<String>,
 }
 
 impl Report {
-    pub fn new(servers: Vec<ServerReport>, registered: Option<String>) -> Report {
+    pub(crate) fn new(servers: Vec<ServerReport>, registered: Option<String>) -> Report {
         Report {
             ok: servers.iter().all(ServerReport::ok),
             servers,

@@ -18,14 +18,14 @@ use serde_json::{Map, Value};
 use crate::registration::entry::Entry;
 
 /// What a value that must not be shown is replaced by.
-pub const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
 
 /// Values shorter than this are not replaced in free text: replacing "1" would garble every
 /// message, and a value that short is no secret.
 const MIN_REDACT: usize = 4;
 
 /// Where in `entry` a literal secret sits, one description each; empty when there is none.
-pub fn literal_secrets(entry: &Entry) -> Vec<String> {
+pub(crate) fn literal_secrets(entry: &Entry) -> Vec<String> {
     let mut found = Vec::new();
     for (field, label) in [("env", "env"), ("headers", "header")] {
         if let Some(map) = entry.raw.get(field).and_then(Value::as_object) {
@@ -123,7 +123,7 @@ fn secret_args(args: &[&str]) -> Vec<usize> {
 
 /// `args` as they may be shown: an argument holding a literal secret is [`REDACTED`]
 /// (`--token=<redacted>` keeps its flag).
-pub fn shown_args(args: &[String]) -> Vec<String> {
+pub(crate) fn shown_args(args: &[String]) -> Vec<String> {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let secret = secret_args(&refs);
     args.iter()
@@ -138,7 +138,7 @@ pub fn shown_args(args: &[String]) -> Vec<String> {
 
 /// An env or header value as it may be shown: a `${VAR}` reference as it is, anything else
 /// [`REDACTED`] (an env or header value may be a secret whatever its name).
-pub fn shown_value(value: &str) -> String {
+pub(crate) fn shown_value(value: &str) -> String {
     if value.is_empty() || is_reference(value) {
         hide_defaults(value)
     } else {
@@ -148,7 +148,7 @@ pub fn shown_value(value: &str) -> String {
 
 /// `value` with the default of every `${VAR:-default}` [`REDACTED`]: a reference is shown, but
 /// its default is used as is when VAR is unset, and may be a credential in clear.
-pub fn hide_defaults(value: &str) -> String {
+pub(crate) fn hide_defaults(value: &str) -> String {
     let mut out = String::new();
     let mut rest = value;
     while let Some(start) = rest.find("${") {
@@ -171,7 +171,7 @@ pub fn hide_defaults(value: &str) -> String {
 /// An env or header value as the flat document records it: a reference as it is, anything
 /// else as `<sha256:HEX>` of its bytes, so that a changed value is still seen without the
 /// value being written down.
-pub fn recorded_value(value: &str) -> String {
+pub(crate) fn recorded_value(value: &str) -> String {
     use sha2::Digest;
     if value.is_empty() || is_reference(value) || is_recorded_digest(value) {
         return value.to_string();
@@ -190,7 +190,7 @@ fn is_recorded_digest(value: &str) -> bool {
 /// Every value of `raw` (an entry) that must not appear in what is shown: env and header
 /// values that are not references, arguments that hold a literal secret, and every string
 /// under a key mcp-deploy does not know. For [`redact`].
-pub fn secret_values(raw: &Map<String, Value>) -> Vec<String> {
+pub(crate) fn secret_values(raw: &Map<String, Value>) -> Vec<String> {
     fn leaves(v: &Value, out: &mut Vec<String>) {
         match v {
             Value::String(s) => out.push(s.clone()),
@@ -229,7 +229,7 @@ pub fn secret_values(raw: &Map<String, Value>) -> Vec<String> {
 /// Whether `value` holds a `${VAR:-default}` whose default is a literal secret: non-empty and
 /// either the place says it is a credential (`secret_place`), the variable's name does, or
 /// the default looks like one. `${VAR:-}` and `${LOG_LEVEL:-info}` are fine.
-pub fn secret_default(value: &str, secret_place: bool) -> bool {
+pub(crate) fn secret_default(value: &str, secret_place: bool) -> bool {
     reference_defaults(value)
         .into_iter()
         .any(|(name, default)| {
@@ -240,7 +240,7 @@ pub fn secret_default(value: &str, secret_place: bool) -> bool {
 
 /// A URL as it may be shown: credentials before the host, query values and the fragment
 /// [`REDACTED`] unless they are `${VAR}` references (a token is often passed in the query).
-pub fn shown_url(url: &str) -> String {
+pub(crate) fn shown_url(url: &str) -> String {
     let (rest, fragment) = match url.split_once('#') {
         Some((r, f)) => (r, Some(f)),
         None => (url, None),
@@ -288,7 +288,7 @@ pub fn shown_url(url: &str) -> String {
 /// `text` with every one of `values` replaced by [`REDACTED`], longest first so that a value
 /// containing another is replaced whole. Values shorter than four characters are left: they
 /// are no secret, and replacing them would garble the text.
-pub fn redact<S: AsRef<str>>(text: &str, values: &[S]) -> String {
+pub(crate) fn redact<S: AsRef<str>>(text: &str, values: &[S]) -> String {
     let mut values: Vec<&str> = values
         .iter()
         .map(AsRef::as_ref)
@@ -304,7 +304,7 @@ pub fn redact<S: AsRef<str>>(text: &str, values: &[S]) -> String {
 
 /// `${VAR}`, `${VAR:-default}`, or a scheme word before one: the client fills it in at run
 /// time, so the registration holds no secret.
-pub fn is_reference(value: &str) -> bool {
+pub(crate) fn is_reference(value: &str) -> bool {
     let mut rest = value.trim();
     for scheme in ["Bearer ", "Basic ", "Token ", "token "] {
         if let Some(r) = rest.strip_prefix(scheme) {
@@ -322,7 +322,7 @@ pub fn is_reference(value: &str) -> bool {
 }
 
 /// Whether a key or flag name says its value is a credential.
-pub fn names_a_secret(name: &str) -> bool {
+pub(crate) fn names_a_secret(name: &str) -> bool {
     // camelCase words are words too: privateKey -> private_key.
     let mut split = String::new();
     let mut prev_lower = false;
@@ -367,7 +367,7 @@ pub fn names_a_secret(name: &str) -> bool {
 }
 
 /// Whether a value looks like a credential whatever its name.
-pub fn looks_like_secret(value: &str) -> bool {
+pub(crate) fn looks_like_secret(value: &str) -> bool {
     let v = value.trim();
     const PREFIXES: &[&str] = &[
         "sk-",

@@ -7,20 +7,20 @@
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Transport {
+pub(crate) enum Transport {
     Stdio { command: String, args: Vec<String> },
     Remote { kind: String, url: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub raw: Map<String, Value>,
-    pub transport: Transport,
+pub(crate) struct Entry {
+    pub(crate) raw: Map<String, Value>,
+    pub(crate) transport: Transport,
 }
 
 impl Entry {
     /// Parse an entry, refusing shapes no client accepts. The reason names the field.
-    pub fn from_value(v: &Value) -> Result<Entry, String> {
+    pub(crate) fn from_value(v: &Value) -> Result<Entry, String> {
         let raw = v
             .as_object()
             .ok_or("the entry is not a JSON object")?
@@ -72,7 +72,7 @@ impl Entry {
     /// Whether two entries register the same thing. Clients may drop what is a default
     /// (`"type":"stdio"`, empty `args`, empty `env`), so those are ignored; everything else,
     /// env and header values included, must be equal.
-    pub fn same_registration(&self, other: &Entry) -> bool {
+    pub(crate) fn same_registration(&self, other: &Entry) -> bool {
         normalized(&self.raw) == normalized(&other.raw)
     }
 
@@ -83,7 +83,7 @@ impl Entry {
     /// know), its strings recorded the same way except for the known ones, so that a check of
     /// the document sees them too. An entry with nothing but command and args keeps the exact
     /// `{"command","args"}` shape.
-    pub fn flat(&self) -> Value {
+    pub(crate) fn flat(&self) -> Value {
         use crate::identity::secrets::recorded_value;
         let mut out = match &self.transport {
             Transport::Stdio { command, args } => {
@@ -123,13 +123,13 @@ impl Entry {
         out
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(&self.raw).expect("a Map serializes")
     }
 
     /// A one-line description that holds no secret: `stdio /x/bin/y ["a","b"]` or `http URL`
     /// (an argument holding a literal secret shown as `<redacted>`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.transport {
             Transport::Stdio { command, args } if args.is_empty() => format!("stdio {command}"),
             Transport::Stdio { command, args } => format!(

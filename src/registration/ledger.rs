@@ -21,24 +21,24 @@ use serde_json::Value;
 use crate::fsio::IoError;
 
 #[derive(Debug, Serialize)]
-pub struct Record {
-    pub time: String,
-    pub user: String,
-    pub host: String,
-    pub client: String,
-    pub server: String,
-    pub name: String,
+pub(crate) struct Record {
+    pub(crate) time: String,
+    pub(crate) user: String,
+    pub(crate) host: String,
+    pub(crate) client: String,
+    pub(crate) server: String,
+    pub(crate) name: String,
     /// added, updated, removed, or restored (a rollback or a recovery).
-    pub action: String,
-    pub old: Option<Value>,
-    pub new: Option<Value>,
-    pub release: Option<String>,
-    pub commit: Option<String>,
+    pub(crate) action: String,
+    pub(crate) old: Option<Value>,
+    pub(crate) new: Option<Value>,
+    pub(crate) release: Option<String>,
+    pub(crate) commit: Option<String>,
 }
 
 impl Record {
     /// A record stamped with the current time, user and host.
-    pub fn now(client: &str, server: &str, name: &str, action: &str) -> Record {
+    pub(crate) fn now(client: &str, server: &str, name: &str, action: &str) -> Record {
         Record {
             time: rfc3339(SystemTime::now()),
             user: user(),
@@ -57,7 +57,7 @@ impl Record {
 
 /// An entry's secret-free form for the ledger: command and args, or type and url; an entry
 /// that cannot be parsed is recorded raw minus env and headers.
-pub fn secret_free(raw: &Value) -> Value {
+pub(crate) fn secret_free(raw: &Value) -> Value {
     match crate::registration::entry::Entry::from_value(raw) {
         Ok(e) => e.flat(),
         // Opaque (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
@@ -66,7 +66,7 @@ pub fn secret_free(raw: &Value) -> Value {
 }
 
 /// The default ledger path.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     crate::dirs::state_home()
         .join("mcp-deploy")
         .join("ledger.ndjson")
@@ -74,7 +74,7 @@ pub fn default_path() -> PathBuf {
 
 /// Refuse, before anything changes, a ledger path that holds something other than a regular
 /// file (a FIFO there would make the append after a registration fail, or block).
-pub fn check_appendable(path: &Path) -> Result<(), IoError> {
+pub(crate) fn check_appendable(path: &Path) -> Result<(), IoError> {
     match std::fs::metadata(path) {
         Ok(m) if !m.is_file() => Err(IoError::new(
             "refused",
@@ -89,7 +89,7 @@ pub fn check_appendable(path: &Path) -> Result<(), IoError> {
 }
 
 /// Append `records`, one line each.
-pub fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
+pub(crate) fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
     if records.is_empty() {
         return Ok(());
     }
@@ -153,7 +153,7 @@ fn host() -> String {
 }
 
 /// `2026-11-29T23:55:01Z`: UTC, whole seconds (a clock before 1970 reads as the epoch).
-pub fn rfc3339(t: SystemTime) -> String {
+pub(crate) fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_seconds(t.max(UNIX_EPOCH)).to_string()
 }
 

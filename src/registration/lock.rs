@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
-pub enum LockError {
+pub(crate) enum LockError {
     #[error("cannot open the lock file {path}: {source}")]
     Open {
         path: PathBuf,
@@ -45,7 +45,7 @@ pub enum LockError {
 }
 
 impl LockError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             LockError::TimedOut { .. } => Some(
                 "wait for that run to finish, or raise --lock-timeout; the lock is released when its process exits"
@@ -61,14 +61,14 @@ impl LockError {
 
 /// A held lock; released on drop.
 #[derive(Debug)]
-pub struct Lock {
+pub(crate) struct Lock {
     file: File,
 }
 
 impl Lock {
     /// Take the lock at `path`, waiting up to `timeout`. `on_wait` is called once, with the
     /// holder's description, if the lock is busy.
-    pub fn acquire(
+    pub(crate) fn acquire(
         path: &Path,
         timeout: Duration,
         on_wait: impl FnOnce(&str),
@@ -143,7 +143,7 @@ impl Drop for Lock {
 
 /// Take every lock of `paths` (canonical paths, see [`crate::registration::state::file`]), each once, in
 /// path order. `on_wait` is told of each busy one.
-pub fn acquire_all(
+pub(crate) fn acquire_all(
     paths: &[PathBuf],
     timeout: Duration,
     on_wait: impl Fn(&Path, &str),

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::fsio;
 
 #[derive(Debug, thiserror::Error)]
-pub enum RegisteredError {
+pub(crate) enum RegisteredError {
     #[error("the registration document {path} does not exist")]
     Missing { path: PathBuf },
     #[error("the registration document {path} is malformed: {reason}")]
@@ -27,7 +27,7 @@ pub enum RegisteredError {
 }
 
 impl RegisteredError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             RegisteredError::Missing { .. } => Some(
                 "run `mcp-deploy install` first, or pass the document that holds the registration"
@@ -47,14 +47,14 @@ impl RegisteredError {
 const PRIMARY: &str = "claude";
 
 /// The default location of the flat document.
-pub fn default_path() -> PathBuf {
+pub(crate) fn default_path() -> PathBuf {
     crate::dirs::claude_config_dir().join("mcp-registered.json")
 }
 
 /// The lock every writer of the document at `path` takes: in the state directory of the
 /// directory the document really lives in (a symlink followed), named after it. Every run,
 /// for any client, reads, changes and writes the document only while holding it.
-pub fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
+pub(crate) fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
     let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match real.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -69,13 +69,13 @@ pub fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
 
 /// A whole flat document.
 #[derive(Debug, Clone, Default)]
-pub struct Flat {
+pub(crate) struct Flat {
     doc: Map<String, Value>,
 }
 
 impl Flat {
     /// Read and validate a document; a missing file is an error.
-    pub fn read(path: &Path) -> Result<Flat, RegisteredError> {
+    pub(crate) fn read(path: &Path) -> Result<Flat, RegisteredError> {
         let text = match fsio::read_input_if_exists(path, "flat document", fsio::limits::DOCUMENT)?
         {
             Some(t) => t,
@@ -117,7 +117,7 @@ impl Flat {
     /// Read the document for updating: a missing file is an empty one. A symlink to a
     /// missing file is refused: the document would be written through it, to a file that is
     /// not ours to create.
-    pub fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
+    pub(crate) fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
         match Flat::read(path) {
             Err(RegisteredError::Missing { .. })
                 if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
@@ -135,7 +135,7 @@ impl Flat {
     }
 
     /// `client`'s entries (empty when it has none).
-    pub fn servers(&self, client: &str) -> Map<String, Value> {
+    pub(crate) fn servers(&self, client: &str) -> Map<String, Value> {
         let servers = if client == PRIMARY {
             self.doc.get("mcpServers")
         } else {
@@ -172,18 +172,18 @@ impl Flat {
             .expect("validated as an object")
     }
 
-    pub fn set(&mut self, client: &str, name: &str, entry: Value) {
+    pub(crate) fn set(&mut self, client: &str, name: &str, entry: Value) {
         self.servers_mut(client).insert(name.to_string(), entry);
     }
 
     /// Remove `name` of `client`; whether it was there.
-    pub fn remove(&mut self, client: &str, name: &str) -> bool {
+    pub(crate) fn remove(&mut self, client: &str, name: &str) -> bool {
         self.servers_mut(client).remove(name).is_some()
     }
 
     /// Write the document atomically, mode 0600 (it says which programs an agent runs). A
     /// symlinked document stays a symlink: its target is replaced.
-    pub fn write(&mut self, path: &Path) -> Result<(), RegisteredError> {
+    pub(crate) fn write(&mut self, path: &Path) -> Result<(), RegisteredError> {
         self.servers_mut(PRIMARY);
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
         text.push('\n');

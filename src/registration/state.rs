@@ -21,15 +21,15 @@ use std::path::{Path, PathBuf};
 use crate::fsio::IoError;
 
 /// The name of the state directory inside a home.
-pub const DIR: &str = ".mcp-deploy";
+pub(crate) const DIR: &str = ".mcp-deploy";
 
 /// The prefix of a client call's working directory in the temp dir; the run's pid follows.
-pub const CLIENT_TMP_PREFIX: &str = "mcp-deploy-client.";
+pub(crate) const CLIENT_TMP_PREFIX: &str = "mcp-deploy-client.";
 
 /// `<home>/.mcp-deploy/<name>`, the directory created (0700) and the home canonicalised.
 /// A `.mcp-deploy` that is a symlink or not a directory is refused: it could send our lock and
 /// journal anywhere.
-pub fn file(home: &Path, name: &str) -> Result<PathBuf, IoError> {
+pub(crate) fn file(home: &Path, name: &str) -> Result<PathBuf, IoError> {
     fs::create_dir_all(home).map_err(|e| IoError::new("cannot create directory", home, e))?;
     let home = fs::canonicalize(home).map_err(|e| IoError::new("cannot resolve", home, e))?;
     let dir = home.join(DIR);
@@ -64,7 +64,7 @@ pub fn file(home: &Path, name: &str) -> Result<PathBuf, IoError> {
 
 /// Remove the working directories that killed runs left in the temp dir: only ours (same
 /// uid), only directories (never through a symlink), only those whose run is gone.
-pub fn sweep_client_tmp_dirs() {
+pub(crate) fn sweep_client_tmp_dirs() {
     let tmp = std::env::temp_dir();
     let Ok(entries) = fs::read_dir(&tmp) else {
         return;
@@ -94,7 +94,7 @@ pub fn sweep_client_tmp_dirs() {
 }
 
 /// Whether a process `pid` exists (EPERM: it does, someone else's).
-pub fn alive(pid: i32) -> bool {
+pub(crate) fn alive(pid: i32) -> bool {
     match rustix::process::Pid::from_raw(pid) {
         None => false,
         Some(p) => !matches!(

@@ -45,12 +45,12 @@ const RESTORE_ATTEMPTS: usize = 3;
 
 /// One name's change.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Change {
-    pub name: String,
+pub(crate) struct Change {
+    pub(crate) name: String,
     /// The entry before, exactly as the client config held it; `None`: absent.
-    pub previous: Option<Map<String, Value>>,
+    pub(crate) previous: Option<Map<String, Value>>,
     /// The entry after; `None`: remove.
-    pub target: Option<Map<String, Value>>,
+    pub(crate) target: Option<Map<String, Value>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -65,12 +65,12 @@ struct Journal {
 /// What made a transaction roll back: any error that can say what the user can do about it
 /// ([`crate::error::Error`] in practice). A trait, so that this module does not depend on the
 /// crate's error type, which depends on it.
-pub trait Failure: std::error::Error + Send + Sync + 'static {
+pub(crate) trait Failure: std::error::Error + Send + Sync + 'static {
     fn help(&self) -> Option<String>;
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum TransactionError {
+pub(crate) enum TransactionError {
     #[error("{failure}\n{states}")]
     RolledBack {
         failure: Box<dyn Failure>,
@@ -94,7 +94,7 @@ pub enum TransactionError {
 }
 
 impl TransactionError {
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self {
             TransactionError::RolledBack {
                 restored: false, ..
@@ -123,7 +123,7 @@ impl TransactionError {
 }
 
 /// Where the journal of `client` lives: `<home>/.mcp-deploy/<client>.journal.json`.
-pub fn journal_path(client: &dyn Client) -> Result<PathBuf, fsio::IoError> {
+pub(crate) fn journal_path(client: &dyn Client) -> Result<PathBuf, fsio::IoError> {
     crate::registration::state::file(&client.home(), &format!("{}.journal.json", client.name()))
 }
 
@@ -139,7 +139,7 @@ fn legacy_journal_path(client: &dyn Client) -> PathBuf {
 /// Crash points for the tests (debug builds only, like rustup's): when
 /// `MCP_DEPLOY_CRASH_AT` names this point, the process aborts here, as a SIGKILL would stop it.
 /// `MCP_DEPLOY_PAUSE_AT=POINT` instead sleeps there for 30 s (a window for a test to act in).
-pub fn checkpoint(point: &str) {
+pub(crate) fn checkpoint(point: &str) {
     #[cfg(debug_assertions)]
     {
         if std::env::var("MCP_DEPLOY_CRASH_AT").is_ok_and(|p| p == point) {
@@ -160,18 +160,18 @@ pub fn checkpoint(point: &str) {
 
 /// What a recovery did.
 #[derive(Debug, Default)]
-pub struct Recovered {
+pub(crate) struct Recovered {
     /// A line per name, headed by the journal's; empty when there was no journal.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// Each recovered name and its entry in the client now (`None`: absent). The interrupted
     /// run may have written the flat document already (it does so just before its commit):
     /// the caller brings the document's lines for these names back in agreement.
-    pub names: Vec<(String, Option<Map<String, Value>>)>,
+    pub(crate) names: Vec<(String, Option<Map<String, Value>>)>,
 }
 
 /// Step 5: roll back what an interrupted run journalled (also at the location older versions
 /// used). A name that cannot be restored stays in the journal and the run stops (exit 2).
-pub fn recover(client: &dyn Client, ledger: &Path) -> Result<Recovered, TransactionError> {
+pub(crate) fn recover(client: &dyn Client, ledger: &Path) -> Result<Recovered, TransactionError> {
     let mut out = Recovered::default();
     let mut names = Vec::new();
     for path in [legacy_journal_path(client), journal_path(client)?] {
@@ -263,7 +263,7 @@ fn write_journal(path: &Path, journal: &Journal) -> Result<(), fsio::IoError> {
 }
 
 /// A transaction in progress over `changes`.
-pub struct Transaction<'a> {
+pub(crate) struct Transaction<'a> {
     client: &'a dyn Client,
     journal: PathBuf,
     ledger: PathBuf,
@@ -275,7 +275,7 @@ pub struct Transaction<'a> {
 impl<'a> Transaction<'a> {
     /// Step 1: write the journal, when there is anything to change. Restores are recorded in
     /// the ledger at `ledger`.
-    pub fn begin(
+    pub(crate) fn begin(
         client: &'a dyn Client,
         changes: Vec<Change>,
         ledger: &Path,
@@ -301,12 +301,12 @@ impl<'a> Transaction<'a> {
         })
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty()
     }
 
     /// Step 2: apply every change, one call at a time.
-    pub fn apply(&mut self) -> Result<(), ClientError> {
+    pub(crate) fn apply(&mut self) -> Result<(), ClientError> {
         for i in 0..self.changes.len() {
             self.started = i + 1;
             let c = &self.changes[i];
@@ -385,12 +385,12 @@ impl<'a> Transaction<'a> {
 
     /// Undo this one transaction after `failure`.
     #[cfg(test)]
-    pub fn roll_back(self, failure: impl Failure) -> TransactionError {
+    pub(crate) fn roll_back(self, failure: impl Failure) -> TransactionError {
         roll_back_all(vec![self], failure)
     }
 
     /// Step 4: the commit point.
-    pub fn commit(self) -> Result<(), TransactionError> {
+    pub(crate) fn commit(self) -> Result<(), TransactionError> {
         if !self.changes.is_empty() {
             remove_journal(&self.journal)?;
         }
@@ -400,7 +400,7 @@ impl<'a> Transaction<'a> {
 
 /// Undo several transactions (one per client), the last begun first, after `failure`. With
 /// one client the lines name each registration; with several, each is prefixed by its client.
-pub fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> TransactionError {
+pub(crate) fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> TransactionError {
     let several = txs.len() > 1;
     let mut blocks = Vec::new();
     let mut all_restored = true;

@@ -11,7 +11,7 @@ use crate::fsio::{self, IoError};
 /// module header): the first group stops the run (exit 2); the second is the evidence of a
 /// failed check (exit 1), or a refusal of `pin-vendor`.
 #[derive(Debug, thiserror::Error)]
-pub enum VendorError {
+pub(crate) enum VendorError {
     // Could not run.
     #[error("vendor directory {dir} cannot be used: {source}")]
     Dir {
@@ -156,7 +156,7 @@ pub enum VendorError {
 
 impl VendorError {
     /// What the user can do about it.
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         use VendorError as E;
         let pin = "if the tarball is the released one, rewrite the sidecar with \
                    `mcp-deploy pin-vendor TARBALL --manifest FILE`";
@@ -218,7 +218,7 @@ impl VendorError {
     }
 
     /// `(expected, actual)` where the failure compares two values.
-    pub fn evidence(&self) -> (Option<String>, Option<String>) {
+    pub(crate) fn evidence(&self) -> (Option<String>, Option<String>) {
         use VendorError as E;
         match self {
             E::DigestMismatch {

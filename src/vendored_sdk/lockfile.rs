@@ -47,72 +47,72 @@ const DEPENDENCY_FIELDS: [&str; 4] = [
 
 /// A dependency of `package.json`, any spec.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Dependency {
-    pub name: String,
-    pub field: &'static str,
-    pub spec: String,
+pub(crate) struct Dependency {
+    pub(crate) name: String,
+    pub(crate) field: &'static str,
+    pub(crate) spec: String,
 }
 
 /// A dependency whose spec starts with `file:`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileDependency {
-    pub name: String,
+pub(crate) struct FileDependency {
+    pub(crate) name: String,
     /// Which table of `package.json` declares it.
-    pub field: &'static str,
+    pub(crate) field: &'static str,
     /// The spec as written, `file:` included.
-    pub spec: String,
+    pub(crate) spec: String,
 }
 
 /// One entry of the lockfile that installs a package.
 #[derive(Debug, Clone)]
-pub struct LockEntry {
+pub(crate) struct LockEntry {
     /// The key, e.g. `node_modules/@acme/consumer`; for the legacy tree of lockfileVersion 2,
     /// `dependencies["a"].dependencies["@acme/consumer"]`.
-    pub key: String,
+    pub(crate) key: String,
     /// The package it installs (see the module header); `None` when neither the entry nor
     /// its key says (a workspace folder without a `name`).
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Where it comes from: `resolved` (for a legacy entry, its `version` when that is a
     /// spec such as `file:…` or `npm:…`, else its `resolved`). A `link` entry's `resolved`
     /// is a folder, which never names a tarball.
-    pub resolved: Option<Value>,
-    pub integrity: Option<Value>,
+    pub(crate) resolved: Option<Value>,
+    pub(crate) integrity: Option<Value>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Lockfile {
-    pub path: PathBuf,
+pub(crate) struct Lockfile {
+    pub(crate) path: PathBuf,
     /// `package-lock.json` beside a shrinkwrap: npm does not use it, so it is not checked.
-    pub shadowed: Option<PathBuf>,
-    pub version: u64,
+    pub(crate) shadowed: Option<PathBuf>,
+    pub(crate) version: u64,
     /// Every entry but the root (`""`), in file order.
-    pub entries: Vec<LockEntry>,
+    pub(crate) entries: Vec<LockEntry>,
 }
 
 impl Lockfile {
-    pub fn get(&self, key: &str) -> Option<&LockEntry> {
+    pub(crate) fn get(&self, key: &str) -> Option<&LockEntry> {
         self.entries.iter().find(|e| e.key == key)
     }
 }
 
 /// An npm project: its directory, its `file:` dependencies and its lockfile, if it has one.
 #[derive(Debug, Clone)]
-pub struct Project {
-    pub dir: PathBuf,
-    pub package_json: PathBuf,
-    pub file_dependencies: Vec<FileDependency>,
+pub(crate) struct Project {
+    pub(crate) dir: PathBuf,
+    pub(crate) package_json: PathBuf,
+    pub(crate) file_dependencies: Vec<FileDependency>,
     /// Every dependency of every table, in file order.
-    pub dependencies: Vec<Dependency>,
+    pub(crate) dependencies: Vec<Dependency>,
     /// `overrides`, as written.
-    pub overrides: Option<Value>,
-    pub lockfile: Option<Lockfile>,
+    pub(crate) overrides: Option<Value>,
+    pub(crate) lockfile: Option<Lockfile>,
 }
 
 /// The project that owns the (canonical) vendor directory `vendor`: the nearest ancestor of it
 /// holding a `package.json`. The search stops at the first directory holding `.git`, the
 /// repository root, so a stray `package.json` above the repository (in `$HOME`, in `/tmp`)
 /// is never taken for the project.
-pub fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
+pub(crate) fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
     for dir in vendor.ancestors().skip(1) {
         if dir.join("package.json").exists() {
             return Some(dir.to_path_buf());
@@ -125,7 +125,7 @@ pub fn find_project_dir(vendor: &Path) -> Option<PathBuf> {
 }
 
 /// Read `dir/package.json` and, when it exists, `dir/package-lock.json`.
-pub fn read_project(dir: &Path) -> Result<Project, VendorError> {
+pub(crate) fn read_project(dir: &Path) -> Result<Project, VendorError> {
     let package_json = dir.join("package.json");
     let doc = read_json(
         &package_json,
@@ -317,7 +317,7 @@ fn read_json(path: &Path, kind: &str, max: u64) -> Result<Option<Value>, VendorE
 /// `project` and normalized lexically (`.` dropped, `..` applied). `None` when it leaves the
 /// project. Lexical on purpose: symlinks are not followed, and a vendored artifact that is a
 /// symlink fails its own check.
-pub fn file_target(spec: &str, project: &Path) -> Option<PathBuf> {
+pub(crate) fn file_target(spec: &str, project: &Path) -> Option<PathBuf> {
     let raw = Path::new(spec.strip_prefix("file:").unwrap_or(spec));
     let rel = if raw.is_absolute() {
         raw.strip_prefix(project).ok()?

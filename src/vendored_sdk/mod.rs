@@ -35,8 +35,8 @@ mod report;
 pub(crate) mod sri;
 mod tarball;
 
-pub use error::VendorError;
-pub use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
+pub(crate) use error::VendorError;
+pub(crate) use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
@@ -53,7 +53,7 @@ use release_manifest::ReleaseManifest;
 use report::{pass, Pass};
 
 /// The suffix of a sidecar.
-pub const SIDECAR_SUFFIX: &str = ".sha256";
+pub(crate) const SIDECAR_SUFFIX: &str = ".sha256";
 
 /// File names that are package archives, and so must have a sidecar.
 const ARCHIVE_SUFFIXES: [&str; 7] = [
@@ -144,7 +144,7 @@ struct Artifact {
 }
 
 /// Run every check. `Err` is "could not run" (exit 2); failed checks are in the report.
-pub fn verify(
+pub(crate) fn verify(
     dir: &Path,
     manifest: Option<&Path>,
     project: Option<&Path>,

@@ -24,13 +24,13 @@ use crate::content::sumfile;
 use crate::fsio;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Sha256Sum,
 }
 
 impl Format {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Format::Json => "json",
             Format::Sha256Sum => "sha256sum",
@@ -40,29 +40,29 @@ impl Format {
 
 /// One released file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Released {
+pub(crate) struct Released {
     /// Lowercase hex SHA-256.
-    pub sha256: String,
+    pub(crate) sha256: String,
     /// `name@version` for JSON manifests; `None` for `sha256sum` ones, which carry no names.
-    pub package: Option<String>,
+    pub(crate) package: Option<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct ReleaseManifest {
-    pub path: PathBuf,
-    pub format: Format,
+pub(crate) struct ReleaseManifest {
+    pub(crate) path: PathBuf,
+    pub(crate) format: Format,
     /// By file name.
-    pub files: BTreeMap<OsString, Released>,
+    pub(crate) files: BTreeMap<OsString, Released>,
 }
 
 impl ReleaseManifest {
-    pub fn get(&self, file_name: &std::ffi::OsStr) -> Option<&Released> {
+    pub(crate) fn get(&self, file_name: &std::ffi::OsStr) -> Option<&Released> {
         self.files.get(file_name)
     }
 }
 
 /// Read and check the whole manifest at `path`.
-pub fn load(path: &Path) -> Result<ReleaseManifest, VendorError> {
+pub(crate) fn load(path: &Path) -> Result<ReleaseManifest, VendorError> {
     let bytes = fsio::read_input(path, "release manifest", fsio::limits::RELEASE_MANIFEST)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let (format, list) = if first == Some(&b'{') {

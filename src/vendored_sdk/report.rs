@@ -10,17 +10,17 @@ use super::error::VendorError;
 /// One check, by name, about one subject (an artifact path relative to DIR, a package name,
 /// a lockfile key), with its evidence.
 #[derive(Debug, Clone, Serialize)]
-pub struct VendorCheck {
-    pub check: &'static str,
-    pub subject: String,
-    pub ok: bool,
-    pub detail: String,
+pub(crate) struct VendorCheck {
+    pub(crate) check: &'static str,
+    pub(crate) subject: String,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
+    pub(crate) expected: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub actual: Option<String>,
+    pub(crate) actual: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub help: Option<String>,
+    pub(crate) help: Option<String>,
 }
 
 impl VendorCheck {
@@ -72,36 +72,36 @@ pub(super) fn pass(detail: String, actual: impl Into<Option<String>>) -> Result<
 
 /// Something found and deliberately not checked, with the reason — never dropped silently.
 #[derive(Debug, Clone, Serialize)]
-pub struct Ignored {
-    pub path: String,
-    pub reason: String,
+pub(crate) struct Ignored {
+    pub(crate) path: String,
+    pub(crate) reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ManifestInfo {
-    pub path: String,
-    pub format: &'static str,
-    pub entries: usize,
+pub(crate) struct ManifestInfo {
+    pub(crate) path: String,
+    pub(crate) format: &'static str,
+    pub(crate) entries: usize,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ProjectInfo {
-    pub dir: String,
-    pub package_json: String,
-    pub lockfile: Option<String>,
-    pub lockfile_version: Option<u64>,
+pub(crate) struct ProjectInfo {
+    pub(crate) dir: String,
+    pub(crate) package_json: String,
+    pub(crate) lockfile: Option<String>,
+    pub(crate) lockfile_version: Option<u64>,
 }
 
 /// The whole outcome of `verify-vendor`; its JSON form is documented in docs/vendor.md.
 #[derive(Debug, Clone, Serialize)]
-pub struct VendorReport {
-    pub ok: bool,
-    pub dir: String,
-    pub manifest: Option<ManifestInfo>,
-    pub project: Option<ProjectInfo>,
-    pub checks: Vec<VendorCheck>,
-    pub ignored: Vec<Ignored>,
-    pub summary: String,
+pub(crate) struct VendorReport {
+    pub(crate) ok: bool,
+    pub(crate) dir: String,
+    pub(crate) manifest: Option<ManifestInfo>,
+    pub(crate) project: Option<ProjectInfo>,
+    pub(crate) checks: Vec<VendorCheck>,
+    pub(crate) ignored: Vec<Ignored>,
+    pub(crate) summary: String,
 }
 
 impl VendorReport {

@@ -18,16 +18,16 @@
 
 /// One `<algorithm>-<base64>` token of an integrity string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SriHash {
+pub(crate) struct SriHash {
     /// As written, e.g. `sha512`, `sha1`.
-    pub algorithm: String,
+    pub(crate) algorithm: String,
     /// The decoded digest.
-    pub digest: Vec<u8>,
+    pub(crate) digest: Vec<u8>,
 }
 
 /// Why an integrity string is not well-formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SriError {
+pub(crate) enum SriError {
     #[error("integrity is empty")]
     Empty,
     #[error("`{token}` is not `<algorithm>-<base64>`")]
@@ -39,7 +39,7 @@ pub enum SriError {
 }
 
 /// Split an integrity string on ASCII whitespace and parse every token.
-pub fn parse(integrity: &str) -> Result<Vec<SriHash>, SriError> {
+pub(crate) fn parse(integrity: &str) -> Result<Vec<SriHash>, SriError> {
     let tokens: Vec<&str> = integrity.split_ascii_whitespace().collect();
     if tokens.is_empty() {
         return Err(SriError::Empty);
@@ -70,7 +70,7 @@ fn parse_token(token: &str) -> Result<SriHash, SriError> {
 }
 
 /// The standard alphabet with `=` padding, as `Buffer.toString('base64')` writes it.
-pub fn decode_base64(s: &str) -> Result<Vec<u8>, &'static str> {
+pub(crate) fn decode_base64(s: &str) -> Result<Vec<u8>, &'static str> {
     use base64::{DecodeError, Engine};
     let bytes = s.as_bytes();
     if bytes.is_empty() {
@@ -95,7 +95,7 @@ pub fn decode_base64(s: &str) -> Result<Vec<u8>, &'static str> {
 }
 
 /// The canonical encoding, for reporting the integrity a tarball should have.
-pub fn encode_base64(bytes: &[u8]) -> String {
+pub(crate) fn encode_base64(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }

@@ -19,7 +19,7 @@ const MAX_MEMBER: u64 = 1 << 20;
 /// `(name, version)` of the package in the tarball at `path`; `Ok(None)` when it is not an
 /// npm tarball (not gzip or tar, no `package.json`, no `name`), which leaves the package
 /// unnamed rather than failing: a vendored artifact need not be an npm package.
-pub fn package_of(path: &Path) -> io::Result<Option<(String, Option<String>)>> {
+pub(crate) fn package_of(path: &Path) -> io::Result<Option<(String, Option<String>)>> {
     let mut file = io::BufReader::new(fsio::open_regular(path)?);
     let gzip = io::BufRead::fill_buf(&mut file)?.starts_with(&[0x1f, 0x8b]);
     let reader: Box<dyn Read> = if gzip {
