@@ -2,18 +2,18 @@
 //! whose variants carry the evidence (paths, expected and actual values); this enum gathers
 //! them so that `run` can print one message and, where the user can act, a `help:` line.
 
-use crate::client::ClientError;
-use crate::declaration::DeclarationError;
+use crate::clients::ClientError;
+use crate::content::manifest::ManifestError;
+use crate::deployment::declaration::DeclarationError;
+use crate::deployment::render::RenderError;
 use crate::fsio::IoError;
-use crate::lock::LockError;
-use crate::manifest::ManifestError;
-use crate::registered::RegisteredError;
-use crate::render::RenderError;
-use crate::transaction::TransactionError;
-use crate::vendor::VendorError;
+use crate::registration::lock::LockError;
+use crate::registration::registered::RegisteredError;
+use crate::registration::transaction::{Failure, TransactionError};
+use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error(transparent)]
     Io(#[from] IoError),
     #[error(transparent)]
@@ -39,7 +39,7 @@ pub enum Error {
 impl Error {
     /// A line telling the user what to do about it. Every error has one (every exit 2 carries
     /// a `help:` line): a domain's own advice where it has some, else what fits the kind.
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         self.specific_help().or_else(|| Some(self.general_help()))
     }
 
@@ -82,7 +82,7 @@ impl Error {
         }
     }
 
-    pub fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
+    pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
         Error::Usage {
             message: message.into(),
             help: help.into(),
@@ -104,5 +104,11 @@ fn io_help(e: &IoError) -> String {
 impl From<TransactionError> for Error {
     fn from(e: TransactionError) -> Self {
         Error::Transaction(Box::new(e))
+    }
+}
+
+impl Failure for Error {
+    fn help(&self) -> Option<String> {
+        Error::help(self)
     }
 }

@@ -6,6 +6,7 @@
 //! sees the old content or the new, never a prefix of the new. Files under the user's home
 //! directory get mode 0600, since they describe which programs an agent runs.
 
+use rustix::fs::OFlags;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -14,16 +15,16 @@ use std::path::{Path, PathBuf};
 /// An I/O failure with the path it happened on.
 #[derive(Debug, thiserror::Error)]
 #[error("{action} {path}: {source}")]
-pub struct IoError {
-    pub action: &'static str,
-    pub path: PathBuf,
+pub(crate) struct IoError {
+    pub(crate) action: &'static str,
+    pub(crate) path: PathBuf,
     #[source]
-    pub source: io::Error,
+    pub(crate) source: io::Error,
 }
 
 impl IoError {
     /// What to do about a refused input (wrong file type, over its size bound).
-    pub fn help(&self) -> Option<String> {
+    pub(crate) fn help(&self) -> Option<String> {
         match self.source.kind() {
             io::ErrorKind::InvalidInput => Some(
                 "replace it with a regular file (or a symlink to one): a FIFO, socket, device \
@@ -37,7 +38,7 @@ impl IoError {
         }
     }
 
-    pub fn new(action: &'static str, path: &Path, source: io::Error) -> Self {
+    pub(crate) fn new(action: &'static str, path: &Path, source: io::Error) -> Self {
         IoError {
             action,
             path: path.to_path_buf(),
@@ -48,7 +49,7 @@ impl IoError {
 
 /// Atomically replace `path` with `contents`. `private` forces mode 0600; otherwise the file
 /// is 0600 when it lies under `$HOME` and 0644 elsewhere.
-pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), IoError> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), IoError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -77,43 +78,37 @@ pub fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Result<(), I
 }
 
 /// Sync a directory so that a rename inside it is durable.
-pub fn sync_dir(dir: &Path) -> Result<(), IoError> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), IoError> {
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| IoError::new("cannot sync directory", dir, e))
-}
-
-/// Read a file into a string, naming the file on failure. Bounded like any input
-/// ([`read_input`]), as a small text document.
-pub fn read_to_string(path: &Path) -> Result<String, IoError> {
-    read_input_string(path, "input file", limits::DOCUMENT)
 }
 
 /// The size bounds of the files mcp-deploy reads, by kind (documented in docs/content.md).
 /// Each is far above what a real file of that kind holds and far below what would hurt the
 /// machine: a bound is there so that `MANIFEST.sha256 -> /dev/zero`, or a 1 GiB "flat
 /// document", is refused at once rather than read until memory runs out.
-pub mod limits {
+pub(crate) mod limits {
     const KIB: u64 = 1024;
     const MIB: u64 = 1024 * KIB;
     /// `VERSION`: one sha and a newline.
-    pub const VERSION: u64 = 4 * KIB;
+    pub(crate) const VERSION: u64 = 4 * KIB;
     /// A `.sha256` sidecar: one `sha256sum` line.
-    pub const SIDECAR: u64 = 64 * KIB;
+    pub(crate) const SIDECAR: u64 = 64 * KIB;
     /// `MANIFEST.sha256`: about 100 bytes a file; 64 MiB is over half a million files.
-    pub const CONTENT_MANIFEST: u64 = 64 * MIB;
+    pub(crate) const CONTENT_MANIFEST: u64 = 64 * MIB;
     /// A vendored SDK's release manifest (`--manifest`).
-    pub const RELEASE_MANIFEST: u64 = 16 * MIB;
+    pub(crate) const RELEASE_MANIFEST: u64 = 16 * MIB;
     /// `package-lock.json` / `npm-shrinkwrap.json`: big monorepos reach tens of MiB.
-    pub const LOCKFILE: u64 = 256 * MIB;
+    pub(crate) const LOCKFILE: u64 = 256 * MIB;
     /// `package.json`.
-    pub const PACKAGE_JSON: u64 = 16 * MIB;
+    pub(crate) const PACKAGE_JSON: u64 = 16 * MIB;
     /// A declaration (`--config`), a template, a flat document, a journal, a rendered
     /// document, a project `.mcp.json`.
-    pub const DOCUMENT: u64 = 16 * MIB;
+    pub(crate) const DOCUMENT: u64 = 16 * MIB;
     /// A client's own config file: Claude's `.claude.json` keeps per-project history and
     /// legitimately grows to several MiB.
-    pub const CLIENT_CONFIG: u64 = 256 * MIB;
+    pub(crate) const CLIENT_CONFIG: u64 = 256 * MIB;
 }
 
 fn describe_type(t: fs::FileType) -> &'static str {
@@ -154,7 +149,7 @@ fn show_bytes(n: u64) -> String {
 /// one exactly at it, and `/dev/zero` behind a symlink never gets that far. A refusal is an
 /// [`IoError`] of kind `InvalidInput` (wrong type) or `FileTooLarge` (over the bound); a
 /// missing file keeps `NotFound`, which callers treat as absent where absence is allowed.
-pub fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError> {
+pub(crate) fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError> {
     let refuse = |kind_of: io::ErrorKind, why: String| {
         IoError::new("refused", path, io::Error::new(kind_of, why))
     };
@@ -173,7 +168,7 @@ pub fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError>
     }
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .map_err(|e| IoError::new("cannot read", path, e))?;
     let meta = file
@@ -205,7 +200,7 @@ pub fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError>
 }
 
 /// [`read_input`], as UTF-8 text.
-pub fn read_input_string(path: &Path, kind: &str, max: u64) -> Result<String, IoError> {
+pub(crate) fn read_input_string(path: &Path, kind: &str, max: u64) -> Result<String, IoError> {
     let bytes = read_input(path, kind, max)?;
     String::from_utf8(bytes).map_err(|_| {
         IoError::new(
@@ -220,7 +215,11 @@ pub fn read_input_string(path: &Path, kind: &str, max: u64) -> Result<String, Io
 }
 
 /// [`read_input_string`], with a missing file as `None`.
-pub fn read_input_if_exists(path: &Path, kind: &str, max: u64) -> Result<Option<String>, IoError> {
+pub(crate) fn read_input_if_exists(
+    path: &Path,
+    kind: &str,
+    max: u64,
+) -> Result<Option<String>, IoError> {
     match read_input_string(path, kind, max) {
         Ok(t) => Ok(Some(t)),
         Err(e) if e.source.kind() == io::ErrorKind::NotFound => Ok(None),
@@ -231,7 +230,7 @@ pub fn read_input_if_exists(path: &Path, kind: &str, max: u64) -> Result<Option<
 /// Like [`write_atomic`], but when `path` is a symlink the file it (finally) points to is
 /// replaced, in that file's own directory, and the link stays a link. A dangling link is
 /// refused: the file it names is not ours to create.
-pub fn write_atomic_through_links(
+pub(crate) fn write_atomic_through_links(
     path: &Path,
     contents: &[u8],
     private: bool,
@@ -255,10 +254,10 @@ pub fn write_atomic_through_links(
 /// Between the walk and the read the tree may change. `O_NOFOLLOW` refuses a file swapped
 /// for a symlink (which could point anywhere), `O_NONBLOCK` keeps a file swapped for a fifo
 /// from blocking the open forever, and the type is checked again on the opened handle.
-pub fn open_regular(path: &Path) -> io::Result<fs::File> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<fs::File> {
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32)
         .open(path)?;
     if !file.metadata()?.is_file() {
         return Err(io::Error::other(
@@ -271,14 +270,14 @@ pub fn open_regular(path: &Path) -> io::Result<fs::File> {
 /// A failure walking a tree, with the path it happened on.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot walk {path}: {message}")]
-pub struct WalkError {
-    pub path: PathBuf,
-    pub message: String,
+pub(crate) struct WalkError {
+    pub(crate) path: PathBuf,
+    pub(crate) message: String,
 }
 
 /// Every entry below `root` (not `root` itself) as its path relative to `root` and its own
 /// type: symlinks are not followed, so a link is reported as a link, wherever it points.
-pub fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkError> {
+pub(crate) fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkError> {
     let mut out = Vec::new();
     for entry in walkdir::WalkDir::new(root).follow_links(false).min_depth(1) {
         let entry = entry.map_err(|e| WalkError {
@@ -296,10 +295,10 @@ pub fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>, WalkE
 }
 
 fn is_under_home(path: &Path) -> bool {
-    let Some(home) = std::env::var_os("HOME").filter(|h| !h.is_empty()) else {
+    let Some(home) = crate::dirs::home_if_set() else {
         return false;
     };
-    let home = fs::canonicalize(&home).unwrap_or_else(|_| PathBuf::from(home));
+    let home = fs::canonicalize(&home).unwrap_or(home);
     let parent = path.parent().unwrap_or(path);
     let parent = fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
     parent.starts_with(&home)

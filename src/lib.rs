@@ -1,55 +1,59 @@
 //! mcp-deploy: registers deployed MCP servers with coding-agent clients through the clients'
 //! own CLIs, and proves that what is registered is what was deployed.
 //!
-//! `main.rs` only parses arguments; [`run`] dispatches to one module per command. A newcomer
-//! finds a concept by its file name: the declaration, rendering, the release layout, identity
-//! checks, each client, the install transaction, the flat document, the report, the
-//! vendored-SDK verifier.
+//! `main.rs` only parses arguments; [`run`] hands them to `cmd/`, one file per subcommand,
+//! which calls the domain and hands its report to `output/`. The domain is a folder per
+//! concept, each with a `mod.rs` saying what it holds:
+//!
+//! - `deployment/`: the server declaration, the release layout, rendering, the sample, and
+//!   which servers a command acts on;
+//! - `registration/`: the entry, the install plan, the transaction and its journal, locks,
+//!   the state directory, the ledger, the flat document;
+//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
+//! - `identity/`: the identity checks, the MCP handshake, secrets redaction, the check report;
+//! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
+//! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI.
+//!
+//! Beside them: `process.rs` (the one way a child is started and stopped), `dirs.rs` (the one
+//! place that knows HOME and the clients' directories), `fsio.rs` (bounded, symlink-safe file
+//! access), `error.rs` and `exit.rs`. Imports point one way: cli <- cmd -> output, and
+//! cmd/output -> the domain; no domain module imports cli, cmd or output.
 
-pub mod cli;
-pub mod client;
-pub mod commands;
-pub mod config;
-pub mod declaration;
-pub mod digest;
-pub mod entry;
-pub mod error;
-pub mod exit;
-pub mod fsio;
-pub mod handshake;
-pub mod identity;
-pub mod install;
-pub mod layout;
-pub mod ledger;
-pub mod lock;
-pub mod lockfile;
-pub mod manifest;
-pub mod process;
-pub mod registered;
-pub mod release_manifest;
-pub mod render;
-pub mod report;
-pub mod sample;
-pub mod secrets;
-pub mod sri;
-pub mod state;
-pub mod status;
-pub mod sumfile;
-pub mod transaction;
-pub mod vendor;
-pub mod version;
+mod cli;
+mod clients;
+mod cmd;
+mod content;
+mod deployment;
+mod dirs;
+mod error;
+mod exit;
+mod fsio;
+mod identity;
+mod output;
+mod process;
+mod registration;
+mod vendored_sdk;
+// build.rs compiles version.rs for `--version`; the library holds it only for its tests.
+#[cfg(test)]
+mod version;
 
-use cli::{Cli, Command};
+pub use cli::Cli;
 
 /// The version line `--version` prints: the package version and the commit the binary was
 /// built from (see [`version`]).
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MCP_DEPLOY_GIT"), ")");
-use error::Error;
-use exit::Exit;
+pub use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
-    match dispatch(&cli) {
+    output::set_colour(cli.color);
+    let outcome = cmd::dispatch(&cli).and_then(|exit| match output::take_write_error() {
+        Some(e) => {
+            Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
+        }
+        None => Ok(exit),
+    });
+    match outcome {
         Ok(exit) => exit,
         Err(err) => {
             eprintln!("error: {err}");
@@ -63,7 +67,7 @@ pub fn run(cli: Cli) -> Exit {
                     "error": err.to_string(),
                     "help": err.help(),
                 });
-                report::emit(&format!("{doc}\n"));
+                output::emit(&format!("{doc}\n"));
             }
             Exit::CouldNotRun
         }
@@ -102,21 +106,5 @@ pub fn usage_error(e: clap::Error) -> Exit {
             }
             Exit::CouldNotRun
         }
-    }
-}
-
-fn dispatch(cli: &Cli) -> Result<Exit, Error> {
-    match &cli.command {
-        Command::RenderMcp(args) => commands::render_mcp(args),
-        Command::VerifyIdentity(args) => commands::verify_identity(args),
-        Command::Install(args) => install::install(args),
-        Command::Uninstall(args) => install::uninstall(args),
-        Command::Status(args) => status::status(args),
-        Command::Sample(args) => commands::sample(args),
-        Command::Manifest(args) => manifest::run(args),
-        Command::VerifyVendor(args) => vendor::run_verify(args),
-        Command::PinVendor(args) => vendor::run_pin(args),
-        Command::Completions(args) => commands::completions(args),
-        Command::Man(args) => commands::man(args),
     }
 }

@@ -4,7 +4,7 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let cli = match mcp_deploy::cli::Cli::try_parse() {
+    let cli = match mcp_deploy::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return mcp_deploy::usage_error(e).into(),
     };

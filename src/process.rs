@@ -9,7 +9,7 @@
 //!   run killed with SIGKILL takes its child with it. (Linux sends it when the *thread* that
 //!   spawned the child exits: every call here waits for its child on the spawning thread.)
 //! - A mutating call (`mcp add|add-json|remove`) inherits the descriptors of the run's locks
-//!   ([`crate::lock::held_fds`]): the lock outlives the run for as long as anything it
+//!   ([`hold_across_exec`]): the lock outlives the run for as long as anything it
 //!   started could still change the config, whatever escaped the parent-death signal (a
 //!   node launcher's own child, say).
 //! - SIGINT and SIGTERM only set a flag ([`catch_signals`]); the wait loop sees it, kills the
@@ -19,18 +19,41 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+/// The descriptors every mutating client call inherits: the run's locks.
+static HELD: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
+
+/// Hand `fd` (a held lock, see [`crate::registration::lock`]) down to every child started with
+/// `holds_lock`, until [`release`].
+pub(crate) fn hold_across_exec(fd: RawFd) {
+    if let Ok(mut held) = HELD.lock() {
+        held.push(fd);
+    }
+}
+
+/// Stop handing `fd` down (its lock is released).
+pub(crate) fn release(fd: RawFd) {
+    if let Ok(mut held) = HELD.lock() {
+        held.retain(|h| *h != fd);
+    }
+}
+
+/// The descriptors [`hold_across_exec`] holds now.
+pub(crate) fn held_fds() -> Vec<RawFd> {
+    HELD.lock().map(|v| v.clone()).unwrap_or_default()
+}
 static SHIELD: AtomicUsize = AtomicUsize::new(0);
 
 /// From now on SIGINT and SIGTERM set a flag instead of killing the process: the run stops
 /// its client call, rolls back and exits 2.
-pub fn catch_signals() {
+pub(crate) fn catch_signals() {
     let flag = SIGNALLED.get_or_init(|| Arc::new(AtomicBool::new(false)));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         let _ = signal_hook::flag::register(sig, Arc::clone(flag));
@@ -38,12 +61,12 @@ pub fn catch_signals() {
 }
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_signals`].
-pub fn interrupted() -> bool {
+pub(crate) fn interrupted() -> bool {
     SIGNALLED.get().is_some_and(|f| f.load(Ordering::SeqCst))
 }
 
 /// Run `f` with client calls that a signal does not stop (a rollback, a recovery).
-pub fn shielded<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn shielded<T>(f: impl FnOnce() -> T) -> T {
     SHIELD.fetch_add(1, Ordering::SeqCst);
     let out = f();
     SHIELD.fetch_sub(1, Ordering::SeqCst);
@@ -55,14 +78,14 @@ fn stop_requested() -> bool {
 }
 
 #[derive(Debug)]
-pub struct Output {
-    pub status: ExitStatus,
-    pub stdout: String,
-    pub stderr: String,
+pub(crate) struct Output {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum ProcessError {
+pub(crate) enum ProcessError {
     #[error("cannot start {program}: {source}")]
     Spawn {
         program: PathBuf,
@@ -76,20 +99,19 @@ pub enum ProcessError {
 }
 
 /// One call to make.
-pub struct Call<'a> {
-    pub program: &'a Path,
-    pub args: Vec<OsString>,
-    pub env: Vec<(&'static str, OsString)>,
+pub(crate) struct Call<'a> {
+    pub(crate) program: &'a Path,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(&'static str, OsString)>,
     /// Start from an empty environment (then `env`), not the caller's.
-    pub clear_env: bool,
-    pub cwd: &'a Path,
-    pub timeout: Duration,
+    pub(crate) clear_env: bool,
+    pub(crate) cwd: &'a Path,
+    pub(crate) timeout: Duration,
     /// Hand the run's lock descriptors down to the child (a call that changes a config).
-    pub holds_lock: bool,
+    pub(crate) holds_lock: bool,
 }
 
-pub fn run(call: &Call) -> Result<Output, ProcessError> {
-    use std::os::unix::process::CommandExt;
+pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
     if stop_requested() {
         return Err(ProcessError::Interrupted);
     }
@@ -98,26 +120,18 @@ pub fn run(call: &Call) -> Result<Output, ProcessError> {
         .current_dir(call.cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     if call.clear_env {
         cmd.env_clear();
     }
     for (k, v) in &call.env {
         cmd.env(k, v);
     }
-    let parent = rustix::process::getpid();
-    let keep: Vec<std::os::fd::RawFd> = if call.holds_lock {
-        crate::lock::held_fds()
-    } else {
-        Vec::new()
-    };
-    die_with_parent(&mut cmd, parent, keep);
-    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
-        program: call.program.to_path_buf(),
-        source,
-    })?;
-    let pgid = child.id() as i32;
+    let (mut child, pgid) =
+        spawn_group(&mut cmd, call.holds_lock).map_err(|source| ProcessError::Spawn {
+            program: call.program.to_path_buf(),
+            source,
+        })?;
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
     let deadline = Instant::now() + call.timeout;
@@ -191,11 +205,31 @@ fn die_with_parent(cmd: &mut Command, parent: rustix::process::Pid, keep: Vec<st
     }
 }
 
-fn kill_group(pgid: i32) {
-    // ESRCH (group already gone) is the common, harmless outcome.
-    if let Some(pid) = rustix::process::Pid::from_raw(pgid) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-    }
+/// Spawn `cmd` as the leader of a process group of its own, dying with this process; with
+/// `holds_lock`, holding the run's lock descriptors across exec. The one way this crate
+/// starts a child (client calls here, the MCP handshake's server in
+/// [`crate::identity::handshake`]), so that every child gets the same guarantees.
+pub(crate) fn spawn_group(
+    cmd: &mut Command,
+    holds_lock: bool,
+) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    let keep: Vec<std::os::fd::RawFd> = if holds_lock { held_fds() } else { Vec::new() };
+    die_with_parent(cmd, rustix::process::getpid(), keep);
+    let child = cmd.spawn()?;
+    let pgid = rustix::process::Pid::from_child(&child);
+    Ok((child, pgid))
+}
+
+/// Signal every process of the group `pgid` (a group [`spawn_group`] made). ESRCH (the
+/// group is already gone) is the common, harmless outcome.
+pub(crate) fn signal_group(pgid: rustix::process::Pid, signal: rustix::process::Signal) {
+    let _ = rustix::process::kill_process_group(pgid, signal);
+}
+
+fn kill_group(pgid: rustix::process::Pid) {
+    signal_group(pgid, rustix::process::Signal::KILL);
 }
 
 #[cfg(test)]

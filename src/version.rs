@@ -11,7 +11,7 @@ use std::process::Command;
 
 /// What git says about the tree at `dir`: `commit <sha>` or `commit <sha>, dirty`, or
 /// `None` when there is no git or no repository.
-pub fn describe(dir: &Path) -> Option<String> {
+pub(crate) fn describe(dir: &Path) -> Option<String> {
     let git = |args: &[&str]| -> Option<String> {
         let out = Command::new("git")
             .args(args)
@@ -38,7 +38,7 @@ pub fn describe(dir: &Path) -> Option<String> {
 }
 
 /// `describe`, or the fallback a build without git gets.
-pub fn describe_or_unknown(dir: &Path) -> String {
+pub(crate) fn describe_or_unknown(dir: &Path) -> String {
     describe(dir).unwrap_or_else(|| "commit unknown: built without git".to_string())
 }
 

@@ -1,0 +1,398 @@
+//! The command line, as clap derive structs. The spellings are the design's contract
+//! (`docs/design.md`); validation beyond clap's happens in [`crate::deployment::selection`] before any
+//! work starts, so a bad argument never leaves a half-done install behind.
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::clients::ClientKind;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcp-deploy",
+    version = crate::VERSION,
+    about = "Register deployed MCP servers with coding-agent clients, and prove what is registered.",
+    after_help = "Exit status: 0 every check passed, 1 a check failed, 2 could not run."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// When to colour the report's ok and FAIL: auto (stdout is a terminal, NO_COLOR is not
+    /// set, TERM is not dumb), always, never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: clap::ColorChoice,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write <prefix>/mcp/<name>.mcp.json from the server's template.
+    RenderMcp(RenderArgs),
+    /// Check that a deployed release is the expected commit and the registration is the declared one.
+    VerifyIdentity(VerifyArgs),
+    /// Render, register at user scope through the client CLI, record, and verify.
+    Install(InstallArgs),
+    /// Remove the registrations that `install` with the same options makes.
+    Uninstall(UninstallArgs),
+    /// Show, per server, the deployed release, the rendered document, the registered entry and
+    /// the flat document, and whether they agree; exit 1 on drift.
+    Status(StatusArgs),
+    /// Lay out the built-in sample deployment (codetools and orchestrata) under a directory.
+    Sample(SampleArgs),
+    /// Create or verify a release's content manifest (MANIFEST.sha256).
+    Manifest(ManifestArgs),
+    /// Check vendored tarballs against their .sha256 sidecars, the SDK's release manifest
+    /// and the npm lockfile's integrity.
+    VerifyVendor(VerifyVendorArgs),
+    /// Write TARBALL.sha256, after checking the release manifest when one is given.
+    PinVendor(PinVendorArgs),
+    /// Print a shell completion script, e.g. `mcp-deploy completions bash > /etc/bash_completion.d/mcp-deploy`.
+    Completions(CompletionsArgs),
+    /// Print a man page (roff): mcp-deploy(1), or with COMMAND e.g. mcp-deploy-install(1).
+    Man(ManArgs),
+}
+
+impl Command {
+    /// Whether the user asked for JSON, so that even an error is printed as one object.
+    pub fn json(&self) -> bool {
+        match self {
+            Command::RenderMcp(a) => a.json,
+            Command::VerifyIdentity(a) => a.json,
+            Command::Install(a) => a.json,
+            Command::Uninstall(a) => a.json,
+            Command::Status(a) => a.json,
+            Command::Sample(a) => a.json,
+            Command::Manifest(a) => match &a.command {
+                ManifestCommand::Create(c) => c.json,
+                ManifestCommand::Verify(v) => v.json,
+            },
+            Command::VerifyVendor(a) => a.json,
+            Command::PinVendor(a) => a.json,
+            // Their output is the artifact itself.
+            Command::Completions(_) | Command::Man(_) => false,
+        }
+    }
+}
+
+/// Which servers, where, under which names: shared by install, uninstall and status.
+#[derive(Debug, Args, Clone)]
+pub struct SelectionArgs {
+    /// Server S lives at ROOT/S [default: each server's declared prefix].
+    #[arg(long, value_name = "ROOT")]
+    pub prefix: Option<PathBuf>,
+    /// Only these servers (repeatable) [default: every declared server].
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// Register each server as NAME+SUFFIX, e.g. -test (uninstall and status: the suffix
+    /// install was given).
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub name_suffix: String,
+    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    #[arg(long, value_name = "FILE")]
+    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+}
+
+/// Options that choose which servers are declared.
+#[derive(Debug, Args, Clone, Default)]
+pub struct DeclarationArgs {
+    /// A server declaration file (JSON) that replaces the built-in one.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Options for talking to the client CLI.
+#[derive(Debug, Args, Clone)]
+pub struct ClientArgs {
+    /// The clients to act on, comma-separated: claude, codex, gemini.
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
+    /// The claude binary [default: `claude` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CLAUDE")]
+    pub claude: Option<PathBuf>,
+    /// The codex binary [default: `codex` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CODEX")]
+    pub codex: Option<PathBuf>,
+    /// The gemini binary [default: `gemini` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
+    pub gemini: Option<PathBuf>,
+    /// Seconds one client call may take before it is killed (at least 1).
+    #[arg(long, value_name = "SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub client_timeout: u64,
+}
+
+/// Options of the commands that change a client's registrations (install, uninstall).
+#[derive(Debug, Args, Clone)]
+pub struct LockArgs {
+    /// Seconds to wait for another run's lock on the client config before giving up.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub lock_timeout: u64,
+}
+
+/// `--strict`: for the commands that look for shadowing entries (install, status).
+#[derive(Debug, Args, Clone)]
+pub struct StrictArgs {
+    /// Treat a same-name local- or project-scope entry that shadows the user-scope one as a
+    /// failed check, not a warning.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+/// The clients `status` reads. It reads their config files and never calls their CLIs, so it
+/// takes no binary and no timeout.
+#[derive(Debug, Args, Clone)]
+pub struct ClientListArgs {
+    /// The clients to read, comma-separated: claude, codex, gemini.
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The server's prefix, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// The declared server [default: the last component of --prefix].
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The server's prefix, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// The declared server [default: the last component of --prefix].
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// The full commit sha (40 or 64 hex) the deployed release must be; NAME=SHA as install
+    /// takes it is accepted when NAME is the server checked.
+    #[arg(long, value_name = "SHA")]
+    pub expect_commit: String,
+    /// The document that holds the registration: {"mcpServers":{...}} [default: where install
+    /// writes it, ~/.claude/mcp-registered.json or $CLAUDE_CONFIG_DIR/mcp-registered.json].
+    /// Where the client's own config exists here, its live entry is compared too; else the
+    /// report says "document only".
+    #[arg(long, value_name = "FILE")]
+    pub mcp_json: Option<PathBuf>,
+    /// The name the server is registered under [default: the server's name].
+    #[arg(long, value_name = "REGISTERED_NAME")]
+    pub name: Option<String>,
+    /// Require the release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long)]
+    pub content: bool,
+    /// Start the registered server and check that it answers MCP's initialize and tools/list.
+    #[arg(long)]
+    pub handshake: bool,
+    /// Seconds the whole handshake may take before the server is killed.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        requires = "handshake"
+    )]
+    pub handshake_timeout: u64,
+    /// The clients whose registrations to check, comma-separated: claude, codex, gemini.
+    /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
+    #[arg(
+        long = "client",
+        value_name = "LIST",
+        value_delimiter = ',',
+        default_value = "claude"
+    )]
+    pub clients: Vec<ClientKind>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct InstallArgs {
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// The commit a server's release must be, NAME=SHA (repeatable) [default: its VERSION].
+    #[arg(long = "expect-commit", value_name = "NAME=SHA")]
+    pub expect_commits: Vec<String>,
+    /// Require each release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long)]
+    pub content: bool,
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Print what would change and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
+    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
+    pub mcp_timeout: u64,
+    #[command(flatten)]
+    pub lock: LockArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct UninstallArgs {
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Print what would be removed and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    #[command(flatten)]
+    pub lock: LockArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientListArgs,
+    #[command(flatten)]
+    pub strict: StrictArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SampleArgs {
+    /// The directory to lay the sample deployment out in (ROOT/codetools, ROOT/orchestrata).
+    #[arg(value_name = "ROOT")]
+    pub root: PathBuf,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The command whose page to print, e.g. `install` or `manifest verify` [default: the
+    /// top-level page].
+    #[arg(value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestArgs {
+    #[command(subcommand)]
+    pub command: ManifestCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ManifestCommand {
+    /// Write DIR/MANIFEST.sha256: the SHA-256 of every regular file in the release.
+    Create(ManifestCreateArgs),
+    /// Check DIR against its MANIFEST.sha256: modified, missing, added files, escaping symlinks.
+    Verify(ManifestVerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ManifestCreateArgs {
+    /// The release directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Hashing threads [default: the number of CPUs].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status: 0 the release matches, 1 it does not, 2 could not check.")]
+pub struct ManifestVerifyArgs {
+    /// The release directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Hashing threads [default: the number of CPUs].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 every artifact verified, 1 a check failed, 2 could not \
+                        run (DIR missing, a malformed --manifest, package.json or lockfile)."
+)]
+pub struct VerifyVendorArgs {
+    /// The vendor directory to walk.
+    #[arg(value_name = "DIR", default_value = "vendor")]
+    pub dir: PathBuf,
+    /// The SDK's release manifest: JSON {"artifacts":[{name,version,file,sha256}]} or sha256sum format.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// The npm project (directory with package.json) [default: the nearest one above DIR,
+    /// not above the repository root].
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Print the report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 written, 1 refused (the manifest lacks the file or \
+                        disagrees), 2 could not run."
+)]
+pub struct PinVendorArgs {
+    /// The vendored tarball; its sidecar is TARBALL.sha256.
+    #[arg(value_name = "TARBALL")]
+    pub tarball: PathBuf,
+    /// The SDK's release manifest, which must list the tarball with the same sha256.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}

@@ -1,0 +1,666 @@
+//! Claude Code, through its CLI (`claude mcp add-json|get|remove -s user`).
+//!
+//! - The user-scope entries live in `$CLAUDE_CONFIG_DIR/.claude.json` (or `~/.claude.json`)
+//!   under `mcpServers`, unless Claude Code's legacy `.config.json` wins (see [`config_path`]);
+//!   we read the file Claude Code itself reads, never write it.
+//! - We read what Node's `JSON.parse` reads: nesting of any depth, and lone UTF-16 surrogate
+//!   escapes (`"\ud800"`), which serde_json refuses; see [`parse_lenient`].
+//! - Every call runs from an empty temporary directory, so that no project (`.mcp.json`) or
+//!   local-scope entry of the caller's working directory shadows the user scope.
+//! - `claude mcp get` starts the server to health-check it; MCP_TIMEOUT bounds that. It prints
+//!   args joined by spaces (lossy) and env and header values (secrets), so its output is
+//!   parsed for scope, command, args and url only, compared with the config file, and never
+//!   echoed.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::runner::Runner;
+use super::{Client, ClientError, ClientOptions, Op};
+use crate::fsio;
+use crate::registration::entry::{Entry, Transport};
+
+/// The npm package and version the project is tested with.
+pub(crate) const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
+
+pub(crate) struct Claude {
+    runner: Runner,
+    config: PathBuf,
+}
+
+impl Claude {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
+        let runner = Runner::open(
+            "claude",
+            options.claude.as_deref(),
+            options.calls_binary,
+            options.timeout,
+            vec![
+                ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string().into()),
+                ("DISABLE_AUTOUPDATER", "1".into()),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ],
+            format!(
+                "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
+                 (or set MCP_DEPLOY_CLAUDE)"
+            ),
+        )?;
+        Ok(Claude {
+            runner,
+            config: config_path(),
+        })
+    }
+}
+
+/// Claude Code's own directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`. Our lock and journal
+/// for claude live in its `.mcp-deploy/`, whichever config file Claude Code reads.
+pub(crate) fn config_home() -> PathBuf {
+    crate::dirs::claude_config_dir()
+}
+
+/// The file Claude Code (2.1.332) reads and writes its user configuration in, by its own
+/// rule (function `sE` of its bundled JavaScript, found with `strings` on the native binary):
+/// - the main file is `.claude.json` (`.claude-custom-oauth.json` when
+///   `CLAUDE_CODE_CUSTOM_OAUTH_URL` is set) in `$CLAUDE_CONFIG_DIR`, else in `$HOME`;
+/// - the legacy file `.config.json` in `CLAUDE_CONFIG_DIR ?? ~/.claude` wins when it is a
+///   regular file that is not empty; an empty one wins only when it is writable and the main
+///   file is missing, cannot be looked at, or is itself empty, read-only and singly linked.
+///   (`??`, not `||`: with `CLAUDE_CONFIG_DIR=""` it is `./.config.json`, checked with the
+///   real CLI.)
+pub(crate) fn config_path() -> PathBuf {
+    let name = if crate::dirs::var_raw("CLAUDE_CODE_CUSTOM_OAUTH_URL").is_some() {
+        ".claude-custom-oauth.json"
+    } else {
+        ".claude.json"
+    };
+    let main = match crate::dirs::var("CLAUDE_CONFIG_DIR") {
+        Some(dir) => PathBuf::from(dir).join(name),
+        None => crate::dirs::home().join(name),
+    };
+    // The legacy file's directory is `CLAUDE_CONFIG_DIR ?? ~/.claude`: a variable that is set
+    // but empty puts it in the client's working directory, which for every call we make is
+    // an empty temporary one, so then it never applies.
+    let legacy = match crate::dirs::var_raw("CLAUDE_CONFIG_DIR") {
+        Some(d) if d.is_empty() => return main,
+        _ => config_home().join(".config.json"),
+    };
+    if legacy_wins(&legacy, &main) {
+        legacy
+    } else {
+        main
+    }
+}
+
+fn legacy_wins(legacy: &Path, main: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(l) = std::fs::metadata(legacy) else {
+        return false;
+    };
+    let writable = l.mode() & 0o222 != 0;
+    if !l.is_file() || (l.len() == 0 && !writable) {
+        return false;
+    }
+    if l.len() > 0 {
+        // Every branch Claude Code takes from here picks the legacy file on a case-sensitive
+        // file system, even when the main file exists too (it then warns about two files).
+        return true;
+    }
+    match std::fs::metadata(main) {
+        Err(_) => true,
+        Ok(m) => m.is_file() && m.len() == 0 && m.mode() & 0o222 == 0 && m.nlink() == 1,
+    }
+}
+
+impl Client for Claude {
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("claude mcp add-json -s user {name} <entry>"),
+            Op::Remove => format!("claude mcp remove {name} -s user"),
+            Op::Observe => format!("claude mcp get {name}"),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    fn home(&self) -> PathBuf {
+        config_home()
+    }
+
+    /// Local scope: `projects.<dir>.mcpServers.<name>` in the config file, for any project.
+    /// Project scope: `.mcp.json` in the directory mcp-deploy runs from.
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(&self.config, name)
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.config)
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let json = entry.to_json();
+        self.runner
+            .call(
+                &["mcp", "add-json", "-s", "user", name, &json],
+                format!("claude mcp add-json -s user {name} <entry>"),
+            )
+            .map(drop)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.runner
+            .call(
+                &["mcp", "remove", name, "-s", "user"],
+                format!("claude mcp remove {name} -s user"),
+            )
+            .map(drop)
+    }
+
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        let step = format!("claude mcp get {name}");
+        let out = match self.runner.call(&["mcp", "get", name], step.clone()) {
+            Ok(out) => out,
+            // `get` of an unknown name exits 1 with "No MCP server named ..." on stderr.
+            Err(ClientError::Failed { stderr, .. }) if stderr.contains("No MCP server named") => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        };
+        let shown = parse_get(name, &out).map_err(|reason| ClientError::Garbage {
+            step: step.clone(),
+            reason,
+        })?;
+        if !shown.scope.starts_with("User config") {
+            return Err(ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!(
+                    "claude reports it in scope {:?}, not user scope: a local or project entry \
+                     of the same name shadows it",
+                    shown.scope
+                ),
+            });
+        }
+        let config = read_user_entries(&self.config)?;
+        let disagree = |reason: String| ClientError::Disagrees {
+            name: name.to_string(),
+            reason,
+        };
+        let raw = config.get(name).ok_or_else(|| {
+            disagree(format!(
+                "claude reports it, but {} has no user-scope entry for it",
+                self.config.display()
+            ))
+        })?;
+        let entry = Entry::from_value(raw).map_err(|e| {
+            disagree(format!(
+                "its entry in {} is malformed: {e}",
+                self.config.display()
+            ))
+        })?;
+        let agrees = match (&entry.transport, &shown.transport) {
+            (
+                Transport::Stdio { command, args },
+                Shown::Stdio {
+                    command: c,
+                    args: a,
+                },
+            ) => command == c && shown_by_get(args) == *a,
+            (Transport::Remote { url, .. }, Shown::Remote { url: u }) => url == u,
+            _ => false,
+        };
+        if !agrees {
+            return Err(disagree(format!(
+                "`{step}` does not show what {} holds ({})",
+                self.config.display(),
+                entry.describe()
+            )));
+        }
+        Ok(Some(entry))
+    }
+}
+
+/// Where a same-name entry of another scope shadows the user-scope entry `name` of the
+/// config file `config`, read-only (no claude binary needed): local scope,
+/// `projects.<dir>.mcpServers.<name>`, for any project; project scope, the `.mcp.json` of the
+/// directory mcp-deploy runs from and of each directory above it (claude looks for
+/// `.mcp.json` from where it runs up to `/`).
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let doc = read_config(config)?;
+    for (dir, servers) in &doc.local {
+        if servers.iter().any(|s| s == name) {
+            found.push(format!("local scope of project {dir}"));
+        }
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        found.extend(cwd.ancestors().filter_map(|dir| project_shadow(dir, name)));
+    }
+    Ok(found)
+}
+
+/// Whether `dir/.mcp.json` defines `name` in claude's project scope: where, when it does, or
+/// when it exists and mcp-deploy cannot read or parse it — claude may still read it (it
+/// strips a byte-order mark, Node accepts a lone surrogate escape, a FIFO blocks), so that
+/// what cannot be read fails rather than being vouched for. Read bounded, never blocking.
+pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
+    let path = dir.join(".mcp.json");
+    std::fs::symlink_metadata(&path).ok()?;
+    let unreadable = |why: String| {
+        Some(format!(
+            "project scope in {} (mcp-deploy cannot read it: {why}; claude may, so it \
+             counts)",
+            path.display()
+        ))
+    };
+    let text = match fsio::read_input_string(&path, "project .mcp.json", fsio::limits::DOCUMENT) {
+        Ok(t) => t,
+        // A dangling link: claude finds nothing there either.
+        Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return unreadable(e.source.to_string()),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => v
+            .get("mcpServers")
+            .and_then(|m| m.get(name))
+            .map(|_| format!("project scope in {}", path.display())),
+        Err(e) => unreadable(format!("not JSON: {e}")),
+    }
+}
+
+/// Args as `claude mcp get` prints them: joined by spaces, and each `${VAR:-default}` shown
+/// as `${VAR}` (claude 2.1.332 drops the default when it prints a reference).
+fn shown_by_get(args: &[String]) -> String {
+    let bare = |name: &str| Some(format!("${{{name}}}"));
+    args.iter()
+        .map(|a| crate::identity::handshake::expand(a, &bare))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What we read of Claude's config file: the user-scope servers, and which names each
+/// project's local scope holds. Everything else is skipped unparsed (serde's `IgnoredAny`,
+/// which serde_json scans without converting): a number JSON.parse reads as Infinity
+/// (`1e400`), or a lone surrogate in pasted project history, is no reason to refuse the file.
+#[derive(Debug, Default)]
+struct ClaudeDoc {
+    mcp_servers: Option<Value>,
+    /// `(project directory, its local-scope server names)`.
+    local: Vec<(String, Vec<String>)>,
+}
+
+/// A project's local-scope server names.
+#[derive(serde::Deserialize)]
+struct ProjectDoc {
+    #[serde(rename = "mcpServers", default)]
+    mcp_servers: Option<Lenient<std::collections::BTreeMap<String, serde::de::IgnoredAny>>>,
+}
+
+/// Read Claude's config file; a missing one is empty.
+fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
+    let bad = |reason: String| ClientError::Config {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = match fsio::read_input_if_exists(path, "client config", fsio::limits::CLIENT_CONFIG)
+    {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(ClaudeDoc::default()),
+        Err(e) => return Err(bad(e.source.to_string())),
+    };
+    let (doc, replaced) =
+        parse_lenient::<ClaudeDocRaw>(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
+    if replaced > 0 && doc.mcp_servers.as_ref().is_some_and(holds_replacement) {
+        return Err(bad(
+            "an entry under \"mcpServers\" holds a lone UTF-16 surrogate escape (\\udXXX), \
+             which mcp-deploy cannot carry exactly into its journal"
+                .into(),
+        ));
+    }
+    // A project that is not an object, or whose servers are not one, shadows nothing.
+    let local = doc
+        .projects
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(dir, p)| {
+            let servers = p.ok()?.mcp_servers?.ok()?;
+            Some((dir, servers.into_keys().collect()))
+        })
+        .collect();
+    Ok(ClaudeDoc {
+        mcp_servers: doc.mcp_servers,
+        local,
+    })
+}
+
+/// [`ClaudeDoc`] as parsed: projects kept only where they parse.
+#[derive(serde::Deserialize)]
+struct ClaudeDocRaw {
+    #[serde(rename = "mcpServers")]
+    mcp_servers: Option<Value>,
+    #[serde(default)]
+    projects: Option<std::collections::BTreeMap<String, Lenient<ProjectDoc>>>,
+}
+
+/// A value that is `T` when it parses as one, else skipped.
+struct Lenient<T>(Option<T>);
+
+impl<T> Lenient<T> {
+    fn ok(self) -> Option<T> {
+        self.0
+    }
+}
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        // Only objects are tried as `T`; anything else is skipped unparsed.
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = Lenient<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(|t| Lenient(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Lenient(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Lenient(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Parse JSON as Node's `JSON.parse` does, which Claude Code uses: serde_json's 128-level
+/// nesting limit is lifted (serde_stacker grows the stack instead of overflowing it), and a
+/// lone surrogate escape, which serde_json refuses and JSON.parse keeps, is read as U+FFFD.
+/// Returns the document and how many escapes were replaced. (We only ever read this file;
+/// what we compare, `mcpServers`, is refused by the caller when a replacement lands in it.)
+pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<(T, usize), serde_json::Error> {
+    let fixed = replace_lone_surrogates(text);
+    let text = fixed.as_ref().map_or(text, |(t, _)| t.as_str());
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    de.end()?;
+    Ok((value, fixed.map_or(0, |(_, n)| n)))
+}
+
+fn holds_replacement(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\u{FFFD}'),
+        Value::Array(a) => a.iter().any(holds_replacement),
+        Value::Object(o) => o
+            .iter()
+            .any(|(k, v)| k.contains('\u{FFFD}') || holds_replacement(v)),
+        _ => false,
+    }
+}
+
+/// `text` with every `\uD800`–`\uDFFF` escape that is not half of a valid pair, inside a
+/// string, rewritten to `\uFFFD`; `None` when there is none. (Multi-byte UTF-8 never holds the
+/// bytes `"` or `\`, so a byte scan finds strings and escapes exactly.)
+fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
+    let b = text.as_bytes();
+    let hex = |i: usize| -> Option<u16> {
+        let s = text.get(i..i + 4)?;
+        u16::from_str_radix(s, 16).ok()
+    };
+    let escape_at = |i: usize| -> Option<u16> {
+        if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
+            hex(i + 2)
+        } else {
+            None
+        }
+    };
+    let mut lone = Vec::new();
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                if let Some(u) = escape_at(i) {
+                    match u {
+                        0xD800..=0xDBFF => match escape_at(i + 6) {
+                            Some(0xDC00..=0xDFFF) => {
+                                i += 12;
+                                continue;
+                            }
+                            _ => lone.push(i),
+                        },
+                        0xDC00..=0xDFFF => lone.push(i),
+                        _ => {}
+                    }
+                    i += 6;
+                    continue;
+                }
+                i += 2;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    if lone.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last = 0;
+    for &at in &lone {
+        out.push_str(&text[last..at]);
+        out.push_str("\\ufffd");
+        last = at + 6;
+    }
+    out.push_str(&text[last..]);
+    Some((out, lone.len()))
+}
+
+/// Read `mcpServers` of Claude's config file. A missing file has no entries.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    match read_config(path)?.mcp_servers.as_ref() {
+        None => Ok(Map::new()),
+        Some(Value::Object(m)) => Ok(m.clone()),
+        Some(_) => Err(ClientError::Config {
+            path: path.to_path_buf(),
+            reason: "\"mcpServers\" is not an object".into(),
+        }),
+    }
+}
+
+#[derive(Debug, PartialEq)]
+enum Shown {
+    Stdio { command: String, args: String },
+    Remote { url: String },
+}
+
+#[derive(Debug, PartialEq)]
+struct GetOutput {
+    scope: String,
+    transport: Shown,
+}
+
+/// Parse `claude mcp get NAME` output:
+/// ```text
+/// NAME:
+///   Scope: User config (available in all your projects)
+///   Status: ...
+///   Type: stdio
+///   Command: /x/bin/y
+///   Args: a b
+/// ```
+fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
+    let mut lines = out.lines().skip_while(|l| l.trim().is_empty());
+    if lines.next().map(str::trim_end) != Some(&format!("{name}:")) {
+        return Err(format!("it does not start with \"{name}:\""));
+    }
+    let field = |key: &str| -> Option<String> {
+        out.lines().find_map(|l| {
+            let rest = l.strip_prefix("  ")?.strip_prefix(key)?.strip_prefix(':')?;
+            Some(rest.strip_prefix(' ').unwrap_or(rest).to_string())
+        })
+    };
+    let scope = field("Scope").ok_or("it has no Scope line")?;
+    let kind = field("Type").ok_or("it has no Type line")?;
+    let transport = match kind.as_str() {
+        "stdio" => Shown::Stdio {
+            command: field("Command").ok_or("it has no Command line")?,
+            args: field("Args").ok_or("it has no Args line")?,
+        },
+        "http" | "sse" => Shown::Remote {
+            url: field("URL").ok_or("it has no URL line")?,
+        },
+        other => return Err(format!("unknown Type {other:?}")),
+    };
+    Ok(GetOutput { scope, transport })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GET: &str = "ct:\n  Scope: User config (available in all your projects)\n  Status: ✘ Failed to connect\n  Type: stdio\n  Command: /opt/ct/bin/codetools\n  Args: mcp serve\n  Environment:\n    TOKEN=secret\n\nTo remove this server, run: claude mcp remove ct -s user\n";
+
+    #[test]
+    fn parses_real_get_output() {
+        let g = parse_get("ct", GET).unwrap();
+        assert!(g.scope.starts_with("User config"));
+        assert_eq!(
+            g.transport,
+            Shown::Stdio {
+                command: "/opt/ct/bin/codetools".into(),
+                args: "mcp serve".into()
+            }
+        );
+        let empty_args =
+            "o:\n  Scope: Local config (private)\n  Type: stdio\n  Command: /x\n  Args:\n";
+        let g = parse_get("o", empty_args).unwrap();
+        assert_eq!(
+            g.transport,
+            Shown::Stdio {
+                command: "/x".into(),
+                args: String::new()
+            }
+        );
+        let http = "h:\n  Scope: User config\n  Type: http\n  URL: http://127.0.0.1:9/mcp\n  Headers:\n    Authorization: Bearer x\n";
+        assert_eq!(
+            parse_get("h", http).unwrap().transport,
+            Shown::Remote {
+                url: "http://127.0.0.1:9/mcp".into()
+            }
+        );
+    }
+
+    #[test]
+    fn get_shows_references_without_their_defaults() {
+        let args: Vec<String> = ["${A:-x}", "${B}", "p-${C:-}-q", "$D"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(shown_by_get(&args), "${A} ${B} p-${C}-q $D");
+    }
+
+    #[test]
+    fn garbage_get_output_is_refused() {
+        for (out, want) in [
+            ("", "does not start"),
+            ("other:\n  Scope: User config\n", "does not start"),
+            ("ct:\n  Type: stdio\n", "no Scope"),
+            (
+                "ct:\n  Scope: User config\n  Type: carrier-pigeon\n",
+                "unknown Type",
+            ),
+            (
+                "ct:\n  Scope: User config\n  Type: stdio\n  Args: a\n",
+                "no Command",
+            ),
+        ] {
+            let err = parse_get("ct", out).unwrap_err();
+            assert!(err.contains(want), "{out:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn config_file_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".claude.json");
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        std::fs::write(&p, r#"{"projects":{}}"#).unwrap();
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        std::fs::write(&p, r#"{"mcpServers":{"a":{"command":"/x"}}}"#).unwrap();
+        assert_eq!(read_user_entries(&p).unwrap().len(), 1);
+        std::fs::write(&p, "{not json").unwrap();
+        assert!(read_user_entries(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("not valid JSON"));
+        std::fs::write(&p, r#"{"mcpServers":[]}"#).unwrap();
+        assert!(read_user_entries(&p).is_err());
+    }
+
+    #[test]
+    fn what_json_parse_accepts_is_read() {
+        // Lone surrogates, each kind, beside a valid pair that must stay as it is.
+        let text = r#"{"h":"a\ud800b","l":"\udc00","p":"\ud83d\ude00","q":"\\ud800","mcpServers":{"a":{"command":"/x"}}}"#;
+        let (v, n) = parse_lenient::<Value>(text).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(v["h"], "a\u{FFFD}b");
+        assert_eq!(v["l"], "\u{FFFD}");
+        assert_eq!(v["p"], "\u{1F600}");
+        assert_eq!(v["q"], "\\ud800", "an escaped backslash is not an escape");
+        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(5000), "]".repeat(5000));
+        assert!(parse_lenient::<Value>(&deep).is_ok());
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join(".claude.json");
+        std::fs::write(&p, text).unwrap();
+        assert_eq!(read_user_entries(&p).unwrap().len(), 1);
+        // Skipped unparsed: a number JSON.parse reads as Infinity, a project that is no object,
+        // a local server entry nested past any limit.
+        let odd = format!(
+            r#"{{"big":1e400,"projects":{{"/p":{{"mcpServers":{{"s":{}1{}}},"h":"\ud800"}},"/q":7}},"mcpServers":{{}}}}"#,
+            "[".repeat(3000),
+            "]".repeat(3000)
+        );
+        std::fs::write(&p, odd).unwrap();
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        assert_eq!(
+            read_config(&p).unwrap().local,
+            [("/p".to_string(), vec!["s".to_string()])]
+        );
+        std::fs::write(&p, r#"{"mcpServers":{"a":{"command":"/x\udfff"}}}"#).unwrap();
+        let err = read_user_entries(&p).unwrap_err().to_string();
+        assert!(err.contains("lone UTF-16 surrogate"), "{err}");
+    }
+}

@@ -1,0 +1,652 @@
+//! Gemini CLI, through its CLI (`gemini mcp add|remove -s user`).
+//!
+//! - The user-scope entries live in `$GEMINI_CLI_HOME/.gemini/settings.json` (GEMINI_CLI_HOME
+//!   defaults to HOME) under `mcpServers`, already in the claude shape (`command`/`args`/`env`,
+//!   or `type`/`url`/`headers`; an older `httpUrl` means `type: http`). Gemini has no `get` and
+//!   no JSON output, so `user_entries` and `observe` read that file (JSON with comments),
+//!   never write it.
+//! - `gemini mcp add` overwrites an existing entry (it only says so), and `remove` of a missing
+//!   name exits 0: `add` refuses a registered name, `remove` a missing one, and both check the
+//!   file after the call.
+//! - Its argument parser changes what it is given: an env value is cut at its first `=` and an
+//!   empty one dropped, header names and values are trimmed, and an argument that looks like a
+//!   number is rewritten (`1.50` becomes `1.5`, `1e3` becomes `1000`) even after `--`. Such
+//!   entries are refused before any call, naming the key (never the value); whatever slips
+//!   through is caught by comparing the file after `add`.
+//! - When it saves, it writes *every* user-scope server with `$VAR`/`${VAR}`/`${VAR:-x}`
+//!   references expanded from its own environment, turning references into secrets on disk.
+//!   So it runs with an empty environment plus PATH and GEMINI_CLI_HOME, a mutating call is
+//!   refused when an entry holds a reference it would still expand (to one of those, or one
+//!   with a `:-default`), and every call checks that the other entries are as they were.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::flow::{self, CliBacked};
+use super::runner::{self, Runner};
+use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
+use crate::registration::entry::{Entry, Transport};
+
+/// The npm package and version the project is tested with.
+pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
+
+/// The variables gemini runs with. (`gemini mcp` 0.61.0 loads no `.env` file; should a later
+/// version do so, the check of the other entries after each call reports what it rewrote.)
+const PASSED: &[&str] = &["PATH", "GEMINI_CLI_HOME", "GEMINI_CLI_NO_RELAUNCH"];
+
+pub(crate) struct Gemini {
+    runner: Runner,
+    config: PathBuf,
+}
+
+impl Gemini {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
+        let home = resolve_home(
+            options.gemini_home.as_deref(),
+            crate::dirs::var_raw("GEMINI_CLI_HOME"),
+            crate::dirs::home(),
+        );
+        let mut env: Vec<(&'static str, OsString)> = vec![
+            ("GEMINI_CLI_HOME", home.clone().into_os_string()),
+            // It otherwise starts itself a second time, only to raise its heap limit: 0.5 s.
+            ("GEMINI_CLI_NO_RELAUNCH", "true".into()),
+        ];
+        // Its launcher is a node script that finds node on PATH.
+        if let Some(path) = std::env::var_os("PATH") {
+            env.push(("PATH", path));
+        }
+        let runner = Runner::open(
+            "gemini",
+            options.gemini.as_deref(),
+            options.calls_binary,
+            options.timeout,
+            env,
+            format!(
+                "install Gemini CLI (npm install -g {NPM_PACKAGE}), or pass --gemini PATH \
+                 (or set MCP_DEPLOY_GEMINI)"
+            ),
+        )?
+        .clearing_env();
+        let config = home.join(".gemini").join("settings.json");
+        Ok(Gemini { runner, config })
+    }
+}
+
+impl flow::CliBacked for Gemini {
+    fn client(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn config(&self) -> &Path {
+        &self.config
+    }
+
+    fn rewrites_others(&self) -> bool {
+        true
+    }
+
+    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.config)
+    }
+
+    /// Refuse a mutating call that would make gemini rewrite a stored reference.
+    fn guard(&self, name: &str, entries: &Map<String, Value>) -> Result<(), ClientError> {
+        let vars: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
+        let hit: Vec<&str> = entries
+            .iter()
+            .filter(|(_, v)| would_expand(v, &vars))
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if hit.is_empty() {
+            return Ok(());
+        }
+        Err(ClientError::Unrepresentable {
+            client: "gemini",
+            name: name.to_string(),
+            reason: format!(
+                "gemini rewrites every user-scope server when it saves, expanding $VAR \
+                 references, and {} holds references it would expand (in {}: a variable it \
+                 runs with, {}, or a ${{VAR:-default}}); change those first",
+                self.config.display(),
+                hit.join(", "),
+                PASSED.join(", ")
+            ),
+        })
+    }
+
+    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
+        let out = self.runner.call_raw(args, &shown)?;
+        if !out.status.success() {
+            return Err(ClientError::Failed {
+                step: shown,
+                status: out.status.to_string(),
+                stderr: {
+                    // It may quote what its settings hold.
+                    let held = self
+                        .entries()
+                        .map(|m| runner::secret_strings(&m))
+                        .unwrap_or_default();
+                    let mut all: Vec<&str> = secrets.to_vec();
+                    all.extend(held.iter().map(String::as_str));
+                    crate::identity::secrets::redact(&runner::first_lines(&out.stderr), &all)
+                },
+            });
+        }
+        Ok(out.stdout)
+    }
+}
+
+/// Where gemini keeps its user settings for this environment
+/// (`$GEMINI_CLI_HOME/.gemini/settings.json`, else `~/.gemini/settings.json`), found without
+/// the gemini binary, for a read-only look.
+pub(crate) fn config_path() -> PathBuf {
+    resolve_home(
+        None,
+        crate::dirs::var_raw("GEMINI_CLI_HOME"),
+        crate::dirs::home(),
+    )
+    .join(".gemini")
+    .join("settings.json")
+}
+
+/// Where a same-name entry shadows the user entry `name` of `config`, read-only (no gemini
+/// binary needed): the rule of `Gemini::shadows`.
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let mut candidates = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        let f = cwd.join(".gemini").join("settings.json");
+        if f != *config {
+            candidates.push(("workspace settings", f));
+        }
+    }
+    let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    candidates.push(("system settings", system));
+    for (what, file) in candidates {
+        match read_user_entries(&file) {
+            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
+            Ok(_) => {}
+            // Gemini may read what we cannot (Node accepts a lone surrogate escape that
+            // serde_json refuses): a file that is there and cannot be read counts.
+            Err(e) if std::fs::metadata(&file).is_ok() => found.push(format!(
+                "{what} {} (mcp-deploy cannot read it: {e}; gemini may, so it counts)",
+                file.display()
+            )),
+            Err(_) => {}
+        }
+    }
+    Ok(found)
+}
+
+fn resolve_home(
+    explicit: Option<&Path>,
+    gemini_cli_home: Option<OsString>,
+    home: PathBuf,
+) -> PathBuf {
+    if let Some(dir) = explicit {
+        return dir.to_path_buf();
+    }
+    gemini_cli_home
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or(home)
+}
+
+impl Client for Gemini {
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("gemini mcp add -s user {name} <entry>"),
+            Op::Remove => format!("gemini mcp remove -s user {name}"),
+            Op::Observe => format!("read {name} from the gemini settings"),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn config_path(&self) -> &Path {
+        &self.config
+    }
+
+    /// The workspace settings (`.gemini/settings.json` of the directory gemini runs in, here
+    /// the one mcp-deploy runs from) and the system settings both override user settings.
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(&self.config, name)
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        self.entries()
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let (args, secrets) = add_args(name, entry)?;
+        flow::add(
+            self,
+            name,
+            entry,
+            &args,
+            &secrets,
+            format!("gemini mcp add -s user {name} <entry>"),
+        )
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        flow::remove(
+            self,
+            name,
+            &["mcp", "remove", "-s", "user", name],
+            format!("gemini mcp remove -s user {name}"),
+            // It exits 0 for a name it does not have.
+            "not found in user settings",
+        )
+    }
+
+    /// Gemini has no `get`: what it reports is what its settings file holds.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        let Some(raw) = self.entries()?.get(name).cloned() else {
+            return Ok(None);
+        };
+        Entry::from_value(&raw)
+            .map(Some)
+            .map_err(|e| ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!("its entry in {} is malformed: {e}", self.config.display()),
+            })
+    }
+}
+
+/// The argv of `gemini mcp add` for `entry`, and the values to keep out of error messages; or
+/// why gemini would store something else.
+fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
+    let refuse = |reason: String| ClientError::Unrepresentable {
+        client: "gemini",
+        name: name.to_string(),
+        reason,
+    };
+    if name.starts_with('-') {
+        return Err(refuse(
+            "a name starting with \"-\" reads as an option".into(),
+        ));
+    }
+    let mut args: Vec<String> = ["mcp", "add", "-s", "user"].map(String::from).to_vec();
+    let mut secrets = Vec::new();
+    match &entry.transport {
+        Transport::Stdio { command, args: a } => {
+            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            if command.starts_with('-') {
+                return Err(refuse(
+                    "a command starting with \"-\" reads as an option".into(),
+                ));
+            }
+            for (k, v) in string_map(&entry.raw, "env") {
+                if !is_var_name(&k) {
+                    return Err(refuse(format!(
+                        "env key {k:?} is not a plain variable name, which `-e KEY=VALUE` needs"
+                    )));
+                }
+                if v.is_empty() {
+                    return Err(refuse(format!(
+                        "env {k:?} has an empty value, which gemini drops"
+                    )));
+                }
+                if v.contains('=') {
+                    return Err(refuse(format!(
+                        "env {k:?} has a value containing \"=\", which gemini cuts at its \
+                         first \"=\""
+                    )));
+                }
+                args.push("-e".into());
+                args.push(format!("{k}={v}"));
+                secrets.push(v);
+            }
+            for (i, arg) in a.iter().enumerate() {
+                if looks_numeric(arg) {
+                    return Err(refuse(format!(
+                        "argument {} ({arg:?}) looks like a number, and gemini's argument \
+                         parser would store it rewritten",
+                        i + 1
+                    )));
+                }
+            }
+            args.push(name.to_string());
+            args.push(command.clone());
+            args.push("--".into());
+            args.extend(a.iter().cloned());
+        }
+        Transport::Remote { kind, url } => {
+            if kind != "http" && kind != "sse" {
+                return Err(refuse(format!("gemini knows no transport {kind:?}")));
+            }
+            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            args.push("-t".into());
+            args.push(kind.clone());
+            for (k, v) in string_map(&entry.raw, "headers") {
+                if k.is_empty() || k.contains(':') || k.trim() != k {
+                    return Err(refuse(format!(
+                        "header name {k:?} would not survive gemini's `-H \"Name: value\"`"
+                    )));
+                }
+                if v.is_empty() || v.trim() != v {
+                    return Err(refuse(format!(
+                        "header {k:?} has an empty value or one with surrounding spaces, which \
+                         gemini drops or trims"
+                    )));
+                }
+                args.push("-H".into());
+                args.push(format!("{k}: {v}"));
+                secrets.push(v);
+            }
+            args.push(name.to_string());
+            args.push(url.clone());
+        }
+    }
+    Ok((args, secrets))
+}
+
+fn is_var_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Whether gemini's argument parser (yargs, which parses numbers even after `--`) may store
+/// `arg` differently. Plain integers come back as given, and so does anything with a leading
+/// zero; anything else number-like (`1.50`, `1e3`, `0x10`, `.5`, `-0`, `-007`) is refused,
+/// even where yargs would keep it (`1e400`): the file is compared after `add` anyway.
+fn looks_numeric(arg: &str) -> bool {
+    let digits = arg.strip_prefix('-').unwrap_or(arg);
+    let canonical_int = (digits == "0" && !arg.starts_with('-'))
+        || (!digits.is_empty()
+            && digits.len() <= 15
+            && !digits.starts_with('0')
+            && digits.bytes().all(|b| b.is_ascii_digit()));
+    if canonical_int {
+        return false;
+    }
+    let lower = arg.to_ascii_lowercase();
+    if let Some(hex) = lower.strip_prefix("0x") {
+        return !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit());
+    }
+    // yargs leaves a leading zero alone (`007`), but not after a sign (`-007`).
+    if arg.len() > 1 && arg.starts_with('0') && !arg[1..].starts_with('.') {
+        return false;
+    }
+    // `-?(\d+(\.\d*)?|\.\d+)(e[-+]?\d+)?`
+    let s = lower.strip_prefix('-').unwrap_or(&lower);
+    let (mantissa, exp) = match s.split_once('e') {
+        Some((m, e)) => (m, Some(e)),
+        None => (s, None),
+    };
+    let exp_ok = exp.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())
+    });
+    let (int, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    let all_digits = |x: &str| x.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = all_digits(int)
+        && frac.is_none_or(all_digits)
+        && (!int.is_empty() || frac.is_some_and(|f| !f.is_empty()));
+    exp_ok && mantissa_ok
+}
+
+/// Whether gemini's `$VAR` expansion (`$NAME`, `${NAME}`, `${NAME:-default}`) would change a
+/// string anywhere in `v`, given the variables it can see.
+fn would_expand(v: &Value, vars: &BTreeSet<String>) -> bool {
+    match v {
+        Value::String(s) => string_would_expand(s, vars),
+        Value::Array(a) => a.iter().any(|x| would_expand(x, vars)),
+        Value::Object(o) => o.values().any(|x| would_expand(x, vars)),
+        _ => false,
+    }
+}
+
+fn string_would_expand(s: &str, vars: &BTreeSet<String>) -> bool {
+    let mut rest = s;
+    while let Some(i) = rest.find('$') {
+        rest = &rest[i + 1..];
+        if let Some(inner) = rest.strip_prefix('{') {
+            let Some(end) = inner.find('}') else { continue };
+            let body = &inner[..end];
+            if body.is_empty() {
+                continue;
+            }
+            match body.split_once(":-") {
+                // Either the variable or the default replaces it.
+                Some((name, _)) if !name.is_empty() => return true,
+                Some(_) => {}
+                None if vars.contains(body) => return true,
+                None => {}
+            }
+        } else {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && vars.contains(&name) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Read `mcpServers` of a gemini settings file (JSON with comments), each entry in the claude
+/// shape. A missing file has no entries.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    let bad = |reason: String| ClientError::Config {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = match crate::fsio::read_input_if_exists(
+        path,
+        "client config",
+        crate::fsio::limits::CLIENT_CONFIG,
+    ) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Map::new()),
+        Err(e) => return Err(bad(e.source.to_string())),
+    };
+    // JSON with `//` and `/* */` comments, as gemini reads its settings (npm's
+    // strip-json-comments): json_comments turns each comment into spaces, so line numbers in
+    // serde's errors stay right. It refuses only what is not JSON anyway (an unclosed string
+    // or comment, a `/` that starts none); no message quotes the text, which may hold a secret.
+    use std::io::Read;
+    let mut plain = String::with_capacity(text.len());
+    json_comments::CommentSettings::c_style()
+        .strip_comments(text.as_bytes())
+        .read_to_string(&mut plain)
+        .map_err(|_| {
+            bad(
+                "not valid JSON: a string or comment is not closed, or a `/` starts no comment"
+                    .into(),
+            )
+        })?;
+    let doc: Value = serde_json::from_str(&plain)
+        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
+    let servers = match doc.get("mcpServers") {
+        None => return Ok(Map::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
+    };
+    Ok(servers
+        .iter()
+        .map(|(k, v)| {
+            let shaped = match v {
+                Value::Object(m) => Value::Object(to_claude_shape(m.clone())),
+                other => other.clone(),
+            };
+            (k.clone(), shaped)
+        })
+        .collect())
+}
+
+/// `httpUrl` (gemini's older spelling of a streamable HTTP server) becomes `type: http`,
+/// `url`; everything else is already in the claude shape and kept as it is.
+fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
+    if !m.contains_key("url") && !m.contains_key("type") {
+        if let Some(url @ Value::String(_)) = m.remove("httpUrl") {
+            let mut out = Map::new();
+            out.insert("type".into(), "http".into());
+            out.insert("url".into(), url);
+            out.extend(m);
+            return out;
+        }
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        Entry::from_value(&v).unwrap()
+    }
+
+    #[test]
+    fn home_is_explicit_then_gemini_cli_home_then_home() {
+        let h = |e: Option<&str>, g: Option<&str>| {
+            resolve_home(e.map(Path::new), g.map(Into::into), "/h".into())
+        };
+        assert_eq!(h(Some("/e"), Some("/g")), PathBuf::from("/e"));
+        assert_eq!(h(None, Some("/g")), PathBuf::from("/g"));
+        assert_eq!(h(None, Some("")), PathBuf::from("/h"));
+    }
+
+    #[test]
+    fn numbers_yargs_would_rewrite_are_spotted() {
+        for rewritten in [
+            "1.50", "1e3", "0x10", ".5", "-0", "1.", "-007", "1E5", "-1.0", "0.50",
+        ] {
+            assert!(looks_numeric(rewritten), "{rewritten}");
+        }
+        for kept in [
+            "0", "10", "-5", "serve", "--flag=1", "1_000", "1.2.3", "v1", "", "-", "e5", "x1e3",
+            "00", "007",
+        ] {
+            assert!(!looks_numeric(kept), "{kept}");
+        }
+    }
+
+    #[test]
+    fn add_arguments_and_refusals() {
+        let (args, secrets) = add_args(
+            "ct",
+            &entry(json!({"command":"/x","args":["a b","--scope","10"],"env":{"T":"${T}"}})),
+        )
+        .unwrap();
+        assert_eq!(
+            args,
+            [
+                "mcp", "add", "-s", "user", "-e", "T=${T}", "ct", "/x", "--", "a b", "--scope",
+                "10"
+            ]
+        );
+        assert_eq!(secrets, ["${T}"]);
+        let (args, _) = add_args(
+            "h",
+            &entry(json!({"type":"http","url":"http://h/mcp","headers":{"X-K":"v: w"}})),
+        )
+        .unwrap();
+        assert_eq!(
+            args,
+            [
+                "mcp",
+                "add",
+                "-s",
+                "user",
+                "-t",
+                "http",
+                "-H",
+                "X-K: v: w",
+                "h",
+                "http://h/mcp"
+            ]
+        );
+        for (v, want) in [
+            (
+                json!({"command":"/x","env":{"TOKEN":"hunter2=x"}}),
+                "env \"TOKEN\" has a value containing \"=\"",
+            ),
+            (json!({"command":"/x","env":{"TOKEN":""}}), "empty value"),
+            (
+                json!({"command":"/x","env":{"A-B":"hunter2"}}),
+                "env key \"A-B\"",
+            ),
+            (
+                json!({"command":"/x","args":["1.50"]}),
+                "argument 1 (\"1.50\")",
+            ),
+            (json!({"command":"-x"}), "reads as an option"),
+            (json!({"command":"/x","trust":true}), "key \"trust\""),
+            (
+                json!({"type":"http","url":"u","headers":{"K":" hunter2"}}),
+                "header \"K\"",
+            ),
+        ] {
+            let err = add_args("n", &entry(v.clone())).unwrap_err().to_string();
+            assert!(err.contains(want), "{v}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+
+    #[test]
+    fn expansion_that_gemini_would_write_back_is_spotted() {
+        let vars: BTreeSet<String> = ["PATH", "SECRET"].map(String::from).into();
+        for hit in ["$PATH", "x${PATH}y", "${UNSET:-d}", "$SECRET/x", "a $PATH"] {
+            assert!(string_would_expand(hit, &vars), "{hit}");
+        }
+        for miss in [
+            "${TOKEN}", "$TOKEN", "$", "${}", "${PATH", "price $5", "$PATHX",
+        ] {
+            assert!(!string_would_expand(miss, &vars), "{miss}");
+        }
+        assert!(would_expand(&json!({"env":{"A":"${SECRET}"}}), &vars));
+    }
+
+    #[test]
+    fn settings_are_read_with_comments_and_old_spellings() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        std::fs::write(
+            &p,
+            "{\n // a comment with \"quotes\"\n \"mcpServers\": { /* block\n */\n  \"s\": {\"command\": \"/x\", \"args\": [\"//not a comment\", \"a\\\"/*\"]},\n  \"h\": {\"httpUrl\": \"http://h/mcp\", \"headers\": {\"K\": \"v\"}}\n }\n}\n",
+        )
+        .unwrap();
+        let m = read_user_entries(&p).unwrap();
+        assert_eq!(
+            m["s"],
+            json!({"command":"/x","args":["//not a comment","a\"/*"]})
+        );
+        assert_eq!(
+            m["h"],
+            json!({"type":"http","url":"http://h/mcp","headers":{"K":"v"}})
+        );
+        std::fs::write(
+            &p,
+            "{\n\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}\n",
+        )
+        .unwrap();
+        let err = read_user_entries(&p).unwrap_err().to_string();
+        assert!(err.contains("not valid JSON at line"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        std::fs::write(&p, "{\"mcpServers\": {} /* hunter2 \n").unwrap();
+        let err = read_user_entries(&p).unwrap_err().to_string();
+        assert!(err.contains("not valid JSON"), "{err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}

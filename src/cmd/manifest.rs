@@ -1,0 +1,42 @@
+//! `manifest create|verify`: write or check a release's `MANIFEST.sha256`.
+
+use crate::cli::{ManifestArgs, ManifestCommand, ManifestCreateArgs, ManifestVerifyArgs};
+use crate::content::manifest::*;
+use crate::error::Error;
+use crate::exit::Exit;
+
+/// `mcp-deploy manifest create|verify`.
+pub(crate) fn run(args: &ManifestArgs) -> Result<Exit, Error> {
+    match &args.command {
+        ManifestCommand::Create(a) => run_create(a),
+        ManifestCommand::Verify(a) => run_verify(a),
+    }
+}
+
+fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let n = create_manifest(&args.dir, jobs)?;
+    if args.json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "manifest": args.dir.join(MANIFEST_NAME).display().to_string(),
+            "files": n,
+        });
+        crate::output::emit_json_line(&doc, Exit::Success);
+        return Ok(Exit::Success);
+    }
+    let s = if n == 1 { "" } else { "s" };
+    crate::output::emit(&format!(
+        "wrote {}: {n} file{s}\n",
+        args.dir.join(MANIFEST_NAME).display()
+    ));
+    Ok(Exit::Success)
+}
+
+fn run_verify(args: &ManifestVerifyArgs) -> Result<Exit, Error> {
+    let jobs = args.jobs.unwrap_or_else(default_jobs);
+    let report = verify_release_with(&args.dir, jobs)?;
+    let exit = Exit::from_checks(report.ok());
+    crate::output::content::print(&report, args.json, exit);
+    Ok(exit)
+}

@@ -1,0 +1,73 @@
+//! One file per subcommand. Each turns its arguments into validated work, calls the domain
+//! (deployment, registration, clients, identity, content, vendored_sdk) and hands the report
+//! to [`crate::output`]. No command imports another: what two share lives in the domain, or
+//! here when it only converts arguments.
+
+pub(crate) mod completions;
+pub(crate) mod install;
+pub(crate) mod man;
+pub(crate) mod manifest;
+pub(crate) mod pin_vendor;
+pub(crate) mod render_mcp;
+pub(crate) mod sample;
+pub(crate) mod status;
+pub(crate) mod uninstall;
+pub(crate) mod verify_identity;
+pub(crate) mod verify_vendor;
+
+use crate::cli::{Cli, ClientArgs, Command, SelectionArgs};
+use crate::clients::{Client, ClientOptions};
+use crate::deployment::selection::Selection;
+use crate::error::Error;
+use crate::exit::Exit;
+
+pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
+    match &cli.command {
+        Command::RenderMcp(args) => render_mcp::run(args),
+        Command::VerifyIdentity(args) => verify_identity::run(args),
+        Command::Install(args) => install::install(args),
+        Command::Uninstall(args) => uninstall::uninstall(args),
+        Command::Status(args) => status::status(args),
+        Command::Sample(args) => sample::run(args),
+        Command::Manifest(args) => manifest::run(args),
+        Command::VerifyVendor(args) => verify_vendor::run(args),
+        Command::PinVendor(args) => pin_vendor::run(args),
+        Command::Completions(args) => completions::run(args),
+        Command::Man(args) => man::run(args),
+    }
+}
+
+/// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).
+pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOptions {
+    ClientOptions {
+        claude: args.claude.clone(),
+        codex: args.codex.clone(),
+        gemini: args.gemini.clone(),
+        codex_home: None,
+        gemini_home: None,
+        // clap refuses --client-timeout 0.
+        timeout: std::time::Duration::from_secs(args.client_timeout),
+        mcp_timeout_ms,
+        calls_binary: true,
+    }
+}
+
+/// Open every client of `--client`, each once, in the order given.
+pub(crate) fn open_clients(
+    args: &ClientArgs,
+    mcp_timeout_ms: u64,
+) -> Result<Vec<Box<dyn Client>>, Error> {
+    crate::registration::session::open_named(&args.clients, &client_options(args, mcp_timeout_ms))
+}
+
+/// The servers of `--prefix`/`--server`/`--name-suffix`/`--config`, and the flat document of
+/// `--registered`.
+pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
+    Selection::load(
+        args.declaration.config.as_deref(),
+        args.prefix.as_deref(),
+        &args.servers,
+        &args.name_suffix,
+        args.registered.clone(),
+    )
+}

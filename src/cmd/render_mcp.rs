@@ -1,0 +1,61 @@
+//! `render-mcp`: write `<prefix>/mcp/<name>.mcp.json` for a deployed server.
+
+use crate::cli::RenderArgs;
+use crate::deployment::declaration::Declaration;
+use crate::deployment::render;
+use crate::deployment::selection;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::identity::report::Report;
+use crate::output::emit;
+
+pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
+    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let (server, prefix) = selection::single(&decl, &args.prefix, args.server.as_deref())?;
+    render::check_deployed(server, &prefix)?;
+    let rendered = render::render(server, &prefix)?;
+    // A release layout whose `current` dangles or points outside releases/ is not a
+    // deployment to write a registration document for: refuse it as install's gate does.
+    if server.layout == crate::deployment::declaration::Layout::Release {
+        if let Err(detail) = crate::deployment::layout::check_release(&prefix) {
+            let report = Report::new(
+                vec![crate::identity::report::ServerReport {
+                    name: server.name.clone(),
+                    // No client is involved; "claude" keeps the human line free of " in …".
+                    client: "claude".into(),
+                    registered_name: server.name.clone(),
+                    prefix: prefix.display().to_string(),
+                    registration: Some("not rendered".into()),
+                    witnesses: None,
+                    checks: vec![crate::identity::report::Check {
+                        check: "release",
+                        ok: false,
+                        detail,
+                    }],
+                }],
+                None,
+            );
+            crate::output::print(&report, args.json, Exit::CheckFailed);
+            let line = "nothing was written: render-mcp renders only for a deployed release";
+            if args.json {
+                eprintln!("{line}");
+            } else {
+                emit(&format!("{line}\n"));
+            }
+            return Ok(Exit::CheckFailed);
+        }
+    }
+    let path = render::write_rendered(&rendered, &prefix)?;
+    if args.json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "server": server.name,
+            "path": path.display().to_string(),
+            "document": rendered.document,
+        });
+        crate::output::emit_json_line(&doc, Exit::Success);
+    } else {
+        emit(&format!("{}\n", path.display()));
+    }
+    Ok(Exit::Success)
+}

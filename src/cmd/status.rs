@@ -1,0 +1,57 @@
+//! `status`: for each server and client, does everything agree? Read-only: it makes no client
+//! call and writes nothing. The checks are [`crate::identity::drift`]'s.
+
+use crate::cli::StatusArgs;
+use crate::clients::ClientOptions;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::identity::drift;
+use crate::identity::report::Report;
+use crate::registration::plan::shadow_check;
+use crate::registration::session::open_named;
+
+pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
+    let mut selection = super::selection(&args.selection)?;
+    selection.skip_absent(args.selection.prefix.as_deref())?;
+    let (selected, registered_path) = (&selection.servers, &selection.registered);
+    let flat = selection.read_registered()?;
+    // Status reads the clients' config files only: no binary, no call, so no timeout.
+    let options = ClientOptions {
+        claude: None,
+        codex: None,
+        gemini: None,
+        codex_home: None,
+        gemini_home: None,
+        timeout: std::time::Duration::from_secs(1),
+        mcp_timeout_ms: 0,
+        calls_binary: false,
+    };
+    let clients = open_named(&args.client.clients, &options)?;
+    let mut reports = Vec::new();
+    for client in &clients {
+        let entries = client.user_entries()?;
+        let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
+        for s in selected {
+            let mut report = drift::server_status(
+                s,
+                client.name(),
+                &entries,
+                recorded_servers.as_ref(),
+                registered_path,
+            )?;
+            let shadows = client.shadows(&s.registered_name)?;
+            if !shadows.is_empty() {
+                report.checks.push(shadow_check(
+                    &s.registered_name,
+                    &shadows,
+                    args.strict.strict,
+                ));
+            }
+            reports.push(report);
+        }
+    }
+    let report = Report::new(reports, Some(registered_path.display().to_string()));
+    let exit = Exit::from_checks(report.ok);
+    crate::output::print(&report, args.json, exit);
+    Ok(exit)
+}

@@ -1,0 +1,56 @@
+//! `verify-identity`: check each server against the flat document and, where readable, the
+//! live client config, and report every check.
+
+use crate::cli::VerifyArgs;
+use crate::clients::{self, ClientKind};
+use crate::deployment::declaration::Declaration;
+use crate::deployment::render;
+use crate::deployment::selection;
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::identity::checks::{self, Target};
+use crate::identity::report::Report;
+use crate::registration::registered;
+use std::time::Duration;
+
+pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
+    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let (server, prefix) = selection::single(&decl, &args.prefix, args.server.as_deref())?;
+    let expected = selection::expect_commit_for(&args.expect_commit, &server.name)?;
+    let registered_name = args.name.clone().unwrap_or_else(|| server.name.clone());
+    let mcp_json = args
+        .mcp_json
+        .clone()
+        .unwrap_or_else(registered::default_path);
+    let flat = registered::Flat::read(&mcp_json)?;
+    let declared = render::render(server, &prefix)?.entry;
+    let mut reports = Vec::new();
+    for kind in ClientKind::unique(&args.clients) {
+        let live = match clients::read_live(kind)? {
+            Some(mut live) => {
+                live.shadows = clients::live_shadows(kind, &live, &registered_name)?;
+                Some(live)
+            }
+            None => None,
+        };
+        let client = kind.name();
+        let target = Target {
+            server,
+            client,
+            prefix: prefix.clone(),
+            registered_name: registered_name.clone(),
+            declared: declared.clone(),
+            expected: Some(expected.clone()),
+            require_content: args.content,
+            handshake: args
+                .handshake
+                .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+            live,
+        };
+        reports.push(checks::verify(&target, &flat.servers(client)));
+    }
+    let report = Report::new(reports, None);
+    let exit = Exit::from_checks(report.ok);
+    crate::output::print(&report, args.json, exit);
+    Ok(exit)
+}

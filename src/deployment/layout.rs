@@ -1,0 +1,470 @@
+//! The release layout on disk: where a server's deployed release is, which commit it is, and
+//! the directory a registered command must stay inside (its containment root).
+//!
+//! ```text
+//! <prefix>/releases/<sha>/VERSION     the full commit sha, one line
+//! <prefix>/current -> releases/<sha>  switched atomically on promote
+//! <prefix>/bin/<exe> -> ../current/bin/<exe>
+//! <prefix>/VERSION                    optional; must agree with current/VERSION
+//! ```
+//! A `prefix` layout (a venv-style install) is its own root. Its commit evidence is
+//! `<prefix>/VERSION` when present, else the PEP 610 `direct_url.json` of the installed Python
+//! distribution that owns the declared command (see [`commit_evidence`]).
+//! Every path comparison here is made on canonical paths, by components.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::deployment::declaration::Layout;
+
+/// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits, kept lowercase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sha(String);
+
+impl Sha {
+    /// Parse a full sha. Uppercase hex names the same commit and is accepted.
+    pub(crate) fn parse(s: &str) -> Result<Sha, String> {
+        if s.is_empty() {
+            return Err("it is empty".into());
+        }
+        if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
+            return Err(format!("{c:?} is not a hex digit"));
+        }
+        match s.len() {
+            40 | 64 => Ok(Sha(s.to_ascii_lowercase())),
+            n if n < 40 => Err(format!(
+                "it has {n} hex digits: an abbreviated sha (a full one has 40, or 64)"
+            )),
+            n => Err(format!("it has {n} hex digits; a full sha has 40, or 64")),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Sha {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Read a VERSION file: exactly one full sha, optionally followed by one `\n`. Anything else
+/// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
+/// of which commit is deployed, and a tool that wrote it wrongly should be found out.
+pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
+    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
+        .map_err(|e| e.to_string())?;
+    // What it holds is shown only when it is made of what a sha and its line end are made
+    // of: VERSION may be a link to any file the verifier can read (`-> ~/.npmrc`), and what
+    // is not a sha may be a secret.
+    let shown = if bytes
+        .iter()
+        .all(|b| b.is_ascii_hexdigit() || b" \t\r\n".contains(b))
+    {
+        format!(
+            "{:?}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(80)])
+        )
+    } else {
+        format!("{} bytes that are not a sha (not shown)", bytes.len())
+    };
+    let bad = |why: &str| format!("{} holds {shown}: {why}", path.display());
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad("it is not UTF-8"))?;
+    let line = text.strip_suffix('\n').unwrap_or(text);
+    if line.ends_with('\r') {
+        return Err(bad("it ends in CRLF; write it with a plain \\n"));
+    }
+    if line.contains('\n') {
+        return Err(bad("it holds more than one line"));
+    }
+    if line.trim() != line {
+        return Err(bad("spaces or tabs around the sha"));
+    }
+    Sha::parse(line).map_err(|why| bad(&why))
+}
+
+/// Canonical path of what `<prefix>/current` points to, which must be a directory.
+pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, String> {
+    let current = prefix.join("current");
+    let meta = current
+        .symlink_metadata()
+        .map_err(|_| format!("{} does not exist", current.display()))?;
+    let target = fs::canonicalize(&current).map_err(|e| {
+        let link = fs::read_link(&current)
+            .map(|t| format!(" -> {}", t.display()))
+            .unwrap_or_default();
+        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+            format!("{}{link} is a symlink loop", current.display())
+        } else if meta.file_type().is_symlink() {
+            format!("{}{link} is dangling: {e}", current.display())
+        } else {
+            format!("cannot resolve {}: {e}", current.display())
+        }
+    })?;
+    if !target.is_dir() {
+        return Err(format!(
+            "{} resolves to {}, which is not a directory",
+            current.display(),
+            target.display()
+        ));
+    }
+    Ok(target)
+}
+
+/// The `release` check: `current` is a symlink to a directory directly inside `releases/`.
+/// Returns the evidence on success too.
+pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
+    let current = prefix.join("current");
+    let target = current_target(prefix)?;
+    let is_link = current
+        .symlink_metadata()
+        .map(|m| m.file_type().is_symlink())
+        .unwrap_or(false);
+    if !is_link {
+        return Err(format!(
+            "{} is a plain directory, not a symlink to releases/<sha>; promote switches a symlink",
+            current.display()
+        ));
+    }
+    let releases = prefix.join("releases");
+    let releases_real = fs::canonicalize(&releases)
+        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
+    if target.parent() != Some(releases_real.as_path()) {
+        return Err(format!(
+            "{} resolves to {}, which is not directly inside {}",
+            current.display(),
+            target.display(),
+            releases_real.display()
+        ));
+    }
+    Ok(format!("{} -> {}", current.display(), target.display()))
+}
+
+/// The directory whose VERSION names the deployed commit.
+pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+    match layout {
+        Layout::Release => current_target(prefix),
+        Layout::Prefix => Ok(prefix.to_path_buf()),
+    }
+}
+
+/// Canonical containment root: the resolved release, or the prefix itself.
+pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+    match layout {
+        Layout::Release => current_target(prefix),
+        Layout::Prefix => fs::canonicalize(prefix)
+            .map_err(|e| format!("cannot resolve prefix {}: {e}", prefix.display())),
+    }
+}
+
+/// The commit the deployment says it is: the release's VERSION, cross-checked with
+/// `<prefix>/VERSION` when a release layout also has one.
+pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), String> {
+    let dir = release_dir(prefix, layout)?;
+    let version = dir.join("VERSION");
+    let sha = read_version(&version)?;
+    let mut evidence = format!("{} holds {sha}", version.display());
+    let outer = prefix.join("VERSION");
+    if layout == Layout::Release && outer.symlink_metadata().is_ok() {
+        let outer_sha = read_version(&outer)?;
+        if outer_sha != sha {
+            return Err(format!(
+                "{} holds {outer_sha} but {} holds {sha}",
+                outer.display(),
+                version.display()
+            ));
+        }
+        evidence.push_str(&format!("; {} agrees", outer.display()));
+    }
+    Ok((sha, evidence))
+}
+
+/// What a deployment says about its commit.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Evidence {
+    /// The commit, and where it was read.
+    Commit(Sha, String),
+    /// There is no evidence at all, and why: not an error unless a commit is expected.
+    Nothing(String),
+}
+
+/// The commit evidence of a deployment. A release layout's is its release's VERSION (required).
+/// A prefix layout's is `<prefix>/VERSION` when present; else, for a Python (wheel/venv)
+/// prefix, the `direct_url.json` that pip writes for a VCS install (PEP 610,
+/// `vcs_info.commit_id`) of the one distribution whose `RECORD` lists the declared `command`
+/// (`<prefix>/bin/<exe>`). Which distribution is decided by ownership of the command, not by
+/// name: the command is what gets registered, so the distribution that installed it is the one
+/// whose commit matters. Two distributions claiming the same command is refused as ambiguous.
+pub(crate) fn commit_evidence(
+    prefix: &Path,
+    layout: Layout,
+    command: Option<&Path>,
+) -> Result<Evidence, String> {
+    let outer = prefix.join("VERSION");
+    if layout == Layout::Release || outer.symlink_metadata().is_ok() {
+        return deployed_commit(prefix, layout).map(|(sha, ev)| Evidence::Commit(sha, ev));
+    }
+    let Some(command) = command else {
+        return Ok(Evidence::Nothing(format!(
+            "{} does not exist and the server has no command to find its distribution by",
+            outer.display()
+        )));
+    };
+    python_evidence(prefix, command)
+}
+
+/// `<prefix>/lib/python3.*/site-packages/*.dist-info` whose RECORD lists `command`.
+fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, String> {
+    let command = normalize(command);
+    let mut owners: Vec<PathBuf> = Vec::new();
+    let mut site_dirs = Vec::new();
+    if let Ok(lib) = fs::read_dir(prefix.join("lib")) {
+        for e in lib.flatten() {
+            let name = e.file_name();
+            if name.to_string_lossy().starts_with("python3") {
+                let site = e.path().join("site-packages");
+                if site.is_dir() {
+                    site_dirs.push(site);
+                }
+            }
+        }
+    }
+    site_dirs.sort();
+    for site in &site_dirs {
+        let Ok(entries) = fs::read_dir(site) else {
+            continue;
+        };
+        let mut dists: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
+            .collect();
+        dists.sort();
+        for dist in dists {
+            let Ok(record) = read_small(&dist.join("RECORD")) else {
+                continue;
+            };
+            let owns = record.lines().any(|line| {
+                // RECORD is CSV: path,hash,size. A path with a comma is quoted; ours never is.
+                let path = line.split(',').next().unwrap_or_default();
+                !path.is_empty() && normalize(&site.join(path)) == command
+            });
+            if owns {
+                owners.push(dist);
+            }
+        }
+    }
+    let outer = prefix.join("VERSION");
+    match owners.as_slice() {
+        [] => Ok(Evidence::Nothing(format!(
+            "{} does not exist and no installed Python distribution's RECORD lists {}{}",
+            outer.display(),
+            command.display(),
+            if site_dirs.is_empty() {
+                format!(" (no {}/lib/python3*/site-packages)", prefix.display())
+            } else {
+                String::new()
+            }
+        ))),
+        [dist] => direct_url_commit(dist, &command),
+        many => Err(format!(
+            "{} distributions claim {} in their RECORD ({}): which one was deployed is \
+             ambiguous; write {} or reinstall so that one owns it",
+            many.len(),
+            command.display(),
+            many.iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            outer.display()
+        )),
+    }
+}
+
+fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
+    let path = dist.join("direct_url.json");
+    let dist_name = dist
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let text = match read_small(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Evidence::Nothing(format!(
+                "{dist_name}, which owns {}, has no direct_url.json: it was not installed from \
+                 a VCS URL, and there is no VERSION",
+                command.display()
+            )))
+        }
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let doc: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let Some(commit) = doc.pointer("/vcs_info/commit_id") else {
+        let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("?");
+        return Ok(Evidence::Nothing(format!(
+            "{} records no vcs_info.commit_id (installed from {url}, not from a VCS)",
+            path.display()
+        )));
+    };
+    let commit = commit
+        .as_str()
+        .ok_or_else(|| format!("{}: vcs_info.commit_id is not a string", path.display()))?;
+    let sha = Sha::parse(commit)
+        .map_err(|why| format!("{}: vcs_info.commit_id {commit:?}: {why}", path.display()))?;
+    Ok(Evidence::Commit(
+        sha.clone(),
+        format!(
+            "{} holds vcs_info.commit_id {sha} (PEP 610) for {dist_name}, which installed {}",
+            path.display(),
+            command.display()
+        ),
+    ))
+}
+
+/// A file of metadata, read whole but never more than 16 MiB, and only if it is a regular
+/// file ([`fsio::read_input`]): a FIFO or `/dev/zero` planted in a prefix must not hang us.
+fn read_small(path: &Path) -> std::io::Result<String> {
+    crate::fsio::read_input_string(path, "Python distribution metadata file", 16 << 20)
+        .map_err(|e| e.source)
+}
+
+/// `a/b/../c` -> `a/c`, lexically (RECORD paths climb out of site-packages with `..`).
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn version(bytes: &[u8]) -> Result<Sha, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("VERSION");
+        fs::write(&p, bytes).unwrap();
+        read_version(&p)
+    }
+
+    #[test]
+    fn version_file_forms() {
+        assert_eq!(
+            version(format!("{SHA}\n").as_bytes()).unwrap().as_str(),
+            SHA
+        );
+        assert_eq!(version(SHA.as_bytes()).unwrap().as_str(), SHA);
+        let upper = SHA.to_ascii_uppercase();
+        assert_eq!(version(upper.as_bytes()).unwrap().as_str(), SHA);
+        let long = "a".repeat(64);
+        assert_eq!(version(long.as_bytes()).unwrap().as_str(), long);
+        for (bytes, why) in [
+            (String::new(), "it is empty"),
+            (format!("{SHA}\r\n"), "CRLF"),
+            (format!("{SHA}  \n"), "spaces or tabs"),
+            (format!("{SHA}\n{SHA}\n"), "more than one line"),
+            (SHA[..12].to_string(), "abbreviated"),
+            (format!("{}zz", &SHA[..38]), "not a hex digit"),
+            ("a".repeat(50), "50 hex digits"),
+        ] {
+            let err = version(bytes.as_bytes()).unwrap_err();
+            assert!(err.contains(why), "{bytes:?}: {err}");
+        }
+    }
+
+    fn venv_with(dists: &[(&str, &str, Option<&str>)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let site = dir.path().join("lib/python3.11/site-packages");
+        for (name, record, direct_url) in dists {
+            let d = site.join(format!("{name}.dist-info"));
+            fs::create_dir_all(&d).unwrap();
+            fs::write(d.join("RECORD"), record).unwrap();
+            if let Some(j) = direct_url {
+                fs::write(d.join("direct_url.json"), j).unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn python_prefix_commit_comes_from_the_owning_distribution() {
+        let url =
+            format!(r#"{{"url":"git+file:///r","vcs_info":{{"vcs":"git","commit_id":"{SHA}"}}}}"#);
+        let dir = venv_with(&[
+            (
+                "other-1.0",
+                "../../../bin/other,,\n",
+                Some(r#"{"url":"file:///x","dir_info":{}}"#),
+            ),
+            (
+                "tool-1.0",
+                "tool/__init__.py,,\n../../../bin/tool,sha256=x,1\n",
+                Some(&url),
+            ),
+        ]);
+        let cmd = dir.path().join("bin/tool");
+        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
+            Evidence::Commit(sha, ev) => {
+                assert_eq!(sha.as_str(), SHA);
+                assert!(ev.contains("tool-1.0.dist-info"), "{ev}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // VERSION, when present, wins.
+        let other = "a".repeat(40);
+        fs::write(dir.path().join("VERSION"), format!("{other}\n")).unwrap();
+        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
+            Evidence::Commit(sha, _) => assert_eq!(sha.as_str(), other),
+            e => panic!("{e:?}"),
+        }
+    }
+
+    #[test]
+    fn python_prefix_without_evidence_or_with_two_owners() {
+        let dir = venv_with(&[("other-1.0", "../../../bin/other,,\n", None)]);
+        let cmd = dir.path().join("bin/tool");
+        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
+        assert!(
+            matches!(&e, Evidence::Nothing(why) if why.contains("no installed Python distribution")),
+            "{e:?}"
+        );
+        let dir = venv_with(&[
+            ("a-1", "../../../bin/tool,,\n", None),
+            ("b-1", "../../../bin/tool,,\n", None),
+        ]);
+        let cmd = dir.path().join("bin/tool");
+        let err = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap_err();
+        assert!(err.contains("ambiguous"), "{err}");
+        let dir = venv_with(&[(
+            "a-1",
+            "../../../bin/tool,,\n",
+            Some(r#"{"url":"file:///src","dir_info":{}}"#),
+        )]);
+        let cmd = dir.path().join("bin/tool");
+        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
+        assert!(
+            matches!(&e, Evidence::Nothing(why) if why.contains("not from a VCS")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn sha_parse_refuses_abbreviations() {
+        assert!(Sha::parse(&SHA[..7]).unwrap_err().contains("abbreviated"));
+        assert!(Sha::parse("g".repeat(40).as_str()).is_err());
+        assert!(Sha::parse("").is_err());
+    }
+}

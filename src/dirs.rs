@@ -1,0 +1,45 @@
+//! Where this user's files are: the one place that reads `HOME`, `XDG_STATE_HOME` and the
+//! clients' own directory variables (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, `GEMINI_CLI_HOME`).
+//! A variable set to the empty string counts as unset, as the clients treat it — except
+//! where a client's own rule says otherwise (see `clients::claude::config_path`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// `$HOME`, or `/` when it is unset (a service account without one): the clients then look
+/// under `/` too.
+pub(crate) fn home() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// `$HOME` when it is set and not empty.
+pub(crate) fn home_if_set() -> Option<PathBuf> {
+    var("HOME").map(PathBuf::from)
+}
+
+/// The variable `name` when it is set and not empty.
+pub(crate) fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// The variable `name` as it is, set to the empty string included.
+pub(crate) fn var_raw(name: &str) -> Option<OsString> {
+    std::env::var_os(name)
+}
+
+/// Claude Code's own directory: `$CLAUDE_CONFIG_DIR`, else `~/.claude`.
+pub(crate) fn claude_config_dir() -> PathBuf {
+    match var("CLAUDE_CONFIG_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => home().join(".claude"),
+    }
+}
+
+/// `$XDG_STATE_HOME`, else `~/.local/state`.
+pub(crate) fn state_home() -> PathBuf {
+    var("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home().join(".local/state"))
+}

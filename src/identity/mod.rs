@@ -1,0 +1,10 @@
+//! Proving that what a client would launch is what was deployed: the identity checks
+//! (release commit, containment of the resolved command, every launch-spec field against every
+//! witness), the MCP handshake that asks the running server who it is, and the one redaction
+//! of secrets in everything these print.
+
+pub(crate) mod checks;
+pub(crate) mod drift;
+pub(crate) mod handshake;
+pub(crate) mod report;
+pub(crate) mod secrets;

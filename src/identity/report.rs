@@ -1,0 +1,65 @@
+//! The report of a run: every server, every check by name with its evidence, and (for
+//! install) what happened to each registration. [`crate::output`] prints it for people, or as
+//! one JSON object.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Check {
+    pub(crate) check: &'static str,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
+}
+
+impl Check {
+    pub(crate) fn from_result(check: &'static str, r: Result<String, String>) -> Check {
+        let (ok, detail) = match r {
+            Ok(d) => (true, d),
+            Err(d) => (false, d),
+        };
+        Check { check, ok, detail }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ServerReport {
+    pub(crate) name: String,
+    /// The client whose registration this is.
+    pub(crate) client: String,
+    pub(crate) registered_name: String,
+    pub(crate) prefix: String,
+    /// install/uninstall: added, updated, unchanged, removed, absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) registration: Option<String>,
+    /// verify-identity: what the registration was compared against, `document` and, when the
+    /// client's config was readable, `live <path>`. Only `["document"]` means the live
+    /// registration was not compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) witnesses: Option<Vec<String>>,
+    pub(crate) checks: Vec<Check>,
+}
+
+impl ServerReport {
+    pub(crate) fn ok(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Report {
+    pub(crate) ok: bool,
+    pub(crate) servers: Vec<ServerReport>,
+    /// The flat registration document written or read, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) registered: Option<String>,
+}
+
+impl Report {
+    pub(crate) fn new(servers: Vec<ServerReport>, registered: Option<String>) -> Report {
+        Report {
+            ok: servers.iter().all(ServerReport::ok),
+            servers,
+            registered,
+        }
+    }
+}

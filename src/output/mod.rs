@@ -1,0 +1,209 @@
+//! The output layer: how a report reaches the user, as human text on stdout or as one JSON
+//! document, and how stdout is written (a reader that went away is not an error).
+//!
+//! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
+//! status, right after `"ok"` ([`envelope`]); a dry run's starts with `"dry_run": true`.
+
+pub(crate) mod content;
+pub(crate) mod vendor;
+
+use std::sync::Mutex;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::exit::Exit;
+use crate::identity::report::Report;
+use crate::registration::plan::DryRun;
+
+/// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit` right
+/// after `"ok"`.
+pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
+    let Value::Object(fields) = serde_json::to_value(body).expect("a report serializes") else {
+        unreachable!("a report is an object");
+    };
+    let mut out = Map::new();
+    for (k, v) in fields {
+        let after_ok = k == "ok";
+        out.insert(k, v);
+        if after_ok {
+            out.insert("exit".into(), Value::from(exit.code()));
+        }
+    }
+    if !out.contains_key("exit") {
+        out.insert("exit".into(), Value::from(exit.code()));
+    }
+    Value::Object(out)
+}
+
+/// The envelope of `body` on one line.
+pub(crate) fn emit_json_line(body: &impl Serialize, exit: Exit) {
+    emit(&format!("{}\n", envelope(body, exit)));
+}
+
+/// The envelope of `body`, indented.
+pub(crate) fn emit_json_pretty(body: &impl Serialize, exit: Exit) {
+    let doc = serde_json::to_string_pretty(&envelope(body, exit)).expect("JSON serializes");
+    emit(&format!("{doc}\n"));
+}
+
+/// The human form: a line per registration and a line per check; `colour` marks ok and
+/// FAIL in green and red.
+pub(crate) fn human(report: &Report, colour: bool) -> String {
+    let mut out = String::new();
+    for s in &report.servers {
+        let mut name = if s.registered_name == s.name {
+            s.name.clone()
+        } else {
+            format!("{} (registered as {})", s.name, s.registered_name)
+        };
+        if s.client != "claude" {
+            name.push_str(&format!(" in {}", s.client));
+        }
+        match &s.registration {
+            Some(r) => out.push_str(&format!("{name}: {r}\n")),
+            None => out.push_str(&format!("{name}\n")),
+        }
+        for c in &s.checks {
+            let mark = match (c.ok, colour) {
+                (true, false) => "ok  ",
+                (false, false) => "FAIL",
+                (true, true) => "\x1b[32mok\x1b[0m  ",
+                (false, true) => "\x1b[1;31mFAIL\x1b[0m",
+            };
+            out.push_str(&format!("  {mark} {:<17} {}\n", c.check, c.detail));
+        }
+    }
+    if let Some(path) = &report.registered {
+        out.push_str(&format!("registration document: {path}\n"));
+    }
+    let failed: usize = report
+        .servers
+        .iter()
+        .map(|s| s.checks.iter().filter(|c| !c.ok).count())
+        .sum();
+    if failed > 0 {
+        out.push_str(&format!("{failed} check(s) failed\n"));
+    }
+    out
+}
+
+/// A check report (verify-identity, install, uninstall, status, render-mcp's refusal).
+pub(crate) fn print(report: &Report, json: bool, exit: Exit) {
+    if json {
+        emit_json_pretty(report, exit);
+    } else {
+        emit(&human(report, colour(&std::io::stdout())));
+    }
+}
+
+/// `install --dry-run`.
+pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(plan, exit);
+    }
+    let mut text = String::from("dry run: nothing is changed\n");
+    for step in &plan.servers {
+        text.push_str(&format!(
+            "{}: would be {} in {} ({})\n",
+            step.registered_name,
+            step.registration,
+            step.client,
+            step.entry.as_deref().unwrap_or_default()
+        ));
+        for c in step.gate.iter().flatten() {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            text.push_str(&format!("  gate {mark} {:<17} {}\n", c.check, c.detail));
+        }
+        for item in step.writes.iter().flatten() {
+            text.push_str(&format!("  write {item}\n"));
+        }
+        for item in &step.client_calls {
+            text.push_str(&format!("  run   {item}\n"));
+        }
+    }
+    text.push_str(&format!("write {}\n", plan.registered));
+    if !plan.ok {
+        text.push_str(
+            "the deployment failed the checks marked FAIL: install would register nothing\n",
+        );
+    }
+    emit(&text);
+}
+
+/// `uninstall --dry-run`.
+pub(crate) fn removal_plan(plan: &DryRun, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(plan, exit);
+    }
+    let mut text = String::from("dry run: nothing is changed\n");
+    for step in &plan.servers {
+        if step.registration == "removed" {
+            text.push_str(&format!(
+                "{}: would be removed from {}\n",
+                step.registered_name, step.client
+            ));
+        } else {
+            text.push_str(&format!(
+                "{}: not registered in {}, nothing to remove\n",
+                step.registered_name, step.client
+            ));
+        }
+        for item in &step.client_calls {
+            text.push_str(&format!("  run   {item}\n"));
+        }
+    }
+    text.push_str(&format!(
+        "remove those names from {} (when recorded)\n",
+        plan.registered
+    ));
+    emit(&text);
+}
+
+/// `--color`, for the whole run: [`colour`] follows it.
+pub(crate) fn set_colour(choice: clap::ColorChoice) {
+    match choice {
+        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
+        clap::ColorChoice::Always => anstream::ColorChoice::Always,
+        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+    }
+    .write_global();
+}
+
+/// Whether to colour what goes to stdout: `--color always|never`, or with `auto` anstream's
+/// rule — a terminal, `NO_COLOR` (https://no-color.org) unset or empty, `TERM` not `dumb`
+/// (`CLICOLOR`/`CLICOLOR_FORCE` honoured too).
+pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
+    anstream::AutoStream::choice(stream) != anstream::ColorChoice::Never
+}
+
+/// A progress line for a step that waits on a client, on stderr, only when a person watches it.
+pub(crate) fn progress(message: &str) {
+    use std::io::IsTerminal;
+    if std::io::stderr().is_terminal() {
+        eprintln!("{message}");
+    }
+}
+
+/// The first error writing stdout met, other than a reader that went away.
+static WRITE_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
+
+/// Write to stdout: the one place that does. A reader that went away (`| head`, EPIPE) does
+/// not change the verdict and must not panic the way `println!` does; the exit status still
+/// tells the outcome. Any other failure (a full disk, a closed descriptor) is kept for
+/// [`take_write_error`]: the run then reports it on stderr and exits 2.
+pub(crate) fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            let mut first = WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert(e);
+        }
+    }
+}
+
+/// The error writing stdout met during this run, if any (see [`emit`]).
+pub(crate) fn take_write_error() -> Option<std::io::Error> {
+    WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take()
+}

@@ -1,0 +1,219 @@
+//! One run at a time per client config: an exclusive advisory lock (`flock`, through
+//! `std::fs::File::lock`) on a file in the config's state directory ([`crate::registration::state`]). Two promotes, or a promote and a CI job,
+//! serialise instead of interleaving their `remove`/`add-json` calls. A waiting run says so
+//! once, naming the holder's pid, and gives up after `--lock-timeout` (exit 2).
+//!
+//! The lock file is never deleted: deleting it would let a third run lock a new inode while
+//! the second still waits on the old one. The kernel drops the lock when the holder exits,
+//! however it exits, so a crashed run never leaves a stale lock.
+//!
+//! A run takes several locks (one per client, one for the flat document): [`acquire_all`]
+//! takes each file once (two clients may share a home, the document may sit in one) and in
+//! the order of their paths, so that two runs never wait on each other crosswise.
+//!
+//! The kernel releases a `flock` only when every descriptor of its open file is closed. The
+//! descriptors of the held locks are handed down to each mutating client call
+//! ([`crate::process::hold_across_exec`]): should the run die while a child still runs, the
+//! lock stays held until that child (and whatever it started) is gone too.
+
+use rustix::fs::OFlags;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LockError {
+    #[error("cannot open the lock file {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the lock file {path} is not a regular file")]
+    NotAFile { path: PathBuf },
+    #[error("interrupted while waiting for the lock {path}")]
+    Interrupted { path: PathBuf },
+    #[error("another mcp-deploy run ({holder}) still holds {path} after {secs} s")]
+    TimedOut {
+        path: PathBuf,
+        holder: String,
+        secs: u64,
+    },
+}
+
+impl LockError {
+    pub(crate) fn help(&self) -> Option<String> {
+        match self {
+            LockError::TimedOut { .. } => Some(
+                "wait for that run to finish, or raise --lock-timeout; the lock is released when its process exits"
+                    .into(),
+            ),
+            LockError::NotAFile { .. } => Some(
+                "mcp-deploy keeps only its own files there: remove it and run again".into(),
+            ),
+            LockError::Open { .. } | LockError::Interrupted { .. } => None,
+        }
+    }
+}
+
+/// A held lock; released on drop.
+#[derive(Debug)]
+pub(crate) struct Lock {
+    file: File,
+}
+
+impl Lock {
+    /// Take the lock at `path`, waiting up to `timeout`. `on_wait` is called once, with the
+    /// holder's description, if the lock is busy.
+    pub(crate) fn acquire(
+        path: &Path,
+        timeout: Duration,
+        on_wait: impl FnOnce(&str),
+    ) -> Result<Lock, LockError> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let open_err = |source| LockError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        // O_NONBLOCK|O_NOFOLLOW: a fifo or a symlink planted where the lock should be is
+        // refused, never waited on or followed.
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags((OFlags::NONBLOCK | OFlags::NOFOLLOW).bits() as i32)
+            .open(path)
+            .map_err(open_err)?;
+        if !file.metadata().map_err(open_err)?.is_file() {
+            return Err(LockError::NotAFile {
+                path: path.to_path_buf(),
+            });
+        }
+        let deadline = Instant::now() + timeout;
+        let mut on_wait = Some(on_wait);
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    if let Some(f) = on_wait.take() {
+                        f(&holder(&mut file));
+                    }
+                    if crate::process::interrupted() {
+                        return Err(LockError::Interrupted {
+                            path: path.to_path_buf(),
+                        });
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(LockError::TimedOut {
+                            path: path.to_path_buf(),
+                            holder: holder(&mut file),
+                            secs: timeout.as_secs(),
+                        });
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Err(TryLockError::Error(e)) => return Err(open_err(e)),
+            }
+        }
+        // Say who holds it, for the next run that has to wait.
+        let _ = file
+            .set_len(0)
+            .and_then(|()| file.seek(SeekFrom::Start(0)))
+            .and_then(|_| writeln!(file, "{}", std::process::id()))
+            .and_then(|()| file.flush());
+        crate::process::hold_across_exec(file.as_raw_fd());
+        Ok(Lock { file })
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let fd = self.file.as_raw_fd();
+        crate::process::release(fd);
+        let _ = self.file.unlock();
+    }
+}
+
+/// Take every lock of `paths` (canonical paths, see [`crate::registration::state::file`]), each once, in
+/// path order. `on_wait` is told of each busy one.
+pub(crate) fn acquire_all(
+    paths: &[PathBuf],
+    timeout: Duration,
+    on_wait: impl Fn(&Path, &str),
+) -> Result<Vec<Lock>, LockError> {
+    let mut paths = paths.to_vec();
+    paths.sort();
+    paths.dedup();
+    paths
+        .iter()
+        .map(|p| Lock::acquire(p, timeout, |holder| on_wait(p, holder)))
+        .collect()
+}
+
+fn holder(file: &mut File) -> String {
+    let mut text = String::new();
+    let _ = file
+        .seek(SeekFrom::Start(0))
+        .and_then(|_| file.read_to_string(&mut text));
+    match text.trim().parse::<u32>() {
+        Ok(pid) if crate::registration::state::alive(pid as i32) => format!("pid {pid}"),
+        Ok(pid) => format!(
+            "pid {pid}, which has exited: a client call it started still holds the lock until \
+             it ends"
+        ),
+        Err(_) => "pid unknown".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_taker_waits_names_the_holder_and_times_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let held = Lock::acquire(&path, Duration::from_secs(1), |_| {}).unwrap();
+        let mut said = String::new();
+        let err =
+            Lock::acquire(&path, Duration::from_millis(200), |h| said = h.to_string()).unwrap_err();
+        let me = format!("pid {}", std::process::id());
+        assert_eq!(said, me);
+        assert!(err.to_string().contains(&me), "{err}");
+        drop(held);
+        Lock::acquire(&path, Duration::from_millis(200), |_| {
+            panic!("free, no wait")
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn the_same_file_twice_is_locked_once_and_a_fifo_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.lock");
+        let locks = acquire_all(
+            &[p.clone(), p.clone()],
+            Duration::from_millis(200),
+            |_, _| panic!("no wait on our own lock"),
+        )
+        .unwrap();
+        assert_eq!(locks.len(), 1);
+        assert!(crate::process::held_fds().contains(&locks[0].file.as_raw_fd()));
+        drop(locks);
+        let fifo = dir.path().join("f.lock");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let err = Lock::acquire(&fifo, Duration::from_millis(100), |_| {}).unwrap_err();
+        assert!(matches!(err, LockError::NotAFile { .. }), "{err}");
+    }
+}

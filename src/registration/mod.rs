@@ -1,0 +1,13 @@
+//! Changing what a client has registered, safely: the registration entry (the launch spec as
+//! the client holds it), the install transaction that rolls back unless committed, its
+//! journal and the per-client lock in the state directory, the ledger of what was done, and
+//! the flat registration document written from what the client itself reports.
+
+pub(crate) mod entry;
+pub(crate) mod ledger;
+pub(crate) mod lock;
+pub(crate) mod plan;
+pub(crate) mod registered;
+pub(crate) mod session;
+pub(crate) mod state;
+pub(crate) mod transaction;

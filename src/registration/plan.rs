@@ -1,0 +1,263 @@
+//! Steps 3–4 of install (see [`crate::cmd::install`]): what a client holds now, what install
+//! would do about each name (`unchanged`, `added`, `updated`), the entries it refuses to
+//! touch, and the record of each change for the ledger.
+
+use crate::clients::{Client, ClientError, Op};
+use crate::deployment::render::{self, Rendered};
+use crate::deployment::selection::Selected;
+use crate::error::Error;
+use crate::identity::report::Check;
+use crate::registration::entry::Entry;
+use crate::registration::ledger::Record;
+use crate::registration::transaction::Change;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// What step 4 decided for one name.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Action {
+    Unchanged,
+    Add,
+    Update,
+}
+
+impl Action {
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Action::Unchanged => "unchanged",
+            Action::Add => "added",
+            Action::Update => "updated",
+        }
+    }
+}
+
+/// Steps 3–4 for one client: what it holds now, and what install would do about each name.
+pub(crate) struct ClientPlan<'a> {
+    pub(crate) client: &'a dyn Client,
+    pub(crate) current: Map<String, Value>,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) changes: Vec<Change>,
+    pub(crate) shadows: Vec<Vec<String>>,
+}
+
+pub(crate) fn plan_client<'a>(
+    client: &'a dyn Client,
+    selected: &[Selected],
+    rendered: &[Rendered],
+) -> Result<ClientPlan<'a>, Error> {
+    let current = client.user_entries()?;
+    refuse_opaque(client, &current, selected)?;
+    refuse_literal_secrets(client, &current, selected)?;
+    let mut actions = Vec::new();
+    let mut changes = Vec::new();
+    for (s, r) in selected.iter().zip(rendered) {
+        let previous = current.get(&s.registered_name).cloned();
+        let action = match &previous {
+            None => Action::Add,
+            Some(raw) => match Entry::from_value(raw) {
+                Ok(prev) if prev.same_registration(&r.entry) => Action::Unchanged,
+                _ => Action::Update,
+            },
+        };
+        if action != Action::Unchanged {
+            changes.push(Change {
+                name: s.registered_name.clone(),
+                previous: previous.and_then(|v| v.as_object().cloned()),
+                target: Some(r.entry.raw.clone()),
+            });
+        }
+        actions.push(action);
+    }
+    let shadows = selected
+        .iter()
+        .map(|s| client.shadows(&s.registered_name))
+        .collect::<Result<_, _>>()?;
+    Ok(ClientPlan {
+        client,
+        current,
+        actions,
+        changes,
+        shadows,
+    })
+}
+
+/// Step 7: observe every name side by side (they only read). Each must be registered.
+pub(crate) fn observe_all(
+    client: &dyn Client,
+    names: &[&str],
+) -> Result<Vec<(String, Entry)>, ClientError> {
+    let results: Vec<Result<Option<Entry>, ClientError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = names
+            .iter()
+            .map(|n| scope.spawn(move || client.observe(n)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("an observe thread does not panic"))
+            .collect()
+    });
+    names
+        .iter()
+        .zip(results)
+        .map(|(n, r)| match r? {
+            Some(e) => Ok((n.to_string(), e)),
+            None => Err(ClientError::Disagrees {
+                name: n.to_string(),
+                reason: format!(
+                    "`{}` does not find it after it was registered",
+                    client.show(Op::Observe, n)
+                ),
+            }),
+        })
+        .collect()
+}
+
+/// A same-name entry in another scope wins over the user-scope one in that project: the agent
+/// there would run something else. A warning, or a failed check with `--strict`.
+pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+    let detail = format!(
+        "{}{name} is also registered in the {}, which takes precedence there",
+        if strict { "" } else { "warning: " },
+        shadows.join("; ")
+    );
+    if !strict {
+        eprintln!("{detail}");
+    }
+    Check {
+        check: "shadowing",
+        ok: !strict,
+        detail,
+    }
+}
+
+/// An existing entry that cannot be parsed is opaque: mcp-deploy cannot tell what it holds (a
+/// token may sit in any field), so it neither copies it into its journal and ledger nor
+/// replaces or removes it — a registration is never lost and a secret never stored. It is
+/// named by the sha256 of its canonical JSON, so the user can tell which entry is meant.
+pub(crate) fn refuse_opaque(
+    client: &dyn Client,
+    current: &serde_json::Map<String, serde_json::Value>,
+    selected: &[Selected],
+) -> Result<(), Error> {
+    for s in selected {
+        let Some(raw) = current.get(&s.registered_name) else {
+            continue;
+        };
+        if let Err(why) = Entry::from_value(raw) {
+            return Err(Error::usage(
+                format!(
+                    "{} is registered with {} as an entry mcp-deploy cannot parse ({why}): {}; \
+                     it will not replace or remove an entry it cannot read, nor record its values",
+                    s.registered_name,
+                    client.name(),
+                    crate::content::digest::opaque(raw)
+                ),
+                format!(
+                    "look at it, then fix or remove it yourself (`{}`), and run again",
+                    client.show(Op::Remove, &s.registered_name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An existing entry we would replace or remove must not hold a literal secret: its previous
+/// state goes into the journal, and secrets go nowhere mcp-deploy writes.
+pub(crate) fn refuse_literal_secrets(
+    client: &dyn Client,
+    current: &serde_json::Map<String, serde_json::Value>,
+    selected: &[Selected],
+) -> Result<(), Error> {
+    for s in selected {
+        let Some(entry) = current
+            .get(&s.registered_name)
+            .and_then(|raw| Entry::from_value(raw).ok())
+        else {
+            continue;
+        };
+        let secrets = crate::identity::secrets::literal_secrets(&entry);
+        if !secrets.is_empty() {
+            return Err(Error::usage(
+                format!(
+                    "{} is registered with {} holding a literal secret in {}; mcp-deploy will not \
+                     copy it into its journal to replace or remove it",
+                    s.registered_name,
+                    client.name(),
+                    secrets.join(", ")
+                ),
+                format!(
+                    "move the secret into the environment and re-register it with a ${{VAR}} \
+                     reference, or remove it yourself (`{}`), then run again",
+                    client.show(Op::Remove, &s.registered_name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn change_record(
+    client: &dyn Client,
+    s: &Selected,
+    action: &str,
+    old: Option<serde_json::Value>,
+    new: Option<serde_json::Value>,
+) -> Record {
+    let mut r = Record::now(client.name(), &s.server.name, &s.registered_name, action);
+    r.old = old;
+    r.new = new;
+    r.release = crate::deployment::layout::release_dir(&s.prefix, s.server.layout)
+        .ok()
+        .map(|d| d.display().to_string());
+    // The same evidence the commit check uses (a Python prefix's direct_url.json, found by
+    // the declared command, included).
+    let command = render::render(&s.server, &s.prefix)
+        .ok()
+        .and_then(|r| match r.entry.transport {
+            crate::registration::entry::Transport::Stdio { command, .. } => Some(command),
+            crate::registration::entry::Transport::Remote { .. } => None,
+        });
+    r.commit = crate::deployment::layout::commit_evidence(
+        &s.prefix,
+        s.server.layout,
+        command.as_deref().map(Path::new),
+    )
+    .ok()
+    .and_then(|e| match e {
+        crate::deployment::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
+        crate::deployment::layout::Evidence::Nothing(_) => None,
+    });
+    r
+}
+
+/// What a dry run would do (`install --dry-run`, `uninstall --dry-run`): one step per name
+/// and client, and the flat document it would write. Printed by [`crate::output`].
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct DryRun {
+    pub(crate) dry_run: bool,
+    /// install: whether the deployment passed its gate checks; uninstall: always.
+    pub(crate) ok: bool,
+    pub(crate) servers: Vec<PlannedStep>,
+    pub(crate) registered: String,
+}
+
+/// One name in one client, in a [`DryRun`].
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct PlannedStep {
+    pub(crate) name: String,
+    pub(crate) client: &'static str,
+    pub(crate) registered_name: String,
+    /// install: `added`, `updated`, `unchanged`; uninstall: `removed`, `absent`.
+    pub(crate) registration: &'static str,
+    /// install only: the entry it would register, secrets redacted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) entry: Option<String>,
+    /// install only: the files it would write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) writes: Option<Vec<String>>,
+    pub(crate) client_calls: Vec<String>,
+    /// install only: the deployment's gate checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) gate: Option<Vec<Check>>,
+}

@@ -1,0 +1,121 @@
+//! What every run that changes registrations does first and last: open the clients of
+//! `--client`, take every lock (each once, in path order), finish off what an interrupted
+//! earlier run journalled, and after the commit append to the ledger.
+
+use crate::clients::{self, Client, ClientKind, ClientOptions};
+use crate::error::Error;
+use crate::registration::ledger::{self, Record};
+use crate::registration::lock::{self, Lock};
+use crate::registration::registered::{self, Flat};
+use crate::registration::transaction;
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// What recoveries restored: `(client, name, its entry now)`.
+pub(crate) type Recovered = Vec<(&'static str, String, Option<Map<String, Value>>)>;
+
+/// Open each client of `clients` once, in the order given.
+pub(crate) fn open_named(
+    clients: &[ClientKind],
+    options: &ClientOptions,
+) -> Result<Vec<Box<dyn Client>>, Error> {
+    ClientKind::unique(clients)
+        .into_iter()
+        .map(|k| clients::open(k, options).map_err(Error::from))
+        .collect()
+}
+
+/// Step 2: take the lock of every client and of the flat document `document` (each file
+/// once), then finish off interrupted runs.
+pub(crate) fn lock_and_recover(
+    clients: &[Box<dyn Client>],
+    document: &Path,
+    lock_timeout: u64,
+    ledger: &Path,
+) -> Result<(Vec<Lock>, Recovered), Error> {
+    crate::process::catch_signals();
+    let mut paths = Vec::new();
+    for c in clients {
+        paths.push(crate::registration::state::file(
+            &c.home(),
+            &format!("{}.lock", c.name()),
+        )?);
+    }
+    paths.push(registered::lock_path(document)?);
+    let locks = lock::acquire_all(
+        &paths,
+        std::time::Duration::from_secs(lock_timeout),
+        |path, holder| {
+            eprintln!(
+                "waiting for {} held by another mcp-deploy run ({holder}), up to {} s",
+                path.display(),
+                lock_timeout
+            )
+        },
+    )?;
+    let mut recovered = Vec::new();
+    for c in clients {
+        let r = transaction::recover(c.as_ref(), ledger)?;
+        for line in &r.lines {
+            eprintln!("{line}");
+        }
+        for (name, entry) in r.names {
+            recovered.push((c.name(), name, entry));
+        }
+    }
+    Ok((locks, recovered))
+}
+
+/// Bring the document's lines for names a recovery restored back in agreement with the
+/// client: an interrupted run may have written them just before it was stopped. Only lines
+/// the document holds are touched. Whether anything changed.
+pub(crate) fn agree_recovered(flat: &mut Flat, recovered: &Recovered) -> bool {
+    let mut changed = false;
+    for (client, name, entry) in recovered {
+        if !flat.servers(client).contains_key(name) {
+            continue;
+        }
+        match entry {
+            Some(e) => {
+                let line = ledger::secret_free(&Value::Object(e.clone()));
+                if flat.servers(client).get(name) != Some(&line) {
+                    flat.set(client, name, line);
+                    changed = true;
+                }
+            }
+            None => changed |= flat.remove(client, name),
+        }
+    }
+    changed
+}
+
+/// Append `records` after a commit: a failure is a warning, the registration stands.
+pub(crate) fn ledger_after_commit(path: &Path, records: &[Record]) {
+    if let Err(e) = ledger::append(path, records) {
+        eprintln!("warning: the registration is made but not recorded in the ledger: {e}");
+        eprintln!("help: make the ledger writable (or pass --ledger FILE); the change itself needs nothing");
+    }
+}
+
+pub(crate) fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .unwrap_or_else(ledger::default_path)
+}
+
+/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
+/// else undo them all, the last begun first.
+pub(crate) fn finish_all(
+    txs: Vec<transaction::Transaction>,
+    outcome: Result<(), Error>,
+) -> Result<(), Error> {
+    match outcome {
+        Err(e) => Err(transaction::roll_back_all(txs, e).into()),
+        Ok(()) => {
+            for tx in txs {
+                tx.commit()?;
+            }
+            Ok(())
+        }
+    }
+}

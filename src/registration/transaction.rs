@@ -1,0 +1,653 @@
+//! The registration transaction: changes to a client's user-scope entries that either all
+//! happen or are all undone, and survive a crash in between.
+//!
+//! The client CLI has no "replace": `remove` then `add-json` leaves a window in which a name is
+//! not registered. So:
+//! 1. Before the first mutating call, a journal is written (atomically, mode 0600) in the
+//!    client's state directory (`<home>/.mcp-deploy/<client>.journal.json`, see
+//!    [`crate::registration::state`]): for each name, its previous entry (or none) and its target (or none).
+//! 2. The changes are applied one call at a time.
+//! 3. When anything fails, every name is brought back to its previous entry, in reverse order,
+//!    and the error says which state every name ended in. Restoring calls are retried, since
+//!    losing a registration is the one outcome this exists to prevent.
+//! 4. On success the journal is removed (the commit point).
+//! 5. A run that finds a journal (its writer crashed, was killed or lost power) first rolls
+//!    every journalled name back to its previous entry and says so; the run then proceeds, so
+//!    an interrupted install followed by any install ends where an uninterrupted one would.
+//!
+//! Every restore (3 and 5) is a compare-and-swap, and proves itself:
+//! - A name is restored only while its entry is still one the interrupted or failing run
+//!   could have left: its target, or absent (mid-replace). Anything else was changed by
+//!   someone else since (a person, another program that ignores our lock): it is left alone,
+//!   reported "changed since the interrupted run: not restored", kept in the journal, and the
+//!   run exits 2.
+//! - After a restoring call the entry is read back and compared with the journalled previous
+//!   entry. A client may store less than it is given (`claude mcp add-json` drops keys it does
+//!   not know); then the name is reported NOT restored, naming the missing keys, and kept in
+//!   the journal, which holds the full entry for a person to put back.
+//! - Restores are recorded in the ledger (action `restored`).
+//!
+//! Callers hold the client's lock ([`crate::registration::lock`]) around all of this.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::clients::{Client, ClientError};
+use crate::fsio;
+use crate::registration::entry::Entry;
+use crate::registration::ledger;
+
+/// How often a restoring call is tried before the name is reported lost (and left to the
+/// journal for the next run).
+const RESTORE_ATTEMPTS: usize = 3;
+
+/// One name's change.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Change {
+    pub(crate) name: String,
+    /// The entry before, exactly as the client config held it; `None`: absent.
+    pub(crate) previous: Option<Map<String, Value>>,
+    /// The entry after; `None`: remove.
+    pub(crate) target: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Journal {
+    journal: u32,
+    pid: u32,
+    client: String,
+    config: PathBuf,
+    changes: Vec<Change>,
+}
+
+/// What made a transaction roll back: any error that can say what the user can do about it
+/// ([`crate::error::Error`] in practice). A trait, so that this module does not depend on the
+/// crate's error type, which depends on it.
+pub(crate) trait Failure: std::error::Error + Send + Sync + 'static {
+    fn help(&self) -> Option<String>;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TransactionError {
+    #[error("{failure}\n{states}")]
+    RolledBack {
+        failure: Box<dyn Failure>,
+        states: String,
+        /// Whether every name is back at its previous entry (else the journal keeps some).
+        restored: bool,
+    },
+    #[error("the journal {path} of an interrupted run cannot be read: {reason}")]
+    BadJournal { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Io(#[from] fsio::IoError),
+    #[error("recovering the interrupted run journalled in {path} failed: {failure}")]
+    Recovery {
+        path: PathBuf,
+        failure: Box<ClientError>,
+    },
+    #[error(
+        "recovering the interrupted run journalled in {path} left names not restored:\n{states}"
+    )]
+    NotRestored { path: PathBuf, states: String },
+}
+
+impl TransactionError {
+    pub(crate) fn help(&self) -> Option<String> {
+        match self {
+            TransactionError::RolledBack {
+                restored: false, ..
+            } => Some(
+                "the journal keeps each name that is not restored with its previous entry; put \
+                 it back by hand if you want it, then delete the journal (the next run stops \
+                 until then)"
+                    .into(),
+            ),
+            TransactionError::RolledBack { failure, .. } => failure.help(),
+            TransactionError::BadJournal { .. } => Some(
+                "it lists the entries to restore; restore them with the client by hand, then delete it"
+                    .into(),
+            ),
+            TransactionError::Recovery { .. } => {
+                Some("the journal is kept; fix the client and run again to finish recovery".into())
+            }
+            TransactionError::NotRestored { path, .. } => Some(format!(
+                "the journal {} keeps each such name's previous entry; put back what you want by \
+                 hand (`claude mcp add-json -s user NAME '<entry>'`), then delete the journal",
+                path.display()
+            )),
+            TransactionError::Io(e) => e.help(),
+        }
+    }
+}
+
+/// Where the journal of `client` lives: `<home>/.mcp-deploy/<client>.journal.json`.
+pub(crate) fn journal_path(client: &dyn Client) -> Result<PathBuf, fsio::IoError> {
+    crate::registration::state::file(&client.home(), &format!("{}.journal.json", client.name()))
+}
+
+/// Where versions before the state directory wrote the journal: beside the config file.
+fn legacy_journal_path(client: &dyn Client) -> PathBuf {
+    client
+        .config_path()
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(".mcp-deploy.journal.json")
+}
+
+/// Crash points for the tests (debug builds only, like rustup's): when
+/// `MCP_DEPLOY_CRASH_AT` names this point, the process aborts here, as a SIGKILL would stop it.
+/// `MCP_DEPLOY_PAUSE_AT=POINT` instead sleeps there for 30 s (a window for a test to act in).
+pub(crate) fn checkpoint(point: &str) {
+    #[cfg(debug_assertions)]
+    {
+        if std::env::var("MCP_DEPLOY_CRASH_AT").is_ok_and(|p| p == point) {
+            eprintln!("mcp-deploy: crashing at checkpoint {point} (MCP_DEPLOY_CRASH_AT)");
+            std::process::abort();
+        }
+        if std::env::var("MCP_DEPLOY_PAUSE_AT").is_ok_and(|p| p == point) {
+            eprintln!("mcp-deploy: pausing at checkpoint {point} (MCP_DEPLOY_PAUSE_AT)");
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while std::time::Instant::now() < until && !crate::process::interrupted() {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = point;
+}
+
+/// What a recovery did.
+#[derive(Debug, Default)]
+pub(crate) struct Recovered {
+    /// A line per name, headed by the journal's; empty when there was no journal.
+    pub(crate) lines: Vec<String>,
+    /// Each recovered name and its entry in the client now (`None`: absent). The interrupted
+    /// run may have written the flat document already (it does so just before its commit):
+    /// the caller brings the document's lines for these names back in agreement.
+    pub(crate) names: Vec<(String, Option<Map<String, Value>>)>,
+}
+
+/// Step 5: roll back what an interrupted run journalled (also at the location older versions
+/// used). A name that cannot be restored stays in the journal and the run stops (exit 2).
+pub(crate) fn recover(client: &dyn Client, ledger: &Path) -> Result<Recovered, TransactionError> {
+    let mut out = Recovered::default();
+    let mut names = Vec::new();
+    for path in [legacy_journal_path(client), journal_path(client)?] {
+        let (lines, recovered) = recover_one(client, &path, ledger)?;
+        out.lines.extend(lines);
+        names.extend(recovered);
+    }
+    if !names.is_empty() {
+        let now = client
+            .user_entries()
+            .map_err(|failure| TransactionError::Recovery {
+                path: client.config_path().to_path_buf(),
+                failure: Box::new(failure),
+            })?;
+        out.names = names
+            .into_iter()
+            .map(|n| {
+                let entry = now.get(&n).and_then(|v| v.as_object().cloned());
+                (n, entry)
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// One journal: its lines, and the names it held.
+fn recover_one(
+    client: &dyn Client,
+    path: &Path,
+    ledger: &Path,
+) -> Result<(Vec<String>, Vec<String>), TransactionError> {
+    let bad = |reason: String| TransactionError::BadJournal {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let text = match fsio::read_input_if_exists(path, "journal", fsio::limits::DOCUMENT) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(bad(e.source.to_string())),
+    };
+    let mut journal: Journal = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let mut lines = vec![format!(
+        "recovered the interrupted run of pid {} journalled in {}:",
+        journal.pid,
+        path.display()
+    )];
+    let mut kept = Vec::new();
+    let mut records = Vec::new();
+    for change in journal.changes.iter().rev() {
+        let outcome = crate::process::shielded(|| restore(client, change, Why::Recovery, false))
+            .map_err(|failure| TransactionError::Recovery {
+                path: path.to_path_buf(),
+                failure: Box::new(failure),
+            })?;
+        lines.push(format!("  {}: {}", change.name, outcome.describe(path)));
+        if let Some(r) = outcome.record(client, change) {
+            records.push(r);
+        }
+        if !outcome.done() {
+            kept.push(change.clone());
+        }
+    }
+    ledger_warn(ledger, &records);
+    if kept.is_empty() {
+        remove_journal(path)?;
+        let names = journal.changes.iter().map(|c| c.name.clone()).collect();
+        return Ok((lines, names));
+    }
+    kept.reverse();
+    journal.changes = kept;
+    write_journal(path, &journal)?;
+    Err(TransactionError::NotRestored {
+        path: path.to_path_buf(),
+        states: lines[1..].join("\n"),
+    })
+}
+
+/// Append restore records; a ledger that cannot be written is a warning, never a failure of
+/// the registration it would have recorded.
+fn ledger_warn(path: &Path, records: &[ledger::Record]) {
+    if let Err(e) = ledger::append(path, records) {
+        eprintln!("warning: the change is made but not recorded in the ledger: {e}");
+    }
+}
+
+fn write_journal(path: &Path, journal: &Journal) -> Result<(), fsio::IoError> {
+    let text = serde_json::to_string_pretty(journal).expect("a journal serializes");
+    fsio::write_atomic(path, text.as_bytes(), true)
+}
+
+/// A transaction in progress over `changes`.
+pub(crate) struct Transaction<'a> {
+    client: &'a dyn Client,
+    journal: PathBuf,
+    ledger: PathBuf,
+    changes: Vec<Change>,
+    /// How many changes have been (at least partly) applied.
+    started: usize,
+}
+
+impl<'a> Transaction<'a> {
+    /// Step 1: write the journal, when there is anything to change. Restores are recorded in
+    /// the ledger at `ledger`.
+    pub(crate) fn begin(
+        client: &'a dyn Client,
+        changes: Vec<Change>,
+        ledger: &Path,
+    ) -> Result<Transaction<'a>, TransactionError> {
+        let journal = journal_path(client)?;
+        if !changes.is_empty() {
+            let doc = Journal {
+                journal: 1,
+                pid: std::process::id(),
+                client: client.name().to_string(),
+                config: client.config_path().to_path_buf(),
+                changes: changes.clone(),
+            };
+            write_journal(&journal, &doc)?;
+            checkpoint("journal-written");
+        }
+        Ok(Transaction {
+            client,
+            journal,
+            ledger: ledger.to_path_buf(),
+            changes,
+            started: 0,
+        })
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Step 2: apply every change, one call at a time.
+    pub(crate) fn apply(&mut self) -> Result<(), ClientError> {
+        for i in 0..self.changes.len() {
+            self.started = i + 1;
+            let c = &self.changes[i];
+            checkpoint(&format!("before-change:{}", c.name));
+            if c.previous.is_some() {
+                self.client.remove(&c.name)?;
+                checkpoint(&format!("after-remove:{}", c.name));
+            }
+            if let Some(target) = &c.target {
+                self.client.add(&c.name, &raw_entry(target))?;
+                checkpoint(&format!("after-add:{}", c.name));
+            }
+        }
+        Ok(())
+    }
+
+    /// Step 3: undo, and describe where every name ended, a line each. The journal is removed
+    /// only when every name is back at its previous entry; otherwise it keeps the names that
+    /// are not.
+    fn undo(self) -> (Vec<String>, bool) {
+        crate::process::shielded(|| {
+            let mut lines = Vec::new();
+            let mut kept = Vec::new();
+            let mut records = Vec::new();
+            for (i, c) in self.changes.iter().enumerate().rev() {
+                let state = if i >= self.started {
+                    "untouched, at its previous entry".to_string()
+                } else {
+                    // The change in flight when the run failed may be in any state its failed
+                    // call left; the ones before it completed and must still be as they did.
+                    let in_flight = i + 1 == self.started;
+                    match restore(self.client, c, Why::Rollback, in_flight) {
+                        Ok(outcome) => {
+                            if let Some(r) = outcome.record(self.client, c) {
+                                records.push(r);
+                            }
+                            if !outcome.done() {
+                                kept.push(c.clone());
+                            }
+                            outcome.describe(&self.journal)
+                        }
+                        Err(e) => {
+                            kept.push(c.clone());
+                            format!(
+                                "NOT restored ({e}); the journal {} keeps its previous entry and the next run restores it",
+                                self.journal.display()
+                            )
+                        }
+                    }
+                };
+                lines.push(format!("  {}: {state}", c.name));
+            }
+            lines.reverse();
+            let all_restored = kept.is_empty();
+            ledger_warn(&self.ledger, &records);
+            if !self.changes.is_empty() {
+                if kept.is_empty() {
+                    let _ = remove_journal(&self.journal);
+                } else if kept.len() < self.changes.len() {
+                    kept.reverse();
+                    let _ = write_journal(
+                        &self.journal,
+                        &Journal {
+                            journal: 1,
+                            pid: std::process::id(),
+                            client: self.client.name().to_string(),
+                            config: self.client.config_path().to_path_buf(),
+                            changes: kept,
+                        },
+                    );
+                }
+            }
+            (lines, all_restored)
+        })
+    }
+
+    /// Undo this one transaction after `failure`.
+    #[cfg(test)]
+    pub(crate) fn roll_back(self, failure: impl Failure) -> TransactionError {
+        roll_back_all(vec![self], failure)
+    }
+
+    /// Step 4: the commit point.
+    pub(crate) fn commit(self) -> Result<(), TransactionError> {
+        if !self.changes.is_empty() {
+            remove_journal(&self.journal)?;
+        }
+        Ok(())
+    }
+}
+
+/// Undo several transactions (one per client), the last begun first, after `failure`. With
+/// one client the lines name each registration; with several, each is prefixed by its client.
+pub(crate) fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> TransactionError {
+    let several = txs.len() > 1;
+    let mut blocks = Vec::new();
+    let mut all_restored = true;
+    for tx in txs.into_iter().rev() {
+        let client = tx.client.name();
+        let (lines, restored) = tx.undo();
+        all_restored &= restored;
+        if several {
+            blocks.push(format!(
+                "  {client}:\n{}",
+                lines
+                    .iter()
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ));
+        } else {
+            blocks.push(lines.join("\n"));
+        }
+    }
+    blocks.reverse();
+    TransactionError::RolledBack {
+        failure: Box::new(failure),
+        states: format!(
+            "{}:\n{}",
+            if all_restored {
+                "every change was rolled back"
+            } else {
+                "the changes were rolled back, except where a line says otherwise"
+            },
+            blocks.join("\n")
+        ),
+        restored: all_restored,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Why {
+    Rollback,
+    Recovery,
+}
+
+/// Where one restore left a name.
+enum Outcome {
+    /// Already at its previous entry (or absent, as before): nothing done.
+    AsBefore(&'static str),
+    /// Put back; `now` is what it replaced (for the ledger).
+    Restored {
+        now: Option<Map<String, Value>>,
+        word: &'static str,
+    },
+    /// Changed by someone else since: left alone.
+    Changed { why: Why },
+    /// Put back, but the client stored less than the previous entry: these keys differ.
+    Lossy {
+        now: Option<Map<String, Value>>,
+        keys: Vec<String>,
+    },
+}
+
+impl Outcome {
+    /// Whether the name is at its previous entry (and can leave the journal).
+    fn done(&self) -> bool {
+        matches!(self, Outcome::AsBefore(_) | Outcome::Restored { .. })
+    }
+
+    fn describe(&self, journal: &Path) -> String {
+        match self {
+            Outcome::AsBefore(s) => s.to_string(),
+            Outcome::Restored { word, .. } => word.to_string(),
+            Outcome::Changed { why } => format!(
+                "changed since the {}: not restored (its entry is neither what that run had \
+                 before nor what it was writing); the journal {} keeps its previous entry",
+                match why {
+                    Why::Recovery => "interrupted run",
+                    Why::Rollback => "failed change began",
+                },
+                journal.display()
+            ),
+            Outcome::Lossy { keys, .. } => format!(
+                "NOT restored: the client stored it without {} of its previous entry; the \
+                 journal {} keeps the whole previous entry",
+                keys.iter()
+                    .map(|k| format!("{k:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                journal.display()
+            ),
+        }
+    }
+
+    /// The ledger line of a restoring call that was made.
+    fn record(&self, client: &dyn Client, c: &Change) -> Option<ledger::Record> {
+        let now = match self {
+            Outcome::Restored { now, .. } | Outcome::Lossy { now, .. } => now,
+            _ => return None,
+        };
+        let mut r = ledger::Record::now(client.name(), &c.name, &c.name, "restored");
+        r.old = now
+            .as_ref()
+            .map(|m| ledger::secret_free(&Value::Object(m.clone())));
+        r.new = c
+            .previous
+            .as_ref()
+            .map(|m| ledger::secret_free(&Value::Object(m.clone())));
+        Some(r)
+    }
+}
+
+/// Bring one name back to its previous entry, retrying the client calls.
+fn restore(
+    client: &dyn Client,
+    c: &Change,
+    why: Why,
+    in_flight: bool,
+) -> Result<Outcome, ClientError> {
+    let mut last = None;
+    for _ in 0..RESTORE_ATTEMPTS {
+        match restore_once(client, c, why, in_flight) {
+            Ok(outcome) => return Ok(outcome),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("at least one attempt"))
+}
+
+fn current(client: &dyn Client, name: &str) -> Result<Option<Map<String, Value>>, ClientError> {
+    Ok(client
+        .user_entries()?
+        .get(name)
+        .and_then(|v| v.as_object().cloned()))
+}
+
+fn restore_once(
+    client: &dyn Client,
+    c: &Change,
+    why: Why,
+    in_flight: bool,
+) -> Result<Outcome, ClientError> {
+    let now = current(client, &c.name)?;
+    match (&now, &c.previous) {
+        (None, None) => return Ok(Outcome::AsBefore("absent, as before")),
+        (Some(n), Some(prev)) if same(n, prev) => {
+            return Ok(Outcome::AsBefore("at its previous entry"))
+        }
+        _ => {}
+    }
+    // Compare-and-swap: only what this run could have left is ours to undo.
+    let ours = in_flight
+        || match (&now, &c.target) {
+            (None, _) => true,
+            (Some(n), Some(t)) => same(n, t),
+            (Some(_), None) => false,
+        };
+    if !ours {
+        return Ok(Outcome::Changed { why });
+    }
+    if now.is_some() {
+        client.remove(&c.name)?;
+    }
+    let Some(prev) = &c.previous else {
+        return Ok(Outcome::Restored {
+            now,
+            word: "removed again (it was absent before)",
+        });
+    };
+    client.add(&c.name, &raw_entry(prev))?;
+    // The proof: read it back.
+    let back = current(client, &c.name)?.unwrap_or_default();
+    let keys = differing_keys(prev, &back);
+    if keys.is_empty() {
+        Ok(Outcome::Restored {
+            now,
+            word: "restored to its previous entry",
+        })
+    } else {
+        Ok(Outcome::Lossy { now, keys })
+    }
+}
+
+/// Two entries are the same registration (defaults such as `"args": []` aside).
+fn same(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    raw_entry(a).same_registration(&raw_entry(b))
+}
+
+/// The keys whose values differ between `want` and `got`, a default (`"args": []`, `"env":
+/// {}`, `"type": "stdio"`) counting as absent. Only names: values may be secrets.
+fn differing_keys(want: &Map<String, Value>, got: &Map<String, Value>) -> Vec<String> {
+    let is_default = |k: &str, v: &Value| match (k, v) {
+        ("type", Value::String(t)) => t == "stdio",
+        ("args", Value::Array(a)) => a.is_empty(),
+        ("env" | "headers", Value::Object(o)) => o.is_empty(),
+        _ => false,
+    };
+    let norm = |m: &Map<String, Value>| -> Map<String, Value> {
+        m.iter()
+            .filter(|(k, v)| !is_default(k, v))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    let (want, got) = (norm(want), norm(got));
+    let mut keys: Vec<String> = want
+        .iter()
+        .filter(|(k, v)| got.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.extend(got.keys().filter(|k| !want.contains_key(*k)).cloned());
+    keys
+}
+
+/// An entry as the client config held it, even one we could not parse: it is put back as is.
+fn raw_entry(raw: &Map<String, Value>) -> Entry {
+    Entry::from_value(&Value::Object(raw.clone())).unwrap_or_else(|_| Entry {
+        raw: raw.clone(),
+        transport: crate::registration::entry::Transport::Remote {
+            kind: "unknown".into(),
+            url: String::new(),
+        },
+    })
+}
+
+fn remove_journal(path: &Path) -> Result<(), fsio::IoError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(fsio::IoError::new("cannot remove", path, e)),
+    }
+    if let Some(dir) = path.parent() {
+        fsio::sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn m(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn differing_keys_name_what_the_client_dropped_and_ignore_defaults() {
+        let prev = m(json!({"command": "/x", "cwd": "/tmp", "x-note": "n", "env": {}}));
+        let back = m(json!({"command": "/x", "args": []}));
+        assert_eq!(differing_keys(&prev, &back), ["cwd", "x-note"]);
+        assert!(differing_keys(&back, &m(json!({"command": "/x"}))).is_empty());
+    }
+}
