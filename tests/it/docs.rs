@@ -23,7 +23,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::harness::real_claude;
+use crate::harness::{real_claude, World};
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -218,11 +218,8 @@ fn every_docs_path_named_in_source_exists() {
     }
     // Help texts are generated from src/cli.rs, checked above as source; check the rendered
     // help too, in case a path is assembled.
-    let out = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"))
-        .args(["man"])
-        .output()
-        .unwrap();
-    let man = String::from_utf8_lossy(&out.stdout);
+    let out = World::new().run(&["man"]);
+    let man = out.code(0).stdout.clone();
     for word in man.split_whitespace() {
         if let Some(i) = word.find("docs/") {
             let p = word[i..].trim_end_matches(|c: char| !c.is_alphanumeric());

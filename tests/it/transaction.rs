@@ -300,19 +300,18 @@ fn a_local_scope_entry_of_the_same_name_survives_and_is_reported() {
     // A local-scope entry, made by the real client in a project directory.
     let project = w.root().join("project");
     fs::create_dir_all(&project).unwrap();
-    let mut cmd = std::process::Command::new(real_claude());
-    cmd.args([
-        "mcp",
-        "add-json",
-        "-s",
-        "local",
-        "codetools-test",
-        r#"{"command":"/usr/bin/env","args":["local"]}"#,
-    ])
-    .current_dir(&project)
-    .env("HOME", w.root().join("home"))
-    .env("CLAUDE_CONFIG_DIR", w.config_dir());
-    assert!(cmd.status().unwrap().success());
+    w.program(real_claude())
+        .args([
+            "mcp",
+            "add-json",
+            "-s",
+            "local",
+            "codetools-test",
+            r#"{"command":"/usr/bin/env","args":["local"]}"#,
+        ])
+        .current_dir(&project)
+        .run()
+        .code(0);
     let local = |w: &World| -> Value {
         let cfg: Value =
             serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
