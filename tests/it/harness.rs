@@ -167,7 +167,8 @@ impl Run {
     }
 }
 
-fn regex_escape(s: &str) -> String {
+/// `s` as a regex matching itself, for a snapshot filter of a literal value.
+pub fn regex_escape(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
         if "\\.+*?()|[]{}^$#&-~".contains(c) {

@@ -15,6 +15,7 @@ mod docs;
 mod faults;
 mod flags;
 mod handshake;
+mod human;
 mod identity;
 mod install;
 mod manifest;

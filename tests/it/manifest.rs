@@ -179,6 +179,16 @@ fn modified_file_is_reported_by_path() {
 }
 
 #[test]
+fn human_report_of_a_failed_verify() {
+    let r = Release::sample();
+    r.create().code(0);
+    r.write("bin/codetools", "#!/bin/sh\necho pwned\n");
+    fs::remove_file(r.path("lib/empty")).unwrap();
+    r.write("lib/extra", "added\n");
+    crate::snapshot!("manifest_verify_failed", r.verify());
+}
+
+#[test]
 fn file_replaced_by_a_symlink_inside_the_release_is_modified() {
     let r = Release::sample();
     r.create().code(0);

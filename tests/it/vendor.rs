@@ -18,7 +18,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::harness::{system_tool, Run, World as Scratch};
+use crate::harness::{regex_escape, system_tool, Run, World as Scratch};
 
 const TGZ: &str = "acme-consumer-0.4.0.tgz";
 const SDK: &str = "vendor/consumer-sdk";
@@ -339,6 +339,26 @@ fn tampered_sidecar_fails_sidecar_and_manifest() {
     );
     assert_eq!(check(&r, "sidecar", REL_TGZ)["expected"], H0);
     failed(&r, "manifest", REL_TGZ, "the sidecar's");
+}
+
+#[test]
+fn human_report_of_a_tampered_sidecar() {
+    let w = World::installed();
+    // npm's tarball bytes (so its digests and size) may differ with the npm version: named, not shown.
+    let sha256 = regex_escape(&w.sha256sum(&w.tgz()));
+    let sha512 = regex_escape(w.integrity().trim_start_matches("sha512-"));
+    fs::write(w.sidecar(), format!("{H0}  {TGZ}\n")).unwrap();
+    let m = format!("{SDK}/release-manifest.json");
+    let r = w.run(&["verify-vendor", "vendor", "--manifest", &m]);
+    crate::snapshot!(
+        "verify_vendor_tampered_sidecar",
+        r,
+        [
+            (&sha256, "[TARBALL-SHA256]"),
+            (&sha512, "[TARBALL-SHA512]"),
+            (r"regular file, \d+ bytes", "regular file, [SIZE] bytes"),
+        ]
+    );
 }
 
 #[test]
