@@ -345,10 +345,16 @@ fn a_hanging_server_times_out_and_is_killed() {
 fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
     // SIGTERM is ignored by the server and by the child it leaves holding our pipes; only the
     // SIGKILL to the whole group after the grace ends them, and we must not wait for the pipe.
+    // The server writes its own pid and its child's, so the test can see both are gone.
     let w = World::new();
+    let pids = w.root().join("server.pids");
     let (prefix, doc) = server_release(
         &w,
-        "#!/bin/sh\ntrap '' TERM\nsleep 100 &\nwhile :; do sleep 1; done\n",
+        &format!(
+            "#!/bin/sh\ntrap '' TERM\necho $$ > '{p}'\nsleep 100 &\necho $! >> '{p}'\n\
+             while :; do sleep 1; done\n",
+            p = pids.display()
+        ),
     );
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
@@ -360,6 +366,43 @@ fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
         "{:?}",
         start.elapsed()
     );
+    let pids: Vec<u32> = fs::read_to_string(&pids)
+        .unwrap_or_else(|e| panic!("the server wrote no pids: {e}\n{r}"))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "server and child pids: {pids:?}\n{r}");
+    for pid in pids {
+        assert_gone(pid);
+    }
+}
+
+/// `pid` no longer runs: no `/proc/<pid>`, or a zombie (killed, not yet reaped by whoever
+/// inherited it: init, or a subreaper that is slow about it). SIGKILL is delivered when
+/// mcp-deploy returns, but dying takes the kernel a moment: a live process gets a few
+/// seconds, which only bounds how long a failure takes to show.
+#[track_caller]
+fn assert_gone(pid: u32) {
+    let stat = format!("/proc/{pid}/stat");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = match fs::read_to_string(&stat) {
+            Err(_) => return,
+            // `pid (comm) S ...`: the state follows the last `)` (comm may hold one).
+            Ok(text) => text[text.rfind(')').unwrap() + 2..].chars().next().unwrap(),
+        };
+        if state == 'Z' || state == 'X' {
+            return;
+        }
+        if Instant::now() > deadline {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            panic!(
+                "pid {pid} still runs (state {state}): {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
