@@ -197,19 +197,47 @@ fn uninstall_recovers_an_interrupted_install_first() {
         &[("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")],
     );
     assert!(!w.user_servers().contains_key("codetools-test"));
-    // Uninstall first puts the old entry back (recovery), then removes the name as asked.
+    let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+    assert_eq!(
+        j["changes"][0]["previous"], old,
+        "the journal lost the old entry"
+    );
+    // Uninstall first puts the old entry back (recovery), then removes the name as asked:
+    // the ledger shows both steps, with the old entry as what was restored and then removed.
+    let ledger = w.root().join("ledger.ndjson");
     let r = w.run(&[
         "uninstall",
         "--prefix",
         opt.to_str().unwrap(),
         "--name-suffix",
         "-test",
+        "--ledger",
+        ledger.to_str().unwrap(),
     ]);
     r.code(0)
         .stderr_has("codetools-test: restored to its previous entry");
     assert!(!w.user_servers().contains_key("codetools-test"));
     assert_eq!(w.user_servers()["unrelated"]["args"], json!(["u"]));
-    let _ = old;
+    let records: Vec<Value> = fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["name"] == "codetools-test")
+        .collect();
+    let shown = format!("{records:#?}\n{r}");
+    let actions: Vec<&str> = records
+        .iter()
+        .map(|v| v["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["restored", "removed"], "{shown}");
+    let (restored, removed) = (&records[0]["new"], &records[1]["old"]);
+    for entry in [restored, removed] {
+        assert_eq!(
+            (&entry["command"], &entry["args"]),
+            (&old["command"], &old["args"]),
+            "{shown}"
+        );
+    }
 }
 
 #[test]
