@@ -504,14 +504,17 @@ fn integrity_not_sha512_fails() {
 fn integrity_bad_base64_fails() {
     let w = World::installed();
     let good = w.integrity();
+    let digits = good.strip_prefix("sha512-").unwrap();
+    assert_eq!((digits.len(), &digits[86..]), (88, "=="), "{good}");
+    // Each is the real digest made non-canonical in one way, and differs from it whatever
+    // its bytes (a blanket `+`/`/` -> `-`/`_` swap changes nothing for a digest without
+    // either, and used to skip that case).
     for bad in [
         good.trim_end_matches('=').to_string(), // padding dropped
-        good.replace('+', "-").replace('/', "_") + " ", // URL-safe alphabet
-        format!("{}!==", &good[..good.len() - 3]),
+        format!("sha512--_{}", &digits[2..]),   // URL-safe alphabet
+        format!("sha512-{}!==", &digits[..85]), // a digit outside any alphabet
     ] {
-        if bad.trim() == good {
-            continue; // the URL-safe swap changed nothing for this digest
-        }
+        assert_ne!(bad, good);
         w.integrity_refused(json!(bad), "not canonical base64");
     }
 }
