@@ -268,15 +268,53 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
         "--name-suffix",
         "-test",
     ];
-    let children: Vec<_> = (0..8).map(|_| w.spawn(&args)).collect();
-    let mut waited = 0;
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
-        waited += stderr.contains("waiting for") as usize;
+    // The test holds the claude lock itself until all eight runs have said they wait for it,
+    // so every one of them must wait, whatever the scheduling (a run that got the lock first
+    // used to leave `waited` at 0 when the others happened not to overlap with it).
+    let held = hold_lock(&w.state_dir().join("claude.lock"));
+    let mut children: Vec<_> = (0..8).map(|_| w.spawn(&args)).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let stderr = child.stderr.take().unwrap();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut all = String::new();
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+                    let line = line.unwrap();
+                    if line.starts_with("waiting for") {
+                        let _ = tx.send(line.clone());
+                    }
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+                all
+            })
+        })
+        .collect();
+    let holder = format!(
+        "held by another mcp-deploy run (pid {})",
+        std::process::id()
+    );
+    for n in 0..8 {
+        // Not a speed assertion: the bound only stops a run that never waits from hanging
+        // the test.
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("only {n} of 8 runs said they wait for the lock"));
+        assert!(
+            line.contains("claude.lock") && line.contains(&holder),
+            "{line}"
+        );
     }
-    assert!(waited >= 1, "no run had to wait for the lock");
+    drop(held);
+    for (child, reader) in children.into_iter().zip(readers) {
+        let out = child.wait_with_output().unwrap();
+        let stderr = reader.join().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(&holder), "{stderr}");
+    }
 
     let servers = w.user_servers();
     let mut names: Vec<_> = servers.keys().cloned().collect();
@@ -294,6 +332,22 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
         &["--name", "codetools-test"],
     )
     .code(0);
+}
+
+/// Hold `path` the way a run does (an exclusive lock on the file, the holder's pid inside)
+/// until the returned file is dropped.
+fn hold_lock(path: &std::path::Path) -> fs::File {
+    use std::io::Write;
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut held = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    held.lock().unwrap();
+    writeln!(held, "{}", std::process::id()).unwrap();
+    held
 }
 
 #[test]
