@@ -12,28 +12,14 @@ use crate::harness::*;
 /// The tools server-everything 2026.8.31 lists to a client with no capabilities.
 const EVERYTHING_TOOLS: usize = 13;
 
-/// The pinned server-everything entry point; `npm ci` in the repo brings it.
+/// The pinned server-everything entry point (`node_modules/.bin/mcp-server-everything` is a
+/// link to it); `npm ci` in the repo brings it.
 fn everything_server() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `npm ci` in {} (it installs the pinned \
-         @modelcontextprotocol/server-everything)",
-        p.display(),
-        env!("CARGO_MANIFEST_DIR")
-    );
-    p
+    fs::canonicalize(real_client("mcp-server-everything")).unwrap()
 }
 
 fn node() -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("node"))
-                .find(|p| p.is_file())
-        })
-        .expect("node is on PATH (the tests need Node for the pinned MCP servers)")
+    system_tool("node")
 }
 
 /// A codetools release whose `bin/codetools` is `script`, and a document registering it.

@@ -653,3 +653,35 @@ impl World {
         let _ = fs::remove_file(self.log_path());
     }
 }
+
+/// Whatever the developer's environment holds (their ledger's XDG_STATE_HOME, CODEX_HOME,
+/// MCP_DEPLOY_*, MCP_TIMEOUT...), a command sees the world's variables and nothing else.
+#[test]
+fn a_command_sees_only_the_worlds_environment() {
+    let w = World::new();
+    let r = w.program(system_tool("env")).env("EXTRA", "1").run();
+    r.success();
+    let mut names: Vec<&str> = r
+        .stdout
+        .lines()
+        .map(|l| l.split_once('=').unwrap().0)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+            "CLAUDE_CONFIG_DIR",
+            "DISABLE_AUTOUPDATER",
+            "DISABLE_ERROR_REPORTING",
+            "DISABLE_TELEMETRY",
+            "EXTRA",
+            "HOME",
+            "PATH",
+            "TMPDIR",
+        ],
+        "{r}"
+    );
+    let removed = w.program(system_tool("env")).env_remove("HOME").run();
+    assert!(!removed.stdout.contains("HOME="), "{removed}");
+}
