@@ -430,19 +430,18 @@ impl World {
         p
     }
 
-    /// Run `COMMAND --prefix opt --name-suffix -test EXTRA...`: a command on the sample
-    /// deployment under the test names.
+    /// `COMMAND --prefix opt --name-suffix -test`: a command on the sample deployment under
+    /// the test names, to build on (`.arg(..)`, `.env(..)`).
+    pub fn sample_cmd(&self, command: &str) -> Cmd<'_> {
+        self.cmd()
+            .args([command, "--prefix"])
+            .arg(self.opt())
+            .args(["--name-suffix", "-test"])
+    }
+
+    /// Run `COMMAND --prefix opt --name-suffix -test EXTRA...` (see [`World::sample_cmd`]).
     pub fn on_sample(&self, command: &str, extra: &[&str]) -> Run {
-        let opt = self.opt();
-        let mut args = vec![
-            command,
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
+        self.sample_cmd(command).args(extra).run()
     }
 
     /// Write `servers.json` declaring only codetools, its entry being

@@ -141,17 +141,10 @@ fn crash_at_each_checkpoint_then_the_next_run_recovers() {
     for point in checkpoints {
         let w = World::with_real_claude();
         let old = old_state(&w);
-        let opt = w.opt();
-        let crashed = w.run_env(
-            &[
-                "install",
-                "--prefix",
-                opt.to_str().unwrap(),
-                "--name-suffix",
-                "-test",
-            ],
-            &[("MCP_DEPLOY_CRASH_AT", point)],
-        );
+        let crashed = w
+            .sample_cmd("install")
+            .env("MCP_DEPLOY_CRASH_AT", point)
+            .run();
         assert_ne!(crashed.code, 0, "{point}: did not crash\n{}", crashed.shown);
         assert!(
             crashed.stderr.contains("crashing at checkpoint"),
@@ -185,17 +178,9 @@ fn crash_at_each_checkpoint_then_the_next_run_recovers() {
 fn uninstall_recovers_an_interrupted_install_first() {
     let w = World::with_real_claude();
     let old = old_state(&w);
-    let opt = w.opt();
-    w.run_env(
-        &[
-            "install",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ],
-        &[("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")],
-    );
+    w.sample_cmd("install")
+        .env("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")
+        .run();
     assert!(!w.user_servers().contains_key("codetools-test"));
     let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
     assert_eq!(
@@ -205,15 +190,7 @@ fn uninstall_recovers_an_interrupted_install_first() {
     // Uninstall first puts the old entry back (recovery), then removes the name as asked:
     // the ledger shows both steps, with the old entry as what was restored and then removed.
     let ledger = w.root().join("ledger.ndjson");
-    let r = w.run(&[
-        "uninstall",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-        "--ledger",
-        ledger.to_str().unwrap(),
-    ]);
+    let r = w.sample_cmd("uninstall").arg("--ledger").arg(&ledger).run();
     r.code(0)
         .stderr_has("codetools-test: restored to its previous entry");
     assert!(!w.user_servers().contains_key("codetools-test"));
@@ -484,17 +461,10 @@ fn sigkill_in_the_middle_then_the_next_run_recovers() {
 
 /// Crash an install of the sample after `point`, from `old_state`.
 fn crash_at(w: &World, point: &str) {
-    let opt = w.opt();
-    let r = w.run_env(
-        &[
-            "install",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ],
-        &[("MCP_DEPLOY_CRASH_AT", point)],
-    );
+    let r = w
+        .sample_cmd("install")
+        .env("MCP_DEPLOY_CRASH_AT", point)
+        .run();
     assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
 }
 
