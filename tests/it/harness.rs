@@ -143,7 +143,7 @@ impl Run {
     }
 
     /// The redactions every snapshot gets: the world's temp path (as given and canonical),
-    /// any other temp dir, pids and times. `extra` adds `(regex, replacement)` pairs for what
+    /// the repo, any other temp dir, pids and times. `extra` adds `(regex, replacement)` pairs for what
     /// varies in one test only (a digest of bytes made by npm, say).
     pub fn snapshot_settings(&self, extra: &[(&str, &str)]) -> insta::Settings {
         let mut settings = insta::Settings::clone_current();
@@ -154,6 +154,15 @@ impl Run {
             let escaped = regex_escape(root.to_str().unwrap());
             settings.add_filter(&escaped, "[ROOT]");
         }
+        // The repo, and where its node_modules (the pinned tools) really is.
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        if let Ok(modules) = fs::canonicalize(repo.join("node_modules")) {
+            settings.add_filter(
+                &regex_escape(modules.to_str().unwrap()),
+                "[REPO]/node_modules",
+            );
+        }
+        settings.add_filter(&regex_escape(repo.to_str().unwrap()), "[REPO]");
         for (re, with) in extra {
             settings.add_filter(re, *with);
         }

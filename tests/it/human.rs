@@ -2,7 +2,8 @@
 //! and stderr, temp paths redacted) so a change to its shape shows up as a diff to review
 //! (`cargo insta review`, or set INSTA_UPDATE=always and read `git diff`), not as a substring
 //! that still happens to match. The other modules test what the reports say by `--json`; the
-//! snapshots of manifest and verify-vendor reports live beside their tests.
+//! snapshots of a passing verify-identity, status, the handshake, manifest verify and
+//! verify-vendor live beside their tests.
 
 use serde_json::json;
 
@@ -71,14 +72,6 @@ fn codetools(w: &World) -> (std::path::PathBuf, std::path::PathBuf) {
     let cmd = prefix.join("bin/codetools");
     flat_doc(&doc, "codetools", cmd.to_str().unwrap(), &["mcp", "serve"]);
     (prefix, doc)
-}
-
-#[test]
-fn verify_identity_pass() {
-    let w = World::new();
-    let (prefix, doc) = codetools(&w);
-    let r = w.verify_identity(&prefix, CT_SHA, &doc, &[]);
-    snapshot!("verify_identity_pass", r);
 }
 
 #[test]
