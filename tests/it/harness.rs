@@ -1,6 +1,18 @@
-//! The test harness: every test gets its own temp dir with its own HOME, CLAUDE_CONFIG_DIR and
-//! working directory, runs the real `mcp-deploy` binary, and on failure sees the command, its
-//! exit code, stdout and stderr.
+//! The test harness, one for the whole binary (in the manner of fd's `TestEnv` and just's
+//! `Test`): every test gets its own temp dir (a [`World`]) with its own HOME,
+//! CLAUDE_CONFIG_DIR, PATH, TMPDIR and working directory; every command starts from a cleared
+//! environment plus what the world sets ([`Cmd`]); the real tools are found in one way
+//! ([`real_client`], [`system_tool`]); and a failed assertion about a [`Run`] prints the
+//! command, cwd, exit code, stdout and stderr.
+//!
+//! ```text
+//! let w = World::with_real_claude();
+//! w.sample();
+//! w.sample_cmd("install").env("MCP_DEPLOY_CRASH_AT", "after-observe").run().code(2);
+//! let r = w.cmd().args(["verify-identity", "--prefix"]).arg(w.opt()).run();
+//! r.code(1).stdout_has("FAIL commit");
+//! snapshot!("verify_identity_wrong_commit", r); // tests/it/snapshots/<name>.snap
+//! ```
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
