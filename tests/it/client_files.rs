@@ -53,17 +53,7 @@ fn claude_legacy_config_json_with_an_empty_config_dir_variable() {
     let legacy = home.join(".claude/.config.json");
     fs::create_dir_all(legacy.parent().unwrap()).unwrap();
     fs::write(&legacy, "{\"numStartups\": 1}\n").unwrap();
-    let opt = w.opt();
-    let r = w.run_env(
-        &[
-            "install",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ],
-        &[("CLAUDE_CONFIG_DIR", "")],
-    );
+    let r = w.sample_cmd("install").env("CLAUDE_CONFIG_DIR", "").run();
     r.code(0).stdout_has("added");
     assert!(servers_in(&home.join(".claude.json")).contains_key("codetools-test"));
     assert!(!servers_in(&legacy).contains_key("codetools-test"));

@@ -21,9 +21,8 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use crate::harness::real_claude;
+use crate::harness::World;
 
 fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -218,11 +217,8 @@ fn every_docs_path_named_in_source_exists() {
     }
     // Help texts are generated from src/cli.rs, checked above as source; check the rendered
     // help too, in case a path is assembled.
-    let out = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"))
-        .args(["man"])
-        .output()
-        .unwrap();
-    let man = String::from_utf8_lossy(&out.stdout);
+    let out = World::new().run(&["man"]);
+    let man = out.code(0).stdout.clone();
     for word in man.split_whitespace() {
         if let Some(i) = word.find("docs/") {
             let p = word[i..].trim_end_matches(|c: char| !c.is_alphanumeric());
@@ -377,21 +373,19 @@ fn line_matches(expected: &str, actual: &str) -> bool {
     true
 }
 
+/// A harness world whose claude keeps its config in `~/.claude`, as a reader's would.
 struct Scratch {
-    dir: tempfile::TempDir,
+    w: World,
 }
 
 impl Scratch {
     fn new() -> Scratch {
-        let dir = tempfile::tempdir().unwrap();
-        for d in ["home", "bin", "work"] {
-            fs::create_dir_all(dir.path().join(d)).unwrap();
+        Scratch {
+            w: World::with_real_claude(),
         }
-        std::os::unix::fs::symlink(real_claude(), dir.path().join("bin/claude")).unwrap();
-        Scratch { dir }
     }
     fn root(&self) -> &Path {
-        self.dir.path()
+        self.w.root()
     }
     fn in_world(&self, arg: &str) -> String {
         let demo = self.root().join("demo");
@@ -424,25 +418,14 @@ impl Scratch {
                 ex.file, ex.line
             ),
         };
-        let path = format!("{}:/usr/bin:/bin", self.root().join("bin").display());
-        let out = Command::new(program)
+        let out = self
+            .w
+            .program(program)
             .args(&argv[1..])
-            .env_clear()
-            .env("HOME", self.root().join("home"))
-            .env("PATH", path)
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            .current_dir(self.root().join("work"))
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.code().unwrap_or(-1), self.shown(&text))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .run();
+        let text = format!("{}{}", out.stdout, out.stderr);
+        (out.code, self.shown(&text))
     }
 }
 

@@ -152,14 +152,11 @@ fn closed_stdout_does_not_panic() {
         "#!/bin/sh\nsleep 0.5\nexec '{}' \"$@\"\n",
         real_claude().display()
     ));
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
-    cmd.args(["install", "--prefix", w.opt().to_str().unwrap()]);
-    cmd.env("PATH", format!("{}:/usr/bin:/bin", w.bin().display()))
-        .env("HOME", w.root().join("home"))
-        .env("CLAUDE_CONFIG_DIR", w.config_dir())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
+    // Through the harness: this test used to build its own Command with only PATH, HOME and
+    // CLAUDE_CONFIG_DIR set, so its install wrote the developer's ledger ($XDG_STATE_HOME)
+    // and obeyed their MCP_DEPLOY_CLAUDE, MCP_TIMEOUT, CODEX_HOME...
+    let opt = w.opt();
+    let mut child = w.cmd().args(["install", "--prefix"]).arg(&opt).spawn();
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);

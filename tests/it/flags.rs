@@ -275,6 +275,15 @@ fn every_exit_2_carries_a_help_line() {
     fs::write(&bad_cfg, r#"{"servers": [{"name": "x"}]}"#).unwrap();
     let bad_doc = root.join("bad-doc.json");
     fs::write(&bad_doc, "{").unwrap();
+    // Paths that do not exist, inside this test's own world: a `/nonexistent` that some other
+    // process created on the machine once made verify-vendor find a directory there.
+    let absent = root.join("absent");
+    let absent = absent.to_str().unwrap();
+    let absent_x = format!("{absent}/x");
+    let absent_json = format!("{absent}.json");
+    let absent_ct = format!("{absent}/codetools");
+    let absent_claude = format!("{absent}/claude");
+    let absent_tgz = format!("{absent}.tgz");
     let ct = opt.join("codetools");
     let (ct, opt_s, cfg, doc) = (
         ct.to_str().unwrap(),
@@ -286,18 +295,12 @@ fn every_exit_2_carries_a_help_line() {
         vec![],
         vec!["no-such-command"],
         vec!["install", "--bogus"],
-        vec!["render-mcp", "--prefix", "/nonexistent/x"],
+        vec!["render-mcp", "--prefix", &absent_x],
         vec!["render-mcp", "--prefix", "/a/../b", "--server", "codetools"],
         vec!["render-mcp", "--prefix", ct, "--server", "nope"],
         vec!["render-mcp", "--prefix", ct, "--config", cfg],
-        vec![
-            "render-mcp",
-            "--prefix",
-            ct,
-            "--config",
-            "/nonexistent.json",
-        ],
-        vec!["render-mcp", "--prefix", "/nonexistent/codetools"],
+        vec!["render-mcp", "--prefix", ct, "--config", &absent_json],
+        vec!["render-mcp", "--prefix", &absent_ct],
         vec!["verify-identity", "--prefix", ct, "--expect-commit", "abc"],
         vec![
             "verify-identity",
@@ -315,7 +318,7 @@ fn every_exit_2_carries_a_help_line() {
             "--expect-commit",
             CT_SHA,
             "--mcp-json",
-            "/nonexistent.json",
+            &absent_json,
         ],
         vec!["install", "--prefix", opt_s, "--name-suffix", "-test"],
         vec![
@@ -329,7 +332,7 @@ fn every_exit_2_carries_a_help_line() {
         ],
         vec!["install", "--prefix", opt_s, "--name-suffix", "!bad"],
         vec!["install", "--prefix", opt_s, "--expect-commit", "codetools"],
-        vec!["install", "--prefix", "/nonexistent"],
+        vec!["install", "--prefix", absent],
         vec![
             "install",
             "--prefix",
@@ -337,14 +340,14 @@ fn every_exit_2_carries_a_help_line() {
             "--server",
             "codetools",
             "--claude",
-            "/nonexistent/claude",
+            &absent_claude,
         ],
         vec!["uninstall", "--prefix", opt_s, "--client", "codex"],
         vec!["status", "--prefix", opt_s, "--registered", doc],
         vec!["sample", opt_s],
-        vec!["manifest", "verify", "/nonexistent"],
-        vec!["verify-vendor", "/nonexistent"],
-        vec!["pin-vendor", "/nonexistent.tgz"],
+        vec!["manifest", "verify", absent],
+        vec!["verify-vendor", absent],
+        vec!["pin-vendor", &absent_tgz],
         vec!["man", "nope"],
     ];
     for args in cases {

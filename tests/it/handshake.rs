@@ -12,28 +12,14 @@ use crate::harness::*;
 /// The tools server-everything 2026.8.31 lists to a client with no capabilities.
 const EVERYTHING_TOOLS: usize = 13;
 
-/// The pinned server-everything entry point; `npm ci` in the repo brings it.
+/// The pinned server-everything entry point (`node_modules/.bin/mcp-server-everything` is a
+/// link to it); `npm ci` in the repo brings it.
 fn everything_server() -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `npm ci` in {} (it installs the pinned \
-         @modelcontextprotocol/server-everything)",
-        p.display(),
-        env!("CARGO_MANIFEST_DIR")
-    );
-    p
+    fs::canonicalize(real_client("mcp-server-everything")).unwrap()
 }
 
 fn node() -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("node"))
-                .find(|p| p.is_file())
-        })
-        .expect("node is on PATH (the tests need Node for the pinned MCP servers)")
+    system_tool("node")
 }
 
 /// A codetools release whose `bin/codetools` is `script`, and a document registering it.
@@ -144,11 +130,10 @@ fn real_server_everything_reports_its_name_version_and_tool_count() {
         r.shown
     );
     // The human form names the check too.
-    let human = w.verify_identity(&prefix, CT_SHA, &doc, &["--handshake"]);
-    human
-        .code(0)
-        .stdout_has("ok   handshake")
-        .stdout_has(&format!("{EVERYTHING_TOOLS} tools"));
+    crate::snapshot!(
+        "verify_identity_handshake",
+        w.verify_identity(&prefix, CT_SHA, &doc, &["--handshake"])
+    );
 }
 
 #[test]
@@ -345,10 +330,16 @@ fn a_hanging_server_times_out_and_is_killed() {
 fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
     // SIGTERM is ignored by the server and by the child it leaves holding our pipes; only the
     // SIGKILL to the whole group after the grace ends them, and we must not wait for the pipe.
+    // The server writes its own pid and its child's, so the test can see both are gone.
     let w = World::new();
+    let pids = w.root().join("server.pids");
     let (prefix, doc) = server_release(
         &w,
-        "#!/bin/sh\ntrap '' TERM\nsleep 100 &\nwhile :; do sleep 1; done\n",
+        &format!(
+            "#!/bin/sh\ntrap '' TERM\necho $$ > '{p}'\nsleep 100 &\necho $! >> '{p}'\n\
+             while :; do sleep 1; done\n",
+            p = pids.display()
+        ),
     );
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
@@ -360,6 +351,43 @@ fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
         "{:?}",
         start.elapsed()
     );
+    let pids: Vec<u32> = fs::read_to_string(&pids)
+        .unwrap_or_else(|e| panic!("the server wrote no pids: {e}\n{r}"))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 2, "server and child pids: {pids:?}\n{r}");
+    for pid in pids {
+        assert_gone(pid);
+    }
+}
+
+/// `pid` no longer runs: no `/proc/<pid>`, or a zombie (killed, not yet reaped by whoever
+/// inherited it: init, or a subreaper that is slow about it). SIGKILL is delivered when
+/// mcp-deploy returns, but dying takes the kernel a moment: a live process gets a few
+/// seconds, which only bounds how long a failure takes to show.
+#[track_caller]
+fn assert_gone(pid: u32) {
+    let stat = format!("/proc/{pid}/stat");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = match fs::read_to_string(&stat) {
+            Err(_) => return,
+            // `pid (comm) S ...`: the state follows the last `)` (comm may hold one).
+            Ok(text) => text[text.rfind(')').unwrap() + 2..].chars().next().unwrap(),
+        };
+        if state == 'Z' || state == 'X' {
+            return;
+        }
+        if Instant::now() > deadline {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            panic!(
+                "pid {pid} still runs (state {state}): {}",
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]

@@ -1,6 +1,18 @@
-//! The test harness: every test gets its own temp dir with its own HOME, CLAUDE_CONFIG_DIR and
-//! working directory, runs the real `mcp-deploy` binary, and on failure sees the command, its
-//! exit code, stdout and stderr.
+//! The test harness, one for the whole binary (in the manner of fd's `TestEnv` and just's
+//! `Test`): every test gets its own temp dir (a [`World`]) with its own HOME,
+//! CLAUDE_CONFIG_DIR, PATH, TMPDIR and working directory; every command starts from a cleared
+//! environment plus what the world sets ([`Cmd`]); the real tools are found in one way
+//! ([`real_client`], [`system_tool`]); and a failed assertion about a [`Run`] prints the
+//! command, cwd, exit code, stdout and stderr.
+//!
+//! ```text
+//! let w = World::with_real_claude();
+//! w.sample();
+//! w.sample_cmd("install").env("MCP_DEPLOY_CRASH_AT", "after-observe").run().code(2);
+//! let r = w.cmd().args(["verify-identity", "--prefix"]).arg(w.opt()).run();
+//! r.code(1).stdout_has("FAIL commit");
+//! snapshot!("verify_identity_wrong_commit", r); // tests/it/snapshots/<name>.snap
+//! ```
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -10,60 +22,84 @@ use std::process::Command;
 pub const CT_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
-/// A real pinned client CLI (`codex`, `gemini`): `node_modules/.bin/NAME` in the repo. Tests
-/// that need it fail when it is missing (`npm ci` brings it).
+/// The one locator for the real tools the tests drive: the pinned client CLIs (`claude`,
+/// `codex`, `gemini`) and MCP server (`mcp-server-everything`) in the repo's
+/// `node_modules/.bin`. A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
     let pinned = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("node_modules/.bin")
         .join(name);
     assert!(
         pinned.exists(),
-        "the real {name} CLI is missing: run `npm ci` in {}",
+        "the real {name} is missing from node_modules/.bin: run `npm ci` in {} (it installs \
+         the pinned client CLIs and MCP server)",
         env!("CARGO_MANIFEST_DIR")
     );
     pinned
 }
 
-/// The real Claude Code CLI: `MCP_DEPLOY_TEST_CLAUDE`, else the repo's pinned
-/// `node_modules/.bin/claude`, else `claude` on PATH. Tests that need it fail when it is
-/// missing (never skip): `npm ci` in the repo brings it.
+/// The real Claude Code CLI (see [`real_client`]).
 pub fn real_claude() -> PathBuf {
-    if let Some(p) = std::env::var_os("MCP_DEPLOY_TEST_CLAUDE") {
-        return PathBuf::from(p);
-    }
-    let pinned = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/.bin/claude");
-    if pinned.exists() {
-        return pinned;
-    }
-    which_claude().unwrap_or_else(|| {
-        panic!(
-            "the real Claude Code CLI is missing: run `npm ci` in {} (it installs the pinned \
-             @anthropic-ai/claude-code), or set MCP_DEPLOY_TEST_CLAUDE",
-            env!("CARGO_MANIFEST_DIR")
-        )
-    })
+    real_client("claude")
 }
 
-fn which_claude() -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("claude"))
-            .find(|p| p.is_file())
-    })
+/// A system tool the tests need (`node`, `npm`, `python3`, `sha256sum`) from the directories
+/// every world's PATH has. A missing one fails the test, never skips it.
+pub fn system_tool(name: &str) -> PathBuf {
+    SYSTEM_PATH
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} is missing from {}: install it to run these tests",
+                SYSTEM_PATH.join(":")
+            )
+        })
 }
 
+/// The system part of every world's PATH, after the world's own `bin/`.
+pub const SYSTEM_PATH: &[&str] = &["/usr/bin", "/bin"];
+
+/// One finished run, printed in full (command, cwd, exit, stdout, stderr) when an assertion
+/// about it fails.
 pub struct Run {
     pub code: i32,
     pub stdout: String,
     pub stderr: String,
     pub shown: String,
+    /// The world the run ran in: its path is redacted from snapshots.
+    pub root: PathBuf,
 }
 
 impl Run {
+    pub fn new(command: String, cwd: &Path, root: &Path, out: std::process::Output) -> Run {
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let code = out.status.code().unwrap_or(-1);
+        let shown = format!(
+            "command: {command}\ncwd: {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
+            cwd.display()
+        );
+        Run {
+            code,
+            stdout,
+            stderr,
+            shown,
+            root: root.to_path_buf(),
+        }
+    }
+
+    #[track_caller]
     pub fn code(&self, want: i32) -> &Self {
         assert_eq!(self.code, want, "unexpected exit code\n{}", self.shown);
         self
     }
+    #[track_caller]
+    pub fn success(&self) -> &Self {
+        self.code(0)
+    }
+    #[track_caller]
     pub fn stdout_has(&self, s: &str) -> &Self {
         assert!(
             self.stdout.contains(s),
@@ -72,6 +108,7 @@ impl Run {
         );
         self
     }
+    #[track_caller]
     pub fn stderr_has(&self, s: &str) -> &Self {
         assert!(
             self.stderr.contains(s),
@@ -80,6 +117,7 @@ impl Run {
         );
         self
     }
+    #[track_caller]
     pub fn json(&self) -> serde_json::Value {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON: {e}\n{}", self.shown))
@@ -107,6 +145,188 @@ impl Run {
             .map(|c| c["detail"].as_str().unwrap().to_string())
             .unwrap_or_default()
     }
+
+    /// What a person sees: the exit code, stdout and stderr, for [`snapshot!`].
+    pub fn human(&self) -> String {
+        format!(
+            "exit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+
+    /// The redactions every snapshot gets: the world's temp path (as given and canonical),
+    /// the repo, any other temp dir, pids and times. `extra` adds `(regex, replacement)` pairs for what
+    /// varies in one test only (a digest of bytes made by npm, say).
+    pub fn snapshot_settings(&self, extra: &[(&str, &str)]) -> insta::Settings {
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_snapshot_path(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/it/snapshots"));
+        let canonical = fs::canonicalize(&self.root).unwrap_or_else(|_| self.root.clone());
+        for root in [canonical, self.root.clone()] {
+            let escaped = regex_escape(root.to_str().unwrap());
+            settings.add_filter(&escaped, "[ROOT]");
+        }
+        // The repo, and where its node_modules (the pinned tools) really is.
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        if let Ok(modules) = fs::canonicalize(repo.join("node_modules")) {
+            settings.add_filter(
+                &regex_escape(modules.to_str().unwrap()),
+                "[REPO]/node_modules",
+            );
+        }
+        settings.add_filter(&regex_escape(repo.to_str().unwrap()), "[REPO]");
+        for (re, with) in extra {
+            settings.add_filter(re, *with);
+        }
+        settings.add_filter(r"/tmp/\.tmp[A-Za-z0-9]+", "[TMP]");
+        settings.add_filter(r"\bpid \d+", "pid [PID]");
+        settings.add_filter(
+            r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?",
+            "[TIME]",
+        );
+        settings
+    }
+}
+
+/// `s` as a regex matching itself, for a snapshot filter of a literal value.
+pub fn regex_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Snapshot what a person sees of a run (exit, stdout, stderr), redacted, under
+/// `tests/it/snapshots/NAME.snap`; `snapshot!(NAME, run, [(regex, replacement), ...])` adds
+/// redactions.
+#[macro_export]
+macro_rules! snapshot {
+    ($name:expr, $run:expr) => {
+        $crate::snapshot!($name, $run, [])
+    };
+    ($name:expr, $run:expr, [$(($re:expr, $with:expr)),* $(,)?]) => {{
+        let run: &$crate::harness::Run = &$run;
+        run.snapshot_settings(&[$(($re, $with)),*])
+            .bind(|| insta::assert_snapshot!($name, run.human()));
+    }};
+}
+
+impl std::fmt::Display for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown)
+    }
+}
+
+/// One command to run in a world, built fluently in the manner of just's `Test`:
+/// `w.cmd().args(["install", ..]).env("K", "v").run().code(0)`. It starts from a cleared
+/// environment plus what the world sets (HOME, CLAUDE_CONFIG_DIR, PATH, TMPDIR, and the
+/// client CLIs' no-network switches), in the world's `work/`; nothing of the developer's
+/// environment (their ledger, CODEX_HOME, MCP_DEPLOY_*...) leaks in.
+pub struct Cmd<'w> {
+    world: &'w World,
+    program: PathBuf,
+    args: Vec<std::ffi::OsString>,
+    env: Vec<(String, Option<std::ffi::OsString>)>,
+    cwd: PathBuf,
+}
+
+impl<'w> Cmd<'w> {
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.args.push(arg.as_ref().to_os_string());
+        self
+    }
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+    /// Set one variable on top of the world's.
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.env
+            .push((key.to_string(), Some(value.as_ref().to_os_string())));
+        self
+    }
+    /// Several variables at once.
+    pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
+        for (k, v) in vars {
+            self = self.env(k, v);
+        }
+        self
+    }
+    /// Unset one of the world's variables (say CLAUDE_CONFIG_DIR, to use ~/.claude).
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.env.push((key.to_string(), None));
+        self
+    }
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = dir.as_ref().to_path_buf();
+        self
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        let path = std::env::join_paths(&self.world.path_dirs).unwrap();
+        cmd.env_clear()
+            .env("HOME", self.world.root().join("home"))
+            .env("CLAUDE_CONFIG_DIR", self.world.config_dir())
+            .env("PATH", path)
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            // The world's own temp dir, so a test can see what a run leaves there.
+            .env("TMPDIR", self.world.root().join("tmp"))
+            .current_dir(&self.cwd)
+            .args(&self.args);
+        for (k, v) in &self.env {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd
+    }
+
+    fn display(&self) -> String {
+        let mut s = self.program.display().to_string();
+        for a in &self.args {
+            s.push(' ');
+            s.push_str(&a.to_string_lossy());
+        }
+        s
+    }
+
+    /// Run to the end, capturing stdout and stderr.
+    pub fn run(self) -> Run {
+        let out = self
+            .command()
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.display()));
+        Run::new(self.display(), &self.cwd, self.world.root(), out)
+    }
+
+    /// Start without waiting, stdout and stderr piped.
+    pub fn spawn(&self) -> std::process::Child {
+        self.command()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.display()))
+    }
+
+    /// Wait for a child this built, as a [`Run`].
+    pub fn finish(&self, child: std::process::Child) -> Run {
+        let out = child.wait_with_output().unwrap();
+        Run::new(self.display(), &self.cwd, self.world.root(), out)
+    }
 }
 
 /// A scratch world: `root/home`, `root/claude` (CLAUDE_CONFIG_DIR), `root/opt` for prefixes,
@@ -125,7 +345,9 @@ impl World {
         let bin = dir.path().join("bin");
         World {
             dir,
-            path_dirs: vec![bin, "/usr/bin".into(), "/bin".into()],
+            path_dirs: std::iter::once(bin)
+                .chain(SYSTEM_PATH.iter().map(PathBuf::from))
+                .collect(),
         }
     }
 
@@ -173,93 +395,74 @@ impl World {
         self.state_dir().join("claude.journal.json")
     }
 
+    /// A command on the `mcp-deploy` under test, to build on (see [`Cmd`]).
+    pub fn cmd(&self) -> Cmd<'_> {
+        self.program(env!("CARGO_BIN_EXE_mcp-deploy"))
+    }
+
+    /// A command on any program, in the world's environment (see [`Cmd`]).
+    pub fn program(&self, program: impl AsRef<Path>) -> Cmd<'_> {
+        Cmd {
+            world: self,
+            program: program.as_ref().to_path_buf(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: self.root().join("work"),
+        }
+    }
+
     /// Run mcp-deploy with the world's environment.
     pub fn run(&self, args: &[&str]) -> Run {
-        self.run_env(args, &[])
+        self.cmd().args(args).run()
     }
 
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
-        self.run_program(Path::new(env!("CARGO_BIN_EXE_mcp-deploy")), args, env)
+        self.cmd().args(args).envs(env).run()
     }
 
     /// Start mcp-deploy without waiting for it.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
-        self.spawn_env(args, &[])
+        self.cmd().args(args).spawn()
     }
 
     /// Start mcp-deploy with the world's environment plus `env`, without waiting for it.
     pub fn spawn_env(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"));
-        self.prepare(&mut cmd);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.args(args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+        self.cmd().args(args).envs(env).spawn()
     }
 
     /// Run any program in the world's environment, plus `env`.
     pub fn run_program(&self, program: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-        let mut cmd = Command::new(program);
-        self.prepare(&mut cmd);
-        cmd.args(args);
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        let code = out.status.code().unwrap_or(-1);
-        let shown = format!(
-            "command: {} {}\ncwd: {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
-            program.display(),
-            args.join(" "),
-            self.root().join("work").display()
-        );
-        Run {
-            code,
-            stdout,
-            stderr,
-            shown,
-        }
+        self.program(program).args(args).envs(env).run()
     }
 
     /// Run the real claude in this world (for assertions about what the client sees).
     pub fn claude(&self, args: &[&str]) -> Run {
-        self.run_program(&real_claude(), args, &[("MCP_TIMEOUT", "3000")])
+        self.program(real_claude())
+            .args(args)
+            .env("MCP_TIMEOUT", "3000")
+            .run()
     }
 
-    fn prepare(&self, cmd: &mut Command) {
-        let path = std::env::join_paths(&self.path_dirs).unwrap();
-        cmd.env_clear()
-            .env("HOME", self.root().join("home"))
-            .env("CLAUDE_CONFIG_DIR", self.config_dir())
-            .env("PATH", path)
-            .env("DISABLE_AUTOUPDATER", "1")
-            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-            .env("DISABLE_TELEMETRY", "1")
-            .env("DISABLE_ERROR_REPORTING", "1")
-            // The world's own temp dir, so a test can see what a run leaves there.
-            .env("TMPDIR", self.root().join("tmp"))
-            .current_dir(self.root().join("work"));
+    /// Write `content` at `rel` under the world's root, making its directories.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.root().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, content).unwrap();
+        p
     }
 
-    /// Run `COMMAND --prefix opt --name-suffix -test EXTRA...`: a command on the sample
-    /// deployment under the test names.
+    /// `COMMAND --prefix opt --name-suffix -test`: a command on the sample deployment under
+    /// the test names, to build on (`.arg(..)`, `.env(..)`).
+    pub fn sample_cmd(&self, command: &str) -> Cmd<'_> {
+        self.cmd()
+            .args([command, "--prefix"])
+            .arg(self.opt())
+            .args(["--name-suffix", "-test"])
+    }
+
+    /// Run `COMMAND --prefix opt --name-suffix -test EXTRA...` (see [`World::sample_cmd`]).
     pub fn on_sample(&self, command: &str, extra: &[&str]) -> Run {
-        let opt = self.opt();
-        let mut args = vec![
-            command,
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ];
-        args.extend_from_slice(extra);
-        self.run(&args)
+        self.sample_cmd(command).args(extra).run()
     }
 
     /// Write `servers.json` declaring only codetools, its entry being
@@ -469,4 +672,36 @@ impl World {
     pub fn clear_calls(&self) {
         let _ = fs::remove_file(self.log_path());
     }
+}
+
+/// Whatever the developer's environment holds (their ledger's XDG_STATE_HOME, CODEX_HOME,
+/// MCP_DEPLOY_*, MCP_TIMEOUT...), a command sees the world's variables and nothing else.
+#[test]
+fn a_command_sees_only_the_worlds_environment() {
+    let w = World::new();
+    let r = w.program(system_tool("env")).env("EXTRA", "1").run();
+    r.success();
+    let mut names: Vec<&str> = r
+        .stdout
+        .lines()
+        .map(|l| l.split_once('=').unwrap().0)
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+            "CLAUDE_CONFIG_DIR",
+            "DISABLE_AUTOUPDATER",
+            "DISABLE_ERROR_REPORTING",
+            "DISABLE_TELEMETRY",
+            "EXTRA",
+            "HOME",
+            "PATH",
+            "TMPDIR",
+        ],
+        "{r}"
+    );
+    let removed = w.program(system_tool("env")).env_remove("HOME").run();
+    assert!(!removed.stdout.contains("HOME="), "{removed}");
 }

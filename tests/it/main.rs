@@ -1,5 +1,7 @@
-//! Integration tests: the real `mcp-deploy` binary in scratch worlds, driving the real
-//! Claude Code CLI for behaviour and a fake one on PATH only for faults it cannot produce.
+//! Integration tests, one binary: the real `mcp-deploy` in scratch worlds (see `harness`),
+//! driving the real client CLIs for behaviour and fake ones on PATH only for faults they
+//! cannot produce; real GNU `sha256sum` and npm as second opinions on manifests and the
+//! vendored SDK.
 
 mod harness;
 
@@ -13,8 +15,10 @@ mod docs;
 mod faults;
 mod flags;
 mod handshake;
+mod human;
 mod identity;
 mod install;
+mod manifest;
 mod output;
 mod python;
 mod races;
@@ -22,3 +26,4 @@ mod render;
 mod secrets;
 mod status;
 mod transaction;
+mod vendor;

@@ -141,17 +141,10 @@ fn crash_at_each_checkpoint_then_the_next_run_recovers() {
     for point in checkpoints {
         let w = World::with_real_claude();
         let old = old_state(&w);
-        let opt = w.opt();
-        let crashed = w.run_env(
-            &[
-                "install",
-                "--prefix",
-                opt.to_str().unwrap(),
-                "--name-suffix",
-                "-test",
-            ],
-            &[("MCP_DEPLOY_CRASH_AT", point)],
-        );
+        let crashed = w
+            .sample_cmd("install")
+            .env("MCP_DEPLOY_CRASH_AT", point)
+            .run();
         assert_ne!(crashed.code, 0, "{point}: did not crash\n{}", crashed.shown);
         assert!(
             crashed.stderr.contains("crashing at checkpoint"),
@@ -185,31 +178,43 @@ fn crash_at_each_checkpoint_then_the_next_run_recovers() {
 fn uninstall_recovers_an_interrupted_install_first() {
     let w = World::with_real_claude();
     let old = old_state(&w);
-    let opt = w.opt();
-    w.run_env(
-        &[
-            "install",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ],
-        &[("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")],
-    );
+    w.sample_cmd("install")
+        .env("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")
+        .run();
     assert!(!w.user_servers().contains_key("codetools-test"));
-    // Uninstall first puts the old entry back (recovery), then removes the name as asked.
-    let r = w.run(&[
-        "uninstall",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--name-suffix",
-        "-test",
-    ]);
+    let j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+    assert_eq!(
+        j["changes"][0]["previous"], old,
+        "the journal lost the old entry"
+    );
+    // Uninstall first puts the old entry back (recovery), then removes the name as asked:
+    // the ledger shows both steps, with the old entry as what was restored and then removed.
+    let ledger = w.root().join("ledger.ndjson");
+    let r = w.sample_cmd("uninstall").arg("--ledger").arg(&ledger).run();
     r.code(0)
         .stderr_has("codetools-test: restored to its previous entry");
     assert!(!w.user_servers().contains_key("codetools-test"));
     assert_eq!(w.user_servers()["unrelated"]["args"], json!(["u"]));
-    let _ = old;
+    let records: Vec<Value> = fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["name"] == "codetools-test")
+        .collect();
+    let shown = format!("{records:#?}\n{r}");
+    let actions: Vec<&str> = records
+        .iter()
+        .map(|v| v["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["restored", "removed"], "{shown}");
+    let (restored, removed) = (&records[0]["new"], &records[1]["old"]);
+    for entry in [restored, removed] {
+        assert_eq!(
+            (&entry["command"], &entry["args"]),
+            (&old["command"], &old["args"]),
+            "{shown}"
+        );
+    }
 }
 
 #[test]
@@ -240,15 +245,53 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
         "--name-suffix",
         "-test",
     ];
-    let children: Vec<_> = (0..8).map(|_| w.spawn(&args)).collect();
-    let mut waited = 0;
-    for child in children {
-        let out = child.wait_with_output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{stderr}");
-        waited += stderr.contains("waiting for") as usize;
+    // The test holds the claude lock itself until all eight runs have said they wait for it,
+    // so every one of them must wait, whatever the scheduling (a run that got the lock first
+    // used to leave `waited` at 0 when the others happened not to overlap with it).
+    let held = hold_lock(&w.state_dir().join("claude.lock"));
+    let mut children: Vec<_> = (0..8).map(|_| w.spawn(&args)).collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let readers: Vec<_> = children
+        .iter_mut()
+        .map(|child| {
+            let stderr = child.stderr.take().unwrap();
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                let mut all = String::new();
+                for line in std::io::BufRead::lines(std::io::BufReader::new(stderr)) {
+                    let line = line.unwrap();
+                    if line.starts_with("waiting for") {
+                        let _ = tx.send(line.clone());
+                    }
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+                all
+            })
+        })
+        .collect();
+    let holder = format!(
+        "held by another mcp-deploy run (pid {})",
+        std::process::id()
+    );
+    for n in 0..8 {
+        // Not a speed assertion: the bound only stops a run that never waits from hanging
+        // the test.
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|_| panic!("only {n} of 8 runs said they wait for the lock"));
+        assert!(
+            line.contains("claude.lock") && line.contains(&holder),
+            "{line}"
+        );
     }
-    assert!(waited >= 1, "no run had to wait for the lock");
+    drop(held);
+    for (child, reader) in children.into_iter().zip(readers) {
+        let out = child.wait_with_output().unwrap();
+        let stderr = reader.join().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(&holder), "{stderr}");
+    }
 
     let servers = w.user_servers();
     let mut names: Vec<_> = servers.keys().cloned().collect();
@@ -266,6 +309,22 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
         &["--name", "codetools-test"],
     )
     .code(0);
+}
+
+/// Hold `path` the way a run does (an exclusive lock on the file, the holder's pid inside)
+/// until the returned file is dropped.
+fn hold_lock(path: &std::path::Path) -> fs::File {
+    use std::io::Write;
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut held = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap();
+    held.lock().unwrap();
+    writeln!(held, "{}", std::process::id()).unwrap();
+    held
 }
 
 #[test]
@@ -300,19 +359,18 @@ fn a_local_scope_entry_of_the_same_name_survives_and_is_reported() {
     // A local-scope entry, made by the real client in a project directory.
     let project = w.root().join("project");
     fs::create_dir_all(&project).unwrap();
-    let mut cmd = std::process::Command::new(real_claude());
-    cmd.args([
-        "mcp",
-        "add-json",
-        "-s",
-        "local",
-        "codetools-test",
-        r#"{"command":"/usr/bin/env","args":["local"]}"#,
-    ])
-    .current_dir(&project)
-    .env("HOME", w.root().join("home"))
-    .env("CLAUDE_CONFIG_DIR", w.config_dir());
-    assert!(cmd.status().unwrap().success());
+    w.program(real_claude())
+        .args([
+            "mcp",
+            "add-json",
+            "-s",
+            "local",
+            "codetools-test",
+            r#"{"command":"/usr/bin/env","args":["local"]}"#,
+        ])
+        .current_dir(&project)
+        .run()
+        .code(0);
     let local = |w: &World| -> Value {
         let cfg: Value =
             serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
@@ -403,17 +461,10 @@ fn sigkill_in_the_middle_then_the_next_run_recovers() {
 
 /// Crash an install of the sample after `point`, from `old_state`.
 fn crash_at(w: &World, point: &str) {
-    let opt = w.opt();
-    let r = w.run_env(
-        &[
-            "install",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--name-suffix",
-            "-test",
-        ],
-        &[("MCP_DEPLOY_CRASH_AT", point)],
-    );
+    let r = w
+        .sample_cmd("install")
+        .env("MCP_DEPLOY_CRASH_AT", point)
+        .run();
     assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
 }
 

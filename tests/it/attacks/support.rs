@@ -37,7 +37,8 @@ fn deadline() -> Duration {
 pub fn run_bounded(w: &World, args: &[String]) -> Result<(Run, Duration), String> {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let start = Instant::now();
-    let mut child = w.spawn(&refs);
+    let cmd = w.cmd().args(&refs);
+    let mut child = cmd.spawn();
     loop {
         if child.try_wait().unwrap().is_some() {
             break;
@@ -55,23 +56,7 @@ pub fn run_bounded(w: &World, args: &[String]) -> Result<(Run, Duration), String
         std::thread::sleep(Duration::from_millis(5));
     }
     let elapsed = start.elapsed();
-    let out = child.wait_with_output().unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let shown = format!(
-        "command: mcp-deploy {}\nexit: {code}\n--- stdout\n{stdout}--- stderr\n{stderr}",
-        args.join(" ")
-    );
-    Ok((
-        Run {
-            code,
-            stdout,
-            stderr,
-            shown,
-        },
-        elapsed,
-    ))
+    Ok((cmd.finish(child), elapsed))
 }
 
 /// Run every row, each in a fresh world made by `world`; report every failing row at once.

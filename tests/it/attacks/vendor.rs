@@ -21,16 +21,16 @@ const SDK: &str = "vendor/consumer-sdk";
 const KEY: &str = "node_modules/@acme/consumer";
 const REGISTRY: &str = "https://registry.npmjs.org/@acme/consumer/-/consumer-0.4.0.tgz";
 
-fn npm(cwd: &Path, home: &Path, args: &[&str]) {
-    let out = Command::new("npm")
+/// Real npm, in `w`'s cleared environment with `home` as its HOME and cache.
+fn npm(w: &World, cwd: &Path, home: &Path, args: &[&str]) {
+    w.program(system_tool("npm"))
         .args(args)
         .current_dir(cwd)
         .env("HOME", home)
         .env("npm_config_cache", home.join("npm-cache"))
         .env("npm_config_update_notifier", "false")
-        .output()
-        .expect("npm runs (install Node.js with npm to run these tests)");
-    assert!(out.status.success(), "npm {args:?}: {out:?}");
+        .run()
+        .code(0);
 }
 
 /// The npm-installed project, made once: `<base>/repo/{.git,proj/...}`.
@@ -39,6 +39,8 @@ fn base() -> &'static Path {
     BASE.get_or_init(|| {
         // Under cargo's scratch dir for tests (removed by `cargo clean`), not /tmp: a static
         // is never dropped, so a temp dir made here would outlive every run.
+        // A world only for its cleared environment: everything made here is under `tmp`.
+        let w = World::new();
         let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("attacks-vendor-{}", std::process::id()));
         let _ = fs::remove_dir_all(&tmp);
@@ -56,6 +58,7 @@ fn base() -> &'static Path {
         fs::create_dir_all(proj.join(SDK)).unwrap();
         let dest = proj.join(SDK);
         npm(
+            &w,
             &sdk,
             &tmp,
             &["pack", "--pack-destination", dest.to_str().unwrap()],
@@ -68,19 +71,19 @@ fn base() -> &'static Path {
         let manifest = json!({"artifacts": [
             {"name": "@acme/consumer", "version": "0.4.0", "file": TGZ, "sha256": sha}]});
         fs::write(dest.join("release-manifest.json"), manifest.to_string()).unwrap();
-        let pin = Command::new(env!("CARGO_BIN_EXE_mcp-deploy"))
+        w.cmd()
             .args(["pin-vendor", &format!("{SDK}/{TGZ}"), "--manifest"])
             .arg(format!("{SDK}/release-manifest.json"))
             .current_dir(&proj)
-            .output()
-            .unwrap();
-        assert!(pin.status.success(), "pin-vendor: {pin:?}");
+            .run()
+            .code(0);
         fs::write(
             proj.join("package.json"),
             r#"{"name":"svc","version":"1.0.0","private":true}"#,
         )
         .unwrap();
         npm(
+            &w,
             &proj,
             &tmp,
             &[

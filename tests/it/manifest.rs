@@ -6,21 +6,19 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod support;
-use support::Run;
+use crate::harness::{system_tool, Run, World as Scratch};
 
 /// A scratch release `rel` next to a sibling directory, inside a fresh temp dir.
 struct Release {
-    tmp: tempfile::TempDir,
+    w: Scratch,
 }
 
 impl Release {
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        fs::create_dir(tmp.path().join("rel")).unwrap();
-        fs::create_dir(tmp.path().join("sibling")).unwrap();
-        fs::write(tmp.path().join("sibling/secret"), b"outside\n").unwrap();
-        Release { tmp }
+        let w = Scratch::new();
+        fs::create_dir(w.root().join("rel")).unwrap();
+        w.write("sibling/secret", b"outside\n");
+        Release { w }
     }
 
     /// A release with a few ordinary files.
@@ -34,7 +32,7 @@ impl Release {
     }
 
     fn dir(&self) -> PathBuf {
-        self.tmp.path().join("rel")
+        self.w.root().join("rel")
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -56,7 +54,7 @@ impl Release {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        support::run_in(self.tmp.path(), self.tmp.path(), args)
+        self.w.cmd().args(args).current_dir(self.w.root()).run()
     }
 
     fn create(&self) -> Run {
@@ -73,7 +71,7 @@ impl Release {
 }
 
 fn gnu_check(dir: &Path) -> Output {
-    Command::new("sha256sum")
+    Command::new(system_tool("sha256sum"))
         .args(["--check", "--strict", "MANIFEST.sha256"])
         .current_dir(dir)
         .output()
@@ -91,13 +89,12 @@ fn strings(v: &serde_json::Value) -> Vec<&str> {
 #[test]
 fn create_then_verify_passes() {
     let r = Release::sample();
-    r.create().expect(0).stdout_has("4 files");
+    r.create().code(0).stdout_has("4 files");
     r.verify()
-        .expect(0)
+        .code(0)
         .stdout_has("4 files match MANIFEST.sha256");
     // Single-threaded gives the same verdict.
-    r.run(&["manifest", "verify", "--jobs", "1", "rel"])
-        .expect(0);
+    r.run(&["manifest", "verify", "--jobs", "1", "rel"]).code(0);
 }
 
 #[test]
@@ -105,8 +102,8 @@ fn manifest_is_sorted_bytewise_excludes_itself_and_matches_gnu_lines() {
     let r = Release::sample();
     r.write("B", "upper sorts before lower\n");
     r.write("a.b", "'.' (0x2e) sorts before '/' (0x2f)\n");
-    r.create().expect(0);
-    r.create().expect(0); // a second run must not list the first manifest
+    r.create().code(0);
+    r.create().code(0); // a second run must not list the first manifest
     let manifest = r.manifest();
     let names: Vec<&str> = manifest.lines().map(|l| &l[66..]).collect();
     assert_eq!(
@@ -143,7 +140,7 @@ fn gnu_sha256sum_accepts_our_manifest_with_awkward_names() {
     r.write("back\\slash", "backslash\n");
     r.write("new\nline", "newline\n");
     r.write("carriage\rreturn", "cr\n");
-    r.create().expect(0);
+    r.create().code(0);
     assert!(
         r.manifest().contains("\\"),
         "names were not escaped:\n{}",
@@ -157,38 +154,48 @@ fn gnu_sha256sum_accepts_our_manifest_with_awkward_names() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(stdout.matches(": OK").count(), 8, "{stdout}");
-    r.verify().expect(0).stdout_has("8 files match");
+    r.verify().code(0).stdout_has("8 files match");
 }
 
 #[test]
 fn empty_release() {
     let r = Release::new();
-    r.create().expect(0).stdout_has("0 files");
+    r.create().code(0).stdout_has("0 files");
     assert_eq!(r.manifest(), "");
     // An empty manifest proves nothing, so verifying against one cannot pass.
-    r.verify().expect(2).stderr_has("empty checksum file");
+    r.verify().code(2).stderr_has("empty checksum file");
 }
 
 #[test]
 fn modified_file_is_reported_by_path() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     r.write("bin/codetools", "#!/bin/sh\necho pwned\n");
-    r.verify().expect(1).stdout_has("modified: bin/codetools");
-    let j = r.verify_json().expect(1).json();
+    r.verify().code(1).stdout_has("modified: bin/codetools");
+    let j = r.verify_json().code(1).json();
     assert_eq!(j["ok"], false);
     assert_eq!(strings(&j["modified"]), ["bin/codetools"]);
     assert!(strings(&j["missing"]).is_empty() && strings(&j["added"]).is_empty());
 }
 
 #[test]
+fn human_report_of_a_failed_verify() {
+    let r = Release::sample();
+    r.create().code(0);
+    r.write("bin/codetools", "#!/bin/sh\necho pwned\n");
+    fs::remove_file(r.path("lib/empty")).unwrap();
+    r.write("lib/extra", "added\n");
+    crate::snapshot!("manifest_verify_failed", r.verify());
+}
+
+#[test]
 fn file_replaced_by_a_symlink_inside_the_release_is_modified() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     fs::remove_file(r.path("lib/empty")).unwrap();
     symlink("../VERSION", r.path("lib/empty")).unwrap();
     assert_eq!(
-        strings(&r.verify_json().expect(1).json()["modified"]),
+        strings(&r.verify_json().code(1).json()["modified"]),
         ["lib/empty"]
     );
 }
@@ -196,11 +203,9 @@ fn file_replaced_by_a_symlink_inside_the_release_is_modified() {
 #[test]
 fn missing_file_is_reported_by_path() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     fs::remove_file(r.path("lib/deep/data.bin")).unwrap();
-    r.verify()
-        .expect(1)
-        .stdout_has("missing: lib/deep/data.bin");
+    r.verify().code(1).stdout_has("missing: lib/deep/data.bin");
     assert_eq!(
         strings(&r.verify_json().json()["missing"]),
         ["lib/deep/data.bin"]
@@ -210,17 +215,17 @@ fn missing_file_is_reported_by_path() {
 #[test]
 fn added_file_is_reported_by_path() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     r.write("bin/extra", "new\n");
-    r.verify().expect(1).stdout_has("added: bin/extra");
+    r.verify().code(1).stdout_has("added: bin/extra");
     assert_eq!(strings(&r.verify_json().json()["added"]), ["bin/extra"]);
 }
 
 #[test]
 fn json_report_fields() {
     let r = Release::sample();
-    r.create().expect(0);
-    let j = r.verify_json().expect(0).json();
+    r.create().code(0);
+    let j = r.verify_json().code(0).json();
     assert_eq!(j["ok"], true);
     assert_eq!(j["dir"], "rel");
     assert_eq!(j["files"], 4);
@@ -238,7 +243,7 @@ fn json_report_fields() {
     r.write("VERSION", "changed\n");
     fs::remove_file(r.path("lib/empty")).unwrap();
     r.write("zz", "added\n");
-    let j = r.verify_json().expect(1).json();
+    let j = r.verify_json().code(1).json();
     assert_eq!(j["ok"], false);
     assert_eq!(strings(&j["modified"]), ["VERSION"]);
     assert_eq!(strings(&j["missing"]), ["lib/empty"]);
@@ -255,7 +260,7 @@ fn symlink_within_the_release_is_fine_and_a_link_to_a_file_is_listed_by_its_targ
     symlink("codetools", r.path("bin/alias")).unwrap();
     symlink("../lib", r.path("bin/libdir")).unwrap();
     symlink(".", r.path("self")).unwrap();
-    r.create().expect(0);
+    r.create().code(0);
     // Listed with the digest of what it leads to, as `sha256sum -c` (which follows) computes.
     let codetools = r
         .manifest()
@@ -273,7 +278,7 @@ fn symlink_within_the_release_is_fine_and_a_link_to_a_file_is_listed_by_its_targ
     );
     // A link to a directory cannot be said in the format.
     assert!(!r.manifest().contains("libdir"), "{}", r.manifest());
-    r.verify().expect(0);
+    r.verify().code(0);
 }
 
 #[test]
@@ -285,15 +290,15 @@ fn symlink_re_pointed_at_another_file_of_the_release_is_modified() {
     r.write("lib/helper", "#!/bin/sh\necho evil\n");
     fs::create_dir_all(r.path("bin")).unwrap();
     symlink("../lib/main", r.path("bin/codetools")).unwrap();
-    r.create().expect(0);
-    r.verify().expect(0);
+    r.create().code(0);
+    r.verify().code(0);
     fs::remove_file(r.path("bin/codetools")).unwrap();
     symlink("../lib/helper", r.path("bin/codetools")).unwrap();
-    r.verify().expect(1).stdout_has("modified: bin/codetools");
+    r.verify().code(1).stdout_has("modified: bin/codetools");
     // An added link to a file is added.
     symlink("helper", r.path("lib/extra")).unwrap();
     assert_eq!(
-        strings(&r.verify_json().expect(1).json()["added"]),
+        strings(&r.verify_json().code(1).json()["added"]),
         ["lib/extra"]
     );
 }
@@ -302,15 +307,15 @@ fn symlink_re_pointed_at_another_file_of_the_release_is_modified() {
 fn absolute_escaping_symlink_is_refused_by_create_and_reported_by_verify() {
     let r = Release::sample();
     symlink("/etc/passwd", r.path("bin/passwd")).unwrap();
-    r.create().expect(2).stderr_has("bin/passwd -> /etc/passwd");
+    r.create().code(2).stderr_has("bin/passwd -> /etc/passwd");
     assert!(!r.path("MANIFEST.sha256").exists());
     fs::remove_file(r.path("bin/passwd")).unwrap();
-    r.create().expect(0);
+    r.create().code(0);
     symlink("/etc/passwd", r.path("bin/passwd")).unwrap();
     r.verify()
-        .expect(1)
+        .code(1)
         .stdout_has("escaping symlink: bin/passwd -> /etc/passwd");
-    let j = r.verify_json().expect(1).json();
+    let j = r.verify_json().code(1).json();
     assert_eq!(j["escaping_symlinks"][0]["path"], "bin/passwd");
     assert_eq!(j["escaping_symlinks"][0]["target"], "/etc/passwd");
     assert_eq!(j["escaping_symlinks"][0]["dangling"], false);
@@ -321,19 +326,19 @@ fn relative_symlink_to_a_sibling_escapes_even_with_a_shared_prefix() {
     // `../sibling` and `../rel2` resolve beside the release; `rel2` starts with the string
     // `rel`, which a string-prefix test would wrongly accept.
     let r = Release::sample();
-    fs::create_dir(r.tmp.path().join("rel2")).unwrap();
+    fs::create_dir(r.w.root().join("rel2")).unwrap();
     symlink("../sibling/secret", r.path("secret")).unwrap();
     symlink("../rel2", r.path("lookalike")).unwrap();
     r.create()
-        .expect(2)
+        .code(2)
         .stderr_has("secret -> ../sibling/secret")
         .stderr_has("lookalike -> ../rel2");
     fs::remove_file(r.path("secret")).unwrap();
     fs::remove_file(r.path("lookalike")).unwrap();
-    r.create().expect(0);
+    r.create().code(0);
     symlink("../sibling", r.path("sib")).unwrap();
     r.verify()
-        .expect(1)
+        .code(1)
         .stdout_has("escaping symlink: sib -> ../sibling");
 }
 
@@ -342,12 +347,12 @@ fn dangling_symlink_is_refused_and_reported() {
     let r = Release::sample();
     symlink("nowhere", r.path("bin/ghost")).unwrap();
     r.create()
-        .expect(2)
+        .code(2)
         .stderr_has("bin/ghost -> nowhere (dangling)");
     fs::remove_file(r.path("bin/ghost")).unwrap();
-    r.create().expect(0);
+    r.create().code(0);
     symlink("nowhere", r.path("bin/ghost")).unwrap();
-    let j = r.verify_json().expect(1).json();
+    let j = r.verify_json().code(1).json();
     assert_eq!(j["escaping_symlinks"][0]["dangling"], true);
 }
 
@@ -355,29 +360,28 @@ fn dangling_symlink_is_refused_and_reported() {
 fn release_reached_through_a_symlink_is_checked_where_it_resolves() {
     // verify-identity hands us `<prefix>/current`, a symlink to releases/<sha>.
     let r = Release::sample();
-    symlink("rel", r.tmp.path().join("current")).unwrap();
-    r.run(&["manifest", "create", "current"]).expect(0);
-    r.run(&["manifest", "verify", "current"]).expect(0);
+    symlink("rel", r.w.root().join("current")).unwrap();
+    r.run(&["manifest", "create", "current"]).code(0);
+    r.run(&["manifest", "verify", "current"]).code(0);
 }
 
 #[test]
 fn could_not_run_cases_exit_2() {
     let r = Release::sample();
     r.verify()
-        .expect(2)
+        .code(2)
         .stderr_has("MANIFEST.sha256 does not exist")
         .stderr_has("help: ");
     r.run(&["manifest", "verify", "no-such-dir"])
-        .expect(2)
+        .code(2)
         .stderr_has("no-such-dir");
     r.run(&["manifest", "create", "no-such-dir"])
-        .expect(2)
+        .code(2)
         .stderr_has("no-such-dir");
     r.run(&["manifest", "verify", "rel/VERSION"])
-        .expect(2)
+        .code(2)
         .stderr_has("not a directory");
-    r.run(&["manifest", "verify", "--jobs", "0", "rel"])
-        .expect(2);
+    r.run(&["manifest", "verify", "--jobs", "0", "rel"]).code(2);
 }
 
 /// Every refused form, put in a manifest that otherwise matches, must stop verification
@@ -385,7 +389,7 @@ fn could_not_run_cases_exit_2() {
 #[test]
 fn malformed_manifest_lines_exit_2_naming_the_line() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     let good = r.manifest();
     let h = &good[..64];
     let cases: Vec<(&str, Vec<u8>)> = vec![
@@ -414,25 +418,25 @@ fn malformed_manifest_lines_exit_2_naming_the_line() {
         m.extend_from_slice(&bad);
         r.set_manifest(&m);
         let run = r.verify();
-        assert_eq!(run.code(), 2, "{what}: {run}");
+        assert_eq!(run.code, 2, "{what}: {run}");
         assert!(
-            run.stderr().contains(&format!("MANIFEST.sha256:{line}: ")),
+            run.stderr.contains(&format!("MANIFEST.sha256:{line}: ")),
             "{what}: {run}"
         );
-        assert!(run.stderr().contains("help: "), "{what}: {run}");
+        assert!(run.stderr.contains("help: "), "{what}: {run}");
         assert!(
-            run.stdout().is_empty(),
+            run.stdout.is_empty(),
             "{what}: no verdict may be printed: {run}"
         );
     }
     r.set_manifest(b"");
-    r.verify().expect(2).stderr_has("empty checksum file");
+    r.verify().code(2).stderr_has("empty checksum file");
 }
 
 #[test]
 fn accepted_variants_verify() {
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     let good = r.manifest();
     // Upper-case digests, binary markers, CRLF line ends and the BSD tag form all check.
     let mut variant = String::new();
@@ -445,7 +449,7 @@ fn accepted_variants_verify() {
         }
     }
     r.set_manifest(variant.as_bytes());
-    r.verify().expect(0).stdout_has("4 files match");
+    r.verify().code(0).stdout_has("4 files match");
 }
 
 #[test]
@@ -454,14 +458,14 @@ fn many_files_on_many_jobs_report_exactly_the_changed_ones() {
     for i in 0..300 {
         r.write(&format!("d{}/f{i}", i % 7), &format!("{i}\n").repeat(i));
     }
-    r.create().expect(0);
+    r.create().code(0);
     for i in [3, 150, 299] {
         r.write(&format!("d{}/f{i}", i % 7), "changed\n");
     }
     for jobs in ["1", "2", "8"] {
         let j = r
             .run(&["manifest", "verify", "--json", "--jobs", jobs, "rel"])
-            .expect(1)
+            .code(1)
             .json();
         assert_eq!(
             strings(&j["modified"]),
@@ -476,18 +480,18 @@ fn many_files_on_many_jobs_report_exactly_the_changed_ones() {
 fn fifo_is_refused_by_create_and_reported_by_verify_without_blocking() {
     // Opening a fifo to hash it would block forever; it must be classified, never read.
     let r = Release::sample();
-    r.create().expect(0);
+    r.create().code(0);
     let mkfifo = |rel: &str| {
         let st = Command::new("mkfifo").arg(r.path(rel)).status().unwrap();
         assert!(st.success());
     };
     mkfifo("bin/pipe");
-    r.create().expect(2).stderr_has("bin/pipe");
-    r.verify().expect(1).stdout_has("special file: bin/pipe");
+    r.create().code(2).stderr_has("bin/pipe");
+    r.verify().code(1).stdout_has("special file: bin/pipe");
     // A listed file replaced by a fifo is modified (and not opened).
     fs::remove_file(r.path("VERSION")).unwrap();
     mkfifo("VERSION");
-    let j = r.verify_json().expect(1).json();
+    let j = r.verify_json().code(1).json();
     assert_eq!(strings(&j["modified"]), ["VERSION"]);
     assert_eq!(strings(&j["special_files"]), ["VERSION", "bin/pipe"]);
 }

@@ -18,8 +18,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-mod support;
-use support::Run;
+use crate::harness::{regex_escape, system_tool, Run, World as Scratch};
 
 const TGZ: &str = "acme-consumer-0.4.0.tgz";
 const SDK: &str = "vendor/consumer-sdk";
@@ -27,17 +26,18 @@ const REL_TGZ: &str = "consumer-sdk/acme-consumer-0.4.0.tgz";
 const LOCK_KEY: &str = "node_modules/@acme/consumer";
 const H0: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// A scratch project in a harness world: `proj/` under the world's root.
 struct World {
-    tmp: tempfile::TempDir,
+    w: Scratch,
 }
 
 impl World {
     /// An empty project directory with an empty vendor dir; no package.json.
     fn new() -> Self {
-        let tmp = tempfile::tempdir().unwrap();
-        fs::create_dir(tmp.path().join(".git")).unwrap();
-        fs::create_dir_all(tmp.path().join("proj").join(SDK)).unwrap();
-        World { tmp }
+        let w = Scratch::new();
+        fs::create_dir(w.root().join(".git")).unwrap();
+        fs::create_dir_all(w.root().join("proj").join(SDK)).unwrap();
+        World { w }
     }
 
     /// The real thing: npm-packed SDK, release manifest, pinned sidecar, npm-installed.
@@ -51,12 +51,12 @@ impl World {
             "--manifest",
             &format!("{SDK}/release-manifest.json"),
         ])
-        .expect(0);
+        .code(0);
         w.write(
             "package.json",
             r#"{"name":"svc","version":"1.0.0","private":true}"#,
         );
-        let out = w.npm(
+        w.npm(
             &w.proj(),
             &[
                 "install",
@@ -65,8 +65,8 @@ impl World {
                 "--offline",
                 &format!("./{SDK}/{TGZ}"),
             ],
-        );
-        assert!(out.status.success(), "npm install: {out:?}");
+        )
+        .code(0);
         // What npm 11 writes for a file: tarball; the tests below rely on this shape.
         let lock = w.lock();
         assert_eq!(lock["lockfileVersion"], 3, "{lock}");
@@ -82,7 +82,7 @@ impl World {
     }
 
     fn proj(&self) -> PathBuf {
-        self.tmp.path().join("proj")
+        self.w.root().join("proj")
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -104,23 +104,23 @@ impl World {
     }
 
     fn run(&self, args: &[&str]) -> Run {
-        support::run_in(&self.proj(), self.tmp.path(), args)
+        self.w.cmd().args(args).current_dir(self.proj()).run()
     }
 
-    fn npm(&self, cwd: &Path, args: &[&str]) -> std::process::Output {
-        Command::new(npm())
+    /// Real npm in the world's cleared environment, its cache in the world.
+    fn npm(&self, cwd: &Path, args: &[&str]) -> Run {
+        self.w
+            .program(system_tool("npm"))
             .args(args)
             .current_dir(cwd)
-            .env("HOME", self.tmp.path())
-            .env("npm_config_cache", self.tmp.path().join("npm-cache"))
+            .env("npm_config_cache", self.w.root().join("npm-cache"))
             .env("npm_config_update_notifier", "false")
-            .output()
-            .expect("npm runs")
+            .run()
     }
 
     /// `npm pack` a tiny package into the vendor dir.
     fn pack_sdk(&self) {
-        let sdk = self.tmp.path().join("sdk");
+        let sdk = self.w.root().join("sdk");
         fs::create_dir(&sdk).unwrap();
         fs::write(
             sdk.join("package.json"),
@@ -129,11 +129,11 @@ impl World {
         .unwrap();
         fs::write(sdk.join("index.js"), "module.exports = 42;\n").unwrap();
         let dest = self.path(SDK);
-        let out = self.npm(
+        self.npm(
             &sdk,
             &["pack", "--pack-destination", dest.to_str().unwrap()],
-        );
-        assert!(out.status.success(), "npm pack: {out:?}");
+        )
+        .code(0);
         assert!(self.tgz().is_file(), "npm pack wrote no {TGZ}");
     }
 
@@ -148,7 +148,10 @@ impl World {
 
     /// GNU sha256sum's digest: a second opinion, not our own code.
     fn sha256sum(&self, p: &Path) -> String {
-        let out = Command::new("sha256sum").arg(p).output().unwrap();
+        let out = Command::new(system_tool("sha256sum"))
+            .arg(p)
+            .output()
+            .unwrap();
         assert!(out.status.success());
         String::from_utf8(out.stdout).unwrap()[..64].to_string()
     }
@@ -184,7 +187,7 @@ impl World {
     fn integrity_refused(&self, integrity: Value, needle: &str) {
         self.set_lock_entry("integrity", Some(integrity));
         failed(
-            &self.verify(&[]).expect(1).json(),
+            &self.verify(&[]).code(1).json(),
             "integrity",
             LOCK_KEY,
             needle,
@@ -209,19 +212,6 @@ impl World {
         let m = format!("{SDK}/release-manifest.json");
         self.verify(&["--manifest", &m])
     }
-}
-
-/// npm on PATH. A missing npm fails the test: these tests are about npm's own lockfile.
-fn npm() -> PathBuf {
-    std::env::var_os("PATH")
-        .and_then(|paths| {
-            std::env::split_paths(&paths)
-                .map(|d| d.join("npm"))
-                .find(|p| p.is_file())
-        })
-        .unwrap_or_else(|| {
-            panic!("npm is missing from PATH: install Node.js with npm to run these tests")
-        })
 }
 
 /// The one check named `check` about `subject`, from a `--json` run.
@@ -279,9 +269,9 @@ fn npm_packed_and_installed_sdk_verifies() {
         "--manifest",
         "vendor/consumer-sdk/release-manifest.json",
     ])
-    .expect(0)
+    .code(0)
     .stdout_has("ok: 7 checks passed");
-    let r = w.verify_with_manifest().expect(0).json();
+    let r = w.verify_with_manifest().code(0).json();
     assert_eq!(r["ok"], true);
     for (name, subject) in [
         ("artifact", REL_TGZ),
@@ -303,7 +293,7 @@ fn npm_packed_and_installed_sdk_verifies() {
     let ignored = r["ignored"].to_string();
     assert!(ignored.contains("acme-consumer-cli-0.4.0.tgz"), "{ignored}");
     // The sidecar pin-vendor wrote is one GNU sha256sum accepts.
-    let gnu = Command::new("sha256sum")
+    let gnu = Command::new(system_tool("sha256sum"))
         .args(["--check", "--strict", &format!("{TGZ}.sha256")])
         .current_dir(w.path(SDK))
         .output()
@@ -318,7 +308,7 @@ fn tampered_tarball_byte_fails_sidecar_manifest_dependency_and_integrity() {
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
     fs::write(w.tgz(), bytes).unwrap();
-    let r = w.verify_with_manifest().expect(1).json();
+    let r = w.verify_with_manifest().code(1).json();
     assert_eq!(
         failures(&r),
         [
@@ -338,7 +328,7 @@ fn tampered_tarball_byte_fails_sidecar_manifest_dependency_and_integrity() {
 fn tampered_sidecar_fails_sidecar_and_manifest() {
     let w = World::installed();
     fs::write(w.sidecar(), format!("{H0}  {TGZ}\n")).unwrap();
-    let r = w.verify_with_manifest().expect(1).json();
+    let r = w.verify_with_manifest().code(1).json();
     assert_eq!(
         failures(&r),
         [
@@ -352,10 +342,30 @@ fn tampered_sidecar_fails_sidecar_and_manifest() {
 }
 
 #[test]
+fn human_report_of_a_tampered_sidecar() {
+    let w = World::installed();
+    // npm's tarball bytes (so its digests and size) may differ with the npm version: named, not shown.
+    let sha256 = regex_escape(&w.sha256sum(&w.tgz()));
+    let sha512 = regex_escape(w.integrity().trim_start_matches("sha512-"));
+    fs::write(w.sidecar(), format!("{H0}  {TGZ}\n")).unwrap();
+    let m = format!("{SDK}/release-manifest.json");
+    let r = w.run(&["verify-vendor", "vendor", "--manifest", &m]);
+    crate::snapshot!(
+        "verify_vendor_tampered_sidecar",
+        r,
+        [
+            (&sha256, "[TARBALL-SHA256]"),
+            (&sha512, "[TARBALL-SHA512]"),
+            (r"regular file, \d+ bytes", "regular file, [SIZE] bytes"),
+        ]
+    );
+}
+
+#[test]
 fn tampered_manifest_digest_fails_the_manifest_check() {
     let w = World::installed();
     w.write_json_manifest(H0);
-    let r = w.verify_with_manifest().expect(1).json();
+    let r = w.verify_with_manifest().code(1).json();
     failed(&r, "manifest", REL_TGZ, "differs from the sidecar's");
     assert_eq!(check(&r, "manifest", REL_TGZ)["expected"], H0);
     passed(&r, "sidecar", REL_TGZ);
@@ -372,7 +382,7 @@ fn tampered_lockfile_integrity_fails_the_integrity_check() {
     bad[i] = if bad[i] == 'A' { 'B' } else { 'A' };
     let bad: String = bad.into_iter().collect();
     w.set_lock_entry("integrity", Some(json!(bad)));
-    let r = w.verify_with_manifest().expect(1).json();
+    let r = w.verify_with_manifest().code(1).json();
     assert_eq!(failures(&r), [format!("integrity {LOCK_KEY}")]);
     let c = check(&r, "integrity", LOCK_KEY);
     assert_eq!(c["expected"], good);
@@ -387,7 +397,7 @@ fn tampered_resolved_fails_the_resolved_check() {
         "resolved",
         Some(json!(format!("file:{SDK}/acme-consumer-0.3.9.tgz"))),
     );
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "resolved", LOCK_KEY, "resolved is");
     let c = check(&r, "resolved", LOCK_KEY);
     assert_eq!(c["expected"], format!("file:{SDK}/{TGZ}"));
@@ -403,7 +413,7 @@ fn tampered_resolved_fails_the_resolved_check() {
 fn lockfile_resolved_missing_fails() {
     let w = World::installed();
     w.set_lock_entry("resolved", None);
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     let c = check(&r, "resolved", LOCK_KEY);
     assert_eq!(c["actual"], "missing");
     assert_eq!(failures(&r), [format!("resolved {LOCK_KEY}")]);
@@ -416,7 +426,7 @@ fn lockfile_resolved_leaving_the_vendor_dir_fails() {
         "resolved",
         Some(json!(format!("file:{SDK}/../../../outside/{TGZ}"))),
     );
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "resolved", LOCK_KEY, "leaves the vendor directory");
 }
 
@@ -429,7 +439,7 @@ fn file_dependency_leaving_the_vendor_dir_fails() {
         "package.json",
         json!({"name":"svc","version":"1.0.0","dependencies":{"@acme/consumer": spec}}).to_string(),
     );
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(
         &r,
         "dependency",
@@ -446,7 +456,7 @@ fn file_dependency_naming_no_artifact_fails() {
         json!({"dependencies":{"@acme/consumer": format!("file:{SDK}/acme-consumer-9.9.9.tgz")}})
             .to_string(),
     );
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(
         &r,
         "dependency",
@@ -467,7 +477,7 @@ fn integrity_missing_fails() {
     let w = World::installed();
     w.set_lock_entry("integrity", None);
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "integrity",
         LOCK_KEY,
         "integrity is missing",
@@ -494,14 +504,17 @@ fn integrity_not_sha512_fails() {
 fn integrity_bad_base64_fails() {
     let w = World::installed();
     let good = w.integrity();
+    let digits = good.strip_prefix("sha512-").unwrap();
+    assert_eq!((digits.len(), &digits[86..]), (88, "=="), "{good}");
+    // Each is the real digest made non-canonical in one way, and differs from it whatever
+    // its bytes (a blanket `+`/`/` -> `-`/`_` swap changes nothing for a digest without
+    // either, and used to skip that case).
     for bad in [
         good.trim_end_matches('=').to_string(), // padding dropped
-        good.replace('+', "-").replace('/', "_") + " ", // URL-safe alphabet
-        format!("{}!==", &good[..good.len() - 3]),
+        format!("sha512--_{}", &digits[2..]),   // URL-safe alphabet
+        format!("sha512-{}!==", &digits[..85]), // a digit outside any alphabet
     ] {
-        if bad.trim() == good {
-            continue; // the URL-safe swap changed nothing for this digest
-        }
+        assert_ne!(bad, good);
         w.integrity_refused(json!(bad), "not canonical base64");
     }
 }
@@ -512,7 +525,7 @@ fn integrity_of_the_wrong_decoded_length_fails() {
     // A sha256-sized digest labelled sha512.
     let short = format!("sha512-{}", "A".repeat(43) + "=");
     w.set_lock_entry("integrity", Some(json!(short)));
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "integrity", LOCK_KEY, "decodes to 32 bytes");
     let c = check(&r, "integrity", LOCK_KEY);
     assert_eq!(
@@ -527,7 +540,7 @@ fn integrity_with_several_hashes_requires_every_one_to_match() {
     let good = w.integrity();
     // The same hash twice: every hash matches.
     w.set_lock_entry("integrity", Some(json!(format!("{good} {good}"))));
-    let r = w.verify(&[]).expect(0).json();
+    let r = w.verify(&[]).code(0).json();
     assert!(check(&r, "integrity", LOCK_KEY)["detail"]
         .as_str()
         .unwrap()
@@ -550,7 +563,7 @@ fn lockfile_entry_missing_fails() {
     let mut lock = w.lock();
     lock["packages"].as_object_mut().unwrap().remove(LOCK_KEY);
     w.write("package-lock.json", lock.to_string());
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "lockfile", LOCK_KEY, "has no entry");
 }
 
@@ -558,7 +571,7 @@ fn lockfile_entry_missing_fails() {
 fn vendored_dependency_without_a_lockfile_fails() {
     let w = World::installed();
     fs::remove_file(w.path("package-lock.json")).unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(
         &r,
         "lockfile",
@@ -574,21 +587,21 @@ fn malformed_lockfile_or_package_json_is_exit_2() {
     let lock = fs::read_to_string(w.path("package-lock.json")).unwrap();
     w.write("package-lock.json", &lock[..lock.len() / 2]);
     w.verify(&[])
-        .expect(2)
+        .code(2)
         .stderr_has("package-lock.json: not JSON");
     w.write(
         "package-lock.json",
         r#"{"lockfileVersion":1,"dependencies":{}}"#,
     );
     w.verify(&[])
-        .expect(2)
+        .code(2)
         .stderr_has("lockfileVersion 1 is unsupported: regenerate with npm 7 or later")
         .stderr_has("help: ");
     w.write("package-lock.json", lock);
-    w.verify(&[]).expect(0);
+    w.verify(&[]).code(0);
     w.write("package.json", "[]");
     w.verify(&[])
-        .expect(2)
+        .code(2)
         .stderr_has("package.json: not a JSON object");
 }
 
@@ -607,21 +620,21 @@ fn with_fake_tarball() -> (World, String) {
 fn sidecar_refused(content: impl Fn(&str) -> String, needle: &str) {
     let (w, hex) = with_fake_tarball();
     fs::write(w.sidecar(), content(&hex)).unwrap();
-    failed(&w.verify(&[]).expect(1).json(), "sidecar", REL_TGZ, needle);
+    failed(&w.verify(&[]).code(1).json(), "sidecar", REL_TGZ, needle);
 }
 
 #[test]
 fn fake_tarball_with_its_sidecar_verifies_and_no_project_is_said() {
     let (w, hex) = with_fake_tarball();
     w.write(&format!("{SDK}/README.md"), "how we vendor\n");
-    let r = w.verify(&[]).expect(0).json();
+    let r = w.verify(&[]).code(0).json();
     assert_eq!(check(&r, "sidecar", REL_TGZ)["actual"], hex);
     assert_eq!(r["project"], Value::Null);
     let ignored = r["ignored"].to_string();
     assert!(ignored.contains("README.md"), "{ignored}");
     assert!(ignored.contains("no package.json"), "{ignored}");
     w.run(&["verify-vendor"])
-        .expect(0)
+        .code(0)
         .stdout_has("skip vendor/consumer-sdk/README.md");
 }
 
@@ -630,7 +643,7 @@ fn tarball_without_sidecar_fails() {
     let (w, _) = with_fake_tarball();
     fs::remove_file(w.sidecar()).unwrap();
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "sidecar",
         REL_TGZ,
         "has no sidecar",
@@ -659,7 +672,7 @@ fn sidecar_digest_not_hex_fails() {
 fn sidecar_naming_another_file_fails() {
     let (w, hex) = with_fake_tarball();
     fs::write(w.sidecar(), format!("{hex}  acme-consumer-0.3.9.tgz\n")).unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "sidecar", REL_TGZ, "names acme-consumer-0.3.9.tgz, not");
     assert_eq!(check(&r, "sidecar", REL_TGZ)["expected"], TGZ);
 }
@@ -686,7 +699,7 @@ fn sidecar_with_several_lines_fails() {
     // Two digests for the artifact: conflicting.
     fs::write(w.sidecar(), format!("{hex}  {TGZ}\n{H0}  {TGZ}\n")).unwrap();
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "sidecar",
         REL_TGZ,
         "listed twice",
@@ -694,7 +707,7 @@ fn sidecar_with_several_lines_fails() {
     // The right line plus one for another file: a sidecar is for one artifact.
     fs::write(w.sidecar(), format!("{hex}  {TGZ}\n{H0}  other.tgz\n")).unwrap();
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "sidecar",
         REL_TGZ,
         "has 2 lines",
@@ -705,7 +718,7 @@ fn sidecar_with_several_lines_fails() {
 fn sidecar_in_bsd_tag_form_is_accepted() {
     let (w, hex) = with_fake_tarball();
     fs::write(w.sidecar(), format!("SHA256 ({TGZ}) = {hex}\n")).unwrap();
-    w.verify(&[]).expect(0);
+    w.verify(&[]).code(0);
 }
 
 #[test]
@@ -714,11 +727,11 @@ fn artifact_that_is_a_symlink_fails() {
     let real = w.path("elsewhere.tgz");
     fs::rename(w.tgz(), &real).unwrap();
     symlink(&real, w.tgz()).unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "artifact", REL_TGZ, "is a symlink, not a regular file");
     // A symlinked archive without a sidecar is still an artifact, and fails.
     symlink(&real, w.path(&format!("{SDK}/linked.tgz"))).unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "artifact", "consumer-sdk/linked.tgz", "is a symlink");
     failed(&r, "sidecar", "consumer-sdk/linked.tgz", "has no sidecar");
 }
@@ -729,7 +742,7 @@ fn artifact_that_is_not_a_regular_file_fails() {
     fs::remove_file(w.tgz()).unwrap();
     fs::create_dir(w.tgz()).unwrap();
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "artifact",
         REL_TGZ,
         "is a directory",
@@ -739,7 +752,7 @@ fn artifact_that_is_not_a_regular_file_fails() {
     assert!(st.success());
     // A fifo is never opened, so this cannot hang.
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "artifact",
         REL_TGZ,
         "special file",
@@ -753,7 +766,7 @@ fn sidecar_that_is_a_symlink_fails() {
     fs::rename(w.sidecar(), &real).unwrap();
     symlink(&real, w.sidecar()).unwrap();
     failed(
-        &w.verify(&[]).expect(1).json(),
+        &w.verify(&[]).code(1).json(),
         "sidecar",
         REL_TGZ,
         "is a symlink",
@@ -764,7 +777,7 @@ fn sidecar_that_is_a_symlink_fails() {
 fn orphan_sidecar_fails() {
     let (w, _) = with_fake_tarball();
     fs::remove_file(w.tgz()).unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(
         &r,
         "sidecar",
@@ -778,7 +791,7 @@ fn one_bad_artifact_does_not_hide_the_others() {
     let (w, _) = with_fake_tarball();
     w.fake_tarball("vendor/other-sdk/other-1.0.0.tgz");
     fs::write(w.sidecar(), "").unwrap();
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     passed(&r, "sidecar", "other-sdk/other-1.0.0.tgz");
     assert_eq!(failures(&r), [format!("sidecar {REL_TGZ}")]);
 }
@@ -787,14 +800,14 @@ fn one_bad_artifact_does_not_hide_the_others() {
 fn vendor_dir_missing_or_not_a_dir_is_exit_2_and_empty_is_exit_1() {
     let w = World::new();
     w.run(&["verify-vendor", "nope"])
-        .expect(2)
+        .code(2)
         .stderr_has("vendor directory nope cannot be used")
         .stderr_has("help: ");
     w.write("file", "x");
     w.run(&["verify-vendor", "file"])
-        .expect(2)
+        .code(2)
         .stderr_has("not a directory");
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(&r, "artifacts", "vendor", "holds no artifacts");
 }
 
@@ -810,7 +823,7 @@ fn manifest_missing_the_artifact_fails() {
     .unwrap();
     m["artifacts"].as_array_mut().unwrap().remove(0);
     w.write(&format!("{SDK}/release-manifest.json"), m.to_string());
-    let r = w.verify_with_manifest().expect(1).json();
+    let r = w.verify_with_manifest().code(1).json();
     failed(
         &r,
         "manifest",
@@ -826,11 +839,11 @@ fn sha256sum_format_manifest_is_detected_and_checked() {
         "SHA256SUMS",
         format!("{hex}  dist/{TGZ}\n{H0}  dist/other.tgz\n"),
     );
-    let r = w.verify(&["--manifest", "SHA256SUMS"]).expect(0).json();
+    let r = w.verify(&["--manifest", "SHA256SUMS"]).code(0).json();
     assert_eq!(r["manifest"]["format"], "sha256sum");
     passed(&r, "manifest", REL_TGZ);
     w.write("SHA256SUMS", format!("{H0}  {TGZ}\n"));
-    let r = w.verify(&["--manifest", "SHA256SUMS"]).expect(1).json();
+    let r = w.verify(&["--manifest", "SHA256SUMS"]).code(1).json();
     failed(&r, "manifest", REL_TGZ, "differs from the sidecar's");
 }
 
@@ -873,13 +886,13 @@ fn malformed_manifest_is_exit_2() {
     for (what, text, needle) in cases {
         w.write("m", text);
         let run = w.verify(&["--manifest", "m"]);
-        assert_eq!(run.code(), 2, "{what}\n{run}");
+        assert_eq!(run.code, 2, "{what}\n{run}");
         assert!(
-            run.stderr().contains(needle),
+            run.stderr.contains(needle),
             "{what}: stderr lacks {needle:?}\n{run}"
         );
         // With --json the only thing on stdout is the error object, never a report.
-        let out: serde_json::Value = serde_json::from_str(&run.stdout()).unwrap();
+        let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(out["ok"], false, "{what}\n{run}");
         assert_eq!(out["exit"], 2, "{what}\n{run}");
         assert!(
@@ -888,7 +901,7 @@ fn malformed_manifest_is_exit_2() {
         );
     }
     w.verify(&["--manifest", "absent.json"])
-        .expect(2)
+        .code(2)
         .stderr_has("cannot read absent.json");
 }
 
@@ -899,21 +912,19 @@ fn pin_vendor_writes_a_sidecar_that_verifies() {
     let (w, hex) = with_fake_tarball();
     fs::remove_file(w.sidecar()).unwrap();
     let tgz = format!("{SDK}/{TGZ}");
-    w.run(&["pin-vendor", &tgz])
-        .expect(0)
-        .stdout_has("(written)");
+    w.run(&["pin-vendor", &tgz]).code(0).stdout_has("(written)");
     assert_eq!(
         fs::read_to_string(w.sidecar()).unwrap(),
         format!("{hex}  {TGZ}\n")
     );
     w.run(&["pin-vendor", &tgz])
-        .expect(0)
+        .code(0)
         .stdout_has("(unchanged)");
     fs::write(w.sidecar(), format!("{H0}  {TGZ}\n")).unwrap();
     w.run(&["pin-vendor", &tgz])
-        .expect(0)
+        .code(0)
         .stdout_has("replaced: was");
-    w.verify(&[]).expect(0);
+    w.verify(&[]).code(0);
 }
 
 #[test]
@@ -924,30 +935,26 @@ fn pin_vendor_refuses_when_the_manifest_disagrees_or_lacks_the_file() {
     let m = format!("{SDK}/release-manifest.json");
     w.write_json_manifest(H0);
     let r = w.run(&["pin-vendor", &tgz, "--manifest", &m]);
-    r.expect(1)
+    r.code(1)
         .stderr_has("refused: ")
         .stderr_has(H0)
         .stderr_has(&hex)
         .stderr_has("help: the tarball is not the file");
     // Issue 12.8: the help line does not suggest the very command that just refused.
-    assert!(
-        !r.stderr().contains("mcp-deploy pin-vendor"),
-        "{}",
-        r.stderr()
-    );
+    assert!(!r.stderr.contains("mcp-deploy pin-vendor"), "{}", r.stderr);
     assert!(!w.sidecar().exists(), "a sidecar was written");
     w.write(
         &m,
         json!({"artifacts":[{"name":"x","version":"1","file":"x.tgz","sha256":hex}]}).to_string(),
     );
     w.run(&["pin-vendor", &tgz, "--manifest", &m])
-        .expect(1)
+        .code(1)
         .stderr_has("does not list acme-consumer-0.4.0.tgz");
     assert!(!w.sidecar().exists(), "a sidecar was written");
     w.write(&m, "{");
-    w.run(&["pin-vendor", &tgz, "--manifest", &m]).expect(2);
+    w.run(&["pin-vendor", &tgz, "--manifest", &m]).code(2);
     w.write_json_manifest(&hex);
-    w.run(&["pin-vendor", &tgz, "--manifest", &m]).expect(0);
+    w.run(&["pin-vendor", &tgz, "--manifest", &m]).code(0);
     assert!(w.sidecar().exists());
 }
 
@@ -955,11 +962,11 @@ fn pin_vendor_refuses_when_the_manifest_disagrees_or_lacks_the_file() {
 fn pin_vendor_refuses_a_missing_or_symlinked_tarball() {
     let (w, _) = with_fake_tarball();
     w.run(&["pin-vendor", "vendor/none.tgz"])
-        .expect(2)
+        .code(2)
         .stderr_has("none.tgz");
     symlink(w.tgz(), w.path("link.tgz")).unwrap();
     w.run(&["pin-vendor", "link.tgz"])
-        .expect(2)
+        .code(2)
         .stderr_has("is a symlink");
     assert!(!w.path("link.tgz.sha256").exists());
 }
@@ -968,19 +975,19 @@ fn pin_vendor_refuses_a_missing_or_symlinked_tarball() {
 fn explicit_project_is_used_and_must_hold_package_json_around_dir() {
     let w = World::installed();
     // Moved away from its project, the vendor dir is found by --project, not by the search.
-    fs::rename(w.path("vendor"), w.tmp.path().join("vendor")).unwrap();
-    let moved = w.tmp.path().join("vendor");
+    fs::rename(w.path("vendor"), w.w.root().join("vendor")).unwrap();
+    let moved = w.w.root().join("vendor");
     let moved = moved.to_str().unwrap();
-    let r = w.run(&["verify-vendor", moved, "--json"]).expect(0).json();
+    let r = w.run(&["verify-vendor", moved, "--json"]).code(0).json();
     assert_eq!(r["project"], Value::Null);
     w.run(&["verify-vendor", moved, "--project", "."])
-        .expect(2)
+        .code(2)
         .stderr_has("is not inside the project");
     fs::rename(moved, w.path("vendor")).unwrap();
-    let r = w.verify(&["--project", "."]).expect(0).json();
+    let r = w.verify(&["--project", "."]).code(0).json();
     assert_eq!(r["project"]["lockfile_version"], 3);
     w.run(&["verify-vendor", "vendor", "--project", "vendor"])
-        .expect(2)
+        .code(2)
         .stderr_has("no package.json in ");
 }
 
@@ -989,14 +996,14 @@ fn manifest_inside_dir_named_like_a_sidecar_is_not_an_orphan() {
     let (w, hex) = with_fake_tarball();
     let m = format!("{SDK}/release.sha256");
     w.write(&m, format!("{hex}  {TGZ}\n"));
-    let r = w.verify(&["--manifest", &m]).expect(0).json();
+    let r = w.verify(&["--manifest", &m]).code(0).json();
     passed(&r, "manifest", REL_TGZ);
     assert!(
         r["ignored"].to_string().contains("the release manifest"),
         "{r:#}"
     );
     // Without --manifest the same file is an orphan sidecar: nothing is special about it.
-    let r = w.verify(&[]).expect(1).json();
+    let r = w.verify(&[]).code(1).json();
     failed(
         &r,
         "sidecar",
