@@ -25,6 +25,7 @@ mod cmd;
 mod content;
 mod deployment;
 mod dirs;
+mod entry;
 mod error;
 mod exit;
 mod fsio;
@@ -32,6 +33,7 @@ mod identity;
 mod output;
 mod process;
 mod registration;
+mod state;
 mod vendored_sdk;
 // build.rs compiles version.rs for `--version`; the library holds it only for its tests.
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref())?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let flat = selection.read_registered()?;
+    let flat = crate::registration::registered::read_if_exists(registered_path)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
     let options = ClientOptions {
         claude: None,

@@ -9,7 +9,6 @@ use crate::deployment::declaration::{
 };
 use crate::deployment::layout::Sha;
 use crate::error::Error;
-use crate::registration::registered;
 
 /// One server to act on.
 #[derive(Debug, Clone)]
@@ -79,19 +78,19 @@ pub(crate) struct Selection {
 
 impl Selection {
     /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
-    /// as [`many`] takes them; `registered`: the flat document (else its default path).
+    /// as [`many`] takes them; `registered`: the flat document.
     pub(crate) fn load(
         config: Option<&Path>,
         root: Option<&Path>,
         servers: &[String],
         name_suffix: &str,
-        registered: Option<PathBuf>,
+        registered: PathBuf,
     ) -> Result<Selection, Error> {
         let decl = Declaration::load(config)?;
         let (servers, named) = many(&decl, root, servers, name_suffix)?;
         Ok(Selection {
             servers,
-            registered: registered.unwrap_or_else(registered::default_path),
+            registered,
             named,
             skipped: Vec::new(),
         })
@@ -133,16 +132,6 @@ impl Selection {
             ));
         }
         Ok(())
-    }
-
-    /// The flat document; `None` when it does not exist yet. A malformed one is an error: it
-    /// is never overwritten.
-    pub(crate) fn read_registered(&self) -> Result<Option<registered::Flat>, Error> {
-        match registered::Flat::read(&self.registered) {
-            Ok(f) => Ok(Some(f)),
-            Err(registered::RegisteredError::Missing { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     }
 }
 

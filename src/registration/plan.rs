@@ -5,9 +5,9 @@
 use crate::clients::{Client, ClientError, Op};
 use crate::deployment::render::{self, Rendered};
 use crate::deployment::selection::Selected;
+use crate::entry::Entry;
 use crate::error::Error;
 use crate::identity::report::Check;
-use crate::registration::entry::Entry;
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
 use serde_json::{Map, Value};
@@ -176,7 +176,7 @@ pub(crate) fn refuse_literal_secrets(
         else {
             continue;
         };
-        let secrets = crate::identity::secrets::literal_secrets(&entry);
+        let secrets = crate::entry::secrets::literal_secrets(&entry);
         if !secrets.is_empty() {
             return Err(Error::usage(
                 format!(
@@ -215,8 +215,8 @@ pub(crate) fn change_record(
     let command = render::render(&s.server, &s.prefix)
         .ok()
         .and_then(|r| match r.entry.transport {
-            crate::registration::entry::Transport::Stdio { command, .. } => Some(command),
-            crate::registration::entry::Transport::Remote { .. } => None,
+            crate::entry::Transport::Stdio { command, .. } => Some(command),
+            crate::entry::Transport::Remote { .. } => None,
         });
     r.commit = crate::deployment::layout::commit_evidence(
         &s.prefix,

@@ -36,7 +36,7 @@ pub(crate) fn lock_and_recover(
     crate::process::catch_signals();
     let mut paths = Vec::new();
     for c in clients {
-        paths.push(crate::registration::state::file(
+        paths.push(crate::state::file(
             &c.home(),
             &format!("{}.lock", c.name()),
         )?);

@@ -5,7 +5,7 @@
 //! not registered. So:
 //! 1. Before the first mutating call, a journal is written (atomically, mode 0600) in the
 //!    client's state directory (`<home>/.mcp-deploy/<client>.journal.json`, see
-//!    [`crate::registration::state`]): for each name, its previous entry (or none) and its target (or none).
+//!    [`crate::state`]): for each name, its previous entry (or none) and its target (or none).
 //! 2. The changes are applied one call at a time.
 //! 3. When anything fails, every name is brought back to its previous entry, in reverse order,
 //!    and the error says which state every name ended in. Restoring calls are retried, since
@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::clients::{Client, ClientError};
+use crate::entry::Entry;
 use crate::fsio;
-use crate::registration::entry::Entry;
 use crate::registration::ledger;
 
 /// How often a restoring call is tried before the name is reported lost (and left to the
@@ -124,7 +124,7 @@ impl TransactionError {
 
 /// Where the journal of `client` lives: `<home>/.mcp-deploy/<client>.journal.json`.
 pub(crate) fn journal_path(client: &dyn Client) -> Result<PathBuf, fsio::IoError> {
-    crate::registration::state::file(&client.home(), &format!("{}.journal.json", client.name()))
+    crate::state::file(&client.home(), &format!("{}.journal.json", client.name()))
 }
 
 /// Where versions before the state directory wrote the journal: beside the config file.
@@ -615,7 +615,7 @@ fn differing_keys(want: &Map<String, Value>, got: &Map<String, Value>) -> Vec<St
 fn raw_entry(raw: &Map<String, Value>) -> Entry {
     Entry::from_value(&Value::Object(raw.clone())).unwrap_or_else(|_| Entry {
         raw: raw.clone(),
-        transport: crate::registration::entry::Transport::Remote {
+        transport: crate::entry::Transport::Remote {
             kind: "unknown".into(),
             url: String::new(),
         },
