@@ -30,6 +30,7 @@ mod error;
 mod exit;
 mod fsio;
 mod identity;
+mod notice;
 mod output;
 mod process;
 mod registration;

@@ -71,5 +71,6 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         args.registered
             .clone()
             .unwrap_or_else(crate::registration::registered::default_path),
+        &crate::output::notice,
     )
 }

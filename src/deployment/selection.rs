@@ -9,6 +9,7 @@ use crate::deployment::declaration::{
 };
 use crate::deployment::layout::Sha;
 use crate::error::Error;
+use crate::notice::{Notice, Notify};
 
 /// One server to act on.
 #[derive(Debug, Clone)]
@@ -85,9 +86,10 @@ impl Selection {
         servers: &[String],
         name_suffix: &str,
         registered: PathBuf,
+        notify: Notify,
     ) -> Result<Selection, Error> {
         let decl = Declaration::load(config)?;
-        let (servers, named) = many(&decl, root, servers, name_suffix)?;
+        let (servers, named) = many(&decl, root, servers, name_suffix, notify)?;
         Ok(Selection {
             servers,
             registered,
@@ -96,18 +98,21 @@ impl Selection {
         })
     }
 
-    /// Drop the servers whose deployment is entirely absent (see [`absent`]), saying so on
-    /// stderr, unless they were named: then the caller's deployment check fails on them. A
+    /// Drop the servers whose deployment is entirely absent (see [`absent`]), saying so to
+    /// `notify`, unless they were named: then the caller's deployment check fails on them. A
     /// broken deployment is not absent and is kept, so that it fails before any registration.
     /// Refuses when nothing is left.
-    pub(crate) fn skip_absent(&mut self, root: Option<&Path>) -> Result<(), Error> {
+    pub(crate) fn skip_absent(&mut self, root: Option<&Path>, notify: Notify) -> Result<(), Error> {
         if self.named {
             return Ok(());
         }
         let mut skipped = Vec::new();
         self.servers.retain(|s| match absent(&s.server, &s.prefix) {
             Some(why) => {
-                eprintln!("skipping {}: not deployed ({why})", s.server.name);
+                notify(Notice::SkippedNotDeployed {
+                    server: s.server.name.clone(),
+                    why: why.clone(),
+                });
                 skipped.push((s.server.name.clone(), why));
                 false
             }
@@ -167,12 +172,13 @@ fn holds_deployment(server: &Server, dir: &Path) -> bool {
 /// `--prefix` here is a root, but a server's own prefix is a natural thing to pass
 /// (`install --prefix /opt/codetools`). When the root's last component names a declared server,
 /// the root holds that server's deployment and no `ROOT/<server>` exists, it is taken as that
-/// server's prefix, saying so; never as a root holding `…/codetools/codetools`.
+/// server's prefix, saying so to `notify`; never as a root holding `…/codetools/codetools`.
 pub(crate) fn many(
     decl: &Declaration,
     root: Option<&Path>,
     names: &[String],
     suffix: &str,
+    notify: Notify,
 ) -> Result<(Vec<Selected>, bool), Error> {
     let root = root.map(absolute_prefix).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
@@ -198,15 +204,10 @@ pub(crate) fn many(
                 ),
             ));
         }
-        eprintln!(
-            "note: --prefix {} holds {}'s own deployment: acting on {} there (a root would \
-             hold {}/{})",
-            r.display(),
-            s.name,
-            s.name,
-            r.display(),
-            s.name
-        );
+        notify(Notice::OwnPrefix {
+            prefix: r.to_path_buf(),
+            server: s.name.clone(),
+        });
         chosen.push(s);
         own_prefix = Some(r.to_path_buf());
     } else if names.is_empty() {

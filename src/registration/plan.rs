@@ -8,6 +8,7 @@ use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::error::Error;
 use crate::identity::report::Check;
+use crate::notice::{Notice, Notify};
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
 use serde_json::{Map, Value};
@@ -114,14 +115,14 @@ pub(crate) fn observe_all(
 
 /// A same-name entry in another scope wins over the user-scope one in that project: the agent
 /// there would run something else. A warning, or a failed check with `--strict`.
-pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool, notify: Notify) -> Check {
     let detail = format!(
         "{}{name} is also registered in the {}, which takes precedence there",
         if strict { "" } else { "warning: " },
         shadows.join("; ")
     );
     if !strict {
-        eprintln!("{detail}");
+        notify(Notice::Shadowed(detail.clone()));
     }
     Check {
         check: "shadowing",

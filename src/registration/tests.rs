@@ -31,7 +31,7 @@ fn transaction_rolls_back(client_name: &str) {
         },
     ];
     let ledger = s.dir.path().join("ledger.ndjson");
-    let mut tx = Transaction::begin(c.as_ref(), changes, &ledger).unwrap();
+    let mut tx = Transaction::begin(c.as_ref(), changes, &ledger, &|_| ()).unwrap();
     let journal = transaction::journal_path(c.as_ref()).unwrap();
     assert!(journal.exists());
     let err = tx.apply().unwrap_err();
