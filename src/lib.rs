@@ -5,19 +5,36 @@
 //! which calls the domain and hands its report to `output/`. The domain is a folder per
 //! concept, each with a `mod.rs` saying what it holds:
 //!
+//! - `entry/`: one server's registration entry (the launch spec as a client holds it) and the
+//!   one redaction of secrets in everything shown;
 //! - `deployment/`: the server declaration, the release layout, rendering, the sample, and
 //!   which servers a command acts on;
-//! - `registration/`: the entry, the install plan, the transaction and its journal, locks,
-//!   the state directory, the ledger, the flat document;
-//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
-//! - `identity/`: the identity checks, the MCP handshake, secrets redaction, the check report;
 //! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
-//! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI.
+//! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI;
+//! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
+//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
+//! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
+//!   the flat document, the session around them.
 //!
-//! Beside them: `process.rs` (the one way a child is started and stopped), `dirs.rs` (the one
-//! place that knows HOME and the clients' directories), `fsio.rs` (bounded, symlink-safe file
-//! access), `error.rs` and `exit.rs`. Imports point one way: cli <- cmd -> output, and
-//! cmd/output -> the domain; no domain module imports cli, cmd or output.
+//! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
+//! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
+//! (bounded, symlink-safe file access), `state.rs` (the state directory), `notice.rs` (what the
+//! domain tells the person while it works, rendered by `output/`), `exit.rs`; and `error.rs`,
+//! the run's error gathering every domain's own.
+//!
+//! Imports point one way (`A -> B`: A may use B, never the reverse; skipping a step is fine):
+//!
+//! ```text
+//! cmd -> cli, output, the domain        output -> the domain        cli -> clients (ClientKind)
+//! registration -> clients -> identity -> content -> deployment -> entry
+//! vendored_sdk -> content
+//! any of them -> the leaves: state, notice -> fsio -> dirs; process; exit
+//! ```
+//!
+//! No domain module imports cli, cmd or output. The one exception to the arrows is
+//! `error.rs`: it gathers the domains' errors, and the steps that span domains (selection,
+//! drift, the sample, plan, session) return it. Check with
+//! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder.
 
 mod cli;
 mod clients;
@@ -25,13 +42,16 @@ mod cmd;
 mod content;
 mod deployment;
 mod dirs;
+mod entry;
 mod error;
 mod exit;
 mod fsio;
 mod identity;
+mod notice;
 mod output;
 mod process;
 mod registration;
+mod state;
 mod vendored_sdk;
 // build.rs compiles version.rs for `--version`; the library holds it only for its tests.
 #[cfg(test)]

@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 
 use super::runner::Runner;
 use super::{Client, ClientError, ClientOptions, Op};
+use crate::entry::{Entry, Transport};
 use crate::fsio;
-use crate::registration::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";

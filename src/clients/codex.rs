@@ -24,8 +24,8 @@ use serde_json::{Map, Value};
 use super::flow::{self, CliBacked};
 use super::runner::{self, Runner};
 use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
+use crate::entry::{Entry, Transport};
 use crate::process;
-use crate::registration::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
@@ -85,7 +85,7 @@ impl Codex {
         ClientError::Failed {
             step,
             status: out.status.to_string(),
-            stderr: crate::identity::secrets::redact(&codex_stderr(&out.stderr), &all),
+            stderr: crate::entry::secrets::redact(&codex_stderr(&out.stderr), &all),
         }
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::ClientError;
-use crate::registration::entry::Entry;
+use crate::entry::Entry;
 
 /// A client changed through its CLI and checked through its config file.
 pub(crate) trait CliBacked {

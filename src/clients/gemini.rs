@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 use super::flow::{self, CliBacked};
 use super::runner::{self, Runner};
 use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
-use crate::registration::entry::{Entry, Transport};
+use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
@@ -131,7 +131,7 @@ impl flow::CliBacked for Gemini {
                         .unwrap_or_default();
                     let mut all: Vec<&str> = secrets.to_vec();
                     all.extend(held.iter().map(String::as_str));
-                    crate::identity::secrets::redact(&runner::first_lines(&out.stderr), &all)
+                    crate::entry::secrets::redact(&runner::first_lines(&out.stderr), &all)
                 },
             });
         }

@@ -8,15 +8,15 @@ mod flow;
 pub(crate) mod gemini;
 pub(crate) mod runner;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-pub(crate) use crate::registration::entry::string_map;
-use crate::registration::entry::Entry;
+pub(crate) use crate::entry::string_map;
+use crate::entry::Entry;
 
 /// How to reach a client's CLI.
 #[derive(Debug, Clone)]
@@ -132,7 +132,7 @@ pub(crate) trait Client: Sync {
     /// The client's config file: the one the client itself reads and writes.
     fn config_path(&self) -> &Path;
     /// The client's home: its lock and journal live in `<home>/.mcp-deploy/`
-    /// ([`crate::registration::state`]). The same directory whichever file in it the client reads.
+    /// ([`crate::state`]). The same directory whichever file in it the client reads.
     fn home(&self) -> PathBuf {
         self.config_path()
             .parent()

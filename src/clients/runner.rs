@@ -53,12 +53,12 @@ impl Runner {
             Err(e) => return Err(e),
         };
         // Named with our pid, so that a later run can tell a killed run's directory from a
-        // live one's and remove it ([`crate::registration::state::sweep_client_tmp_dirs`]).
-        crate::registration::state::sweep_client_tmp_dirs();
+        // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
+        crate::state::sweep_client_tmp_dirs();
         let cwd = tempfile::Builder::new()
             .prefix(&format!(
                 "{}{}.",
-                crate::registration::state::CLIENT_TMP_PREFIX,
+                crate::state::CLIENT_TMP_PREFIX,
                 std::process::id()
             ))
             .tempdir()

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
-use crate::registration::entry::Entry;
-use crate::registration::transaction::{self, Change, Transaction};
+use crate::entry::Entry;
 use serde_json::{json, Value};
 
 /// The real CLI: `MCP_DEPLOY_TEST_<NAME>`, else the repo's pinned `node_modules/.bin/<name>`.
@@ -30,12 +29,12 @@ fn real(name: &str) -> PathBuf {
     pinned
 }
 
-struct Scratch {
-    dir: tempfile::TempDir,
+pub(crate) struct Scratch {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Scratch {
-    fn new() -> Scratch {
+    pub(crate) fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
         for d in ["codex", "gemini"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
@@ -63,7 +62,7 @@ impl Scratch {
             calls_binary: true,
         }
     }
-    fn open(&self, name: &str) -> Box<dyn Client> {
+    pub(crate) fn open(&self, name: &str) -> Box<dyn Client> {
         clients::open(kind(name), &self.options()).unwrap_or_else(|e| panic!("open {name}: {e}"))
     }
 }
@@ -72,13 +71,13 @@ fn kind(name: &str) -> ClientKind {
     <ClientKind as clap::ValueEnum>::from_str(name, false).unwrap()
 }
 
-fn entry(v: Value) -> Entry {
+pub(crate) fn entry(v: Value) -> Entry {
     Entry::from_value(&v).unwrap()
 }
 
 /// What the client holds for `name` equals the rendered entry exactly (the claude shape), and
 /// `observe` agrees: the plan of a second install would be "unchanged".
-fn assert_round_trip(c: &dyn Client, name: &str, rendered: &Value) {
+pub(crate) fn assert_round_trip(c: &dyn Client, name: &str, rendered: &Value) {
     let held = c.user_entries().unwrap();
     assert_eq!(held.get(name), Some(rendered), "{} holds", c.name());
     let seen = c
@@ -306,64 +305,6 @@ fn gemini_refusals_name_the_key_and_make_no_call() {
     let now: Value =
         serde_json::from_str(&std::fs::read_to_string(s.gemini_settings()).unwrap()).unwrap();
     assert_eq!(now, seeded, "nothing was registered");
-}
-
-// ---- both ----
-
-/// The installer's transaction over either module: an update followed by an add the client
-/// cannot hold is rolled back, and the updated name is back at its previous entry.
-fn transaction_rolls_back(client_name: &str) {
-    let s = Scratch::new();
-    let c = s.open(client_name);
-    let old = json!({"command": "/old", "args": ["x y"], "env": {"T": "${T}"}});
-    c.add("a", &entry(old.clone())).unwrap();
-    let refused = match client_name {
-        "codex" => json!({"type": "sse", "url": "http://h/sse"}),
-        _ => json!({"command": "/b", "env": {"K": "v=w"}}),
-    };
-    let obj = |v: &Value| v.as_object().unwrap().clone();
-    let changes = vec![
-        Change {
-            name: "a".into(),
-            previous: Some(obj(&old)),
-            target: Some(obj(&json!({"command": "/new"}))),
-        },
-        Change {
-            name: "b".into(),
-            previous: None,
-            target: Some(obj(&refused)),
-        },
-    ];
-    let ledger = s.dir.path().join("ledger.ndjson");
-    let mut tx = Transaction::begin(c.as_ref(), changes, &ledger).unwrap();
-    let journal = transaction::journal_path(c.as_ref()).unwrap();
-    assert!(journal.exists());
-    let err = tx.apply().unwrap_err();
-    assert!(
-        matches!(err, ClientError::Unrepresentable { .. }),
-        "{err:?}"
-    );
-    let report = tx.roll_back(crate::error::Error::from(err)).to_string();
-    assert!(
-        report.contains("a: restored to its previous entry"),
-        "{report}"
-    );
-    assert_round_trip(c.as_ref(), "a", &old);
-    assert!(c.observe("b").unwrap().is_none());
-    assert!(
-        !journal.exists(),
-        "every name is restored, so the journal goes"
-    );
-}
-
-#[test]
-fn codex_transaction_rolls_back() {
-    transaction_rolls_back("codex");
-}
-
-#[test]
-fn gemini_transaction_rolls_back() {
-    transaction_rolls_back("gemini");
 }
 
 #[test]

@@ -56,7 +56,7 @@ use crate::registration::transaction::{self, Transaction};
 pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
     let mut selection = super::selection(&args.selection)?;
-    selection.skip_absent(args.selection.prefix.as_deref())?;
+    selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let expected = selection::expect_commits(&args.expect_commits, &selection)?;
     // Validated now (a malformed one is refused before anything changes), read again under
@@ -103,6 +103,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
             registered_path,
             args.lock.lock_timeout,
             &ledger_file,
+            &crate::output::notice,
         )?;
     }
     let mut flat = Flat::read_or_empty(registered_path)?;
@@ -135,7 +136,12 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
         for p in &plans {
-            let mut tx = Transaction::begin(p.client, p.changes.clone(), &ledger_file)?;
+            let mut tx = Transaction::begin(
+                p.client,
+                p.changes.clone(),
+                &ledger_file,
+                &crate::output::notice,
+            )?;
             if !tx.is_empty() {
                 progress(&format!("registering with {}…", p.client.name()));
             }
@@ -171,7 +177,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
             }
         }
     }
-    ledger_after_commit(&ledger_file, &records);
+    ledger_after_commit(&ledger_file, &records, &crate::output::notice);
     drop(locks);
 
     // 9. Verify and report.
@@ -209,6 +215,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
                     &s.registered_name,
                     shadowed,
                     args.strict.strict,
+                    &crate::output::notice,
                 ));
             }
             reports.push(report);

@@ -68,6 +68,9 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         args.prefix.as_deref(),
         &args.servers,
         &args.name_suffix,
-        args.registered.clone(),
+        args.registered
+            .clone()
+            .unwrap_or_else(crate::registration::registered::default_path),
+        &crate::output::notice,
     )
 }

@@ -12,9 +12,9 @@ use crate::registration::session::open_named;
 
 pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
-    selection.skip_absent(args.selection.prefix.as_deref())?;
+    selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
     let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let flat = selection.read_registered()?;
+    let flat = crate::registration::registered::read_if_exists(registered_path)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
     let options = ClientOptions {
         claude: None,
@@ -45,6 +45,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
                     &s.registered_name,
                     &shadows,
                     args.strict.strict,
+                    &crate::output::notice,
                 ));
             }
             reports.push(report);

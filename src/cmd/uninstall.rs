@@ -48,6 +48,7 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
             registered_path,
             args.lock.lock_timeout,
             &ledger_file,
+            &crate::output::notice,
         )?
     };
     // Under the lock: the document as it is now, not as it was before we waited.
@@ -85,7 +86,12 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     let mut txs: Vec<Transaction> = Vec::new();
     let outcome = (|| -> Result<(), Error> {
         for (client, _, changes) in &plans {
-            let mut tx = Transaction::begin(*client, changes.clone(), &ledger_file)?;
+            let mut tx = Transaction::begin(
+                *client,
+                changes.clone(),
+                &ledger_file,
+                &crate::output::notice,
+            )?;
             let applied = tx.apply();
             txs.push(tx);
             applied?;
@@ -124,7 +130,7 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
             });
         }
     }
-    ledger_after_commit(&ledger_file, &records);
+    ledger_after_commit(&ledger_file, &records, &crate::output::notice);
     drop(locks);
     let report = Report::new(reports, Some(registered_path.display().to_string()));
     crate::output::print(&report, args.json, Exit::Success);

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::deployment::declaration::{Layout, Server};
+use crate::entry::Entry;
 use crate::fsio;
-use crate::registration::entry::Entry;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum RenderError {
@@ -95,7 +95,7 @@ pub(crate) fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderE
         .get(&server.name)
         .ok_or_else(|| shape("the server key is not the server's name"))?;
     let entry = Entry::from_value(raw).map_err(|r| shape(&r))?;
-    let secrets = crate::identity::secrets::literal_secrets(&entry);
+    let secrets = crate::entry::secrets::literal_secrets(&entry);
     if !secrets.is_empty() {
         return Err(RenderError::LiteralSecret {
             server: server.name.clone(),

@@ -9,7 +9,7 @@ use crate::deployment::declaration::{
 };
 use crate::deployment::layout::Sha;
 use crate::error::Error;
-use crate::registration::registered;
+use crate::notice::{Notice, Notify};
 
 /// One server to act on.
 #[derive(Debug, Clone)]
@@ -79,36 +79,40 @@ pub(crate) struct Selection {
 
 impl Selection {
     /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
-    /// as [`many`] takes them; `registered`: the flat document (else its default path).
+    /// as [`many`] takes them; `registered`: the flat document.
     pub(crate) fn load(
         config: Option<&Path>,
         root: Option<&Path>,
         servers: &[String],
         name_suffix: &str,
-        registered: Option<PathBuf>,
+        registered: PathBuf,
+        notify: Notify,
     ) -> Result<Selection, Error> {
         let decl = Declaration::load(config)?;
-        let (servers, named) = many(&decl, root, servers, name_suffix)?;
+        let (servers, named) = many(&decl, root, servers, name_suffix, notify)?;
         Ok(Selection {
             servers,
-            registered: registered.unwrap_or_else(registered::default_path),
+            registered,
             named,
             skipped: Vec::new(),
         })
     }
 
-    /// Drop the servers whose deployment is entirely absent (see [`absent`]), saying so on
-    /// stderr, unless they were named: then the caller's deployment check fails on them. A
+    /// Drop the servers whose deployment is entirely absent (see [`absent`]), saying so to
+    /// `notify`, unless they were named: then the caller's deployment check fails on them. A
     /// broken deployment is not absent and is kept, so that it fails before any registration.
     /// Refuses when nothing is left.
-    pub(crate) fn skip_absent(&mut self, root: Option<&Path>) -> Result<(), Error> {
+    pub(crate) fn skip_absent(&mut self, root: Option<&Path>, notify: Notify) -> Result<(), Error> {
         if self.named {
             return Ok(());
         }
         let mut skipped = Vec::new();
         self.servers.retain(|s| match absent(&s.server, &s.prefix) {
             Some(why) => {
-                eprintln!("skipping {}: not deployed ({why})", s.server.name);
+                notify(Notice::SkippedNotDeployed {
+                    server: s.server.name.clone(),
+                    why: why.clone(),
+                });
                 skipped.push((s.server.name.clone(), why));
                 false
             }
@@ -133,16 +137,6 @@ impl Selection {
             ));
         }
         Ok(())
-    }
-
-    /// The flat document; `None` when it does not exist yet. A malformed one is an error: it
-    /// is never overwritten.
-    pub(crate) fn read_registered(&self) -> Result<Option<registered::Flat>, Error> {
-        match registered::Flat::read(&self.registered) {
-            Ok(f) => Ok(Some(f)),
-            Err(registered::RegisteredError::Missing { .. }) => Ok(None),
-            Err(e) => Err(e.into()),
-        }
     }
 }
 
@@ -178,12 +172,13 @@ fn holds_deployment(server: &Server, dir: &Path) -> bool {
 /// `--prefix` here is a root, but a server's own prefix is a natural thing to pass
 /// (`install --prefix /opt/codetools`). When the root's last component names a declared server,
 /// the root holds that server's deployment and no `ROOT/<server>` exists, it is taken as that
-/// server's prefix, saying so; never as a root holding `…/codetools/codetools`.
+/// server's prefix, saying so to `notify`; never as a root holding `…/codetools/codetools`.
 pub(crate) fn many(
     decl: &Declaration,
     root: Option<&Path>,
     names: &[String],
     suffix: &str,
+    notify: Notify,
 ) -> Result<(Vec<Selected>, bool), Error> {
     let root = root.map(absolute_prefix).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
@@ -209,15 +204,10 @@ pub(crate) fn many(
                 ),
             ));
         }
-        eprintln!(
-            "note: --prefix {} holds {}'s own deployment: acting on {} there (a root would \
-             hold {}/{})",
-            r.display(),
-            s.name,
-            s.name,
-            r.display(),
-            s.name
-        );
+        notify(Notice::OwnPrefix {
+            prefix: r.to_path_buf(),
+            server: s.name.clone(),
+        });
         chosen.push(s);
         own_prefix = Some(r.to_path_buf());
     } else if names.is_empty() {

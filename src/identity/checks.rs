@@ -37,10 +37,10 @@ use serde_json::{Map, Value};
 use crate::content::manifest::{self, ManifestError};
 use crate::deployment::declaration::{has_dot_components, Layout, Server};
 use crate::deployment::layout::{self, Sha};
+use crate::entry::secrets::{shown_args, shown_url, shown_value};
+use crate::entry::{normalized, Entry, Transport};
 use crate::identity::handshake;
 use crate::identity::report::{Check, ServerReport};
-use crate::identity::secrets::{shown_args, shown_url, shown_value};
-use crate::registration::entry::{Entry, Transport};
 
 /// The live registration: the client's user-scope entries as its own config file holds them,
 /// read without the client's binary, and the same-name entries of other scopes.
@@ -103,7 +103,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         .flatten()
     {
         if let Ok(e) = Entry::from_value(raw) {
-            for place in crate::identity::secrets::literal_secrets(&e) {
+            for place in crate::entry::secrets::literal_secrets(&e) {
                 if !secrets.contains(&place) {
                     secrets.push(place);
                 }
@@ -412,20 +412,6 @@ pub fn check_stable_path(
 
 fn as_map(v: &Value) -> &Map<String, Value> {
     v.as_object().expect("an entry's flat form is an object")
-}
-
-/// `raw` without what a client may add or drop on its own: `"type":"stdio"`, empty `args`,
-/// empty `env` or `headers`.
-fn normalized(raw: &Map<String, Value>) -> Map<String, Value> {
-    let mut m = raw.clone();
-    let is_default = |k: &str, v: &Value| match (k, v) {
-        ("type", Value::String(t)) => t == "stdio",
-        ("args", Value::Array(a)) => a.is_empty(),
-        ("env" | "headers", Value::Object(o)) => o.is_empty(),
-        _ => false,
-    };
-    m.retain(|k, v| !is_default(k, v));
-    m
 }
 
 /// Compare a registered entry with the declared one, key by key; one problem each, with its

@@ -18,10 +18,10 @@ use crate::deployment::declaration::Layout;
 use crate::deployment::layout;
 use crate::deployment::render::{self, Rendered};
 use crate::deployment::selection::Selected;
+use crate::entry::{Entry, Transport};
 use crate::error::Error;
 use crate::identity::checks;
 use crate::identity::report::{Check, ServerReport};
-use crate::registration::entry::{Entry, Transport};
 
 /// The checks of one server as one client has it.
 pub(crate) fn server_status(
@@ -185,10 +185,9 @@ fn target(
                     }
                 })
         }
-        Transport::Remote { url, .. } => Ok(format!(
-            "remote {}",
-            crate::identity::secrets::shown_url(url)
-        )),
+        Transport::Remote { url, .. } => {
+            Ok(format!("remote {}", crate::entry::secrets::shown_url(url)))
+        }
     }
 }
 

@@ -41,8 +41,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::identity::secrets::redact;
-use crate::registration::entry::{Entry, Transport};
+use crate::entry::secrets::redact;
+use crate::entry::{Entry, Transport};
 
 /// The protocol revision we offer; the server answers with the one it speaks.
 pub(crate) const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -170,7 +170,7 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
     // What the entry holds, and what it expands to, may both be secrets.
     let mut secrets: Vec<String> = env.values().cloned().collect();
     secrets.extend(expanded.into_inner());
-    secrets.extend(crate::identity::secrets::secret_values(&entry.raw));
+    secrets.extend(crate::entry::secrets::secret_values(&entry.raw));
     let fail = |error, stderr_tail| Failure {
         error,
         stderr_tail,
@@ -246,7 +246,7 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Str
 }
 
 fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
-    crate::registration::entry::string_map(&entry.raw, "env")
+    crate::entry::string_map(&entry.raw, "env")
         .into_iter()
         .collect()
 }

@@ -7,4 +7,3 @@ pub(crate) mod checks;
 pub(crate) mod drift;
 pub(crate) mod handshake;
 pub(crate) mod report;
-pub(crate) mod secrets;

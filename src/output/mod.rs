@@ -5,6 +5,7 @@
 //! status, right after `"ok"` ([`envelope`]); a dry run's starts with `"dry_run": true`.
 
 pub(crate) mod content;
+mod notice;
 pub(crate) mod vendor;
 
 use std::sync::Mutex;
@@ -15,6 +16,8 @@ use serde_json::{Map, Value};
 use crate::exit::Exit;
 use crate::identity::report::Report;
 use crate::registration::plan::DryRun;
+
+pub(crate) use notice::notice;
 
 /// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit` right
 /// after `"ok"`.

@@ -58,7 +58,7 @@ impl Record {
 /// An entry's secret-free form for the ledger: command and args, or type and url; an entry
 /// that cannot be parsed is recorded raw minus env and headers.
 pub(crate) fn secret_free(raw: &Value) -> Value {
-    match crate::registration::entry::Entry::from_value(raw) {
+    match crate::entry::Entry::from_value(raw) {
         Ok(e) => e.flat(),
         // Opaque (`{"opaque_sha256": …}`): its fields, args included, may hold a token anywhere.
         Err(_) => crate::content::digest::opaque(raw),

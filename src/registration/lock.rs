@@ -1,5 +1,5 @@
 //! One run at a time per client config: an exclusive advisory lock (`flock`, through
-//! `std::fs::File::lock`) on a file in the config's state directory ([`crate::registration::state`]). Two promotes, or a promote and a CI job,
+//! `std::fs::File::lock`) on a file in the config's state directory ([`crate::state`]). Two promotes, or a promote and a CI job,
 //! serialise instead of interleaving their `remove`/`add-json` calls. A waiting run says so
 //! once, naming the holder's pid, and gives up after `--lock-timeout` (exit 2).
 //!
@@ -141,7 +141,7 @@ impl Drop for Lock {
     }
 }
 
-/// Take every lock of `paths` (canonical paths, see [`crate::registration::state::file`]), each once, in
+/// Take every lock of `paths` (canonical paths, see [`crate::state::file`]), each once, in
 /// path order. `on_wait` is told of each busy one.
 pub(crate) fn acquire_all(
     paths: &[PathBuf],
@@ -163,7 +163,7 @@ fn holder(file: &mut File) -> String {
         .seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_string(&mut text));
     match text.trim().parse::<u32>() {
-        Ok(pid) if crate::registration::state::alive(pid as i32) => format!("pid {pid}"),
+        Ok(pid) if crate::state::alive(pid as i32) => format!("pid {pid}"),
         Ok(pid) => format!(
             "pid {pid}, which has exited: a client call it started still holds the lock until \
              it ends"

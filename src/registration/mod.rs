@@ -3,11 +3,11 @@
 //! journal and the per-client lock in the state directory, the ledger of what was done, and
 //! the flat registration document written from what the client itself reports.
 
-pub(crate) mod entry;
 pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod plan;
 pub(crate) mod registered;
 pub(crate) mod session;
-pub(crate) mod state;
+#[cfg(test)]
+mod tests;
 pub(crate) mod transaction;

@@ -5,9 +5,10 @@
 use crate::clients::{Client, ClientError, Op};
 use crate::deployment::render::{self, Rendered};
 use crate::deployment::selection::Selected;
+use crate::entry::Entry;
 use crate::error::Error;
 use crate::identity::report::Check;
-use crate::registration::entry::Entry;
+use crate::notice::{Notice, Notify};
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
 use serde_json::{Map, Value};
@@ -114,14 +115,14 @@ pub(crate) fn observe_all(
 
 /// A same-name entry in another scope wins over the user-scope one in that project: the agent
 /// there would run something else. A warning, or a failed check with `--strict`.
-pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool) -> Check {
+pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool, notify: Notify) -> Check {
     let detail = format!(
         "{}{name} is also registered in the {}, which takes precedence there",
         if strict { "" } else { "warning: " },
         shadows.join("; ")
     );
     if !strict {
-        eprintln!("{detail}");
+        notify(Notice::Shadowed(detail.clone()));
     }
     Check {
         check: "shadowing",
@@ -176,7 +177,7 @@ pub(crate) fn refuse_literal_secrets(
         else {
             continue;
         };
-        let secrets = crate::identity::secrets::literal_secrets(&entry);
+        let secrets = crate::entry::secrets::literal_secrets(&entry);
         if !secrets.is_empty() {
             return Err(Error::usage(
                 format!(
@@ -215,8 +216,8 @@ pub(crate) fn change_record(
     let command = render::render(&s.server, &s.prefix)
         .ok()
         .and_then(|r| match r.entry.transport {
-            crate::registration::entry::Transport::Stdio { command, .. } => Some(command),
-            crate::registration::entry::Transport::Remote { .. } => None,
+            crate::entry::Transport::Stdio { command, .. } => Some(command),
+            crate::entry::Transport::Remote { .. } => None,
         });
     r.commit = crate::deployment::layout::commit_evidence(
         &s.prefix,

@@ -51,6 +51,16 @@ pub(crate) fn default_path() -> PathBuf {
     crate::dirs::claude_config_dir().join("mcp-registered.json")
 }
 
+/// The flat document at `path`; `None` when it does not exist yet. A malformed one is an
+/// error: it is never overwritten.
+pub(crate) fn read_if_exists(path: &Path) -> Result<Option<Flat>, RegisteredError> {
+    match Flat::read(path) {
+        Ok(f) => Ok(Some(f)),
+        Err(RegisteredError::Missing { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// The lock every writer of the document at `path` takes: in the state directory of the
 /// directory the document really lives in (a symlink followed), named after it. Every run,
 /// for any client, reads, changes and writes the document only while holding it.
@@ -64,7 +74,7 @@ pub(crate) fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "registered".into());
-    crate::registration::state::file(&dir, &format!("{name}.lock"))
+    crate::state::file(&dir, &format!("{name}.lock"))
 }
 
 /// A whole flat document.

@@ -4,6 +4,7 @@
 
 use crate::clients::{self, Client, ClientKind, ClientOptions};
 use crate::error::Error;
+use crate::notice::{Notice, Notify};
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock};
 use crate::registration::registered::{self, Flat};
@@ -26,17 +27,19 @@ pub(crate) fn open_named(
 }
 
 /// Step 2: take the lock of every client and of the flat document `document` (each file
-/// once), then finish off interrupted runs.
+/// once), then finish off interrupted runs. A wait and each recovery are told to `notify` as
+/// they happen.
 pub(crate) fn lock_and_recover(
     clients: &[Box<dyn Client>],
     document: &Path,
     lock_timeout: u64,
     ledger: &Path,
+    notify: Notify,
 ) -> Result<(Vec<Lock>, Recovered), Error> {
     crate::process::catch_signals();
     let mut paths = Vec::new();
     for c in clients {
-        paths.push(crate::registration::state::file(
+        paths.push(crate::state::file(
             &c.home(),
             &format!("{}.lock", c.name()),
         )?);
@@ -46,18 +49,18 @@ pub(crate) fn lock_and_recover(
         &paths,
         std::time::Duration::from_secs(lock_timeout),
         |path, holder| {
-            eprintln!(
-                "waiting for {} held by another mcp-deploy run ({holder}), up to {} s",
-                path.display(),
-                lock_timeout
-            )
+            notify(Notice::LockWait {
+                path: path.to_path_buf(),
+                holder: holder.to_string(),
+                timeout_s: lock_timeout,
+            })
         },
     )?;
     let mut recovered = Vec::new();
     for c in clients {
-        let r = transaction::recover(c.as_ref(), ledger)?;
-        for line in &r.lines {
-            eprintln!("{line}");
+        let r = transaction::recover(c.as_ref(), ledger, notify)?;
+        for line in r.lines {
+            notify(Notice::Recovery(line));
         }
         for (name, entry) in r.names {
             recovered.push((c.name(), name, entry));
@@ -90,10 +93,9 @@ pub(crate) fn agree_recovered(flat: &mut Flat, recovered: &Recovered) -> bool {
 }
 
 /// Append `records` after a commit: a failure is a warning, the registration stands.
-pub(crate) fn ledger_after_commit(path: &Path, records: &[Record]) {
+pub(crate) fn ledger_after_commit(path: &Path, records: &[Record], notify: Notify) {
     if let Err(e) = ledger::append(path, records) {
-        eprintln!("warning: the registration is made but not recorded in the ledger: {e}");
-        eprintln!("help: make the ledger writable (or pass --ledger FILE); the change itself needs nothing");
+        notify(Notice::CommitNotRecorded(e));
     }
 }
 

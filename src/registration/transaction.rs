@@ -5,7 +5,7 @@
 //! not registered. So:
 //! 1. Before the first mutating call, a journal is written (atomically, mode 0600) in the
 //!    client's state directory (`<home>/.mcp-deploy/<client>.journal.json`, see
-//!    [`crate::registration::state`]): for each name, its previous entry (or none) and its target (or none).
+//!    [`crate::state`]): for each name, its previous entry (or none) and its target (or none).
 //! 2. The changes are applied one call at a time.
 //! 3. When anything fails, every name is brought back to its previous entry, in reverse order,
 //!    and the error says which state every name ended in. Restoring calls are retried, since
@@ -35,8 +35,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::clients::{Client, ClientError};
+use crate::entry::Entry;
 use crate::fsio;
-use crate::registration::entry::Entry;
+use crate::notice::{Notice, Notify};
 use crate::registration::ledger;
 
 /// How often a restoring call is tried before the name is reported lost (and left to the
@@ -124,7 +125,7 @@ impl TransactionError {
 
 /// Where the journal of `client` lives: `<home>/.mcp-deploy/<client>.journal.json`.
 pub(crate) fn journal_path(client: &dyn Client) -> Result<PathBuf, fsio::IoError> {
-    crate::registration::state::file(&client.home(), &format!("{}.journal.json", client.name()))
+    crate::state::file(&client.home(), &format!("{}.journal.json", client.name()))
 }
 
 /// Where versions before the state directory wrote the journal: beside the config file.
@@ -139,6 +140,11 @@ fn legacy_journal_path(client: &dyn Client) -> PathBuf {
 /// Crash points for the tests (debug builds only, like rustup's): when
 /// `MCP_DEPLOY_CRASH_AT` names this point, the process aborts here, as a SIGKILL would stop it.
 /// `MCP_DEPLOY_PAUSE_AT=POINT` instead sleeps there for 30 s (a window for a test to act in).
+///
+/// Its two lines go to stderr directly, not through [`Notify`]: they are a test harness's
+/// trace, not part of what a run tells the person, compiled out of release builds, and a
+/// checkpoint sits deep in code (`apply`, `begin`) that a notice sink would otherwise have to
+/// reach for nothing a user ever sees.
 pub(crate) fn checkpoint(point: &str) {
     #[cfg(debug_assertions)]
     {
@@ -171,11 +177,15 @@ pub(crate) struct Recovered {
 
 /// Step 5: roll back what an interrupted run journalled (also at the location older versions
 /// used). A name that cannot be restored stays in the journal and the run stops (exit 2).
-pub(crate) fn recover(client: &dyn Client, ledger: &Path) -> Result<Recovered, TransactionError> {
+pub(crate) fn recover(
+    client: &dyn Client,
+    ledger: &Path,
+    notify: Notify,
+) -> Result<Recovered, TransactionError> {
     let mut out = Recovered::default();
     let mut names = Vec::new();
     for path in [legacy_journal_path(client), journal_path(client)?] {
-        let (lines, recovered) = recover_one(client, &path, ledger)?;
+        let (lines, recovered) = recover_one(client, &path, ledger, notify)?;
         out.lines.extend(lines);
         names.extend(recovered);
     }
@@ -202,6 +212,7 @@ fn recover_one(
     client: &dyn Client,
     path: &Path,
     ledger: &Path,
+    notify: Notify,
 ) -> Result<(Vec<String>, Vec<String>), TransactionError> {
     let bad = |reason: String| TransactionError::BadJournal {
         path: path.to_path_buf(),
@@ -234,7 +245,7 @@ fn recover_one(
             kept.push(change.clone());
         }
     }
-    ledger_warn(ledger, &records);
+    ledger_warn(ledger, &records, notify);
     if kept.is_empty() {
         remove_journal(path)?;
         let names = journal.changes.iter().map(|c| c.name.clone()).collect();
@@ -251,9 +262,9 @@ fn recover_one(
 
 /// Append restore records; a ledger that cannot be written is a warning, never a failure of
 /// the registration it would have recorded.
-fn ledger_warn(path: &Path, records: &[ledger::Record]) {
+fn ledger_warn(path: &Path, records: &[ledger::Record], notify: Notify) {
     if let Err(e) = ledger::append(path, records) {
-        eprintln!("warning: the change is made but not recorded in the ledger: {e}");
+        notify(Notice::RestoreNotRecorded(e));
     }
 }
 
@@ -267,6 +278,8 @@ pub(crate) struct Transaction<'a> {
     client: &'a dyn Client,
     journal: PathBuf,
     ledger: PathBuf,
+    /// Where a restore the ledger could not record is told.
+    notify: Notify<'a>,
     changes: Vec<Change>,
     /// How many changes have been (at least partly) applied.
     started: usize,
@@ -279,6 +292,7 @@ impl<'a> Transaction<'a> {
         client: &'a dyn Client,
         changes: Vec<Change>,
         ledger: &Path,
+        notify: Notify<'a>,
     ) -> Result<Transaction<'a>, TransactionError> {
         let journal = journal_path(client)?;
         if !changes.is_empty() {
@@ -296,6 +310,7 @@ impl<'a> Transaction<'a> {
             client,
             journal,
             ledger: ledger.to_path_buf(),
+            notify,
             changes,
             started: 0,
         })
@@ -361,7 +376,7 @@ impl<'a> Transaction<'a> {
             }
             lines.reverse();
             let all_restored = kept.is_empty();
-            ledger_warn(&self.ledger, &records);
+            ledger_warn(&self.ledger, &records, self.notify);
             if !self.changes.is_empty() {
                 if kept.is_empty() {
                     let _ = remove_journal(&self.journal);
@@ -615,7 +630,7 @@ fn differing_keys(want: &Map<String, Value>, got: &Map<String, Value>) -> Vec<St
 fn raw_entry(raw: &Map<String, Value>) -> Entry {
     Entry::from_value(&Value::Object(raw.clone())).unwrap_or_else(|_| Entry {
         raw: raw.clone(),
-        transport: crate::registration::entry::Transport::Remote {
+        transport: crate::entry::Transport::Remote {
             kind: "unknown".into(),
             url: String::new(),
         },

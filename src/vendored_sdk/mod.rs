@@ -24,9 +24,10 @@
 //! or nothing, because it is the reference; a sidecar or a lockfile entry is evidence about
 //! one artifact, so its defect fails that artifact and the others are still checked.
 //!
-//! Here: the walk, the artifact, sidecar and manifest checks, the commands. `npm.rs` checks
-//! the project around DIR, `error.rs` holds [`VendorError`], `report.rs` the report.
+//! Here: the walk, the artifact, sidecar and manifest checks, the commands. `artifact.rs` holds
+//! what one artifact is, `npm.rs` checks the project around DIR, `error.rs` holds [`VendorError`], `report.rs` the report.
 
+mod artifact;
 mod error;
 pub(crate) mod lockfile;
 mod npm;
@@ -41,7 +42,7 @@ pub(crate) use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorR
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::io::{self, Read, Seek};
+use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -49,40 +50,12 @@ use crate::content::digest::{self, Algorithm};
 use crate::fsio::{self, IoError};
 
 use crate::content::sumfile::{self, display_path};
+use artifact::{hash_artifact, is_archive, Artifact, Hashes};
 use release_manifest::ReleaseManifest;
 use report::{pass, Pass};
 
 /// The suffix of a sidecar.
 pub(crate) const SIDECAR_SUFFIX: &str = ".sha256";
-
-/// File names that are package archives, and so must have a sidecar.
-const ARCHIVE_SUFFIXES: [&str; 7] = [
-    ".tgz", ".tar.gz", ".tar", ".tar.xz", ".tar.bz2", ".tar.zst", ".zip",
-];
-
-/// The two digests of one artifact, from one open handle.
-#[derive(Debug, Clone)]
-struct Hashes {
-    sha256: String,
-    sha512: Vec<u8>,
-    len: u64,
-}
-
-fn hash_artifact(path: &Path, buf: &mut [u8]) -> Result<Hashes, IoError> {
-    let read = |buf: &mut [u8]| -> io::Result<Hashes> {
-        let mut f = fsio::open_regular(path)?;
-        let sha256 = digest::digest_reader(Algorithm::Sha256, &mut f, buf)?;
-        let len = f.stream_position()?;
-        f.rewind()?;
-        let sha512 = digest::digest_reader(Algorithm::Sha512, &mut f, buf)?;
-        Ok(Hashes {
-            sha256: digest::to_hex(&sha256),
-            sha512,
-            len,
-        })
-    };
-    read(buf).map_err(|e| IoError::new("cannot read", path, e))
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -125,22 +98,6 @@ fn artifact_of_sidecar(rel: &Path) -> Option<PathBuf> {
     let bytes = rel.as_os_str().as_bytes();
     let stem = bytes.strip_suffix(SIDECAR_SUFFIX.as_bytes())?;
     (!stem.is_empty() && !stem.ends_with(b"/")).then(|| PathBuf::from(OsStr::from_bytes(stem)))
-}
-
-fn is_archive(name: &Path) -> bool {
-    let bytes = name.as_os_str().as_bytes();
-    ARCHIVE_SUFFIXES
-        .iter()
-        .any(|s| bytes.len() > s.len() && bytes.ends_with(s.as_bytes()))
-}
-
-/// What one walk of DIR and its artifacts' checks established.
-struct Artifact {
-    hashes: Option<Hashes>,
-    verified: bool,
-    /// The npm package it holds: its own `package.json`'s `name`, else the release
-    /// manifest's. `None` for an archive that is no npm package.
-    package: Option<String>,
 }
 
 /// Run every check. `Err` is "could not run" (exit 2); failed checks are in the report.

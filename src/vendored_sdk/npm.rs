@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::artifact::{is_archive, Artifact};
+use super::error::VendorError;
+use super::lockfile::{self, Project};
 use super::report::{pass, Ignored, Pass, VendorCheck};
-use super::{is_archive, Artifact, VendorError};
+use super::sri;
 use crate::content::sumfile::display_path;
-use crate::vendored_sdk::lockfile::{self, Project};
-use crate::vendored_sdk::sri;
 
 /// Where a `file:` path points, from the vendor directory's point of view.
 enum Target {

@@ -3,6 +3,12 @@
 //!
 //! The raw JSON object is kept as rendered so that what is registered is byte for byte what
 //! the template says; the typed view is for checks and comparisons.
+//!
+//! A leaf of the domain: what every folder shares (deployment renders an entry, clients
+//! register it, identity checks it, registration journals it), so it imports none of them.
+//! [`secrets`] lives here because an entry's flat and shown forms are its redaction.
+
+pub(crate) mod secrets;
 
 use serde_json::{Map, Value};
 
@@ -78,13 +84,13 @@ impl Entry {
 
     /// The entry as the flat registration document records it: command and args, or type and
     /// url; then `env` and `headers` when it has any, each value a `${VAR}` reference as it is
-    /// or the digest of a literal ([`crate::identity::secrets::recorded_value`]), never the value; then
+    /// or the digest of a literal ([`crate::entry::secrets::recorded_value`]), never the value; then
     /// every other key the client holds (`headersHelper`, `oauth`, or one mcp-deploy does not
     /// know), its strings recorded the same way except for the known ones, so that a check of
     /// the document sees them too. An entry with nothing but command and args keeps the exact
     /// `{"command","args"}` shape.
     pub(crate) fn flat(&self) -> Value {
-        use crate::identity::secrets::recorded_value;
+        use crate::entry::secrets::recorded_value;
         let mut out = match &self.transport {
             Transport::Stdio { command, args } => {
                 serde_json::json!({ "command": command, "args": args })
@@ -134,19 +140,19 @@ impl Entry {
             Transport::Stdio { command, args } if args.is_empty() => format!("stdio {command}"),
             Transport::Stdio { command, args } => format!(
                 "stdio {command} {}",
-                serde_json::to_string(&crate::identity::secrets::shown_args(args)).unwrap()
+                serde_json::to_string(&crate::entry::secrets::shown_args(args)).unwrap()
             ),
             Transport::Remote { kind, url } => {
-                format!("{kind} {}", crate::identity::secrets::shown_url(url))
+                format!("{kind} {}", crate::entry::secrets::shown_url(url))
             }
         }
     }
 }
 
-/// `v` with every string recorded as [`crate::identity::secrets::recorded_value`] does.
+/// `v` with every string recorded as [`crate::entry::secrets::recorded_value`] does.
 fn recorded_leaves(v: &Value) -> Value {
     match v {
-        Value::String(s) => Value::String(crate::identity::secrets::recorded_value(s)),
+        Value::String(s) => Value::String(crate::entry::secrets::recorded_value(s)),
         Value::Array(a) => Value::Array(a.iter().map(recorded_leaves).collect()),
         Value::Object(o) => Value::Object(
             o.iter()
@@ -157,7 +163,9 @@ fn recorded_leaves(v: &Value) -> Value {
     }
 }
 
-fn normalized(raw: &Map<String, Value>) -> Map<String, Value> {
+/// `raw` without what a client may add or drop on its own: `"type":"stdio"`, empty `args`,
+/// empty `env` or `headers`. Both the identity comparison and [`Entry`]'s own use it.
+pub(crate) fn normalized(raw: &Map<String, Value>) -> Map<String, Value> {
     let mut m = raw.clone();
     let is_default = |k: &str, v: &Value| match (k, v) {
         ("type", Value::String(t)) => t == "stdio",

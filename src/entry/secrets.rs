@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::registration::entry::Entry;
+use super::Entry;
 
 /// What a value that must not be shown is replaced by.
 pub(crate) const REDACTED: &str = "<redacted>";
@@ -186,7 +186,7 @@ pub(crate) fn recorded_value(value: &str) -> String {
     if value.is_empty() || is_reference(value) || is_recorded_digest(value) {
         return value.to_string();
     }
-    let hex = crate::content::digest::to_hex(&sha2::Sha256::digest(value.as_bytes()));
+    let hex = format!("{:x}", sha2::Sha256::digest(value.as_bytes()));
     format!("<sha256:{hex}>")
 }
 

@@ -1,0 +1,35 @@
+//! What the domain has to tell the person while it works, beside the result it returns: a
+//! wait, a recovery, a skipped server, a warning that leaves the outcome standing. The domain
+//! hands each [`Notice`] to the [`Notify`] its caller passed in, at the moment it happens (a
+//! lock wait is said while waiting, a recovery before the plan); `output::notice` renders it.
+//! A leaf: it names no other domain folder, so every one of them may use it.
+
+use std::path::PathBuf;
+
+use crate::fsio::IoError;
+
+#[derive(Debug)]
+pub(crate) enum Notice {
+    /// A lock another run holds: said when the wait begins.
+    LockWait {
+        path: PathBuf,
+        holder: String,
+        timeout_s: u64,
+    },
+    /// One line of the account of an interrupted run that was rolled back.
+    Recovery(String),
+    /// A restore (recovery or rollback) is done, but the ledger could not record it.
+    RestoreNotRecorded(IoError),
+    /// The committed registration stands, but the ledger could not record it.
+    CommitNotRecorded(IoError),
+    /// A same-name entry in another scope takes precedence (without `--strict`): the
+    /// shadowing check's detail.
+    Shadowed(String),
+    /// A declared server not acted on because nothing of it is deployed.
+    SkippedNotDeployed { server: String, why: String },
+    /// `--prefix` is one server's own deployment, not a root of several.
+    OwnPrefix { prefix: PathBuf, server: String },
+}
+
+/// Where the domain sends its notices; the command passes `&output::notice`.
+pub(crate) type Notify<'a> = &'a dyn Fn(Notice);

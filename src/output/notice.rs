@@ -1,0 +1,37 @@
+//! The human text of the domain's notices ([`Notice`]), on stderr, one at a time as they
+//! come: stdout stays the report's (and `--json`'s) alone.
+
+use crate::notice::Notice;
+
+pub(crate) fn notice(n: Notice) {
+    match n {
+        Notice::LockWait {
+            path,
+            holder,
+            timeout_s,
+        } => eprintln!(
+            "waiting for {} held by another mcp-deploy run ({holder}), up to {timeout_s} s",
+            path.display()
+        ),
+        Notice::Recovery(line) => eprintln!("{line}"),
+        Notice::RestoreNotRecorded(e) => {
+            eprintln!("warning: the change is made but not recorded in the ledger: {e}")
+        }
+        Notice::CommitNotRecorded(e) => {
+            eprintln!("warning: the registration is made but not recorded in the ledger: {e}");
+            eprintln!(
+                "help: make the ledger writable (or pass --ledger FILE); the change itself needs nothing"
+            );
+        }
+        Notice::Shadowed(detail) => eprintln!("{detail}"),
+        Notice::SkippedNotDeployed { server, why } => {
+            eprintln!("skipping {server}: not deployed ({why})")
+        }
+        Notice::OwnPrefix { prefix, server } => eprintln!(
+            "note: --prefix {} holds {server}'s own deployment: acting on {server} there (a root \
+             would hold {}/{server})",
+            prefix.display(),
+            prefix.display()
+        ),
+    }
+}
