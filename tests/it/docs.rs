@@ -171,6 +171,53 @@ fn anchors_are_githubs() {
 
 /// Every `docs/NAME.md` (or other `docs/…` file) and `../shared/…` path that a source file, a
 /// script or help text names must exist: help lines send users there.
+/// A repository path the docs name in backticks (`src/entry/secrets.rs`, `tests/it/races.rs`,
+/// `scripts/package.sh`) must exist: a file moved by a restructure once left the security
+/// model pointing at a path that was gone. Paths with a placeholder (`<`, `*`, `…`) are
+/// patterns, not files.
+#[test]
+fn every_repository_path_named_in_the_docs_exists() {
+    let roots = [
+        "src/",
+        "tests/",
+        "scripts/",
+        "deploy/",
+        "templates/",
+        "bench/",
+        "docs/",
+        ".ci/",
+    ];
+    let mut missing = Vec::new();
+    for file in markdown_files() {
+        let text = fs::read_to_string(&file).unwrap();
+        for (n, line) in prose_lines(&text) {
+            for (i, quoted) in line.split('`').enumerate() {
+                // Odd pieces are inside backticks.
+                if i % 2 == 0 || !roots.iter().any(|r| quoted.starts_with(r)) {
+                    continue;
+                }
+                let path = quoted.split_whitespace().next().unwrap_or_default();
+                let path = path.split("::").next().unwrap_or_default();
+                let path = path.split(':').next().unwrap_or_default();
+                if path.contains(['<', '*', '…', '{', '$']) {
+                    continue;
+                }
+                if !repo().join(path).exists() {
+                    missing.push(format!(
+                        "{}:{n}: {path}",
+                        file.strip_prefix(repo()).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "named in the docs but missing:\n{}",
+        missing.join("\n")
+    );
+}
+
 #[test]
 fn every_docs_path_named_in_source_exists() {
     let mut missing = Vec::new();
