@@ -220,14 +220,7 @@ impl Client for Codex {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let (args, secrets) = add_args(name, entry)?;
-        flow::add(
-            self,
-            name,
-            entry,
-            &args,
-            &secrets,
-            format!("codex mcp add {name} <entry>"),
-        )
+        flow::add(self, name, entry, &args, &secrets, self.show(Op::Add, name))
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
@@ -235,7 +228,7 @@ impl Client for Codex {
             self,
             name,
             &["mcp", "remove", name],
-            format!("codex mcp remove {name}"),
+            self.show(Op::Remove, name),
             // It exits 0 for a name it does not have.
             "No MCP server named",
         )

@@ -227,14 +227,7 @@ impl Client for Gemini {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let (args, secrets) = add_args(name, entry)?;
-        flow::add(
-            self,
-            name,
-            entry,
-            &args,
-            &secrets,
-            format!("gemini mcp add -s user {name} <entry>"),
-        )
+        flow::add(self, name, entry, &args, &secrets, self.show(Op::Add, name))
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
@@ -242,7 +235,7 @@ impl Client for Gemini {
             self,
             name,
             &["mcp", "remove", "-s", "user", name],
-            format!("gemini mcp remove -s user {name}"),
+            self.show(Op::Remove, name),
             // It exits 0 for a name it does not have.
             "not found in user settings",
         )
