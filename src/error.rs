@@ -1,15 +1,25 @@
 //! The error of a run that could not complete (exit 2). Each domain has its own error enum
 //! whose variants carry the evidence (paths, expected and actual values); this enum gathers
 //! them so that `run` can print one message and, where the user can act, a `help:` line.
+//!
+//! It sits above the domain: only `cmd/`, `output/` and `lib.rs` use it. A domain step that can
+//! meet several kinds of error returns its own enum of them (`SelectionError`, `SampleError`,
+//! `PlanError`, `SessionError`), which converts here into the variant of each kind, so that
+//! the message and the help line are the same whichever step met it.
 
 use crate::clients::ClientError;
 use crate::content::manifest::ManifestError;
 use crate::deployment::declaration::DeclarationError;
 use crate::deployment::render::RenderError;
+use crate::deployment::sample::SampleError;
+use crate::deployment::selection::SelectionError;
 use crate::fsio::IoError;
 use crate::registration::lock::LockError;
+use crate::registration::plan::PlanError;
 use crate::registration::registered::RegisteredError;
+use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
+use crate::usage::UsageError;
 use crate::vendored_sdk::VendorError;
 
 #[derive(Debug, thiserror::Error)]
@@ -32,8 +42,8 @@ pub(crate) enum Error {
     Manifest(#[from] ManifestError),
     #[error(transparent)]
     Vendor(#[from] VendorError),
-    #[error("{message}")]
-    Usage { message: String, help: String },
+    #[error(transparent)]
+    Usage(#[from] UsageError),
 }
 
 impl Error {
@@ -78,15 +88,12 @@ impl Error {
             Error::Registered(e) => e.help(),
             Error::Manifest(e) => e.help(),
             Error::Vendor(e) => e.help(),
-            Error::Usage { help, .. } => Some(help.clone()),
+            Error::Usage(e) => e.help(),
         }
     }
 
     pub(crate) fn usage(message: impl Into<String>, help: impl Into<String>) -> Self {
-        Error::Usage {
-            message: message.into(),
-            help: help.into(),
-        }
+        Error::Usage(UsageError::new(message, help))
     }
 }
 
@@ -104,6 +111,43 @@ fn io_help(e: &IoError) -> String {
 impl From<TransactionError> for Error {
     fn from(e: TransactionError) -> Self {
         Error::Transaction(Box::new(e))
+    }
+}
+
+impl From<SelectionError> for Error {
+    fn from(e: SelectionError) -> Self {
+        match e {
+            SelectionError::Declaration(e) => e.into(),
+            SelectionError::Usage(e) => e.into(),
+        }
+    }
+}
+
+impl From<SampleError> for Error {
+    fn from(e: SampleError) -> Self {
+        match e {
+            SampleError::Usage(e) => e.into(),
+            SampleError::Io(e) => e.into(),
+        }
+    }
+}
+
+impl From<PlanError> for Error {
+    fn from(e: PlanError) -> Self {
+        match e {
+            PlanError::Client(e) => e.into(),
+            PlanError::Usage(e) => e.into(),
+        }
+    }
+}
+
+impl From<SessionError> for Error {
+    fn from(e: SessionError) -> Self {
+        match e {
+            SessionError::Io(e) => e.into(),
+            SessionError::Lock(e) => e.into(),
+            SessionError::Transaction(e) => e.into(),
+        }
     }
 }
 

@@ -19,22 +19,27 @@
 //! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
 //! (bounded, symlink-safe file access), `state.rs` (the state directory), `notice.rs` (what the
-//! domain tells the person while it works, rendered by `output/`), `exit.rs`; and `error.rs`,
-//! the run's error gathering every domain's own.
+//! domain tells the person while it works, rendered by `output/`), `usage.rs` (a request the
+//! command line cannot carry out, with its help line), `exit.rs`. Above the domain sits
+//! `error.rs`, the run's error gathering every domain's own; only `cmd/` and this file use
+//! it.
 //!
 //! Imports point one way (`A -> B`: A may use B, never the reverse; skipping a step is fine):
 //!
 //! ```text
-//! cmd -> cli, output, the domain        output -> the domain        cli -> clients (ClientKind)
+//! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
+//! cli -> clients (ClientKind)
 //! registration -> clients -> identity -> content -> deployment -> entry
 //! vendored_sdk -> content
-//! any of them -> the leaves: state, notice -> fsio -> dirs; process; exit
+//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit
 //! ```
 //!
-//! No domain module imports cli, cmd or output. The one exception to the arrows is
-//! `error.rs`: it gathers the domains' errors, and the steps that span domains (selection,
-//! drift, the sample, plan, session) return it. Check with
-//! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder.
+//! No domain module imports cli, cmd, output or error: a domain step that can meet several
+//! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
+//! `SessionError`), which `error.rs` converts. Check with
+//! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder, and that
+//! `grep -rn "crate::error" src/deployment src/identity src/registration src/clients
+//! src/content src/vendored_sdk src/entry` prints nothing.
 
 mod cli;
 mod clients;
@@ -52,6 +57,7 @@ mod output;
 mod process;
 mod registration;
 mod state;
+mod usage;
 mod vendored_sdk;
 // build.rs compiles version.rs for `--version`; the library holds it only for its tests.
 #[cfg(test)]

@@ -57,13 +57,16 @@ pub(crate) fn open_clients(
     args: &ClientArgs,
     mcp_timeout_ms: u64,
 ) -> Result<Vec<Box<dyn Client>>, Error> {
-    crate::registration::session::open_named(&args.clients, &client_options(args, mcp_timeout_ms))
+    Ok(crate::registration::session::open_named(
+        &args.clients,
+        &client_options(args, mcp_timeout_ms),
+    )?)
 }
 
 /// The servers of `--prefix`/`--server`/`--name-suffix`/`--config`, and the flat document of
 /// `--registered`.
 pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
-    Selection::load(
+    Ok(Selection::load(
         args.declaration.config.as_deref(),
         args.prefix.as_deref(),
         &args.servers,
@@ -72,5 +75,5 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
             .clone()
             .unwrap_or_else(crate::registration::registered::default_path),
         &crate::output::notice,
-    )
+    )?)
 }

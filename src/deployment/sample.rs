@@ -7,8 +7,18 @@ use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::error::Error;
 use crate::fsio::IoError;
+use crate::usage::UsageError;
+
+/// Why the sample could not be laid out: the directory already holds a deployment, or the
+/// filesystem refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SampleError {
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    #[error(transparent)]
+    Io(#[from] IoError),
+}
 
 /// The commit the sample's codetools release claims to be.
 pub(crate) const CODETOOLS_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
@@ -23,13 +33,16 @@ const STAND_IN: &str = include_str!("../../templates/sample/stand-in-server.js")
 
 /// Lay the sample out under `root`, refusing to touch an existing deployment. Returns each
 /// server's name, prefix and commit.
-pub(crate) fn lay_out(root: &Path) -> Result<Vec<(&'static str, PathBuf, &'static str)>, Error> {
+pub(crate) fn lay_out(
+    root: &Path,
+) -> Result<Vec<(&'static str, PathBuf, &'static str)>, SampleError> {
     for name in ["codetools", "orchestrata"] {
         if root.join(name).symlink_metadata().is_ok() {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("{} already exists", root.join(name).display()),
                 "lay the sample out in an empty directory",
-            ));
+            )
+            .into());
         }
     }
     let io = |action: &'static str, p: &Path| {

@@ -5,11 +5,21 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::deployment::declaration::{
-    has_dot_components, validate_name, Declaration, Layout, Server,
+    has_dot_components, validate_name, Declaration, DeclarationError, Layout, Server,
 };
 use crate::deployment::layout::Sha;
-use crate::error::Error;
 use crate::notice::{Notice, Notify};
+use crate::usage::UsageError;
+
+/// Why the servers a command names cannot be selected: the declaration, or what the command
+/// line asked for.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SelectionError {
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+}
 
 /// One server to act on.
 #[derive(Debug, Clone)]
@@ -20,15 +30,15 @@ pub(crate) struct Selected {
 }
 
 /// An absolute prefix without `.`/`..` (whose meaning would depend on symlinks).
-pub(crate) fn absolute_prefix(prefix: &Path) -> Result<PathBuf, Error> {
+pub(crate) fn absolute_prefix(prefix: &Path) -> Result<PathBuf, UsageError> {
     if has_dot_components(prefix) {
-        return Err(Error::usage(
+        return Err(UsageError::new(
             format!("--prefix {} holds . or .. components", prefix.display()),
             "give the prefix as a plain path, e.g. /opt/codetools",
         ));
     }
     std::path::absolute(prefix).map_err(|e| {
-        Error::usage(
+        UsageError::new(
             format!("--prefix {} cannot be made absolute: {e}", prefix.display()),
             "give an absolute --prefix",
         )
@@ -41,7 +51,7 @@ pub(crate) fn single<'a>(
     decl: &'a Declaration,
     prefix: &Path,
     server: Option<&str>,
-) -> Result<(&'a Server, PathBuf), Error> {
+) -> Result<(&'a Server, PathBuf), SelectionError> {
     let prefix = absolute_prefix(prefix)?;
     let name = match server {
         Some(s) => s.to_string(),
@@ -51,14 +61,15 @@ pub(crate) fn single<'a>(
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
             if !decl.names().contains(&last) {
-                return Err(Error::usage(
+                return Err(UsageError::new(
                     format!(
                         "--prefix {} does not end in a declared server's name (declared: {})",
                         prefix.display(),
                         decl.names().join(", ")
                     ),
                     "name the server with --server NAME",
-                ));
+                )
+                .into());
             }
             last.to_string()
         }
@@ -87,7 +98,7 @@ impl Selection {
         name_suffix: &str,
         registered: PathBuf,
         notify: Notify,
-    ) -> Result<Selection, Error> {
+    ) -> Result<Selection, SelectionError> {
         let decl = Declaration::load(config)?;
         let (servers, named) = many(&decl, root, servers, name_suffix, notify)?;
         Ok(Selection {
@@ -102,7 +113,11 @@ impl Selection {
     /// `notify`, unless they were named: then the caller's deployment check fails on them. A
     /// broken deployment is not absent and is kept, so that it fails before any registration.
     /// Refuses when nothing is left.
-    pub(crate) fn skip_absent(&mut self, root: Option<&Path>, notify: Notify) -> Result<(), Error> {
+    pub(crate) fn skip_absent(
+        &mut self,
+        root: Option<&Path>,
+        notify: Notify,
+    ) -> Result<(), UsageError> {
         if self.named {
             return Ok(());
         }
@@ -131,7 +146,7 @@ impl Selection {
                     .into(),
             };
             let whys: Vec<&str> = self.skipped.iter().map(|(_, w)| w.as_str()).collect();
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("no declared server is deployed: {}", whys.join("; ")),
                 help,
             ));
@@ -179,7 +194,7 @@ pub(crate) fn many(
     names: &[String],
     suffix: &str,
     notify: Notify,
-) -> Result<(Vec<Selected>, bool), Error> {
+) -> Result<(Vec<Selected>, bool), SelectionError> {
     let root = root.map(absolute_prefix).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
     let mut own_prefix: Option<PathBuf> = None;
@@ -190,7 +205,7 @@ pub(crate) fn many(
     });
     if let (Some(s), Some(r)) = (server_prefix, root.as_deref()) {
         if names.iter().any(|n| *n != s.name) {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!(
                     "--prefix {} is the deployment of {} itself, not a root holding ROOT/NAME \
                      for --server {}",
@@ -202,7 +217,8 @@ pub(crate) fn many(
                     "pass the directory that holds the servers, e.g. --prefix {}",
                     r.parent().unwrap_or(Path::new("/")).display()
                 ),
-            ));
+            )
+            .into());
         }
         notify(Notice::OwnPrefix {
             prefix: r.to_path_buf(),
@@ -226,7 +242,7 @@ pub(crate) fn many(
         .map(|s| {
             let registered_name = format!("{}{suffix}", s.name);
             validate_name(&registered_name).map_err(|why| {
-                Error::usage(
+                UsageError::new(
                     format!("registered name {registered_name:?} is not valid: {why}"),
                     "choose a --name-suffix of letters, digits, '-' and '_'",
                 )
@@ -241,14 +257,14 @@ pub(crate) fn many(
                 registered_name,
             })
         })
-        .collect::<Result<Vec<_>, Error>>()?;
+        .collect::<Result<Vec<_>, SelectionError>>()?;
     Ok((selected, named))
 }
 
 /// Parse a full expected commit given on the command line.
-pub(crate) fn expect_commit(s: &str) -> Result<Sha, Error> {
+pub(crate) fn expect_commit(s: &str) -> Result<Sha, UsageError> {
     Sha::parse(s).map_err(|why| {
-        Error::usage(
+        UsageError::new(
             format!("--expect-commit {s:?} is not a full commit sha: {why}"),
             "pass the full sha, e.g. --expect-commit \"$(git rev-parse HEAD)\"",
         )
@@ -257,11 +273,11 @@ pub(crate) fn expect_commit(s: &str) -> Result<Sha, Error> {
 
 /// `verify-identity --expect-commit`: a sha, or `NAME=SHA` as install takes it, where NAME must
 /// be the server checked.
-pub(crate) fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
+pub(crate) fn expect_commit_for(s: &str, server: &str) -> Result<Sha, UsageError> {
     match s.split_once('=') {
         None => expect_commit(s),
         Some((name, sha)) if name == server => expect_commit(sha),
-        Some((name, _)) => Err(Error::usage(
+        Some((name, _)) => Err(UsageError::new(
             format!("--expect-commit {s:?} names the server {name:?}, but this checks {server:?}"),
             format!("pass --expect-commit {server}=SHA, or the bare sha"),
         )),
@@ -274,30 +290,30 @@ pub(crate) fn expect_commit_for(s: &str, server: &str) -> Result<Sha, Error> {
 pub(crate) fn expect_commits(
     pairs: &[String],
     selection: &Selection,
-) -> Result<BTreeMap<String, Sha>, Error> {
+) -> Result<BTreeMap<String, Sha>, UsageError> {
     let selected = &selection.servers;
     let mut out = BTreeMap::new();
     for pair in pairs {
         let Some((name, sha)) = pair.split_once('=') else {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("--expect-commit {pair:?} is not NAME=SHA"),
                 "e.g. --expect-commit codetools=$(git rev-parse HEAD)",
             ));
         };
         if let Some((_, why)) = selection.skipped.iter().find(|(n, _)| n == name) {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("--expect-commit names {name:?}, which is not deployed: {why}"),
                 format!("deploy {name} first, or drop its --expect-commit"),
             ));
         }
         if !selected.iter().any(|s| s.server.name == name) {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("--expect-commit names {name:?}, which is not being installed"),
                 "name one of the servers being installed",
             ));
         }
         if out.insert(name.to_string(), expect_commit(sha)?).is_some() {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!("--expect-commit is given twice for {name:?}"),
                 "give one commit per server",
             ));

@@ -16,10 +16,9 @@
 
 use crate::deployment::declaration::Layout;
 use crate::deployment::layout;
-use crate::deployment::render::{self, Rendered};
+use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::Selected;
 use crate::entry::{Entry, Transport};
-use crate::error::Error;
 use crate::identity::checks;
 use crate::identity::report::{Check, ServerReport};
 
@@ -30,7 +29,7 @@ pub(crate) fn server_status(
     entries: &serde_json::Map<String, serde_json::Value>,
     flat: Option<&serde_json::Map<String, serde_json::Value>>,
     registered_path: &std::path::Path,
-) -> Result<ServerReport, Error> {
+) -> Result<ServerReport, RenderError> {
     let mut checks = Vec::new();
     let rendered = render::render(&s.server, &s.prefix)?;
     checks.push(Check::from_result(

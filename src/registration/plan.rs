@@ -6,11 +6,11 @@ use crate::clients::{Client, ClientError, Op};
 use crate::deployment::render::{self, Rendered};
 use crate::deployment::selection::Selected;
 use crate::entry::Entry;
-use crate::error::Error;
 use crate::identity::report::Check;
 use crate::notice::{Notice, Notify};
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
+use crate::usage::UsageError;
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -41,11 +41,21 @@ pub(crate) struct ClientPlan<'a> {
     pub(crate) shadows: Vec<Vec<String>>,
 }
 
+/// Why a client's plan cannot be made: the client could not be read, or an entry it holds
+/// must not be touched.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PlanError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+}
+
 pub(crate) fn plan_client<'a>(
     client: &'a dyn Client,
     selected: &[Selected],
     rendered: &[Rendered],
-) -> Result<ClientPlan<'a>, Error> {
+) -> Result<ClientPlan<'a>, PlanError> {
     let current = client.user_entries()?;
     refuse_opaque(client, &current, selected)?;
     refuse_literal_secrets(client, &current, selected)?;
@@ -139,13 +149,13 @@ pub(crate) fn refuse_opaque(
     client: &dyn Client,
     current: &serde_json::Map<String, serde_json::Value>,
     selected: &[Selected],
-) -> Result<(), Error> {
+) -> Result<(), UsageError> {
     for s in selected {
         let Some(raw) = current.get(&s.registered_name) else {
             continue;
         };
         if let Err(why) = Entry::from_value(raw) {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!(
                     "{} is registered with {} as an entry mcp-deploy cannot parse ({why}): {}; \
                      it will not replace or remove an entry it cannot read, nor record its values",
@@ -169,7 +179,7 @@ pub(crate) fn refuse_literal_secrets(
     client: &dyn Client,
     current: &serde_json::Map<String, serde_json::Value>,
     selected: &[Selected],
-) -> Result<(), Error> {
+) -> Result<(), UsageError> {
     for s in selected {
         let Some(entry) = current
             .get(&s.registered_name)
@@ -179,7 +189,7 @@ pub(crate) fn refuse_literal_secrets(
         };
         let secrets = crate::entry::secrets::literal_secrets(&entry);
         if !secrets.is_empty() {
-            return Err(Error::usage(
+            return Err(UsageError::new(
                 format!(
                     "{} is registered with {} holding a literal secret in {}; mcp-deploy will not \
                      copy it into its journal to replace or remove it",

@@ -2,15 +2,26 @@
 //! `--client`, take every lock (each once, in path order), finish off what an interrupted
 //! earlier run journalled, and after the commit append to the ledger.
 
-use crate::clients::{self, Client, ClientKind, ClientOptions};
-use crate::error::Error;
+use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
+use crate::fsio::IoError;
 use crate::notice::{Notice, Notify};
 use crate::registration::ledger::{self, Record};
-use crate::registration::lock::{self, Lock};
+use crate::registration::lock::{self, Lock, LockError};
 use crate::registration::registered::{self, Flat};
-use crate::registration::transaction;
+use crate::registration::transaction::{self, Failure, TransactionError};
 use serde_json::{Map, Value};
 use std::path::Path;
+
+/// Why the locks could not all be taken or an interrupted run not finished off.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    #[error(transparent)]
+    Transaction(#[from] TransactionError),
+}
 
 /// What recoveries restored: `(client, name, its entry now)`.
 pub(crate) type Recovered = Vec<(&'static str, String, Option<Map<String, Value>>)>;
@@ -19,10 +30,10 @@ pub(crate) type Recovered = Vec<(&'static str, String, Option<Map<String, Value>
 pub(crate) fn open_named(
     clients: &[ClientKind],
     options: &ClientOptions,
-) -> Result<Vec<Box<dyn Client>>, Error> {
+) -> Result<Vec<Box<dyn Client>>, ClientError> {
     ClientKind::unique(clients)
         .into_iter()
-        .map(|k| clients::open(k, options).map_err(Error::from))
+        .map(|k| clients::open(k, options))
         .collect()
 }
 
@@ -35,7 +46,7 @@ pub(crate) fn lock_and_recover(
     lock_timeout: u64,
     ledger: &Path,
     notify: Notify,
-) -> Result<(Vec<Lock>, Recovered), Error> {
+) -> Result<(Vec<Lock>, Recovered), SessionError> {
     crate::process::catch_signals();
     let mut paths = Vec::new();
     for c in clients {
@@ -106,11 +117,12 @@ pub(crate) fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
 }
 
 /// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
-/// else undo them all, the last begun first.
-pub(crate) fn finish_all(
+/// else undo them all, the last begun first. `E` is the caller's error, which a rollback
+/// carries as its cause.
+pub(crate) fn finish_all<E: Failure + From<TransactionError>>(
     txs: Vec<transaction::Transaction>,
-    outcome: Result<(), Error>,
-) -> Result<(), Error> {
+    outcome: Result<(), E>,
+) -> Result<(), E> {
     match outcome {
         Err(e) => Err(transaction::roll_back_all(txs, e).into()),
         Ok(()) => {

@@ -39,7 +39,7 @@ fn transaction_rolls_back(client_name: &str) {
         matches!(err, ClientError::Unrepresentable { .. }),
         "{err:?}"
     );
-    let report = tx.roll_back(crate::error::Error::from(err)).to_string();
+    let report = tx.roll_back(err).to_string();
     assert!(
         report.contains("a: restored to its previous entry"),
         "{report}"
@@ -60,4 +60,11 @@ fn codex_transaction_rolls_back() {
 #[test]
 fn gemini_transaction_rolls_back() {
     transaction_rolls_back("gemini");
+}
+
+/// The failure a rollback carries in these tests: the client's own error.
+impl transaction::Failure for ClientError {
+    fn help(&self) -> Option<String> {
+        ClientError::help(self)
+    }
 }

@@ -64,8 +64,8 @@ struct Journal {
 }
 
 /// What made a transaction roll back: any error that can say what the user can do about it
-/// ([`crate::error::Error`] in practice). A trait, so that this module does not depend on the
-/// crate's error type, which depends on it.
+/// (the run's error in practice). A trait, so that the domain does not depend on the run's
+/// error type, which sits above it.
 pub(crate) trait Failure: std::error::Error + Send + Sync + 'static {
     fn help(&self) -> Option<String>;
 }
