@@ -55,6 +55,8 @@ mod identity;
 mod notice;
 mod output;
 mod process;
+#[doc(hidden)]
+pub use process::{exec_child, EXEC_CHILD};
 mod registration;
 mod state;
 mod usage;

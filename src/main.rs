@@ -4,6 +4,12 @@
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
+    // The exec shim every client call and server is started through: an internal entry, not
+    // a command (see `mcp_deploy::exec_child`).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == mcp_deploy::EXEC_CHILD) {
+        return mcp_deploy::exec_child(&args[2..]);
+    }
     let cli = match mcp_deploy::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return mcp_deploy::usage_error(e).into(),

@@ -8,10 +8,14 @@
 //! - Each child asks the kernel for SIGKILL when its parent dies (`PR_SET_PDEATHSIG`), so a
 //!   run killed with SIGKILL takes its child with it. (Linux sends it when the *thread* that
 //!   spawned the child exits: every call here waits for its child on the spawning thread.)
+//!   Without `unsafe` there is no code to run in the child before exec, so the child is our
+//!   own binary first, as an exec shim ([`exec_child`]): it sets the signal, checks its parent
+//!   is still the run, and execs the program. The crate has no `unsafe` at all.
 //! - A mutating call (`mcp add|add-json|remove`) inherits the descriptors of the run's locks
 //!   ([`hold_across_exec`]): the lock outlives the run for as long as anything it
 //!   started could still change the config, whatever escaped the parent-death signal (a
-//!   node launcher's own child, say).
+//!   node launcher's own child, say). They are made inheritable in the parent only around
+//!   that spawn, under a mutex every spawn takes, so no other child inherits them.
 //! - SIGINT and SIGTERM only set a flag ([`catch_signals`]); the wait loop sees it, kills the
 //!   child's group and returns [`ProcessError::Interrupted`], and the caller rolls back.
 //!   Calls made while rolling back are [`shielded`]: a second Ctrl-C does not stop the
@@ -19,7 +23,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -27,27 +31,34 @@ use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 static SIGNALLED: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-/// The descriptors every mutating client call inherits: the run's locks.
-static HELD: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
+/// The descriptors every mutating client call inherits: a duplicate of each of the run's lock
+/// descriptors (the same open file, so the same `flock`), keyed by the original's number.
+static HELD: Mutex<Vec<(RawFd, OwnedFd)>> = Mutex::new(Vec::new());
 
 /// Hand `fd` (a held lock, see [`crate::registration::lock`]) down to every child started with
 /// `holds_lock`, until [`release`].
-pub(crate) fn hold_across_exec(fd: RawFd) {
+pub(crate) fn hold_across_exec(fd: BorrowedFd) {
+    let Ok(dup) = fd.try_clone_to_owned() else {
+        return;
+    };
     if let Ok(mut held) = HELD.lock() {
-        held.push(fd);
+        held.push((fd.as_raw_fd(), dup));
     }
 }
 
 /// Stop handing `fd` down (its lock is released).
 pub(crate) fn release(fd: RawFd) {
     if let Ok(mut held) = HELD.lock() {
-        held.retain(|h| *h != fd);
+        held.retain(|(h, _)| *h != fd);
     }
 }
 
-/// The descriptors [`hold_across_exec`] holds now.
+/// The descriptors [`hold_across_exec`] holds now (the originals' numbers).
+#[cfg(test)]
 pub(crate) fn held_fds() -> Vec<RawFd> {
-    HELD.lock().map(|v| v.clone()).unwrap_or_default()
+    HELD.lock()
+        .map(|v| v.iter().map(|(fd, _)| *fd).collect())
+        .unwrap_or_default()
 }
 static SHIELD: AtomicUsize = AtomicUsize::new(0);
 
@@ -115,23 +126,23 @@ pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
     if stop_requested() {
         return Err(ProcessError::Interrupted);
     }
-    let mut cmd = Command::new(call.program);
-    cmd.args(&call.args)
-        .current_dir(call.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if call.clear_env {
-        cmd.env_clear();
-    }
-    for (k, v) in &call.env {
-        cmd.env(k, v);
-    }
-    let (mut child, pgid) =
-        spawn_group(&mut cmd, call.holds_lock).map_err(|source| ProcessError::Spawn {
-            program: call.program.to_path_buf(),
-            source,
-        })?;
+    let spawn_err = |source| ProcessError::Spawn {
+        program: call.program.to_path_buf(),
+        source,
+    };
+    let (mut child, pgid) = spawn_group(call.program, &call.args, call.holds_lock, |cmd| {
+        cmd.current_dir(call.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if call.clear_env {
+            cmd.env_clear();
+        }
+        for (k, v) in &call.env {
+            cmd.env(k, v);
+        }
+    })
+    .map_err(spawn_err)?;
     let stdout = reader(child.stdout.take());
     let stderr = reader(child.stderr.take());
     let deadline = Instant::now() + call.timeout;
@@ -158,10 +169,15 @@ pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
     };
     // A grandchild that escaped the group may still hold a pipe: do not wait on it forever.
     let grace = Duration::from_secs(2);
+    let stdout = stdout.recv_timeout(grace).unwrap_or_default();
+    let stderr = stderr.recv_timeout(grace).unwrap_or_default();
+    if let Some(source) = shim_failure(status, &stderr) {
+        return Err(spawn_err(source));
+    }
     Ok(Output {
         status,
-        stdout: stdout.recv_timeout(grace).unwrap_or_default(),
-        stderr: stderr.recv_timeout(grace).unwrap_or_default(),
+        stdout,
+        stderr,
     })
 }
 
@@ -177,49 +193,145 @@ fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
     rx
 }
 
-/// Between fork and exec, in the child: SIGKILL when the parent dies, and keep `keep` (lock
-/// descriptors, close-on-exec in the parent) open across exec.
-#[allow(unsafe_code)]
-fn die_with_parent(cmd: &mut Command, parent: rustix::process::Pid, keep: Vec<std::os::fd::RawFd>) {
+/// The first argument that makes our own binary the exec shim ([`exec_child`]); `main`
+/// intercepts it before the command line is parsed, so it is no part of the CLI.
+pub const EXEC_CHILD: &str = "__exec-child";
+/// How the shim tells the supervisor it could not start the program: this prefix, the errno,
+/// a newline, on stderr, and exit [`EXIT_EXEC_FAILED`] (or [`EXIT_PARENT_GONE`]).
+const SHIM_MARKER: &str = "mcp-deploy __exec-child: errno ";
+const EXIT_EXEC_FAILED: u8 = 127;
+const EXIT_PARENT_GONE: u8 = 125;
+
+/// The exec shim, run as `<our binary> __exec-child --parent <pid> -- <program> <args…>`:
+/// SIGKILL when the parent dies, check the parent is still `<pid>` (it may have died before
+/// that), then exec the program in place, keeping environment, directory, descriptors and
+/// process group. Returns only if it could not.
+pub fn exec_child(args: &[OsString]) -> std::process::ExitCode {
     use std::os::unix::process::CommandExt;
-    // There is no safe way to run code in the child before exec: std's `pre_exec` is unsafe
-    // because the closure runs in a forked copy of a multi-threaded process.
-    // SAFETY: the closure only makes system calls (prctl, getppid, fcntl) through rustix,
-    // which are async-signal-safe; it allocates nothing, takes no lock, and touches no
-    // memory but its own captures (`keep` is allocated before the fork). Clearing
-    // FD_CLOEXEC in the child changes the child's descriptor table only.
-    unsafe {
-        cmd.pre_exec(move || {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-            // The parent may have died before the line above: then no signal will come.
-            // (An errno, not a message: nothing may allocate here.)
-            if rustix::process::getppid() != Some(parent) {
-                return Err(rustix::io::Errno::SRCH.into());
+    let fail = |errno: i32, code: u8| {
+        eprintln!("{SHIM_MARKER}{errno}");
+        std::process::ExitCode::from(code)
+    };
+    let (parent, program, rest) = match args {
+        [flag, pid, sep, program, rest @ ..] if flag == "--parent" && sep == "--" => {
+            match pid.to_str().and_then(|p| p.parse::<i32>().ok()) {
+                Some(pid) => (pid, program, rest),
+                None => return fail(rustix::io::Errno::INVAL.raw_os_error(), EXIT_EXEC_FAILED),
             }
-            for fd in &keep {
-                let fd = std::os::fd::BorrowedFd::borrow_raw(*fd);
-                rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::empty())?;
-            }
-            Ok(())
-        });
+        }
+        _ => return fail(rustix::io::Errno::INVAL.raw_os_error(), EXIT_EXEC_FAILED),
+    };
+    if let Err(e) =
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+    {
+        return fail(e.raw_os_error(), EXIT_EXEC_FAILED);
     }
+    // The parent may have died before the line above: then no signal will come.
+    if rustix::process::getppid().map(|p| p.as_raw_nonzero().get()) != Some(parent) {
+        return fail(rustix::io::Errno::SRCH.raw_os_error(), EXIT_PARENT_GONE);
+    }
+    let err = Command::new(program).args(rest).exec();
+    fail(err.raw_os_error().unwrap_or(0), EXIT_EXEC_FAILED)
 }
 
-/// Spawn `cmd` as the leader of a process group of its own, dying with this process; with
-/// `holds_lock`, holding the run's lock descriptors across exec. The one way this crate
-/// starts a child (client calls here, the MCP handshake's server in
+/// The spawn error the shim reported, if it exited the way [`exec_child`] fails.
+fn shim_failure(status: ExitStatus, stderr: &str) -> Option<std::io::Error> {
+    let code = status.code()?;
+    if code != i32::from(EXIT_EXEC_FAILED) && code != i32::from(EXIT_PARENT_GONE) {
+        return None;
+    }
+    let errno = stderr
+        .lines()
+        .last()?
+        .strip_prefix(SHIM_MARKER)?
+        .parse()
+        .ok()?;
+    Some(std::io::Error::from_raw_os_error(errno))
+}
+
+/// Our own binary, to run as the shim. (A unit test runs in the test harness, not in our
+/// binary: it uses the `mcp-deploy` cargo built next to it.)
+fn shim_program() -> PathBuf {
+    #[cfg(test)]
+    {
+        let exe = std::env::current_exe().expect("the test binary has a path");
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("target/<profile>/deps");
+        dir.join("mcp-deploy")
+    }
+    #[cfg(not(test))]
+    PathBuf::from("/proc/self/exe")
+}
+
+/// Whether `program` can be found the way exec will look for it (`path` is the child's
+/// PATH): a missing program is reported as a spawn error naming it, as std would.
+fn locate(program: &Path, path: Option<&std::ffi::OsStr>, cwd: Option<&Path>) -> bool {
+    if program.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return match cwd {
+            Some(cwd) if program.is_relative() => cwd.join(program).exists(),
+            _ => program.exists(),
+        };
+    }
+    let path = path.unwrap_or(std::ffi::OsStr::new("/bin:/usr/bin"));
+    std::env::split_paths(path).any(|dir| dir.join(program).is_file())
+}
+
+/// Every spawn takes this, so that no other spawn inherits the lock descriptors while a
+/// mutating call's spawn has them open across exec.
+static SPAWN: Mutex<()> = Mutex::new(());
+
+/// Start `program` with `args` as the leader of a process group of its own, dying with this
+/// process (through the [`exec_child`] shim); with `holds_lock`, holding the run's lock
+/// descriptors across exec. `configure` sets the environment, directory and stdio. The one
+/// way this crate starts a child (client calls here, the MCP handshake's server in
 /// [`crate::identity::handshake`]), so that every child gets the same guarantees.
 pub(crate) fn spawn_group(
-    cmd: &mut Command,
+    program: &Path,
+    args: &[OsString],
     holds_lock: bool,
+    configure: impl FnOnce(&mut Command),
 ) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
     use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(shim_program());
+    cmd.arg(EXEC_CHILD)
+        .arg("--parent")
+        .arg(rustix::process::getpid().as_raw_nonzero().get().to_string())
+        .arg("--")
+        .arg(program)
+        .args(args);
+    configure(&mut cmd);
     cmd.process_group(0);
-    let keep: Vec<std::os::fd::RawFd> = if holds_lock { held_fds() } else { Vec::new() };
-    die_with_parent(cmd, rustix::process::getpid(), keep);
-    let child = cmd.spawn()?;
+    let path = match cmd.get_envs().find(|(k, _)| *k == "PATH") {
+        Some((_, v)) => v.map(std::ffi::OsStr::to_os_string),
+        None => std::env::var_os("PATH"),
+    };
+    if !locate(program, path.as_deref(), cmd.get_current_dir()) {
+        return Err(std::io::ErrorKind::NotFound.into());
+    }
+    let _spawning = SPAWN.lock().unwrap_or_else(|e| e.into_inner());
+    let held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    let keep: &[(RawFd, OwnedFd)] = if holds_lock { &held } else { &[] };
+    set_cloexec(keep, false);
+    let child = cmd.spawn();
+    set_cloexec(keep, true);
+    drop(held);
+    let child = child?;
     let pgid = rustix::process::Pid::from_child(&child);
     Ok((child, pgid))
+}
+
+/// Set or clear FD_CLOEXEC on the duplicated lock descriptors `fds`.
+fn set_cloexec(fds: &[(RawFd, OwnedFd)], on: bool) {
+    let flags = if on {
+        rustix::io::FdFlags::CLOEXEC
+    } else {
+        rustix::io::FdFlags::empty()
+    };
+    for (_, fd) in fds {
+        let _ = rustix::io::fcntl_setfd(fd, flags);
+    }
 }
 
 /// Signal every process of the group `pgid` (a group [`spawn_group`] made). ESRCH (the
@@ -235,6 +347,7 @@ fn kill_group(pgid: rustix::process::Pid) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::fd::AsFd;
 
     fn sh(script: &str, secs: u64) -> Result<Output, ProcessError> {
         run(&Call {
@@ -293,5 +406,73 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/claude"));
+    }
+
+    fn fds_of_child(holds_lock: bool) -> String {
+        run(&Call {
+            program: Path::new("/bin/ls"),
+            args: vec!["-l".into(), "/proc/self/fd/".into()],
+            env: vec![],
+            clear_env: false,
+            cwd: Path::new("/"),
+            timeout: Duration::from_secs(10),
+            holds_lock,
+        })
+        .unwrap()
+        .stdout
+    }
+
+    #[test]
+    fn only_a_mutating_call_inherits_the_lock_descriptors() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("held.lock");
+        let file = std::fs::File::create(&path).unwrap();
+        hold_across_exec(file.as_fd());
+        let mutating = fds_of_child(true);
+        let other = fds_of_child(false);
+        release(file.as_raw_fd());
+        let after = fds_of_child(true);
+        let name = path.to_str().unwrap();
+        assert!(mutating.contains(name), "{mutating}");
+        assert!(!other.contains(name), "{other}");
+        assert!(!after.contains(name), "{after}");
+        // Close-on-exec again in this process once the spawn is done.
+        let held = HELD.lock().unwrap();
+        assert!(held.iter().all(|(_, fd)| rustix::io::fcntl_getfd(fd)
+            .unwrap()
+            .contains(rustix::io::FdFlags::CLOEXEC)));
+    }
+
+    #[test]
+    fn the_shim_fails_when_its_parent_is_not_the_one_named() {
+        let out = Command::new(shim_program())
+            .args([EXEC_CHILD, "--parent", "1", "--", "/bin/true"])
+            .output()
+            .unwrap();
+        let err = shim_failure(out.status, &String::from_utf8_lossy(&out.stderr)).unwrap();
+        assert_eq!(
+            err.raw_os_error(),
+            Some(rustix::io::Errno::SRCH.raw_os_error())
+        );
+        assert_eq!(out.status.code(), Some(i32::from(EXIT_PARENT_GONE)));
+    }
+
+    #[test]
+    fn an_exec_failure_is_a_spawn_error_naming_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("not-executable");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        let err = run(&Call {
+            program: &script,
+            args: vec![],
+            env: vec![],
+            clear_env: false,
+            cwd: Path::new("/"),
+            timeout: Duration::from_secs(10),
+            holds_lock: false,
+        })
+        .unwrap_err();
+        assert!(matches!(err, ProcessError::Spawn { .. }), "{err}");
+        assert!(err.to_string().contains("not-executable"), "{err}");
     }
 }

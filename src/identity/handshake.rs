@@ -34,7 +34,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -284,17 +285,16 @@ impl Server {
         };
         // An empty directory, as for client calls: the server's idea of "here" is no project.
         let cwd = tempfile::tempdir().map_err(spawn_err)?;
-        let (mut child, pgid) = crate::process::spawn_group(
-            Command::new(command)
-                .args(args)
-                .envs(env)
-                .current_dir(cwd.path())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped()),
-            false,
-        )
-        .map_err(spawn_err)?;
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let (mut child, pgid) =
+            crate::process::spawn_group(Path::new(command), &args, false, |cmd| {
+                cmd.envs(env)
+                    .current_dir(cwd.path())
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
+            })
+            .map_err(spawn_err)?;
         let stdin = child.stdin.take().expect("stdin is piped");
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");

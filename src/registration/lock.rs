@@ -19,7 +19,7 @@
 use rustix::fs::OFlags;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -128,7 +128,7 @@ impl Lock {
             .and_then(|()| file.seek(SeekFrom::Start(0)))
             .and_then(|_| writeln!(file, "{}", std::process::id()))
             .and_then(|()| file.flush());
-        crate::process::hold_across_exec(file.as_raw_fd());
+        crate::process::hold_across_exec(file.as_fd());
         Ok(Lock { file })
     }
 }
