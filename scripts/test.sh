@@ -10,4 +10,7 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 CODEX_HOME=$scratch ./node_modules/.bin/codex --version
 GEMINI_CLI_HOME=$scratch ./node_modules/.bin/gemini --version
+# OpenCode and Grok write under HOME (and XDG dirs) on any call.
+HOME=$scratch XDG_CONFIG_HOME=$scratch/.config XDG_DATA_HOME=$scratch/.local/share XDG_STATE_HOME=$scratch/.local/state XDG_CACHE_HOME=$scratch/.cache ./node_modules/.bin/opencode --version
+HOME=$scratch ./node_modules/.bin/grok --version
 cargo test --locked "$@"
