@@ -10,7 +10,9 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 CODEX_HOME=$scratch ./node_modules/.bin/codex --version
 GEMINI_CLI_HOME=$scratch ./node_modules/.bin/gemini --version
-# OpenCode and Grok write under HOME (and XDG dirs) on any call.
-HOME=$scratch XDG_CONFIG_HOME=$scratch/.config XDG_DATA_HOME=$scratch/.local/share XDG_STATE_HOME=$scratch/.local/state XDG_CACHE_HOME=$scratch/.cache ./node_modules/.bin/opencode --version
+# OpenCode and Grok write under HOME (and XDG dirs) on any call. OpenCode is pinned as its
+# platform package opencode-linux-x64 (the binary the opencode-ai wrapper runs): the registry
+# reachable here carries no other platform's package, so a lock with opencode-ai fails npm ci.
+HOME=$scratch XDG_CONFIG_HOME=$scratch/.config XDG_DATA_HOME=$scratch/.local/share XDG_STATE_HOME=$scratch/.local/state XDG_CACHE_HOME=$scratch/.cache ./node_modules/opencode-linux-x64/bin/opencode --version
 HOME=$scratch ./node_modules/.bin/grok --version
 cargo test --locked "$@"
