@@ -59,6 +59,18 @@ pub(crate) struct Grok {
 impl Grok {
     pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
         let home = resolve_home(options.grok_home.as_deref(), crate::dirs::home());
+        // Every call runs there: without it, no call could start, and "cannot start grok"
+        // would point at the binary.
+        if options.calls_binary && !home.is_dir() {
+            return Err(ClientError::Spawn {
+                step: "grok mcp".into(),
+                reason: format!(
+                    "grok runs in the home directory {} (its servers are those of the \
+                     directory it runs in), which does not exist",
+                    home.display()
+                ),
+            });
+        }
         let mut env: Vec<(&'static str, OsString)> = vec![
             ("HOME", crate::dirs::home().into_os_string()),
             ("NO_COLOR", "1".into()),
@@ -159,11 +171,22 @@ pub(crate) fn config_path() -> PathBuf {
     settings_in(&crate::dirs::home())
 }
 
-/// Where a same-name entry shadows the entry `name` of `config`, read-only (no grok binary
-/// needed): grok started in the directory mcp-deploy runs in uses that directory's
-/// `.grok/settings.json` and no other (it does not look further up).
+/// Where another entry takes the name `name` from the entry `name` of `config`, read-only (no
+/// grok binary needed). Grok started in the directory mcp-deploy runs in uses that directory's
+/// `.grok/settings.json` and no other (it does not look further up). And grok knows a server
+/// by its `name` field, not its key: another entry of the same file whose `name` is `name`
+/// runs under that name too (the later one's tools win).
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
+    if let Ok(m) = read_user_entries(config) {
+        for key in known_as(&m, name).into_iter().filter(|k| k != name) {
+            found.push(format!(
+                "entry {key:?} of {}, whose \"name\" is {name:?} (grok knows servers by that \
+                 field)",
+                config.display()
+            ));
+        }
+    }
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(found);
     };
@@ -181,7 +204,7 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         cwd.display()
     );
     match read_user_entries(&file) {
-        Ok(m) if m.contains_key(name) => found.push(what),
+        Ok(m) if !known_as(&m, name).is_empty() => found.push(what),
         Ok(_) => {}
         // Node may read what we cannot (a lone surrogate escape): a file that is there and
         // cannot be read counts.
@@ -190,6 +213,19 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         )),
     }
     Ok(found)
+}
+
+/// The keys of `entries` (as [`read_user_entries`] gives them) that grok knows as `name`: the
+/// key `name` unless its `name` field says otherwise, and any key whose `name` field is `name`.
+fn known_as(entries: &Map<String, Value>, name: &str) -> Vec<String> {
+    entries
+        .iter()
+        .filter(|(k, v)| match v.get("name") {
+            Some(n) => n == name,
+            None => k.as_str() == name,
+        })
+        .map(|(k, _)| k.clone())
+        .collect()
 }
 
 impl Client for Grok {
@@ -350,7 +386,8 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 /// A grok entry in the claude shape: its `transport` object's keys (`type` `stdio` dropped),
 /// or the older top-level `command`/`args`/`env`. Grok knows a server by its `name` field,
 /// not its key: a `name` equal to the key goes, any other stays, as a key the check does not
-/// know. Every other key stays too (a top-level key beside `transport`, which grok ignores,
+/// know (a missing one as `"name": null`: grok would know the server as "undefined"). Every
+/// other key stays too (a top-level key beside `transport`, which grok ignores,
 /// as `outside transport: KEY` when the transport has the same key).
 fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
@@ -363,6 +400,9 @@ fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
         }
     }
     let flattened = matches!(m.get("transport"), Some(Value::Object(_)));
+    if !m.contains_key("name") {
+        out.insert("name".into(), Value::Null);
+    }
     for (k, v) in m {
         if (k == "name" && v == key) || (k == "transport" && flattened) {
             continue;
@@ -451,7 +491,8 @@ mod tests {
                 "old": {"name":"old","command":"/y","args":[]},
                 "renamed": {"name":"other","transport":{"type":"stdio","command":"/x"}},
                 "both": {"name":"both","command":"/dead","transport":{"type":"stdio","command":"/x"}},
-                "h": {"name":"h","transport":{"type":"http","url":"http://h","headers":{"K":"v"}}}
+                "h": {"name":"h","transport":{"type":"http","url":"http://h","headers":{"K":"v"}}},
+                "nameless": {"transport":{"type":"stdio","command":"/x"}}
             }})
             .to_string(),
         )
@@ -468,6 +509,12 @@ mod tests {
             m["h"],
             json!({"type":"http","url":"http://h","headers":{"K":"v"}})
         );
+        assert_eq!(m["nameless"], json!({"command":"/x","name":null}));
+        // Grok knows "renamed" as "other", and "nameless" as no name we register.
+        assert_eq!(known_as(&m, "other"), ["renamed"]);
+        assert!(known_as(&m, "renamed").is_empty());
+        assert!(known_as(&m, "nameless").is_empty());
+        assert_eq!(known_as(&m, "s"), ["s"]);
         for (text, want) in [
             (
                 "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
@@ -482,6 +529,30 @@ mod tests {
             assert!(err.contains(want), "{text}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
+    }
+
+    #[test]
+    fn a_missing_home_is_named_before_any_call() {
+        let options = ClientOptions {
+            claude: None,
+            codex: None,
+            gemini: None,
+            codex_home: None,
+            gemini_home: None,
+            grok: Some("/bin/true".into()),
+            grok_home: Some("/nonexistent/home".into()),
+            timeout: std::time::Duration::from_secs(1),
+            mcp_timeout_ms: 0,
+            calls_binary: true,
+        };
+        let err = Grok::open(&options)
+            .err()
+            .expect("open must fail")
+            .to_string();
+        assert!(
+            err.contains("/nonexistent/home") && err.contains("does not exist"),
+            "{err}"
+        );
     }
 
     #[test]

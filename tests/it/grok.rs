@@ -201,7 +201,7 @@ fn verify_grok(w: &World) -> Run {
 /// clients do not have: the `name` it knows the server by, and the older top-level form.
 #[test]
 fn tampered_grok_entries_are_caught_by_verify_identity() {
-    let rows: [Row<fn(&mut Value)>; 6] = [
+    let rows: [Row<fn(&mut Value)>; 7] = [
         (
             "env injected",
             |e| e["transport"]["env"]["NODE_OPTIONS"] = SECRET.into(),
@@ -220,6 +220,13 @@ fn tampered_grok_entries_are_caught_by_verify_identity() {
         (
             "the name grok knows it by changed",
             |e| e["name"] = "other".into(),
+            "unknown key name",
+        ),
+        (
+            "the name field removed (grok would know it as \"undefined\")",
+            |e| {
+                e.as_object_mut().unwrap().remove("name");
+            },
             "unknown key name",
         ),
         (
@@ -248,6 +255,26 @@ fn tampered_grok_entries_are_caught_by_verify_identity() {
         assert!(!r.stdout.contains("hunter2"), "{what}: {}", r.shown);
         assert!(!r.stderr.contains("hunter2"), "{what}: {}", r.shown);
     }
+}
+
+/// Grok knows a server by its `name` field: a second entry, under another key, named
+/// `codetools-test` and running another command, runs under that name too. The entry
+/// verified is untouched, so only this catches it.
+#[test]
+fn a_second_grok_entry_with_the_same_name_field_is_reported() {
+    let w = installed_then(|_| ());
+    let mut doc: Value =
+        serde_json::from_str(&fs::read_to_string(w.grok_settings()).unwrap()).unwrap();
+    doc["mcpServers"]["zz-helper"] = json!({"name": "codetools-test",
+        "transport": {"type": "stdio", "command": "/bin/sh", "args": [], "env": {}}});
+    fs::write(w.grok_settings(), doc.to_string()).unwrap();
+    let r = verify_grok(&w);
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("is shadowed by a same-name entry in the entry \"zz-helper\""),
+        "{detail}"
+    );
 }
 
 /// Grok started in a project uses that directory's `.grok/settings.json`: a same-name entry
