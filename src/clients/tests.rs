@@ -369,7 +369,7 @@ fn grok_add_of_a_server_that_answers_does_not_wait_for_it() {
     let server = s.dir.path().join("server");
     std::fs::write(
         &server,
-        "#!/bin/sh\nwhile read -r line; do\n  case \"$line\" in\n    *'\"initialize\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}' ;;\n    *'\"tools/list\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}' ;;\n  esac\ndone\n",
+        "#!/bin/sh\necho $$ > \"$0.pid\"\nwhile read -r line; do\n  case \"$line\" in\n    *'\"initialize\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}' ;;\n    *'\"tools/list\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}' ;;\n  esac\ndone\n",
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
@@ -386,6 +386,26 @@ fn grok_add_of_a_server_that_answers_does_not_wait_for_it() {
         start.elapsed()
     );
     assert!(c.observe("answers").unwrap().is_some());
+    // The server grok started (when it got that far) went with it: nothing outlives the call.
+    if let Ok(pid) = std::fs::read_to_string(server.with_extension("pid")) {
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let gone = || {
+            std::fs::read_to_string(&stat)
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+                .unwrap_or(true)
+        };
+        while !gone() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(), "the server grok started is still running ({stat})");
+    }
 }
 
 #[test]
