@@ -369,7 +369,15 @@ fn grok_add_of_a_server_that_answers_does_not_wait_for_it() {
     let server = s.dir.path().join("server");
     std::fs::write(
         &server,
-        "#!/bin/sh\necho $$ > \"$0.pid\"\nwhile read -r line; do\n  case \"$line\" in\n    *'\"initialize\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"s\",\"version\":\"1\"}}}' ;;\n    *'\"tools/list\"'*) echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[]}}' ;;\n  esac\ndone\n",
+        r#"#!/bin/sh
+echo $$ > "$0.pid"
+while read -r line; do
+  case "$line" in
+    *'"initialize"'*) echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}' ;;
+    *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}' ;;
+  esac
+done
+"#,
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
