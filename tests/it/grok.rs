@@ -129,6 +129,37 @@ fn a_grok_crash_rolls_back_claude_and_codex() {
     assert!(!w.registered().exists());
 }
 
+/// A real fault of the real grok: saving re-serialises every entry, so another entry's `1.0`
+/// comes back `1`. The check after grok's add fails, and claude, codex and grok itself are
+/// rolled back; the error names the entry grok changed.
+#[test]
+fn grok_rewriting_another_entry_rolls_back_every_client() {
+    let w = World::with_every_client();
+    w.sample();
+    fs::create_dir_all(w.root().join("home/.grok")).unwrap();
+    fs::write(
+        w.grok_settings(),
+        r#"{"mcpServers": {"other": {"name": "other", "transport": {"type": "stdio", "command": "/o", "args": [], "env": {}}, "timeout": 1.0}}}"#,
+    )
+    .unwrap();
+    let r = w.on_sample(
+        "install",
+        &["--client", "claude,codex,grok", "--server", "codetools"],
+    );
+    r.code(2)
+        .stderr_has("grok also changed other in")
+        .stderr_has("every change was rolled back")
+        .stderr_has("claude:")
+        .stderr_has("codex:");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
+    assert!(!codex.contains("codetools-test"), "{codex}");
+    let servers = w.grok_servers();
+    assert!(!servers.contains_key("codetools-test"), "{servers:?}");
+    assert!(servers.contains_key("other"), "{servers:?}");
+    assert!(!w.registered().exists());
+}
+
 /// Killed at each checkpoint of an update of grok's entry, the next install recovers the
 /// interrupted run and converges on the declared entry.
 #[test]
