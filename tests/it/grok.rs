@@ -228,7 +228,7 @@ fn verify_grok(w: &World) -> Run {
 }
 
 /// A tampered live entry in grok's settings fails grok's mcp-registration, naming the file
-/// and the key, never a value. The rows past the first three are what grok reads that other
+/// and the key, never a value; `status` fails on it too. The rows past the first three are what grok reads that other
 /// clients do not have: the `name` it knows the server by, and the older top-level form.
 #[test]
 fn tampered_grok_entries_are_caught_by_verify_identity() {
@@ -285,6 +285,10 @@ fn tampered_grok_entries_are_caught_by_verify_identity() {
         );
         assert!(!r.stdout.contains("hunter2"), "{what}: {}", r.shown);
         assert!(!r.stderr.contains("hunter2"), "{what}: {}", r.shown);
+        // status, reading the same file, fails too.
+        let r = w.on_sample("status", &["--client", "grok", "--server", "codetools"]);
+        r.code(1);
+        assert!(!r.stdout.contains("hunter2"), "{what}: {}", r.shown);
     }
 }
 
