@@ -12,7 +12,7 @@
 //! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
 //! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI;
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
-//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
+//! - `clients/`: claude, codex, gemini, grok behind one trait, and the CLI runner;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
 //!   the flat document, the session around them.
 //!

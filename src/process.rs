@@ -93,6 +93,8 @@ pub(crate) struct Output {
     pub(crate) status: ExitStatus,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
+    /// Stopped by us once its stdout said its work was done ([`run_until`]), not exited.
+    pub(crate) stopped: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +125,17 @@ pub(crate) struct Call<'a> {
 }
 
 pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
+    run_inner(call, None)
+}
+
+/// [`run`] a child that does its work and then may never exit by itself (`grok mcp add` saves
+/// its config, then connects to the server it added and stays connected): once its stdout
+/// holds `done`, its group is killed and the output so far returned with `stopped` set.
+pub(crate) fn run_until(call: &Call, done: &str) -> Result<Output, ProcessError> {
+    run_inner(call, Some(done))
+}
+
+fn run_inner(call: &Call, done: Option<&str>) -> Result<Output, ProcessError> {
     if stop_requested() {
         return Err(ProcessError::Interrupted);
     }
@@ -143,10 +156,21 @@ pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
         }
     })
     .map_err(spawn_err)?;
-    let stdout = reader(child.stdout.take());
-    let stderr = reader(child.stderr.take());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let stdout = reader(child.stdout.take(), Some(Arc::clone(&seen)));
+    let stderr = reader(child.stderr.take(), None);
     let deadline = Instant::now() + call.timeout;
+    let mut stopped = false;
     let status = loop {
+        let said_done = done.is_some_and(|d| {
+            let seen = seen.lock().unwrap_or_else(|p| p.into_inner());
+            String::from_utf8_lossy(&seen).contains(d)
+        });
+        if said_done {
+            kill_group(pgid);
+            stopped = true;
+            break child.wait().ok();
+        }
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
             Ok(None) if Instant::now() >= deadline => break None,
@@ -178,15 +202,35 @@ pub(crate) fn run(call: &Call) -> Result<Output, ProcessError> {
         status,
         stdout,
         stderr,
+        stopped,
     })
 }
 
-fn reader(pipe: Option<impl Read + Send + 'static>) -> mpsc::Receiver<String> {
+/// Read `pipe` to its end on a thread; with `seen`, what has come so far is kept there too.
+fn reader(
+    pipe: Option<impl Read + Send + 'static>,
+    seen: Option<Arc<Mutex<Vec<u8>>>>,
+) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     if let Some(mut pipe) = pipe {
         std::thread::spawn(move || {
             let mut buf = Vec::new();
-            let _ = pipe.read_to_end(&mut buf);
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        buf.extend_from_slice(&chunk[..n]);
+                        if let Some(seen) = &seen {
+                            seen.lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .extend_from_slice(&chunk[..n]);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
             let _ = tx.send(String::from_utf8_lossy(&buf).into_owned());
         });
     }
@@ -391,6 +435,32 @@ mod tests {
         let err = sh("sleep 100 & sleep 100", 1).unwrap_err();
         assert!(matches!(err, ProcessError::TimedOut { secs: 1 }), "{err}");
         assert!(start.elapsed() < Duration::from_secs(50));
+    }
+
+    #[test]
+    fn a_child_that_says_it_is_done_is_stopped_then() {
+        // `grok mcp add` prints that it saved, then stays connected to the server it started.
+        let call = Call {
+            program: Path::new("/bin/sh"),
+            args: vec!["-c".into(), "echo saved; sleep 100 & sleep 100".into()],
+            env: vec![],
+            clear_env: false,
+            cwd: Path::new("/"),
+            timeout: Duration::from_secs(50),
+            holds_lock: false,
+        };
+        let start = Instant::now();
+        let out = run_until(&call, "saved\n").unwrap();
+        assert!(out.stopped);
+        assert_eq!(out.stdout, "saved\n");
+        assert!(start.elapsed() < Duration::from_secs(20));
+        // One that never says it times out as ever.
+        let call = Call {
+            timeout: Duration::from_secs(1),
+            ..call
+        };
+        let err = run_until(&call, "never").unwrap_err();
+        assert!(matches!(err, ProcessError::TimedOut { secs: 1 }), "{err}");
     }
 
     #[test]

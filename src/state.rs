@@ -1,7 +1,7 @@
 //! Where mcp-deploy keeps its own state: the lock and the journal of a client, and the lock of
 //! a flat document, in a `.mcp-deploy/` directory (mode 0700, files 0600) inside the directory
 //! they belong to: the client's home (`$CLAUDE_CONFIG_DIR` or `~/.claude`, `$CODEX_HOME`,
-//! `$GEMINI_CLI_HOME/.gemini`) or the flat document's directory.
+//! `$GEMINI_CLI_HOME/.gemini`, `~/.grok`) or the flat document's directory.
 //!
 //! Why there and not in `$XDG_STATE_HOME`: the lock must be shared by every run that changes
 //! the same config, and two runs with different HOMEs (a CI user and a promote script with

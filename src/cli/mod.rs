@@ -111,7 +111,7 @@ pub struct DeclarationArgs {
 /// Options for talking to the client CLI.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
-    /// The clients to act on, comma-separated: claude, codex, gemini.
+    /// The clients to act on, comma-separated: claude, codex, gemini, grok.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -128,6 +128,9 @@ pub struct ClientArgs {
     /// The gemini binary [default: `gemini` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
     pub gemini: Option<PathBuf>,
+    /// The grok binary [default: `grok` on PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GROK")]
+    pub grok: Option<PathBuf>,
     /// Seconds one client call may take before it is killed (at least 1).
     #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -155,7 +158,7 @@ pub struct StrictArgs {
 /// takes no binary and no timeout.
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
-    /// The clients to read, comma-separated: claude, codex, gemini.
+    /// The clients to read, comma-separated: claude, codex, gemini, grok.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -215,7 +218,7 @@ pub struct VerifyArgs {
         requires = "handshake"
     )]
     pub handshake_timeout: u64,
-    /// The clients whose registrations to check, comma-separated: claude, codex, gemini.
+    /// The clients whose registrations to check, comma-separated: claude, codex, gemini, grok.
     /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
     #[arg(
         long = "client",

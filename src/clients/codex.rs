@@ -230,7 +230,7 @@ impl Client for Codex {
             &["mcp", "remove", name],
             self.show(Op::Remove, name),
             // It exits 0 for a name it does not have.
-            "No MCP server named",
+            Some("No MCP server named"),
         )
     }
 

@@ -1,4 +1,4 @@
-//! The flow every client whose CLI prints no exact form shares (codex, gemini): refuse what
+//! The flow every client whose CLI prints no exact form shares (codex, gemini, grok): refuse what
 //! the CLI cannot represent, call it, re-read its config file, and compare. Written once here;
 //! a client says only how to read its file, how to call its CLI, what it refuses and whether
 //! its CLI rewrites the other entries when it saves. (Claude prints an exact form through
@@ -75,13 +75,13 @@ pub(crate) fn add(
 }
 
 /// Remove `name` with the call `args` (shown as `shown`). `missing` is what the CLI prints,
-/// exiting 0, for a name it does not have.
+/// exiting 0, for a name it does not have (`None`: it prints the same as for one it has).
 pub(crate) fn remove(
     c: &impl CliBacked,
     name: &str,
     args: &[&str],
     shown: String,
-    missing: &str,
+    missing: Option<&str>,
 ) -> Result<(), ClientError> {
     let not_registered = || ClientError::NotRegistered {
         name: name.to_string(),
@@ -95,7 +95,7 @@ pub(crate) fn remove(
     others.remove(name);
     c.guard(name, &others)?;
     let out = c.call(args, shown.clone(), &[])?;
-    if out.contains(missing) {
+    if missing.is_some_and(|m| out.contains(m)) {
         return Err(not_registered());
     }
     let after = c.entries()?;

@@ -237,7 +237,7 @@ impl Client for Gemini {
             &["mcp", "remove", "-s", "user", name],
             self.show(Op::Remove, name),
             // It exits 0 for a name it does not have.
-            "not found in user settings",
+            Some("not found in user settings"),
         )
     }
 

@@ -6,6 +6,7 @@ pub(crate) mod claude;
 pub(crate) mod codex;
 mod flow;
 pub(crate) mod gemini;
+pub(crate) mod grok;
 pub(crate) mod runner;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -33,6 +34,11 @@ pub(crate) struct ClientOptions {
     /// Gemini's home (its config is `<home>/.gemini/settings.json`); else `$GEMINI_CLI_HOME`,
     /// else `$HOME`. Passed to gemini as GEMINI_CLI_HOME.
     pub(crate) gemini_home: Option<PathBuf>,
+    /// An explicit grok binary (`--grok`, `MCP_DEPLOY_GROK`); else found on PATH.
+    pub(crate) grok: Option<PathBuf>,
+    /// The directory grok runs in, whose `.grok/settings.json` holds the servers it uses
+    /// there; else HOME.
+    pub(crate) grok_home: Option<PathBuf>,
     pub(crate) timeout: Duration,
     /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
     pub(crate) mcp_timeout_ms: u64,
@@ -162,6 +168,7 @@ pub enum ClientKind {
     Claude,
     Codex,
     Gemini,
+    Grok,
 }
 
 impl ClientKind {
@@ -171,6 +178,7 @@ impl ClientKind {
             ClientKind::Claude => "claude",
             ClientKind::Codex => "codex",
             ClientKind::Gemini => "gemini",
+            ClientKind::Grok => "grok",
         }
     }
 
@@ -195,6 +203,7 @@ pub(crate) fn open(
         ClientKind::Claude => Box::new(claude::Claude::open(options)?),
         ClientKind::Codex => Box::new(codex::Codex::open(options)?),
         ClientKind::Gemini => Box::new(gemini::Gemini::open(options)?),
+        ClientKind::Grok => Box::new(grok::Grok::open(options)?),
     })
 }
 
@@ -209,6 +218,7 @@ pub(crate) fn read_live(
         ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
         ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
         ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
+        ClientKind::Grok => (grok::config_path(), grok::read_user_entries),
     };
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -227,7 +237,8 @@ pub(crate) fn read_live(
 /// and of every directory above one (claude looks from where it runs up to `/`): whether
 /// the user approved that project server cannot be told from outside, so it counts. Codex: a
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
-/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
+/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with);
+/// grok: the `.grok/settings.json` of the working directory ([`grok::shadows_in`]).
 pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,
@@ -236,6 +247,7 @@ pub(crate) fn live_shadows(
     match client {
         ClientKind::Codex => return codex::shadows_in(&live.path, name),
         ClientKind::Gemini => return gemini::shadows_in(&live.path, name),
+        ClientKind::Grok => return grok::shadows_in(&live.path, name),
         ClientKind::Claude => {}
     }
     let mut found = claude::shadows_in(&live.path, name)?;

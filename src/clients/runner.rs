@@ -16,6 +16,9 @@ pub(crate) struct Runner {
     /// An empty directory to run from, so that no project or local scope of the caller's
     /// working directory applies; removed when the runner is dropped.
     cwd: tempfile::TempDir,
+    /// The directory to run from instead, for a client whose config *is* chosen by the
+    /// directory it runs in (grok).
+    dir: Option<PathBuf>,
 }
 
 impl Runner {
@@ -72,6 +75,7 @@ impl Runner {
             env,
             clear_env: false,
             cwd,
+            dir: None,
         })
     }
 
@@ -82,6 +86,12 @@ impl Runner {
         self
     }
 
+    /// Run the client from `dir` rather than from an empty directory.
+    pub(crate) fn in_dir(mut self, dir: PathBuf) -> Runner {
+        self.dir = Some(dir);
+        self
+    }
+
     /// Run the binary and return its whole output, whatever its exit status: for clients whose
     /// exit status says too little (codex and gemini exit 0 when asked to remove a missing name).
     pub(crate) fn call_raw(
@@ -89,18 +99,42 @@ impl Runner {
         args: &[&str],
         shown: &str,
     ) -> Result<process::Output, ClientError> {
+        self.call_inner(args, shown, None)
+    }
+
+    /// [`Runner::call_raw`] for a call that does its work and then may never exit by itself:
+    /// stopped once its stdout holds `done` ([`process::run_until`]).
+    pub(crate) fn call_until(
+        &self,
+        args: &[&str],
+        shown: &str,
+        done: &str,
+    ) -> Result<process::Output, ClientError> {
+        self.call_inner(args, shown, Some(done))
+    }
+
+    fn call_inner(
+        &self,
+        args: &[&str],
+        shown: &str,
+        done: Option<&str>,
+    ) -> Result<process::Output, ClientError> {
         let call = Call {
             program: &self.binary,
             args: args.iter().map(OsString::from).collect(),
             env: self.env.clone(),
             clear_env: self.clear_env,
-            cwd: self.cwd.path(),
+            cwd: self.dir.as_deref().unwrap_or(self.cwd.path()),
             timeout: self.timeout,
             // Every client we drive changes its config only with `mcp add|add-json|remove`.
             holds_lock: args.first() == Some(&"mcp")
                 && matches!(args.get(1), Some(&("add" | "add-json" | "remove"))),
         };
-        process::run(&call).map_err(|e| match e {
+        let outcome = match done {
+            Some(done) => process::run_until(&call, done),
+            None => process::run(&call),
+        };
+        outcome.map_err(|e| match e {
             ProcessError::Interrupted => ClientError::Interrupted {
                 step: shown.to_string(),
             },

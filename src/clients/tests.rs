@@ -1,4 +1,4 @@
-//! The codex and gemini client modules, driven through the `Client` trait against the real
+//! The codex, gemini and grok client modules, driven through the `Client` trait against the real
 //! pinned CLIs (`npm ci` in the repo brings them), each test in its own scratch homes passed
 //! through `ClientOptions`, so that tests running side by side share nothing.
 //!
@@ -36,7 +36,7 @@ pub(crate) struct Scratch {
 impl Scratch {
     pub(crate) fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["codex", "gemini"] {
+        for d in ["codex", "gemini", "grok"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
         }
         Scratch { dir }
@@ -46,6 +46,12 @@ impl Scratch {
     }
     fn gemini_home(&self) -> PathBuf {
         self.dir.path().join("gemini")
+    }
+    fn grok_home(&self) -> PathBuf {
+        self.dir.path().join("grok")
+    }
+    fn grok_settings(&self) -> PathBuf {
+        self.grok_home().join(".grok/settings.json")
     }
     fn gemini_settings(&self) -> PathBuf {
         self.gemini_home().join(".gemini/settings.json")
@@ -57,6 +63,8 @@ impl Scratch {
             gemini: Some(real("gemini")),
             codex_home: Some(self.codex_home()),
             gemini_home: Some(self.gemini_home()),
+            grok: Some(real("grok")),
+            grok_home: Some(self.grok_home()),
             timeout: Duration::from_secs(60),
             mcp_timeout_ms: 5000,
             calls_binary: true,
@@ -307,16 +315,153 @@ fn gemini_refusals_name_the_key_and_make_no_call() {
     assert_eq!(now, seeded, "nothing was registered");
 }
 
+// ---- grok ----
+
+/// A stdio entry with what grok's `mcp add` flags would mangle: an argument starting with `-`,
+/// one with spaces, one with `=`, an empty one; env values with `=` and empty.
+fn grok_entry() -> Value {
+    json!({
+        "command": "/opt/codetools/bin/codetools",
+        "args": ["-v", "mcp serve", "--scope=a=b", ""],
+        "env": {"CT_TOKEN": "a=b=c", "CT_EMPTY": "", "CT_REF": "${CT_TOKEN}"}
+    })
+}
+
+#[test]
+fn grok_stdio_entry_round_trips_a_second_add_is_refused_and_remove_removes() {
+    let s = Scratch::new();
+    let c = s.open("grok");
+    assert_eq!(c.config_path(), s.grok_settings());
+    assert!(c.observe("ct-test").unwrap().is_none());
+    // No API key anywhere, and the server it then connects to does not exist: the add is
+    // still exact (the exit status of `add-json` says only whether the server answered).
+    let rendered = grok_entry();
+    c.add("ct-test", &entry(rendered.clone())).unwrap();
+    let held = rendered.clone();
+    assert_round_trip(c.as_ref(), "ct-test", &held);
+    let raw: Value =
+        serde_json::from_str(&std::fs::read_to_string(s.grok_settings()).unwrap()).unwrap();
+    assert_eq!(raw["mcpServers"]["ct-test"]["name"], "ct-test");
+    assert_eq!(raw["mcpServers"]["ct-test"]["transport"]["type"], "stdio");
+
+    // `grok mcp add-json` would overwrite it silently; the module refuses instead.
+    let err = c
+        .add("ct-test", &entry(json!({"command": "/somewhere/else"})))
+        .unwrap_err();
+    assert!(
+        matches!(err, ClientError::AlreadyRegistered { .. }),
+        "{err:?}"
+    );
+    assert_round_trip(c.as_ref(), "ct-test", &held);
+
+    // `grok mcp remove` of a missing name says "✓ Removed" and exits 0: refused before.
+    let err = c.remove("nope").unwrap_err();
+    assert!(matches!(err, ClientError::NotRegistered { .. }), "{err:?}");
+    c.remove("ct-test").unwrap();
+    assert!(c.observe("ct-test").unwrap().is_none());
+}
+
+#[test]
+fn grok_add_of_a_server_that_answers_does_not_wait_for_it() {
+    // After saving, grok connects to the server and, when it answers, stays connected for
+    // ever: the call stops once grok says it saved, well inside the timeout.
+    let s = Scratch::new();
+    let server = s.dir.path().join("server");
+    std::fs::write(
+        &server,
+        r#"#!/bin/sh
+echo $$ > "$0.pid"
+while read -r line; do
+  case "$line" in
+    *'"initialize"'*) echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}' ;;
+    *'"tools/list"'*) echo '{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}' ;;
+  esac
+done
+"#,
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut opts = s.options();
+    opts.timeout = Duration::from_secs(30);
+    let c = clients::open(ClientKind::Grok, &opts).unwrap();
+    let rendered = json!({"command": server.to_str().unwrap()});
+    let start = std::time::Instant::now();
+    c.add("answers", &entry(rendered.clone())).unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(25),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(c.observe("answers").unwrap().is_some());
+    // The server grok started (when it got that far) went with it: nothing outlives the call.
+    if let Ok(pid) = std::fs::read_to_string(server.with_extension("pid")) {
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let gone = || {
+            std::fs::read_to_string(&stat)
+                .map(|s| {
+                    s.rsplit(')')
+                        .next()
+                        .unwrap_or("")
+                        .trim_start()
+                        .starts_with('Z')
+                })
+                .unwrap_or(true)
+        };
+        while !gone() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(gone(), "the server grok started is still running ({stat})");
+    }
+}
+
+#[test]
+fn grok_settings_it_would_clobber_are_refused_before_any_call() {
+    // Grok replaces a settings file it cannot parse by a fresh one on `add`, losing every
+    // entry; mcp-deploy refuses to call it then, and the file stays as it was.
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.grok_home().join(".grok")).unwrap();
+    let broken =
+        "{\"mcpServers\": {\"keep\": {\"name\": \"keep\", \"env\": {\"T\": \"hunter2\"}}},,}";
+    std::fs::write(s.grok_settings(), broken).unwrap();
+    let c = s.open("grok");
+    let err = c.add("ct", &entry(json!({"command": "/x"}))).unwrap_err();
+    assert!(matches!(err, ClientError::Config { .. }), "{err:?}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+    assert_eq!(std::fs::read_to_string(s.grok_settings()).unwrap(), broken);
+}
+
+#[test]
+fn grok_other_entries_it_rewrites_are_reported() {
+    // Saving re-serialises every entry: a `1.0` of another entry comes back `1`.
+    let s = Scratch::new();
+    std::fs::create_dir_all(s.grok_home().join(".grok")).unwrap();
+    std::fs::write(
+        s.grok_settings(),
+        "{\"mcpServers\": {\"other\": {\"name\": \"other\", \"command\": \"/o\", \"timeout\": 1.0}}}",
+    )
+    .unwrap();
+    let c = s.open("grok");
+    let err = c
+        .add("ct", &entry(json!({"command": "/x"})))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("also changed other"), "{err}");
+}
+
 #[test]
 fn a_missing_binary_names_the_npm_package() {
     let s = Scratch::new();
     for (name, package) in [
         ("codex", "@openai/codex@0.171.0"),
         ("gemini", "@google/gemini-cli@0.61.0"),
+        ("grok", "@vibe-kit/grok-cli@0.0.34"),
     ] {
         let mut opts = s.options();
         opts.codex = Some("/nonexistent/codex".into());
         opts.gemini = Some("/nonexistent/gemini".into());
+        opts.grok = Some("/nonexistent/grok".into());
         let err = clients::open(kind(name), &opts)
             .err()
             .expect("open must fail");
@@ -335,7 +480,7 @@ fn the_client_list_is_what_client_takes() {
         .iter()
         .map(|k| k.name())
         .collect();
-    assert_eq!(names, ["claude", "codex", "gemini"]);
+    assert_eq!(names, ["claude", "codex", "gemini", "grok"]);
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
     }

@@ -6,7 +6,7 @@
 //!    names, `--expect-commit NAME=SHA`, the flat document (a malformed one is refused, never
 //!    overwritten), and that each prefix holds a deployed server.
 //! 2. Take every lock the run needs, each once and in path order (waiting up to
-//!    `--lock-timeout`): each client's of `--client` (claude by default; codex, gemini), and
+//!    `--lock-timeout`): each client's of `--client` (claude by default; codex, gemini, grok), and
 //!    the flat document's, which every run writing that document takes whatever its clients.
 //!    Then roll back what an interrupted earlier run journalled, saying so. The flat document
 //!    is read only now, under its lock, so no run writes back a copy another run has changed;

@@ -45,6 +45,8 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOp
         gemini: args.gemini.clone(),
         codex_home: None,
         gemini_home: None,
+        grok: args.grok.clone(),
+        grok_home: None,
         // clap refuses --client-timeout 0.
         timeout: std::time::Duration::from_secs(args.client_timeout),
         mcp_timeout_ms,

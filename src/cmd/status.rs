@@ -22,6 +22,8 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
         gemini: None,
         codex_home: None,
         gemini_home: None,
+        grok: None,
+        grok_home: None,
         timeout: std::time::Duration::from_secs(1),
         mcp_timeout_ms: 0,
         calls_binary: false,

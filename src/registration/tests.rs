@@ -1,4 +1,4 @@
-//! The install transaction over the codex and gemini client modules, against the real pinned
+//! The install transaction over the codex, gemini and grok client modules, against the real pinned
 //! CLIs, in the scratch homes of the clients' own tests (`crate::clients::tests`).
 
 use crate::clients::tests::{assert_round_trip, entry, Scratch};
@@ -15,6 +15,7 @@ fn transaction_rolls_back(client_name: &str) {
     c.add("a", &entry(old.clone())).unwrap();
     let refused = match client_name {
         "codex" => json!({"type": "sse", "url": "http://h/sse"}),
+        "grok" => json!({"type": "http", "url": "http://h/mcp"}),
         _ => json!({"command": "/b", "env": {"K": "v=w"}}),
     };
     let obj = |v: &Value| v.as_object().unwrap().clone();
@@ -60,6 +61,11 @@ fn codex_transaction_rolls_back() {
 #[test]
 fn gemini_transaction_rolls_back() {
     transaction_rolls_back("gemini");
+}
+
+#[test]
+fn grok_transaction_rolls_back() {
+    transaction_rolls_back("grok");
 }
 
 /// The failure a rollback carries in these tests: the client's own error.

@@ -23,7 +23,7 @@ pub const CT_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
 /// The one locator for the real tools the tests drive: the pinned client CLIs (`claude`,
-/// `codex`, `gemini`) and MCP server (`mcp-server-everything`) in the repo's
+/// `codex`, `gemini`, `grok`) and MCP server (`mcp-server-everything`) in the repo's
 /// `node_modules/.bin`. A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
     let pinned = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -358,11 +358,11 @@ impl World {
         w
     }
 
-    /// A world whose PATH has the real claude, codex and gemini, each with its config in the
-    /// scratch home.
+    /// A world whose PATH has the real claude, codex, gemini and grok, each with its config in
+    /// the scratch home.
     pub fn with_every_client() -> World {
         let w = World::with_real_claude();
-        for name in ["codex", "gemini"] {
+        for name in ["codex", "gemini", "grok"] {
             symlink(real_client(name), w.bin().join(name)).unwrap();
         }
         w
@@ -508,6 +508,48 @@ impl World {
         v.get("mcpServers")
             .and_then(|m| m.as_object().cloned())
             .unwrap_or_default()
+    }
+
+    /// Grok's settings for servers it uses when started in the home directory.
+    pub fn grok_settings(&self) -> PathBuf {
+        self.root().join("home/.grok/settings.json")
+    }
+
+    /// The `mcpServers` of [`World::grok_settings`], as grok stores them (empty when none).
+    pub fn grok_servers(&self) -> serde_json::Map<String, serde_json::Value> {
+        fs::read_to_string(self.grok_settings())
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("mcpServers").and_then(|m| m.as_object().cloned()))
+            .unwrap_or_default()
+    }
+
+    /// Put a `grok` on PATH that logs its argv to `grok.log` and runs the real one, except
+    /// that `add-json` runs `fault` (shell) instead when it is given.
+    pub fn wrap_grok(&self, fault: Option<&str>) {
+        let real = real_client("grok");
+        let log = self.root().join("grok.log");
+        let fault = fault
+            .map(|f| format!("if [ \"$2\" = add-json ]; then {f}; fi\n"))
+            .unwrap_or_default();
+        write_exec(
+            &self.bin().join("grok"),
+            &format!(
+                "#!/bin/sh\necho \"$*\" >> '{}'\n{fault}exec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        );
+    }
+
+    /// The grok calls logged by [`World::wrap_grok`], the first two words of each
+    /// (`mcp add-json`, `mcp remove`): the rest holds the entry.
+    pub fn grok_calls(&self) -> Vec<String> {
+        fs::read_to_string(self.root().join("grok.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            .collect()
     }
 
     /// Put an executable script at `bin/claude` (a fake client, or a wrapper).

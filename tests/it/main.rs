@@ -14,6 +14,7 @@ mod deploy;
 mod docs;
 mod faults;
 mod flags;
+mod grok;
 mod handshake;
 mod human;
 mod identity;

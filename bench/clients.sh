@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Benchmark of issue 14: `mcp-deploy install` of both sample servers into every client of a
+# `--client` list in one run, driving the pinned real client CLIs (cursor has none: it is a
+# file), on the sample deployment, in a scratch HOME (every client's config under it).
+#
+#   bench/clients.sh [CLIENTS] [RUNS]
+#       CLIENTS  comma-separated --client list
+#                (default claude,codex,gemini,opencode,grok,cursor)
+#       RUNS     runs per scenario (default 3), after one warm-up run
+#
+# Measures (mean wall-clock seconds over RUNS runs):
+#   first install   fresh HOME before each run: every client gets two adds
+#   no-op re-run    everything already installed: no mutating call, no write
+# and, for comparison, the plain bash installer (bench/plain-installer.sh), which knows claude
+# only, so it is timed on claude alone when CLIENTS has claude. Both get MCP_TIMEOUT=5000.
+# Uses hyperfine when present, else a `date +%s%N` loop.
+set -euo pipefail
+
+clients="${1:-claude,codex,gemini,opencode,grok,cursor}"
+runs="${2:-3}"
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+echo "== cargo build --release" >&2
+cargo build --release --quiet
+ours="$repo/target/release/mcp-deploy"
+plain="$repo/bench/plain-installer.sh"
+
+export PATH="$repo/node_modules/.bin:$PATH"
+command -v jq >/dev/null || { echo "$0: jq is required (apt-get install -y jq)" >&2; exit 2; }
+IFS=',' read -r -a list <<<"$clients"
+for c in "${list[@]}"; do
+    [ "$c" = cursor ] && continue # no CLI: mcp-deploy writes ~/.cursor/mcp.json itself
+    command -v "$c" >/dev/null || {
+        echo "$0: the $c CLI is not in node_modules/.bin: run \`npm ci\` (package.json pins it)" >&2
+        exit 2
+    }
+done
+
+scratch="$(mktemp -d /tmp/mcp-deploy-bench-clients.XXXXXX)"
+trap 'rm -rf "$scratch"' EXIT
+root="$scratch/root"
+work="$scratch/work" # an empty directory to run from: no project config shadows anything
+mkdir -p "$work"
+"$ours" sample "$root" >/dev/null
+
+export HOME="$scratch/home"
+export CLAUDE_CONFIG_DIR="$HOME/.claude" XDG_CONFIG_HOME="$HOME/.config"
+unset CODEX_HOME GEMINI_CLI_HOME OPENCODE_CONFIG
+export DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
+export DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1
+export MCP_TIMEOUT=5000
+cd "$work"
+echo "== clients $clients; scratch $scratch; $runs runs each" >&2
+# This machine is shared (2 cores): other jobs skew the numbers, so show the load around them.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+
+q() { printf '%q' "$1"; }
+reset_cmd="rm -rf $(q "$HOME") && mkdir -p $(q "$CLAUDE_CONFIG_DIR")"
+ours_cmd="$(q "$ours") install --prefix $(q "$root") --name-suffix -bench --mcp-timeout 5000 --client $(q "$clients")"
+plain_cmd="$(q "$plain") --prefix $(q "$root") --name-suffix -bench"
+
+# measure KEY PREPARE COMMAND: mean and stddev (seconds) into $scratch/KEY.{mean,sd}.
+measure() {
+    local key="$1" prepare="$2" cmd="$3"
+    echo "== $key: $cmd" >&2
+    if command -v hyperfine >/dev/null; then
+        local args=(--runs "$runs" --warmup 1 --style basic --export-json "$scratch/$key.json")
+        [ -n "$prepare" ] && args+=(--prepare "$prepare")
+        hyperfine "${args[@]}" "$cmd" >&2
+        jq -r '.results[0].mean' "$scratch/$key.json" >"$scratch/$key.mean"
+        jq -r '.results[0].stddev // 0' "$scratch/$key.json" >"$scratch/$key.sd"
+    else
+        local i t0 t1 times=()
+        for ((i = 0; i <= runs; i++)); do # run 0 is the warm-up
+            [ -n "$prepare" ] && bash -c "$prepare"
+            t0="$(date +%s%N)"
+            bash -c "$cmd" >/dev/null 2>&1 || { echo "$0: failed: $cmd" >&2; exit 1; }
+            t1="$(date +%s%N)"
+            [ "$i" -gt 0 ] && times+=("$((t1 - t0))")
+        done
+        printf '%s\n' "${times[@]}" | awk -v out="$scratch/$key" '{s += $1; ss += $1 * $1; n++}
+            END {m = s / n; v = ss / n - m * m; if (v < 0) v = 0
+                 print m / 1e9 > (out ".mean"); print sqrt(v) / 1e9 > (out ".sd")}'
+    fi
+}
+
+# A first install must work at all before it is timed (a failure would time an error).
+bash -c "$reset_cmd"
+if ! bash -c "$ours_cmd" >"$scratch/check.out" 2>&1; then
+    cat "$scratch/check.out" >&2
+    echo "$0: install into $clients failed; nothing timed" >&2
+    exit 1
+fi
+
+measure ours_first "$reset_cmd" "$ours_cmd"
+bash -c "$reset_cmd" && bash -c "$ours_cmd" >/dev/null 2>&1
+measure ours_rerun "" "$ours_cmd"
+has_claude=no
+case ",$clients," in *,claude,*) has_claude=yes ;; esac
+if [ "$has_claude" = yes ]; then
+    measure bash_first "$reset_cmd" "$plain_cmd"
+    bash -c "$reset_cmd" && bash -c "$plain_cmd" >/dev/null 2>&1
+    measure bash_rerun "" "$plain_cmd"
+fi
+
+row() { printf '%-44s %8.3f %8.3f\n' "$1" "$(cat "$scratch/$2.mean")" "$(cat "$scratch/$2.sd")"; }
+echo
+echo "load average (1/5/15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-44s %8s %8s\n' "scenario ($runs runs, 2 servers)" "mean s" "stddev"
+row "ours  first install ($clients)" ours_first
+row "ours  no-op re-run  ($clients)" ours_rerun
+if [ "$has_claude" = yes ]; then
+    row "bash  first install (claude only)" bash_first
+    row "bash  re-run        (claude only)" bash_rerun
+fi
