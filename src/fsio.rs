@@ -109,6 +109,12 @@ pub(crate) mod limits {
     /// A client's own config file: Claude's `.claude.json` keeps per-project history and
     /// legitimately grows to several MiB.
     pub(crate) const CLIENT_CONFIG: u64 = 256 * MIB;
+    /// A trust policy (`--trusted-signers`, an `allowed_signers` file): about 100 bytes a
+    /// signer.
+    pub(crate) const ALLOWED_SIGNERS: u64 = 4 * MIB;
+    /// `MANIFEST.sha256.sig`: an armored SSHSIG is about 300 bytes (Ed25519) to 3 KiB (RSA
+    /// 16384).
+    pub(crate) const SIGNATURE: u64 = 64 * KIB;
 }
 
 fn describe_type(t: fs::FileType) -> &'static str {

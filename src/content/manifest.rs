@@ -41,6 +41,12 @@ use crate::fsio::{self, IoError};
 /// The manifest's file name, at the top of the release.
 pub(crate) const MANIFEST_NAME: &str = "MANIFEST.sha256";
 
+/// The builder's signature of the manifest (`ssh-keygen -Y sign`), beside it. Like the
+/// manifest, it is not content: it is made after the manifest, over it. Only a regular file of
+/// that name at the top is left out; a symlink of that name is content like any other link
+/// (and the `signature` check refuses it).
+pub(crate) const SIGNATURE_NAME: &str = "MANIFEST.sha256.sig";
+
 /// Why a manifest could not be created or checked (exit 2), as opposed to a check that ran
 /// and found differences ([`ContentReport`]).
 #[derive(Debug, thiserror::Error)]
@@ -416,7 +422,7 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
         if kind.is_file() {
             if is_rendered_document(root, &rel) {
                 scan.not_content.push(rel);
-            } else if rel.as_os_str() != MANIFEST_NAME {
+            } else if rel.as_os_str() != MANIFEST_NAME && rel.as_os_str() != SIGNATURE_NAME {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {

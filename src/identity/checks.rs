@@ -9,7 +9,11 @@
 //!   commit through pip's `direct_url.json` ([`layout::commit_evidence`]); with no evidence at
 //!   all the check says so, and fails only when a commit is expected.
 //! - `content`: the release's files match its `MANIFEST.sha256` (run when the release holds
-//!   one; required with `--content`).
+//!   one; required with `--content` or a trust policy).
+//! - `signature`: with a trust policy, `MANIFEST.sha256.sig` is a signature over the manifest
+//!   by a signer the policy allows for `mcp-deploy`, and the manifest lists `VERSION`
+//!   ([`crate::trust::signature`]); without one it passes, saying "unsigned" or "signed, not
+//!   checked". Install's gate ([`deployment_checks`]) runs it only with a policy.
 //! - `mcp-registration`: the registered entry exists and is, key by key, the declared one
 //!   ([`compare`]): its command *is* the declared command, its args, env, type, URL (query and
 //!   fragment included), headers, `headersHelper` and `oauth` are the declared ones, and it has
@@ -41,6 +45,8 @@ use crate::entry::secrets::{shown_args, shown_url, shown_value};
 use crate::entry::{normalized, Entry, Transport};
 use crate::identity::handshake;
 use crate::identity::report::{Check, ServerReport};
+use crate::trust::allowed_signers::Policy;
+use crate::trust::signature;
 
 /// The live registration: the client's user-scope entries as its own config file holds them,
 /// read without the client's binary, and the same-name entries of other scopes.
@@ -74,6 +80,10 @@ pub(crate) struct Target<'a> {
     pub(crate) handshake: Option<Duration>,
     /// The client's live registration, when its config is readable here.
     pub(crate) live: Option<Live>,
+    /// The trust policies the release's manifest signature is checked against, each of which
+    /// must pass (`--trusted-signers`, the server's `trusted_signers`, or both); none reports
+    /// only whether the release is signed.
+    pub(crate) trust: &'a [Policy],
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
@@ -89,6 +99,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
     if let Some(content) = check_content(target) {
         checks.push(Check::from_result("content", content));
     }
+    checks.push(check_signature(target));
     let registration = check_registration(target, registrations);
     let registered_ok = registration.is_ok();
     checks.push(Check::from_result("mcp-registration", registration));
@@ -156,6 +167,9 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     if let Some(content) = check_content(target) {
         checks.push(Check::from_result("content", content));
     }
+    if !target.trust.is_empty() {
+        checks.push(check_signature(target));
+    }
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
         let r = layout::containment_root(prefix, layout)
@@ -199,17 +213,55 @@ fn check_commit(target: &Target) -> Result<String, String> {
     }
 }
 
+/// The `signature` check ([`signature::check`]) with a trust policy; without one, a pass that
+/// only says whether the release is signed ("unsigned", "signed, not checked").
+fn check_signature(target: &Target) -> Check {
+    let result = match layout::release_dir(&target.prefix, target.server.layout) {
+        Err(e) if !target.trust.is_empty() => Err(format!("no release to check: {e}")),
+        Err(_) => Ok("not checked: no trust policy".into()),
+        Ok(dir) if target.trust.is_empty() => Ok(signature::unchecked(&dir)),
+        Ok(dir) => {
+            // Every policy given must pass; one verdict each, failures first.
+            let now = std::time::SystemTime::now();
+            let verdicts: Vec<_> = target
+                .trust
+                .iter()
+                .map(|p| signature::check(p, &dir, now))
+                .collect();
+            let failed: Vec<&String> = verdicts.iter().filter_map(|v| v.as_ref().err()).collect();
+            if failed.is_empty() {
+                let passed: Vec<&String> =
+                    verdicts.iter().filter_map(|v| v.as_ref().ok()).collect();
+                Ok(passed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "))
+            } else {
+                Err(failed
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "))
+            }
+        }
+    };
+    Check::from_result("signature", result)
+}
+
 /// `None` when the release holds no manifest and none is required: there is nothing to check.
+/// A trust policy requires it: the signature covers the manifest, the manifest the files.
 fn check_content(target: &Target) -> Option<Result<String, String>> {
+    let required = target.require_content || !target.trust.is_empty();
     let dir = match layout::release_dir(&target.prefix, target.server.layout) {
         Ok(d) => d,
-        Err(e) if target.require_content => return Some(Err(e)),
+        Err(e) if required => return Some(Err(e)),
         Err(_) => return None,
     };
     match manifest::verify_release(&dir) {
         Ok(report) if report.ok() => Some(Ok(report.summary())),
         Ok(report) => Some(Err(report.summary())),
-        Err(ManifestError::NoManifest { .. }) if !target.require_content => None,
+        Err(ManifestError::NoManifest { .. }) if !required => None,
         Err(e) => Some(Err(match e.help() {
             Some(help) => format!("{e} ({help})"),
             None => e.to_string(),
