@@ -319,6 +319,16 @@ pub(crate) fn verify_release_with(
     dir: &Path,
     jobs: NonZeroUsize,
 ) -> Result<ContentReport, ManifestError> {
+    let bytes = read_manifest(dir)?;
+    verify_release_against(dir, &bytes, jobs)
+}
+
+/// The bytes of `dir/MANIFEST.sha256`: bounded, never through a symlink.
+///
+/// The `signature` check verifies these bytes and the `content` check then checks the release
+/// against the same bytes ([`verify_release_against`]): read twice, a manifest swapped between
+/// the two reads would let a signed manifest vouch for an unsigned one.
+pub(crate) fn read_manifest(dir: &Path) -> Result<Vec<u8>, ManifestError> {
     let root = canonical_dir(dir)?;
     let manifest_path = dir.join(MANIFEST_NAME);
     let bytes = match fsio::read_input(
@@ -342,7 +352,18 @@ pub(crate) fn verify_release_with(
                    followed (it may lead to a file that is not the release's)";
         return Err(IoError::new("refused", &manifest_path, io::Error::other(why)).into());
     }
-    let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
+    Ok(bytes)
+}
+
+/// Check the release at `dir` against `bytes`, its manifest as [`read_manifest`] read it.
+pub(crate) fn verify_release_against(
+    dir: &Path,
+    bytes: &[u8],
+    jobs: NonZeroUsize,
+) -> Result<ContentReport, ManifestError> {
+    let root = canonical_dir(dir)?;
+    let manifest_path = dir.join(MANIFEST_NAME);
+    let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, bytes)?;
     let scan = scan(&root)?;
     // A manifest made before rendered documents were left out may list one: it is not content
     // whatever the manifest says, unless what is there now is content (an executable).

@@ -96,10 +96,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         ));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
-    if let Some(content) = check_content(target) {
-        checks.push(Check::from_result("content", content));
-    }
-    checks.push(check_signature(target));
+    checks.extend(content_and_signature(target, true));
     let registration = check_registration(target, registrations);
     let registered_ok = registration.is_ok();
     checks.push(Check::from_result("mcp-registration", registration));
@@ -164,12 +161,7 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
         ));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
-    if let Some(content) = check_content(target) {
-        checks.push(Check::from_result("content", content));
-    }
-    if !target.trust.is_empty() {
-        checks.push(check_signature(target));
-    }
+    checks.extend(content_and_signature(target, false));
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
         let r = layout::containment_root(prefix, layout)
@@ -213,60 +205,89 @@ fn check_commit(target: &Target) -> Result<String, String> {
     }
 }
 
-/// The `signature` check ([`signature::check`]) with a trust policy; without one, a pass that
-/// only says whether the release is signed ("unsigned", "signed, not checked").
-fn check_signature(target: &Target) -> Check {
-    let result = match layout::release_dir(&target.prefix, target.server.layout) {
-        Err(e) if !target.trust.is_empty() => Err(format!("no release to check: {e}")),
-        Err(_) => Ok("not checked: no trust policy".into()),
-        Ok(dir) if target.trust.is_empty() => Ok(signature::unchecked(&dir)),
-        Ok(dir) => {
-            // Every policy given must pass; one verdict each, failures first.
+/// The `content` check, and the `signature` check ([`signature::check`]) over the very bytes
+/// of the manifest that `content` checks the release against: read once, so that a manifest
+/// swapped between two reads cannot have one checked for content and another for the signature.
+///
+/// `content` runs when the release holds a manifest, or one is required (`--content`, or a trust
+/// policy: the signature covers the manifest, the manifest the files). `signature` runs with a
+/// trust policy, every one of `target.trust` having to pass; without one, `unchecked_row` adds a
+/// pass that only says whether the release is signed ("unsigned", "signed, not checked").
+fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
+    let required = target.require_content || !target.trust.is_empty();
+    let signed = !target.trust.is_empty();
+    let mut checks = Vec::new();
+    let dir = match layout::release_dir(&target.prefix, target.server.layout) {
+        Ok(dir) => dir,
+        Err(e) => {
+            if required {
+                checks.push(Check::from_result("content", Err(e.clone())));
+            }
+            if signed {
+                let why = format!("no release to check: {e}");
+                checks.push(Check::from_result("signature", Err(why)));
+            } else if unchecked_row {
+                let why = "not checked: no trust policy".to_string();
+                checks.push(Check::from_result("signature", Ok(why)));
+            }
+            return checks;
+        }
+    };
+    let shown = |e: &ManifestError| match e.help() {
+        Some(help) => format!("{e} ({help})"),
+        None => e.to_string(),
+    };
+    let bytes = manifest::read_manifest(&dir);
+    let content = match &bytes {
+        Ok(b) => match manifest::verify_release_against(&dir, b, manifest::default_jobs()) {
+            Ok(report) if report.ok() => Some(Ok(report.summary())),
+            Ok(report) => Some(Err(report.summary())),
+            Err(e) => Some(Err(shown(&e))),
+        },
+        Err(ManifestError::NoManifest { .. }) if !required => None,
+        Err(e) => Some(Err(shown(e))),
+    };
+    if let Some(content) = content {
+        checks.push(Check::from_result("content", content));
+    }
+    if !signed {
+        if unchecked_row {
+            checks.push(Check::from_result(
+                "signature",
+                Ok(signature::unchecked(&dir)),
+            ));
+        }
+        return checks;
+    }
+    let result = match &bytes {
+        Err(e) => Err(format!(
+            "{}; a signature covers the manifest, so it must be there",
+            shown(e)
+        )),
+        Ok(manifest) => {
             let now = std::time::SystemTime::now();
-            let verdicts: Vec<_> = target
+            let verdicts: Vec<Result<String, String>> = target
                 .trust
                 .iter()
-                .map(|p| signature::check(p, &dir, now))
+                .map(|p| signature::check(p, &dir, manifest, now))
                 .collect();
-            let failed: Vec<&String> = verdicts.iter().filter_map(|v| v.as_ref().err()).collect();
+            let failed: Vec<&str> = verdicts
+                .iter()
+                .filter_map(|v| v.as_ref().err().map(String::as_str))
+                .collect();
             if failed.is_empty() {
-                let passed: Vec<&String> =
-                    verdicts.iter().filter_map(|v| v.as_ref().ok()).collect();
-                Ok(passed
+                let passed: Vec<&str> = verdicts
                     .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "))
+                    .filter_map(|v| v.as_ref().ok().map(String::as_str))
+                    .collect();
+                Ok(passed.join("; "))
             } else {
-                Err(failed
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "))
+                Err(failed.join("; "))
             }
         }
     };
-    Check::from_result("signature", result)
-}
-
-/// `None` when the release holds no manifest and none is required: there is nothing to check.
-/// A trust policy requires it: the signature covers the manifest, the manifest the files.
-fn check_content(target: &Target) -> Option<Result<String, String>> {
-    let required = target.require_content || !target.trust.is_empty();
-    let dir = match layout::release_dir(&target.prefix, target.server.layout) {
-        Ok(d) => d,
-        Err(e) if required => return Some(Err(e)),
-        Err(_) => return None,
-    };
-    match manifest::verify_release(&dir) {
-        Ok(report) if report.ok() => Some(Ok(report.summary())),
-        Ok(report) => Some(Err(report.summary())),
-        Err(ManifestError::NoManifest { .. }) if !required => None,
-        Err(e) => Some(Err(match e.help() {
-            Some(help) => format!("{e} ({help})"),
-            None => e.to_string(),
-        })),
-    }
+    checks.push(Check::from_result("signature", result));
+    checks
 }
 
 fn check_handshake(

@@ -5,8 +5,9 @@
 //!
 //! The algorithm (each step's failure is the check's evidence; the key is named only by its
 //! `SHA256:` fingerprint and the line's principals):
-//! 1. Read `MANIFEST.sha256.sig` and `MANIFEST.sha256` at the top of the release, bounded and
-//!    never through a symlink (a link may lead to a signature that is not the release's).
+//! 1. Read `MANIFEST.sha256.sig` at the top of the release, bounded and never through a
+//!    symlink (a link may lead to a signature that is not the release's); the caller has read
+//!    `MANIFEST.sha256` the same way, once.
 //! 2. Decode the armored SSHSIG; its namespace must be `mcp-deploy`.
 //! 3. Find the policy's lines whose key is the signature's key; none is "not listed".
 //! 4. Verify the signature over the manifest's bytes (RustCrypto `ssh-key`: Ed25519, ECDSA
@@ -38,14 +39,21 @@ pub(crate) fn unchecked(release: &Path) -> String {
     }
 }
 
-/// Run the check for the release directory `release` at time `now`.
-pub(crate) fn check(policy: &Policy, release: &Path, now: SystemTime) -> Result<String, String> {
+/// Run the check for the release directory `release`, whose `MANIFEST.sha256` holds `manifest`
+/// (read once by the caller, bounded and never through a link: the `content` check checks the
+/// files against the same bytes), at time `now`.
+pub(crate) fn check(
+    policy: &Policy,
+    release: &Path,
+    manifest: &[u8],
+    now: SystemTime,
+) -> Result<String, String> {
     let now = now
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let policy_name = policy.path.display();
-    // 1. Read both, refusing links and anything not a regular file.
+    // 1. Read the signature, refusing links and anything not a regular file.
     let sig_path = release.join(SIGNATURE_NAME);
     match fs::symlink_metadata(&sig_path) {
         Err(_) => {
@@ -69,18 +77,6 @@ pub(crate) fn check(policy: &Policy, release: &Path, now: SystemTime) -> Result<
     let armored = fsio::read_input(&sig_path, "signature", fsio::limits::SIGNATURE)
         .map_err(|e| e.to_string())?;
     let manifest_path = release.join(MANIFEST_NAME);
-    if fs::symlink_metadata(&manifest_path).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Err(format!(
-            "{} is a symlink: the signed manifest must be a regular file of the release",
-            manifest_path.display()
-        ));
-    }
-    let manifest = fsio::read_input(
-        &manifest_path,
-        "content manifest",
-        fsio::limits::CONTENT_MANIFEST,
-    )
-    .map_err(|e| format!("{e}: a signature covers the manifest, so it must be there"))?;
 
     // 2. Decode; the namespace is fixed.
     let sig = SshSig::from_pem(&armored).map_err(|e| {
@@ -117,7 +113,7 @@ pub(crate) fn check(policy: &Policy, release: &Path, now: SystemTime) -> Result<
     };
 
     // 4. The signature itself, over the manifest's exact bytes.
-    if let Err(e) = lines[0].key.verify(NAMESPACE, &manifest, &sig) {
+    if let Err(e) = lines[0].key.verify(NAMESPACE, manifest, &sig) {
         return Err(format!(
             "the signature by {} with {key} does not verify over {MANIFEST_NAME} ({e}): the \
              manifest changed after it was signed, or the signature is over another file",
@@ -159,7 +155,7 @@ pub(crate) fn check(policy: &Policy, release: &Path, now: SystemTime) -> Result<
     };
 
     // 6. The signature covers the commit only if the manifest lists VERSION.
-    let entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &manifest)
+    let entries = sumfile::parse(Algorithm::Sha256, &manifest_path, manifest)
         .map_err(|e| format!("signed, but {e}"))?;
     if !entries.iter().any(|e| e.path == Path::new("VERSION")) {
         return Err(format!(
@@ -199,6 +195,10 @@ mod tests {
         dir
     }
 
+    fn manifest_of(dir: &tempfile::TempDir) -> Vec<u8> {
+        fs::read(dir.path().join(MANIFEST_NAME)).unwrap()
+    }
+
     fn sign(k: &PrivateKey, ns: &str, msg: &[u8]) -> String {
         k.sign(ns, HashAlg::Sha512, msg)
             .unwrap()
@@ -224,7 +224,13 @@ mod tests {
     fn a_signature_made_here_passes_and_names_principal_and_fingerprint() {
         let k = key(1);
         let dir = release(MANIFEST, Some(sign(&k, NAMESPACE, MANIFEST)));
-        let ok = check(&policy(&line(&k, "")), dir.path(), SystemTime::now()).unwrap();
+        let ok = check(
+            &policy(&line(&k, "")),
+            dir.path(),
+            &manifest_of(&dir),
+            SystemTime::now(),
+        )
+        .unwrap();
         let fp = k.public_key().fingerprint(HashAlg::Sha256).to_string();
         assert!(
             ok.contains(&fp) && ok.contains("builder@example.org (signers:1)"),
@@ -301,13 +307,25 @@ mod tests {
         ];
         for (name, manifest, sig, policy_line, want) in cases {
             let dir = release(&manifest, sig);
-            let e = check(&policy(&policy_line), dir.path(), SystemTime::now()).unwrap_err();
+            let e = check(
+                &policy(&policy_line),
+                dir.path(),
+                &manifest_of(&dir),
+                SystemTime::now(),
+            )
+            .unwrap_err();
             assert!(e.contains(want), "{name}: {e}");
         }
         let no_version =
             b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  bin/x\n";
         let dir = release(no_version, Some(sign(&k, NAMESPACE, no_version)));
-        let e = check(&policy(&line(&k, "")), dir.path(), SystemTime::now()).unwrap_err();
+        let e = check(
+            &policy(&line(&k, "")),
+            dir.path(),
+            &manifest_of(&dir),
+            SystemTime::now(),
+        )
+        .unwrap_err();
         assert!(e.contains("does not list VERSION"), "{e}");
     }
 
@@ -320,7 +338,13 @@ mod tests {
             line(&k, "namespaces=\"mcp-*\"")
         );
         let dir = release(MANIFEST, Some(sign(&k, NAMESPACE, MANIFEST)));
-        let ok = check(&policy(&text), dir.path(), SystemTime::now()).unwrap();
+        let ok = check(
+            &policy(&text),
+            dir.path(),
+            &manifest_of(&dir),
+            SystemTime::now(),
+        )
+        .unwrap();
         assert!(ok.contains("(signers:2)"), "{ok}");
     }
 
@@ -350,7 +374,7 @@ mod tests {
             }
             junk.extend_from_slice(b"\n-----END SSH SIGNATURE-----\n");
             let dir = release(MANIFEST, Some(String::from_utf8(junk).unwrap()));
-            assert!(check(&p, dir.path(), SystemTime::now()).is_err());
+            assert!(check(&p, dir.path(), MANIFEST, SystemTime::now()).is_err());
         }
     }
 }

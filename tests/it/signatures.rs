@@ -694,3 +694,27 @@ fn install_with_a_policy_registers_a_properly_signed_release_and_verify_reports_
         .stdout_has("FAIL content")
         .stdout_has("ok   signature");
 }
+
+#[test]
+fn a_policy_requires_the_manifest_and_never_reads_it_through_a_link() {
+    let s = Signed::new();
+    let key = ed25519(&s.keys, "builder");
+    let policy = s.policy(&format!("{PRINCIPAL} {}\n", public(&key)));
+    sign_manifest(&s, &key);
+    // The signed manifest moved out and linked back: the bytes are the signed ones, but a
+    // link may lead anywhere, so neither check reads through it.
+    let outside = s.w.root().join("MANIFEST.sha256");
+    fs::rename(s.manifest(), &outside).unwrap();
+    symlink(&outside, s.manifest()).unwrap();
+    let r = s.verify(&["--trusted-signers", policy.to_str().unwrap()]);
+    r.code(1);
+    assert!(r.detail("content").contains("it is a symlink"), "{r}");
+    assert!(r.detail("signature").contains("it is a symlink"), "{r}");
+
+    // No manifest at all: content is required by the policy, and the signature covers nothing.
+    fs::remove_file(s.manifest()).unwrap();
+    let r = s.verify(&["--trusted-signers", policy.to_str().unwrap()]);
+    r.code(1);
+    assert!(r.detail("content").contains("does not exist"), "{r}");
+    assert!(r.detail("signature").contains("must be there"), "{r}");
+}
