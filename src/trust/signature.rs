@@ -112,6 +112,23 @@ pub(crate) fn check(
         format!("{p} ({policy_name}:{})", s.line)
     };
 
+    // The RSA crate verifies moduli of 2048 to 4096 bits only; any other fails as a
+    // "cryptographic error", which would read like a tampered manifest. Say what it is.
+    if let Some(rsa) = sig.public_key().rsa() {
+        let bytes = rsa.n.as_positive_bytes().unwrap_or_default();
+        let bits = match bytes.first() {
+            Some(first) => (bytes.len() - 1) * 8 + (8 - first.leading_zeros() as usize),
+            None => 0,
+        };
+        if !(2048..=4096).contains(&bits) {
+            return Err(format!(
+                "signed by {} with {key}, an RSA key of {bits} bits: mcp-deploy verifies RSA keys \
+                 of 2048 to 4096 bits (sign with an Ed25519 key, or RSA within those sizes)",
+                who(lines[0])
+            ));
+        }
+    }
+
     // 4. The signature itself, over the manifest's exact bytes.
     if let Err(e) = lines[0].key.verify(NAMESPACE, manifest, &sig) {
         return Err(format!(
