@@ -112,6 +112,18 @@ pub(crate) fn check(
         format!("{p} ({policy_name}:{})", s.line)
     };
 
+    // What the crate verifies (as OpenSSH 9.x: DSA and security keys are not).
+    use ssh_key::Algorithm as Alg;
+    if !matches!(
+        algorithm,
+        Alg::Ed25519 | Alg::Ecdsa { .. } | Alg::Rsa { .. }
+    ) {
+        return Err(format!(
+            "signed by {} with {key}: mcp-deploy verifies Ed25519, ECDSA and RSA signatures, \
+             not {algorithm}",
+            who(lines[0])
+        ));
+    }
     // The RSA crate verifies moduli of 2048 to 4096 bits only; any other fails as a
     // "cryptographic error", which would read like a tampered manifest. Say what it is.
     if let Some(rsa) = sig.public_key().rsa() {

@@ -400,10 +400,11 @@ fn verdicts_agree_with_ssh_keygen_on_every_case() {
 #[test]
 fn ed25519_ecdsa_and_rsa_signatures_by_ssh_keygen_verify_and_name_the_principal() {
     let s = Signed::new();
-    let kinds: [(&str, &[&str]); 4] = [
+    let kinds: [(&str, &[&str]); 5] = [
         ("ed25519", &["-t", "ed25519"]),
         ("ecdsa-p256", &["-t", "ecdsa", "-b", "256"]),
         ("ecdsa-p384", &["-t", "ecdsa", "-b", "384"]),
+        ("ecdsa-p521", &["-t", "ecdsa", "-b", "521"]),
         ("rsa-3072", &["-t", "rsa", "-b", "3072"]),
     ];
     for (name, kind) in kinds {
@@ -724,7 +725,7 @@ fn a_policy_requires_the_manifest_and_never_reads_it_through_a_link() {
 /// ssh-keygen accepts both. The 8192-bit key and its signature are fixtures: making one takes
 /// half a minute.
 #[test]
-fn rsa_keys_outside_2048_to_4096_bits_fail_saying_their_size() {
+fn rsa_keys_outside_2048_to_4096_bits_and_dsa_fail_saying_why() {
     let s = Signed::new();
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/fixtures/signatures");
     fs::copy(fixtures.join("rsa8192.MANIFEST.sha256"), s.manifest()).unwrap();
@@ -737,6 +738,13 @@ fn rsa_keys_outside_2048_to_4096_bits_fail_saying_their_size() {
         !ok && detail.contains("an RSA key of 8192 bits"),
         "{detail}"
     );
+
+    // DSA, which OpenSSH 9.2 still makes and verifies: refused by name.
+    let dsa = keygen(&s.keys, "dsa", &["-t", "dsa"]);
+    let policy = s.policy(&format!("{PRINCIPAL} {}\n", public(&dsa)));
+    sign_manifest(&s, &dsa);
+    let (ok, detail) = s.ours(&policy);
+    assert!(!ok && detail.contains("not ssh-dss"), "{detail}");
 
     let small = keygen(&s.keys, "rsa1024", &["-t", "rsa", "-b", "1024"]);
     let policy = s.policy(&format!("{PRINCIPAL} {}\n", public(&small)));
