@@ -269,7 +269,10 @@ fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
             let verdicts: Vec<Result<String, String>> = target
                 .trust
                 .iter()
-                .map(|p| signature::check(p, &dir, manifest, now))
+                .map(|p| {
+                    policy_outside(p, &target.prefix)?;
+                    signature::check(p, &dir, manifest, now)
+                })
                 .collect();
             let failed: Vec<&str> = verdicts
                 .iter()
@@ -288,6 +291,23 @@ fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
     };
     checks.push(Check::from_result("signature", result));
     checks
+}
+
+/// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
+/// release can write the policy too. Compared by path components after resolving both.
+fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), String> {
+    let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
+        return Ok(());
+    };
+    if file.starts_with(&root) {
+        return Err(format!(
+            "the trust policy {} lies inside the prefix {} it vouches for: whoever can write \
+             the release can write the policy; keep it outside, owned by root",
+            policy.path.display(),
+            prefix.display()
+        ));
+    }
+    Ok(())
 }
 
 fn check_handshake(

@@ -108,7 +108,7 @@ pub(crate) fn check(
         ));
     }
     let who = |s: &crate::trust::allowed_signers::Signer| {
-        let p: String = s.principals.chars().take(128).collect();
+        let p = printable(&s.principals);
         format!("{p} ({policy_name}:{})", s.line)
     };
 
@@ -162,7 +162,7 @@ pub(crate) fn check(
             Standing::NamespaceNotAllowed(list) => refusals.push(format!(
                 "{} does not allow the namespace {NAMESPACE} (namespaces=\"{}\")",
                 who(s),
-                list.chars().take(128).collect::<String>()
+                printable(&list)
             )),
             Standing::NotYetValid(after) => refusals.push(format!(
                 "{} is not valid yet (valid-after {})",
@@ -197,6 +197,21 @@ pub(crate) fn check(
         "{MANIFEST_NAME} (listing VERSION) is signed by {} with {key} for {NAMESPACE}",
         who(signer)
     ))
+}
+
+/// Text from the policy as evidence: at most 128 characters, control characters escaped (a
+/// principal holding a terminal escape must not recolour the report).
+fn printable(text: &str) -> String {
+    text.chars()
+        .take(128)
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.

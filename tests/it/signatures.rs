@@ -756,3 +756,37 @@ fn rsa_keys_outside_2048_to_4096_bits_and_dsa_fail_saying_why() {
         "{detail}"
     );
 }
+
+#[test]
+fn a_policy_inside_the_prefix_it_vouches_for_fails() {
+    let s = Signed::new();
+    let key = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &key);
+    // Whoever can write the release can write a policy kept beside it.
+    let inside = s.prefix().join("allowed_signers");
+    fs::write(&inside, format!("{PRINCIPAL} {}\n", public(&key))).unwrap();
+    assert!(keygen_verifies(&inside, PRINCIPAL, &s.sig(), &s.manifest()));
+    let (ok, detail) = s.ours(&inside);
+    assert!(!ok && detail.contains("lies inside the prefix"), "{detail}");
+    // Through a link from outside, the same.
+    let link = s.w.root().join("policy-link");
+    symlink(&inside, &link).unwrap();
+    let (ok, detail) = s.ours(&link);
+    assert!(!ok && detail.contains("lies inside the prefix"), "{detail}");
+}
+
+#[test]
+fn a_principal_with_a_terminal_escape_is_shown_escaped() {
+    let s = Signed::new();
+    let key = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &key);
+    let policy = s.policy(&format!("evil\x1b[2Jname {}\n", public(&key)));
+    let r = s.w.verify_identity(
+        &s.prefix(),
+        CT_SHA,
+        &s.doc(),
+        &["--trusted-signers", policy.to_str().unwrap()],
+    );
+    r.code(0).stdout_has("evil\\u{1b}[2Jname");
+    assert!(!r.human().contains('\x1b'), "{r}");
+}
