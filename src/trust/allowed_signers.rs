@@ -584,6 +584,47 @@ mod tests {
     }
 
     #[test]
+    fn random_lines_never_panic() {
+        // Pieces of real lines shuffled: quotes, options, key types, times, multibyte text.
+        let pieces = [
+            "a",
+            " ",
+            "\t",
+            "\"",
+            ",",
+            "=",
+            "namespaces",
+            "valid-after",
+            "valid-before",
+            "cert-authority",
+            "\"20260101Z\"",
+            "ssh-ed25519",
+            "ssh-rsa",
+            "AAAA",
+            ED,
+            "é",
+            "#",
+            "\n",
+            "Z",
+            "99999999",
+            "*",
+            "!",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..5000 {
+            let mut line = String::new();
+            for _ in 0..(seed % 12) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                line.push_str(pieces[(seed % pieces.len() as u64) as usize]);
+            }
+            seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let _ = parse(&line);
+        }
+    }
+
+    #[test]
     fn no_input_panics() {
         for text in [
             "\"",
