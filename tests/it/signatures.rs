@@ -623,6 +623,13 @@ fn install_with_a_policy_refuses_an_unsigned_or_unlisted_release_and_changes_not
             !opt.join("codetools/mcp/codetools.mcp.json").exists(),
             "{signer}: the rendered document was written"
         );
+        // The dry run shows the same gate.
+        w.sample_cmd("install")
+            .args(["--server", "codetools", "--dry-run", "--trusted-signers"])
+            .arg(&policy)
+            .run()
+            .code(1)
+            .stdout_has("gate FAIL signature");
     }
 }
 
