@@ -11,7 +11,8 @@
 //! 2. Decode the armored SSHSIG; its namespace must be `mcp-deploy`.
 //! 3. Find the policy's lines whose key is the signature's key; none is "not listed".
 //! 4. Verify the signature over the manifest's bytes (RustCrypto `ssh-key`: Ed25519, ECDSA
-//!    P-256/P-384/P-521, RSA with SHA-2).
+//!    P-256/P-384/P-521, RSA of 2048 to 4096 bits with SHA-2; another key is refused naming
+//!    its type or size, not as a signature that does not verify).
 //! 5. One of those lines must allow the namespace and be valid now (`valid-after` <= now <=
 //!    `valid-before`), else each line's reason is given.
 //! 6. The manifest must list `VERSION`.
@@ -20,7 +21,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ssh_key::{HashAlg, SshSig};
+use ssh_key::{Algorithm as Alg, HashAlg, SshSig};
 
 use crate::content::digest::Algorithm;
 use crate::content::manifest::MANIFEST_NAME;
@@ -112,8 +113,7 @@ pub(crate) fn check(
         format!("{p} ({policy_name}:{})", s.line)
     };
 
-    // What the crate verifies (as OpenSSH 9.x: DSA and security keys are not).
-    use ssh_key::Algorithm as Alg;
+    // What the crate verifies: not DSA nor security keys (sk-*), which it cannot check.
     if !matches!(
         algorithm,
         Alg::Ed25519 | Alg::Ecdsa { .. } | Alg::Rsa { .. }
