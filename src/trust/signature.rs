@@ -75,7 +75,8 @@ pub(crate) fn check(
         }
         Ok(_) => {}
     }
-    let armored = fsio::read_input(&sig_path, "signature", fsio::limits::SIGNATURE)
+    // O_NOFOLLOW: a link swapped in after the look above is refused too.
+    let armored = fsio::read_input_no_follow(&sig_path, "signature", fsio::limits::SIGNATURE)
         .map_err(|e| e.to_string())?;
     let manifest_path = release.join(MANIFEST_NAME);
 
