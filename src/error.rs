@@ -19,6 +19,7 @@ use crate::registration::plan::PlanError;
 use crate::registration::registered::RegisteredError;
 use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
+use crate::trust::allowed_signers::PolicyError;
 use crate::usage::UsageError;
 use crate::vendored_sdk::VendorError;
 
@@ -44,6 +45,8 @@ pub(crate) enum Error {
     Vendor(#[from] VendorError),
     #[error(transparent)]
     Usage(#[from] UsageError),
+    #[error(transparent)]
+    Trust(#[from] PolicyError),
 }
 
 impl Error {
@@ -89,6 +92,7 @@ impl Error {
             Error::Manifest(e) => e.help(),
             Error::Vendor(e) => e.help(),
             Error::Usage(e) => e.help(),
+            Error::Trust(e) => e.help(),
         }
     }
 

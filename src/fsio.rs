@@ -109,6 +109,12 @@ pub(crate) mod limits {
     /// A client's own config file: Claude's `.claude.json` keeps per-project history and
     /// legitimately grows to several MiB.
     pub(crate) const CLIENT_CONFIG: u64 = 256 * MIB;
+    /// A trust policy (`--trusted-signers`, an `allowed_signers` file): about 100 bytes a
+    /// signer.
+    pub(crate) const ALLOWED_SIGNERS: u64 = 4 * MIB;
+    /// `MANIFEST.sha256.sig`: an armored SSHSIG is about 300 bytes (Ed25519) to 3 KiB (RSA
+    /// 16384).
+    pub(crate) const SIGNATURE: u64 = 64 * KIB;
 }
 
 fn describe_type(t: fs::FileType) -> &'static str {
@@ -123,6 +129,8 @@ fn describe_type(t: fs::FileType) -> &'static str {
         "a character device"
     } else if t.is_block_device() {
         "a block device"
+    } else if t.is_symlink() {
+        "a symlink"
     } else {
         "not a regular file"
     }
@@ -150,6 +158,17 @@ fn show_bytes(n: u64) -> String {
 /// [`IoError`] of kind `InvalidInput` (wrong type) or `FileTooLarge` (over the bound); a
 /// missing file keeps `NotFound`, which callers treat as absent where absence is allowed.
 pub(crate) fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError> {
+    read_bounded(path, kind, max, true)
+}
+
+/// [`read_input`], but a symlink at `path` itself is refused, also one swapped in after the
+/// type was looked at (`O_NOFOLLOW` on the open): for a file that must be the release's own,
+/// such as its signature.
+pub(crate) fn read_input_no_follow(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, IoError> {
+    read_bounded(path, kind, max, false)
+}
+
+fn read_bounded(path: &Path, kind: &str, max: u64, follow: bool) -> Result<Vec<u8>, IoError> {
     let refuse = |kind_of: io::ErrorKind, why: String| {
         IoError::new("refused", path, io::Error::new(kind_of, why))
     };
@@ -162,13 +181,23 @@ pub(crate) fn read_input(path: &Path, kind: &str, max: u64) -> Result<Vec<u8>, I
             ),
         )
     };
-    let meta = fs::metadata(path).map_err(|e| IoError::new("cannot read", path, e))?;
+    let meta = if follow {
+        fs::metadata(path)
+    } else {
+        fs::symlink_metadata(path)
+    }
+    .map_err(|e| IoError::new("cannot read", path, e))?;
     if !meta.is_file() {
         return Err(not_regular(meta.file_type()));
     }
+    let flags = if follow {
+        OFlags::NONBLOCK
+    } else {
+        OFlags::NONBLOCK | OFlags::NOFOLLOW
+    };
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(OFlags::NONBLOCK.bits() as i32)
+        .custom_flags(flags.bits() as i32)
         .open(path)
         .map_err(|e| IoError::new("cannot read", path, e))?;
     let meta = file
@@ -307,6 +336,25 @@ fn is_under_home(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_input_no_follow_refuses_a_link_that_read_input_follows() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("sig");
+        fs::write(&file, b"data").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert_eq!(
+            read_input_no_follow(&file, "signature", 16).unwrap(),
+            b"data"
+        );
+        assert_eq!(read_input(&link, "signature", 16).unwrap(), b"data");
+        let e = read_input_no_follow(&link, "signature", 16).unwrap_err();
+        assert!(e.to_string().contains("this is a symlink"), "{e}");
+        assert_eq!(e.source.kind(), io::ErrorKind::InvalidInput);
+        let e = read_input_no_follow(&file, "signature", 3).unwrap_err();
+        assert_eq!(e.source.kind(), io::ErrorKind::FileTooLarge);
+    }
 
     #[test]
     fn replaces_whole_file_and_leaves_no_temporary() {

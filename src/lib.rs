@@ -12,6 +12,8 @@
 //! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
 //! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI;
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
+//! - `trust/`: the trust policy (an OpenSSH `allowed_signers` file) and the check that a
+//!   release's manifest is signed by a builder it allows;
 //! - `clients/`: claude, codex, gemini, grok behind one trait, and the CLI runner;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
 //!   the flat document, the session around them.
@@ -29,7 +31,7 @@
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
 //! cli -> clients (ClientKind)
-//! registration -> clients -> identity -> content -> deployment -> entry
+//! registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit
 //! ```
@@ -39,7 +41,7 @@
 //! `SessionError`), which `error.rs` converts. Check with
 //! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder, and that
 //! `grep -rn "crate::error" src/deployment src/identity src/registration src/clients
-//! src/content src/vendored_sdk src/entry` prints nothing.
+//! src/content src/vendored_sdk src/entry src/trust` prints nothing.
 
 mod cli;
 mod clients;
@@ -59,6 +61,7 @@ mod process;
 pub use process::{exec_child, EXEC_CHILD};
 mod registration;
 mod state;
+mod trust;
 mod usage;
 mod vendored_sdk;
 // build.rs compiles version.rs for `--version`; the library holds it only for its tests.

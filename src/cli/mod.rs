@@ -207,6 +207,11 @@ pub struct VerifyArgs {
     /// Require the release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
     pub content: bool,
+    /// A trust policy (OpenSSH allowed_signers): the release's MANIFEST.sha256.sig must be a
+    /// signature by a signer it allows for the mcp-deploy namespace. A server's own
+    /// trusted_signers must pass too.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_signers: Option<PathBuf>,
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
     #[arg(long)]
     pub handshake: bool,
@@ -244,6 +249,11 @@ pub struct InstallArgs {
     /// Require each release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
     pub content: bool,
+    /// A trust policy (OpenSSH allowed_signers) for every selected server: each release's
+    /// MANIFEST.sha256.sig must be a signature by a signer it allows for the mcp-deploy
+    /// namespace. A server's own trusted_signers must pass too.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_signers: Option<PathBuf>,
     /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,

@@ -52,6 +52,7 @@ use crate::registration::session::{
     self, agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
 };
 use crate::registration::transaction::{self, Transaction};
+use crate::trust::allowed_signers::Policy;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
@@ -64,15 +65,20 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     Flat::read_or_empty(registered_path)?;
     let ledger_file = ledger_path(args.ledger.as_deref());
     let mut rendered = Vec::new();
+    let mut trust = Vec::new();
     for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;
         rendered.push(render::render(&s.server, &s.prefix)?);
+        trust.push(super::trust_policies(
+            args.trusted_signers.as_deref(),
+            &s.server,
+        )?);
     }
 
     // 1b. The gate: the deployment is checked before anything is written or registered, so a
     // dangling `current`, a wrong commit, tampered content or a command that cannot run never
     // reaches the client (where `claude mcp list` would show a server that cannot start).
-    let gate = gate_reports(args, selected, &rendered, &expected);
+    let gate = gate_reports(args, selected, &rendered, &trust, &expected);
     let gate_ok = gate.iter().all(ServerReport::ok);
     if !gate_ok && !args.dry_run {
         let servers = gate
@@ -191,11 +197,12 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
             entries: p.client.user_entries()?,
             shadows: Vec::new(),
         };
-        for (((s, r), action), shadowed) in selected
+        for ((((s, r), action), shadowed), trust) in selected
             .iter()
             .zip(&rendered)
             .zip(&p.actions)
             .zip(&p.shadows)
+            .zip(&trust)
         {
             let target = Target {
                 server: &s.server,
@@ -207,6 +214,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 require_content: args.content,
                 handshake: None,
                 live: Some(live.clone()),
+                trust,
             };
             let mut report = checks::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());
@@ -232,11 +240,13 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
                          registers anything, and the deployment failed the checks above";
 const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";
 
-/// Step 1b for every selected server: [`checks::deployment_checks`].
+/// Step 1b for every selected server: [`checks::deployment_checks`], with the server's trust
+/// policies (`trust[i]` for `selected[i]`; the `signature` check runs when there is one).
 fn gate_reports(
     args: &InstallArgs,
     selected: &[Selected],
     rendered: &[Rendered],
+    trust: &[Vec<Policy>],
     expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
 ) -> Vec<ServerReport> {
     let clients = args
@@ -249,7 +259,8 @@ fn gate_reports(
     selected
         .iter()
         .zip(rendered)
-        .map(|(s, r)| {
+        .zip(trust)
+        .map(|((s, r), trust)| {
             let target = Target {
                 server: &s.server,
                 client: &clients,
@@ -260,6 +271,7 @@ fn gate_reports(
                 require_content: args.content,
                 handshake: None,
                 live: None,
+                trust,
             };
             ServerReport {
                 name: s.server.name.clone(),

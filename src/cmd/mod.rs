@@ -79,3 +79,24 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         &crate::output::notice,
     )?)
 }
+
+/// The trust policies `server`'s release must satisfy, all of them: the command line's
+/// `--trusted-signers` (for every selected server) and the server's own `trusted_signers`.
+/// Both given means both must pass — the stricter reading. A policy that cannot be read or
+/// parsed is exit 2, before anything is checked or changed.
+pub(crate) fn trust_policies(
+    flag: Option<&std::path::Path>,
+    server: &crate::deployment::declaration::Server,
+) -> Result<Vec<crate::trust::allowed_signers::Policy>, Error> {
+    use crate::trust::allowed_signers::Policy;
+    let mut policies = Vec::new();
+    for path in [flag, server.trusted_signers.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        if !policies.iter().any(|p: &Policy| p.path == path) {
+            policies.push(Policy::load(path)?);
+        }
+    }
+    Ok(policies)
+}

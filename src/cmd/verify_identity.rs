@@ -24,6 +24,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
         .unwrap_or_else(registered::default_path);
     let flat = registered::Flat::read(&mcp_json)?;
     let declared = render::render(server, &prefix)?.entry;
+    let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
     let mut reports = Vec::new();
     for kind in ClientKind::unique(&args.clients) {
         let live = match clients::read_live(kind)? {
@@ -46,6 +47,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
                 .handshake
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
             live,
+            trust: &trust,
         };
         reports.push(checks::verify(&target, &flat.servers(client)));
     }

@@ -41,6 +41,12 @@ use crate::fsio::{self, IoError};
 /// The manifest's file name, at the top of the release.
 pub(crate) const MANIFEST_NAME: &str = "MANIFEST.sha256";
 
+/// The builder's signature of the manifest (`ssh-keygen -Y sign`), beside it. Like the
+/// manifest, it is not content: it is made after the manifest, over it. Only a regular file of
+/// that name at the top is left out; a symlink of that name is content like any other link
+/// (and the `signature` check refuses it).
+pub(crate) const SIGNATURE_NAME: &str = "MANIFEST.sha256.sig";
+
 /// Why a manifest could not be created or checked (exit 2), as opposed to a check that ran
 /// and found differences ([`ContentReport`]).
 #[derive(Debug, thiserror::Error)]
@@ -313,6 +319,16 @@ pub(crate) fn verify_release_with(
     dir: &Path,
     jobs: NonZeroUsize,
 ) -> Result<ContentReport, ManifestError> {
+    let bytes = read_manifest(dir)?;
+    verify_release_against(dir, &bytes, jobs)
+}
+
+/// The bytes of `dir/MANIFEST.sha256`: bounded, never through a symlink.
+///
+/// The `signature` check verifies these bytes and the `content` check then checks the release
+/// against the same bytes ([`verify_release_against`]): read twice, a manifest swapped between
+/// the two reads would let a signed manifest vouch for an unsigned one.
+pub(crate) fn read_manifest(dir: &Path) -> Result<Vec<u8>, ManifestError> {
     let root = canonical_dir(dir)?;
     let manifest_path = dir.join(MANIFEST_NAME);
     let bytes = match fsio::read_input(
@@ -336,7 +352,18 @@ pub(crate) fn verify_release_with(
                    followed (it may lead to a file that is not the release's)";
         return Err(IoError::new("refused", &manifest_path, io::Error::other(why)).into());
     }
-    let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, &bytes)?;
+    Ok(bytes)
+}
+
+/// Check the release at `dir` against `bytes`, its manifest as [`read_manifest`] read it.
+pub(crate) fn verify_release_against(
+    dir: &Path,
+    bytes: &[u8],
+    jobs: NonZeroUsize,
+) -> Result<ContentReport, ManifestError> {
+    let root = canonical_dir(dir)?;
+    let manifest_path = dir.join(MANIFEST_NAME);
+    let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, bytes)?;
     let scan = scan(&root)?;
     // A manifest made before rendered documents were left out may list one: it is not content
     // whatever the manifest says, unless what is there now is content (an executable).
@@ -416,7 +443,7 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
         if kind.is_file() {
             if is_rendered_document(root, &rel) {
                 scan.not_content.push(rel);
-            } else if rel.as_os_str() != MANIFEST_NAME {
+            } else if rel.as_os_str() != MANIFEST_NAME && rel.as_os_str() != SIGNATURE_NAME {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {

@@ -11,6 +11,9 @@
 //! ```
 //! A server may give its entry inline instead of a template file:
 //! `"entry": {"command": "{{prefix}}/bin/tool", "args": []}`.
+//! `"trusted_signers": "builders.allowed_signers"` names the server's trust policy (an OpenSSH
+//! `allowed_signers` file, read relative to the declaration file like a template): its
+//! releases must then be signed by a builder it allows (the `signature` check).
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -51,6 +54,9 @@ pub(crate) struct Server {
     pub(crate) layout: Layout,
     /// The template document, parsed; placeholders are still in it.
     pub(crate) template: Value,
+    /// The server's own trust policy (`trusted_signers`), resolved against the declaration
+    /// file's directory.
+    pub(crate) trusted_signers: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -94,6 +100,7 @@ struct RawServer {
     layout: Layout,
     template: Option<PathBuf>,
     entry: Option<Value>,
+    trusted_signers: Option<PathBuf>,
 }
 
 impl Declaration {
@@ -116,11 +123,19 @@ impl Declaration {
         };
         let text = fsio::read_input_string(file, "declaration", fsio::limits::DOCUMENT)?;
         let base = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-        Self::parse(&text, &file.display().to_string(), |name| {
+        let mut decl = Self::parse(&text, &file.display().to_string(), |name| {
             let path = base.join(name);
             fsio::read_input_string(&path, "template", fsio::limits::DOCUMENT)
                 .map_err(|e| e.to_string())
-        })
+        })?;
+        // Like a template, a relative trust policy is the declaration's neighbour, wherever
+        // the command runs from.
+        for s in &mut decl.servers {
+            if let Some(p) = &mut s.trusted_signers {
+                *p = base.join(&*p);
+            }
+        }
+        Ok(decl)
     }
 
     fn parse(
@@ -170,11 +185,21 @@ impl Declaration {
                     )))
                 }
             };
+            if s.trusted_signers
+                .as_ref()
+                .is_some_and(|p| p.as_os_str().is_empty())
+            {
+                return Err(malformed(format!(
+                    "server {:?}: trusted_signers is an empty path",
+                    s.name
+                )));
+            }
             servers.push(Server {
                 name: s.name,
                 prefix: s.prefix,
                 layout: s.layout,
                 template,
+                trusted_signers: s.trusted_signers,
             });
         }
         Ok(Declaration {

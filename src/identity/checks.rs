@@ -9,7 +9,11 @@
 //!   commit through pip's `direct_url.json` ([`layout::commit_evidence`]); with no evidence at
 //!   all the check says so, and fails only when a commit is expected.
 //! - `content`: the release's files match its `MANIFEST.sha256` (run when the release holds
-//!   one; required with `--content`).
+//!   one; required with `--content` or a trust policy).
+//! - `signature`: with a trust policy, `MANIFEST.sha256.sig` is a signature over the manifest
+//!   by a signer the policy allows for `mcp-deploy`, and the manifest lists `VERSION`
+//!   ([`crate::trust::signature`]); without one it passes, saying "unsigned" or "signed, not
+//!   checked". Install's gate ([`deployment_checks`]) runs it only with a policy.
 //! - `mcp-registration`: the registered entry exists and is, key by key, the declared one
 //!   ([`compare`]): its command *is* the declared command, its args, env, type, URL (query and
 //!   fragment included), headers, `headersHelper` and `oauth` are the declared ones, and it has
@@ -41,6 +45,8 @@ use crate::entry::secrets::{shown_args, shown_url, shown_value};
 use crate::entry::{normalized, Entry, Transport};
 use crate::identity::handshake;
 use crate::identity::report::{Check, ServerReport};
+use crate::trust::allowed_signers::Policy;
+use crate::trust::signature;
 
 /// The live registration: the client's user-scope entries as its own config file holds them,
 /// read without the client's binary, and the same-name entries of other scopes.
@@ -74,6 +80,10 @@ pub(crate) struct Target<'a> {
     pub(crate) handshake: Option<Duration>,
     /// The client's live registration, when its config is readable here.
     pub(crate) live: Option<Live>,
+    /// The trust policies the release's manifest signature is checked against, each of which
+    /// must pass (`--trusted-signers`, the server's `trusted_signers`, or both); none reports
+    /// only whether the release is signed.
+    pub(crate) trust: &'a [Policy],
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
@@ -86,9 +96,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         ));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
-    if let Some(content) = check_content(target) {
-        checks.push(Check::from_result("content", content));
-    }
+    checks.extend(content_and_signature(target, true));
     let registration = check_registration(target, registrations);
     let registered_ok = registration.is_ok();
     checks.push(Check::from_result("mcp-registration", registration));
@@ -153,9 +161,7 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
         ));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
-    if let Some(content) = check_content(target) {
-        checks.push(Check::from_result("content", content));
-    }
+    checks.extend(content_and_signature(target, false));
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
         let r = layout::containment_root(prefix, layout)
@@ -199,22 +205,109 @@ fn check_commit(target: &Target) -> Result<String, String> {
     }
 }
 
-/// `None` when the release holds no manifest and none is required: there is nothing to check.
-fn check_content(target: &Target) -> Option<Result<String, String>> {
+/// The `content` check, and the `signature` check ([`signature::check`]) over the very bytes
+/// of the manifest that `content` checks the release against: read once, so that a manifest
+/// swapped between two reads cannot have one checked for content and another for the signature.
+///
+/// `content` runs when the release holds a manifest, or one is required (`--content`, or a trust
+/// policy: the signature covers the manifest, the manifest the files). `signature` runs with a
+/// trust policy, every one of `target.trust` having to pass; without one, `unchecked_row` adds a
+/// pass that only says whether the release is signed ("unsigned", "signed, not checked").
+fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
+    let required = target.require_content || !target.trust.is_empty();
+    let signed = !target.trust.is_empty();
+    let mut checks = Vec::new();
     let dir = match layout::release_dir(&target.prefix, target.server.layout) {
-        Ok(d) => d,
-        Err(e) if target.require_content => return Some(Err(e)),
-        Err(_) => return None,
+        Ok(dir) => dir,
+        Err(e) => {
+            if required {
+                checks.push(Check::from_result("content", Err(e.clone())));
+            }
+            if signed {
+                let why = format!("no release to check: {e}");
+                checks.push(Check::from_result("signature", Err(why)));
+            } else if unchecked_row {
+                let why = "not checked: no trust policy".to_string();
+                checks.push(Check::from_result("signature", Ok(why)));
+            }
+            return checks;
+        }
     };
-    match manifest::verify_release(&dir) {
-        Ok(report) if report.ok() => Some(Ok(report.summary())),
-        Ok(report) => Some(Err(report.summary())),
-        Err(ManifestError::NoManifest { .. }) if !target.require_content => None,
-        Err(e) => Some(Err(match e.help() {
-            Some(help) => format!("{e} ({help})"),
-            None => e.to_string(),
-        })),
+    let shown = |e: &ManifestError| match e.help() {
+        Some(help) => format!("{e} ({help})"),
+        None => e.to_string(),
+    };
+    let bytes = manifest::read_manifest(&dir);
+    let content = match &bytes {
+        Ok(b) => match manifest::verify_release_against(&dir, b, manifest::default_jobs()) {
+            Ok(report) if report.ok() => Some(Ok(report.summary())),
+            Ok(report) => Some(Err(report.summary())),
+            Err(e) => Some(Err(shown(&e))),
+        },
+        Err(ManifestError::NoManifest { .. }) if !required => None,
+        Err(e) => Some(Err(shown(e))),
+    };
+    if let Some(content) = content {
+        checks.push(Check::from_result("content", content));
     }
+    if !signed {
+        if unchecked_row {
+            checks.push(Check::from_result(
+                "signature",
+                Ok(signature::unchecked(&dir)),
+            ));
+        }
+        return checks;
+    }
+    let result = match &bytes {
+        Err(e) => Err(format!(
+            "{}; a signature covers the manifest, so it must be there",
+            shown(e)
+        )),
+        Ok(manifest) => {
+            let now = std::time::SystemTime::now();
+            let verdicts: Vec<Result<String, String>> = target
+                .trust
+                .iter()
+                .map(|p| {
+                    policy_outside(p, &target.prefix)?;
+                    signature::check(p, &dir, manifest, now)
+                })
+                .collect();
+            let failed: Vec<&str> = verdicts
+                .iter()
+                .filter_map(|v| v.as_ref().err().map(String::as_str))
+                .collect();
+            if failed.is_empty() {
+                let passed: Vec<&str> = verdicts
+                    .iter()
+                    .filter_map(|v| v.as_ref().ok().map(String::as_str))
+                    .collect();
+                Ok(passed.join("; "))
+            } else {
+                Err(failed.join("; "))
+            }
+        }
+    };
+    checks.push(Check::from_result("signature", result));
+    checks
+}
+
+/// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
+/// release can write the policy too. Compared by path components after resolving both.
+fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), String> {
+    let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
+        return Ok(());
+    };
+    if file.starts_with(&root) {
+        return Err(format!(
+            "the trust policy {} lies inside the prefix {} it vouches for: whoever can write \
+             the release can write the policy; keep it outside, owned by root",
+            policy.path.display(),
+            prefix.display()
+        ));
+    }
+    Ok(())
 }
 
 fn check_handshake(

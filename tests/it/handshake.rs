@@ -88,6 +88,7 @@ fn handshake_fails(r: &Run, want: &[&str]) {
         vec![
             ("release".to_string(), true),
             ("commit".to_string(), true),
+            ("signature".to_string(), true),
             ("mcp-registration".to_string(), true),
             ("handshake".to_string(), false),
         ],
@@ -478,6 +479,7 @@ fn a_command_outside_the_release_is_never_started() {
         vec![
             ("release".to_string(), true),
             ("commit".to_string(), true),
+            ("signature".to_string(), true),
             ("mcp-registration".to_string(), false),
             ("handshake".to_string(), false),
         ]
@@ -545,6 +547,7 @@ fn an_http_entry_is_reported_as_unsupported() {
         r.checks(),
         vec![
             ("commit".to_string(), true),
+            ("signature".to_string(), true),
             ("mcp-registration".to_string(), true),
             ("handshake".to_string(), false),
         ],

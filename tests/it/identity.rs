@@ -33,6 +33,7 @@ fn only_registration_fails(r: &Run, why: &str) {
         pairs(&[
             ("release", true),
             ("commit", true),
+            ("signature", true),
             ("mcp-registration", false)
         ]),
         "{}",
@@ -44,6 +45,7 @@ fn only_registration_fails(r: &Run, why: &str) {
 const ALL_PASS: &[(&str, bool)] = &[
     ("release", true),
     ("commit", true),
+    ("signature", true),
     ("mcp-registration", true),
 ];
 
@@ -74,6 +76,7 @@ fn wrong_expected_commit_fails_only_commit() {
         pairs(&[
             ("release", true),
             ("commit", false),
+            ("signature", true),
             ("mcp-registration", true)
         ])
     );
@@ -116,6 +119,7 @@ fn hostile_current_missing() {
         pairs(&[
             ("release", false),
             ("commit", false),
+            ("signature", true),
             ("mcp-registration", false)
         ])
     );
@@ -201,7 +205,11 @@ fn hostile_sibling_prefix_with_a_longer_name() {
     r.code(1);
     assert_eq!(
         r.checks(),
-        pairs(&[("commit", true), ("mcp-registration", false)])
+        pairs(&[
+            ("commit", true),
+            ("signature", true),
+            ("mcp-registration", false)
+        ])
     );
     assert!(r.detail("mcp-registration").contains("outside"));
 }
@@ -217,7 +225,7 @@ fn hostile_symlink_inside_the_release_pointing_out() {
     symlink(&outside, &inner).unwrap();
     let r = verify(&w, &prefix, &doc, CT_SHA);
     r.code(1);
-    assert_eq!(r.checks()[2], ("mcp-registration".to_string(), false));
+    assert_eq!(r.checks()[3], ("mcp-registration".to_string(), false));
     assert!(
         r.detail("mcp-registration").contains("usr-bin-evil"),
         "{}",
@@ -235,7 +243,7 @@ fn hostile_dotdot_in_the_registered_command() {
     flat_doc(&doc, "codetools", &cmd, &["mcp", "serve"]);
     let r = verify(&w, &prefix, &doc, CT_SHA);
     r.code(1);
-    assert_eq!(r.checks()[2], ("mcp-registration".to_string(), false));
+    assert_eq!(r.checks()[3], ("mcp-registration".to_string(), false));
     assert!(r.detail("mcp-registration").contains(". or .."));
 }
 
@@ -257,7 +265,7 @@ fn hostile_non_executable_command() {
     fs::set_permissions(&inner, fs::Permissions::from_mode(0o644)).unwrap();
     let r = verify(&w, &prefix, &doc, CT_SHA);
     r.code(1);
-    assert_eq!(r.checks()[2], ("mcp-registration".to_string(), false));
+    assert_eq!(r.checks()[3], ("mcp-registration".to_string(), false));
     assert!(r.detail("mcp-registration").contains("not executable"));
 }
 
@@ -419,6 +427,7 @@ fn human_report_snapshot() {
         "codetools
   ok   release           [ROOT]/opt/codetools/current -> [ROOT]/opt/codetools/releases/{CT_SHA}
   ok   commit            [ROOT]/opt/codetools/releases/{CT_SHA}/VERSION holds {CT_SHA}, as expected
+  ok   signature         unsigned: no MANIFEST.sha256.sig (not checked: no trust policy)
   FAIL mcp-registration  command [ROOT]/elsewhere/codetools is not the declared command [ROOT]/opt/codetools/bin/codetools; command [ROOT]/elsewhere/codetools resolves to [ROOT]/elsewhere/codetools, outside [ROOT]/opt/codetools/releases/{CT_SHA} (document only: the live registration was not compared)
 1 check(s) failed
 "
@@ -451,6 +460,7 @@ fn content_check_runs_when_the_release_holds_a_manifest() {
             ("release", true),
             ("commit", true),
             ("content", true),
+            ("signature", true),
             ("mcp-registration", true)
         ])
     );
@@ -465,6 +475,7 @@ fn content_check_runs_when_the_release_holds_a_manifest() {
             ("release", true),
             ("commit", true),
             ("content", false),
+            ("signature", true),
             ("mcp-registration", true)
         ])
     );

@@ -25,6 +25,7 @@ mod python;
 mod races;
 mod render;
 mod secrets;
+mod signatures;
 mod status;
 mod transaction;
 mod vendor;

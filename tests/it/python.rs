@@ -110,6 +110,7 @@ fn a_venv_prefix_proves_its_commit_through_pips_direct_url() {
         r.checks(),
         vec![
             ("commit".to_string(), false),
+            ("signature".to_string(), true),
             ("mcp-registration".to_string(), true)
         ]
     );
