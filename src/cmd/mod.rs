@@ -77,3 +77,60 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         &crate::output::notice,
     )?)
 }
+
+/// What the gate checks besides the deployment itself: for install and promote alike, so
+/// that a check added to the gate (a trust policy, say) reaches both.
+pub(crate) struct Gate<'a> {
+    /// The clients of `--client`, named in the report.
+    pub(crate) clients: &'a [crate::clients::ClientKind],
+    /// `--content`: a release must hold a manifest its files match.
+    pub(crate) require_content: bool,
+    /// promote's preflight: the release to check in place of what `current` resolves to.
+    pub(crate) candidate: Option<&'a std::path::Path>,
+}
+
+/// The gate, install's step 1b and promote's preflight: [`checks::deployment_checks`] for
+/// every selected server, before anything is written or registered.
+///
+/// [`checks::deployment_checks`]: crate::identity::checks::deployment_checks
+pub(crate) fn gate_reports(
+    gate: &Gate,
+    selected: &[crate::deployment::selection::Selected],
+    rendered: &[crate::deployment::render::Rendered],
+    expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
+) -> Vec<crate::identity::report::ServerReport> {
+    use crate::identity::checks::{self, Target};
+    let clients = gate
+        .clients
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(",");
+    selected
+        .iter()
+        .zip(rendered)
+        .map(|(s, r)| {
+            let target = Target {
+                server: &s.server,
+                client: &clients,
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: gate.require_content,
+                handshake: None,
+                live: None,
+                candidate: gate.candidate.map(std::path::Path::to_path_buf),
+            };
+            crate::identity::report::ServerReport {
+                name: s.server.name.clone(),
+                client: clients.clone(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                witnesses: None,
+                checks: checks::deployment_checks(&target),
+            }
+        })
+        .collect()
+}

@@ -46,6 +46,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
                 .handshake
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
             live,
+            candidate: None,
         };
         reports.push(checks::verify(&target, &flat.servers(client)));
     }
