@@ -14,6 +14,7 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::SelectionError;
 use crate::fsio::IoError;
+use crate::promotion::PromotionError;
 use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
 use crate::registration::registered::RegisteredError;
@@ -44,6 +45,12 @@ pub(crate) enum Error {
     Vendor(#[from] VendorError),
     #[error(transparent)]
     Usage(#[from] UsageError),
+    #[error(transparent)]
+    Promotion(#[from] PromotionError),
+    /// A promote or rollback that failed after it switched `current`, and was undone: what
+    /// failed, then what was put back.
+    #[error("{failure}\n{undone}")]
+    Undone { failure: Box<Error>, undone: String },
 }
 
 impl Error {
@@ -89,6 +96,8 @@ impl Error {
             Error::Manifest(e) => e.help(),
             Error::Vendor(e) => e.help(),
             Error::Usage(e) => e.help(),
+            Error::Promotion(e) => e.help(),
+            Error::Undone { failure, .. } => failure.help(),
         }
     }
 

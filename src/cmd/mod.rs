@@ -8,6 +8,8 @@ pub(crate) mod install;
 pub(crate) mod man;
 pub(crate) mod manifest;
 pub(crate) mod pin_vendor;
+pub(crate) mod promote;
+pub(crate) mod prune;
 pub(crate) mod render_mcp;
 pub(crate) mod sample;
 pub(crate) mod status;
@@ -34,6 +36,9 @@ pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::PinVendor(args) => pin_vendor::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
+        Command::Promote(args) => promote::promote(args),
+        Command::Rollback(args) => promote::rollback(args),
+        Command::Prune(args) => prune::prune(args),
     }
 }
 
