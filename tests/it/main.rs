@@ -20,6 +20,7 @@ mod identity;
 mod install;
 mod manifest;
 mod output;
+mod promote;
 mod python;
 mod races;
 mod render;
