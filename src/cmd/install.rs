@@ -63,6 +63,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // its lock below.
     Flat::read_or_empty(registered_path)?;
     let ledger_file = ledger_path(args.ledger.as_deref());
+    super::warn_interrupted_promotes(selected);
     let mut rendered = Vec::new();
     for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;

@@ -139,3 +139,20 @@ pub(crate) fn gate_reports(
         })
         .collect()
 }
+
+/// Say, before anything changes, which selected release layouts hold the journal of an
+/// interrupted promote (install goes on: it registers the stable path, whichever release
+/// `current` names; promote or rollback undoes the switch).
+pub(crate) fn warn_interrupted_promotes(selected: &[crate::deployment::selection::Selected]) {
+    for s in selected {
+        if s.server.layout != crate::deployment::declaration::Layout::Release {
+            continue;
+        }
+        if let Some(journal) = crate::promotion::prefix::interrupted(&s.prefix) {
+            crate::output::notice(crate::notice::Notice::InterruptedPromote {
+                server: s.server.name.clone(),
+                journal,
+            });
+        }
+    }
+}

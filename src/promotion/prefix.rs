@@ -179,6 +179,13 @@ impl Prefix {
     }
 }
 
+/// The journal of an interrupted promote of the release layout at `prefix`, if there is one.
+/// Only looks: creates nothing (install and status call it on prefixes they only read).
+pub(crate) fn interrupted(prefix: &Path) -> Option<PathBuf> {
+    let path = prefix.join(crate::state::DIR).join("promote.journal.json");
+    path.symlink_metadata().is_ok().then_some(path)
+}
+
 /// One client's registration changes that an interrupted promote had committed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Registered {

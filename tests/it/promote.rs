@@ -403,6 +403,19 @@ fn a_run_killed_after_the_switch_is_undone_by_the_next_run() {
         if point == "after-register" {
             assert!(w.user_servers().contains_key("codetools-test"));
         }
+        if point != "after-history" {
+            // install warns (and goes on); status fails a `promote` check.
+            w.sample_cmd("install")
+                .args(["--server", "codetools"])
+                .run()
+                .success()
+                .stderr_has("interrupted promote of codetools");
+            w.sample_cmd("status")
+                .args(["--server", "codetools"])
+                .run()
+                .code(1)
+                .stdout_has("FAIL promote");
+        }
         // The next run of rollback recovers first: back to the release live before.
         let r = rollback(&w, &["--to", CT_SHA]);
         r.success();
@@ -628,4 +641,25 @@ fn a_planted_state_directory_or_lock_is_refused() {
         .code(2)
         .stderr_has("not a regular file");
     assert_eq!(current(&w), format!("releases/{CT_SHA}"));
+}
+
+/// The first promote of a layout with no `current` yet creates it; undone, it is removed again.
+#[test]
+fn the_first_promote_creates_current_and_its_undo_removes_it() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    fs::remove_file(ct(&w).join("current")).unwrap();
+    w.wrap_claude(&[("add-json", 1, Fault::Fail)]);
+    promote(&w, NEW, &[])
+        .code(2)
+        .stderr_has("`current` is removed again, as it was before");
+    assert!(ct(&w).join("current").symlink_metadata().is_err());
+    w.wrap_claude(&[]);
+    promote(&w, NEW, &[]).success();
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    let h = history(&w);
+    assert_eq!(h[0]["from"], Value::Null);
+    rollback(&w, &[])
+        .code(2)
+        .stderr_has("nothing was live before it");
 }
