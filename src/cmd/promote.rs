@@ -496,15 +496,28 @@ fn undo_changes(
                 format!("run again with --client {}", reg.client),
             ));
         };
-        let inverse: Vec<Change> = reg
-            .changes
-            .iter()
-            .map(|c| Change {
-                name: c.name.clone(),
-                previous: c.target.clone(),
-                target: c.previous.clone(),
-            })
-            .collect();
+        // Compare-and-swap, as every restore: a name is put back only while it holds what
+        // the promote wrote; one already as before is left (an undo run twice), one changed
+        // by someone else since is left and said.
+        let before = client.user_entries()?;
+        let mut inverse: Vec<Change> = Vec::new();
+        for c in &reg.changes {
+            let now = before.get(&c.name).and_then(|v| v.as_object());
+            if transaction::same_entry(now, c.previous.as_ref()) {
+                lines.push(format!("  {}: {} already as before", reg.client, c.name));
+            } else if transaction::same_entry(now, c.target.as_ref()) {
+                inverse.push(Change {
+                    name: c.name.clone(),
+                    previous: c.target.clone(),
+                    target: c.previous.clone(),
+                });
+            } else {
+                lines.push(format!(
+                    "  {}: {} changed since the promote wrote it: not put back",
+                    reg.client, c.name
+                ));
+            }
+        }
         let mut tx = Transaction::begin(client.as_ref(), inverse.clone(), ledger_file, notify)?;
         let applied = tx.apply();
         session::finish_all::<Error>(vec![tx], applied.map_err(Error::from))?;

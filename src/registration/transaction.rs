@@ -610,6 +610,15 @@ fn restore_once(
     }
 }
 
+/// Two optional entries are the same registration (both absent, or [`same`]).
+pub(crate) fn same_entry(a: Option<&Map<String, Value>>, b: Option<&Map<String, Value>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => same(a, b),
+        _ => false,
+    }
+}
+
 /// Two entries are the same registration (defaults such as `"args": []` aside).
 fn same(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     raw_entry(a).same_registration(&raw_entry(b))
