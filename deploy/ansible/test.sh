@@ -10,7 +10,8 @@
 #   5. --tags verify      with a wrong expected commit fails the play;
 #   6. mcp_deploy_promote to a second release: changed=1, `current` switched; again:
 #      changed=0; --check of a promote back predicts changed=1 and switches nothing;
-#      mcp_deploy_rollback: changed=1, back at the first release;
+#      mcp_deploy_rollback: changed=1, back at the first release; a promote of a release
+#      that is not there fails the host and switches nothing;
 #   7. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
 #      is copied and installed with dpkg before install runs (changed; --check before it
 #      predicts that and installs nothing), a second play and a --check play change
@@ -157,6 +158,16 @@ run rollback "$scratch/rollback.json" || fail "rollback play failed" rollback
 [ "$(recap changed rollback)" = 1 ] || fail "rollback play should report changed=1" rollback
 [ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "rollback did not switch back" rollback
 echo "ok: rollback play switched back to the previous release"
+with_vars "{\"mcp_deploy_promote\": {\"codetools\": \"$(printf 'd%.0s' {1..40})\"}}" \
+  >"$scratch/promote-missing.json"
+if run promote-missing "$scratch/promote-missing.json"; then
+  fail "promote of a release that is not there passed" promote-missing
+fi
+[ "$(recap failed promote-missing)" = 1 ] || fail "promote should fail the host" promote-missing
+grep -q 'nothing was switched or registered' "$scratch/promote-missing.log" ||
+  fail "the failure should say nothing was switched" promote-missing
+[ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "a failed promote switched" promote-missing
+echo "ok: promote of a missing release fails the host and switches nothing"
 
 # Shipping mcp-deploy before install (tasks/ship.yml): the Debian package through dpkg (as
 # root only: it installs system-wide, and is removed again), then a prebuilt binary.

@@ -186,6 +186,11 @@ pub(crate) fn interrupted(prefix: &Path) -> Option<PathBuf> {
     path.symlink_metadata().is_ok().then_some(path)
 }
 
+/// A name directly inside `releases/`: one plain path component.
+pub(crate) fn is_release_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])
+}
+
 /// One client's registration changes that an interrupted promote had committed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Registered {
@@ -228,9 +233,17 @@ impl Journal {
         let text = fsio::read_input_if_exists(path, "promote journal", fsio::limits::DOCUMENT)
             .map_err(|e| bad(e.source.to_string()))?;
         let Some(text) = text else { return Ok(None) };
-        serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| bad(e.to_string()))
+        let journal: Journal = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        // The releases it names become a link's target on recovery: a plain name in
+        // releases/, never a path.
+        for name in journal.from.iter().chain([&journal.to]) {
+            if !is_release_name(name) {
+                return Err(bad(format!(
+                    "{name:?} is not the name of a release directory"
+                )));
+            }
+        }
+        Ok(Some(journal))
     }
 
     pub(crate) fn remove(path: &Path) -> Result<(), IoError> {
@@ -279,6 +292,28 @@ mod tests {
         assert!(names.is_empty(), "{names:?}");
         p.switch(None).unwrap();
         assert_eq!(p.live_release().unwrap(), None);
+    }
+
+    #[test]
+    fn a_journal_naming_a_path_is_refused() {
+        let (dir, _) = layout();
+        let p = dir.path().join("j.json");
+        let j = |from: &str| {
+            format!(
+                r#"{{"journal":1,"id":"x","pid":1,"action":"promote","from":"{from}","to":"b",
+                   "registered_document":"/d"}}"#
+            )
+        };
+        fs::write(&p, j("a")).unwrap();
+        assert_eq!(
+            Journal::read(&p).unwrap().unwrap().from.as_deref(),
+            Some("a")
+        );
+        for bad in ["../../etc", "a/b", ".."] {
+            fs::write(&p, j(bad)).unwrap();
+            let e = Journal::read(&p).unwrap_err();
+            assert!(e.to_string().contains("not the name of a release"), "{e}");
+        }
     }
 
     #[test]

@@ -663,3 +663,49 @@ fn the_first_promote_creates_current_and_its_undo_removes_it() {
         .code(2)
         .stderr_has("nothing was live before it");
 }
+
+/// A prefix reached through a symlinked component: the switch happens in the real directory,
+/// and both spellings take the same prefix lock.
+#[test]
+fn a_prefix_through_a_symlinked_component_is_switched_in_place() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    let link = w.root().join("link");
+    symlink(w.opt(), &link).unwrap();
+    let r = w
+        .cmd()
+        .args(["promote", "--prefix"])
+        .arg(link.join("codetools"))
+        .args(["--release", NEW, "--name-suffix", "-test"])
+        .run();
+    r.success();
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink());
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    // Registered under the path as given (what the agent runs), proven inside the release.
+    assert_eq!(
+        w.user_servers()["codetools-test"]["command"],
+        link.join("codetools/bin/codetools").to_str().unwrap()
+    );
+    // One lock for both spellings: a promote through the real path waits for one through
+    // the link.
+    let first = w
+        .cmd()
+        .args(["promote", "--prefix"])
+        .arg(link.join("codetools"))
+        .args(["--release", CT_SHA, "--name-suffix", "-test"])
+        .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
+        .spawn();
+    wait_for("the promote through the link to switch", 30, || {
+        journal(&w).exists()
+    });
+    promote(&w, NEW, &["--lock-timeout", "1"])
+        .code(2)
+        .stderr_has("still holds");
+    let mut first = first;
+    first.kill().unwrap();
+    let _ = first.wait();
+    promote(&w, NEW, &[])
+        .success()
+        .stderr_has("recovering the interrupted promote");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+}
