@@ -218,6 +218,9 @@ fn transition(
         registered_document: run.registered_path.clone(),
         registered: Vec::new(),
     };
+    // From here SIGINT and SIGTERM are failures like any other: the run stops its client
+    // call, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
+    crate::process::catch_signals();
     if switched {
         journal.write(&journal_path)?;
         transaction::checkpoint("promote-journal-written");
@@ -261,16 +264,20 @@ fn transition(
                 undone,
             })
         }
-        Ok((servers, false)) => {
+        Ok((servers, false, changed)) => {
             outcome.servers = servers;
             outcome.result = undo_switch(&format!(
-                "{action} of releases/{to} failed the checks above after the switch; every \
-                 registration change was undone"
+                "{action} of releases/{to} failed the checks above after the switch; {}",
+                if changed {
+                    "every registration change was undone"
+                } else {
+                    "no registration had changed"
+                }
             ));
             crate::output::promotion(&outcome, t.json, Exit::CheckFailed);
             Ok(Exit::CheckFailed)
         }
-        Ok((servers, true)) => {
+        Ok((servers, true, _)) => {
             if switched {
                 history.append(Record {
                     id: journal.id.clone(),
@@ -307,15 +314,16 @@ fn transition(
     }
 }
 
-/// Step 6. `Ok((reports, true))`: registered and verified; `Ok((reports, false))`: a check
-/// failed and the registration changes are undone; `Err`: a step failed and its changes are
-/// undone (the error says how each name ended).
+/// Step 6. `Ok((reports, true, _))`: registered and verified; `Ok((reports, false,
+/// changed))`: a check failed and the registration changes (whether there were any:
+/// `changed`) are undone; `Err`: a step failed and its changes are undone (the error says how
+/// each name ended).
 fn register_and_verify(
     run: &Run,
     switched: bool,
     journal: &mut Journal,
     journal_path: &Path,
-) -> Result<(Vec<ServerReport>, bool), Error> {
+) -> Result<(Vec<ServerReport>, bool, bool), Error> {
     let notify = &crate::output::notice;
     for (s, r) in run.selected.iter().zip(&run.rendered) {
         render::write_rendered(r, &s.prefix)?;
@@ -422,6 +430,16 @@ fn register_and_verify(
             reports.push(report);
         }
     }
+    if crate::process::interrupted() {
+        let failure = Error::usage(
+            format!("the {} was interrupted (SIGINT or SIGTERM)", run.action),
+            "run it again when it may finish",
+        );
+        if committed.is_empty() {
+            return Err(failure);
+        }
+        return Err(undo_registrations(run, &committed, &mut flat, failure));
+    }
     let mut ok = reports.iter().all(ServerReport::ok);
     if transaction::injected_failure("after-verify") {
         ok = false;
@@ -446,7 +464,7 @@ fn register_and_verify(
         notify(Notice::Recovery(undone.to_string()));
     }
     drop(locks);
-    Ok((reports, ok))
+    Ok((reports, ok, !committed.is_empty()))
 }
 
 /// Undo registration changes that were committed: an inverse transaction per client (which

@@ -709,3 +709,34 @@ fn a_prefix_through_a_symlinked_component_is_switched_in_place() {
         .stderr_has("recovering the interrupted promote");
     assert_eq!(current(&w), format!("releases/{NEW}"));
 }
+
+/// SIGTERM or SIGINT after the switch: the run stops, undoes the switch and exits 2.
+#[test]
+fn a_signal_after_the_switch_undoes_it_and_exits_2() {
+    for sig in ["-TERM", "-INT"] {
+        let w = World::with_real_claude();
+        with_releases(&w, &[NEW]);
+        let child = promote_cmd(&w, NEW)
+            .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
+            .spawn();
+        wait_for("the promote to switch", 30, || {
+            journal(&w).exists() && current(&w) == format!("releases/{NEW}")
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(std::process::Command::new("kill")
+            .args([sig, &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success());
+        let (code, stderr) = finish(child);
+        assert_eq!(code, 2, "{sig}: {stderr}");
+        assert!(
+            stderr.contains("the previous release is live again"),
+            "{sig}: {stderr}"
+        );
+        assert_eq!(current(&w), format!("releases/{CT_SHA}"), "{sig}");
+        assert!(!journal(&w).exists(), "{sig}");
+        assert!(!w.user_servers().contains_key("codetools-test"), "{sig}");
+        assert!(history(&w).is_empty(), "{sig}");
+    }
+}
