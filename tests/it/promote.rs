@@ -740,3 +740,19 @@ fn a_signal_after_the_switch_undoes_it_and_exits_2() {
         assert!(history(&w).is_empty(), "{sig}");
     }
 }
+
+/// What a person sees when the new release fails its preflight, and when it is promoted.
+#[test]
+fn promote_human_output() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    let rel = ct(&w).join("releases").join(NEW);
+    fs::write(rel.join("VERSION"), format!("{THIRD}\n")).unwrap();
+    let r = promote(&w, NEW, &[]);
+    r.code(1);
+    crate::snapshot!("promote_preflight_fails", r);
+    fs::write(rel.join("VERSION"), format!("{NEW}\n")).unwrap();
+    let r = promote(&w, NEW, &[]);
+    r.success();
+    crate::snapshot!("promote_succeeds", r);
+}
