@@ -148,7 +148,7 @@ fn transition(
 
     // 3. What is live, what is wanted.
     let from = run.prefix.live_release()?;
-    let to = match want {
+    let to_sha = match want {
         Some(sha) => sha,
         None => {
             let live = from
@@ -166,12 +166,11 @@ fn transition(
             })?
         }
     };
-    let to = to.to_string();
+    let to = to_sha.to_string();
 
     // 4. Preflight: install's gate, on the release about to be live.
     let candidate = run.prefix.release(&to);
-    let expected: BTreeMap<String, Sha> =
-        [(server.name.clone(), Sha::parse(&to).expect("parsed above"))].into();
+    let expected: BTreeMap<String, Sha> = [(server.name.clone(), to_sha)].into();
     let gate = gate_reports(
         &Gate {
             clients: &t.client.clients,
