@@ -415,6 +415,10 @@ fn a_run_killed_after_the_switch_is_undone_by_the_next_run() {
                 .run()
                 .code(1)
                 .stdout_has("FAIL promote");
+            // prune will not remove anything until it is undone.
+            prune(&w, &["--keep", "0"])
+                .code(2)
+                .stderr_has("an interrupted promote is journalled");
         }
         // The next run of rollback recovers first: back to the release live before.
         let r = rollback(&w, &["--to", CT_SHA]);
