@@ -760,3 +760,31 @@ fn promote_human_output() {
     r.success();
     crate::snapshot!("promote_succeeds", r);
 }
+
+/// The release swapped for a link out of the prefix after the preflight passed (while the
+/// client is being called): the verification after the switch catches it, and everything is
+/// put back.
+#[test]
+fn a_release_swapped_for_a_link_after_the_preflight_is_caught_and_undone() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    let rel = ct(&w).join("releases").join(NEW);
+    let outside = w.root().join("outside");
+    w.write_claude(&format!(
+        "#!/bin/sh\n\
+         if [ \"$2\" = add-json ] && [ ! -L '{rel}' ]; then mv '{rel}' '{out}' && ln -s '{out}' '{rel}'; fi\n\
+         exec '{real}' \"$@\"\n",
+        rel = rel.display(),
+        out = outside.display(),
+        real = real_claude().display()
+    ));
+    let r = promote(&w, NEW, &[]);
+    r.code(1)
+        .stdout_has("FAIL release")
+        .stdout_has("the previous release is live again");
+    assert_eq!(current(&w), format!("releases/{CT_SHA}"));
+    assert!(!w.user_servers().contains_key("codetools-test"));
+    assert!(!w.flat_servers().contains_key("codetools-test"));
+    assert!(history(&w).is_empty());
+    assert!(!journal(&w).exists());
+}
