@@ -393,7 +393,12 @@ fn a_check_failing_after_the_registration_undoes_it_and_the_switch() {
 /// interrupted promote (saying so), then does its own.
 #[test]
 fn a_run_killed_after_the_switch_is_undone_by_the_next_run() {
-    for point in ["after-switch", "after-register", "after-history"] {
+    for point in [
+        "after-switch",
+        "after-record",
+        "after-register",
+        "after-history",
+    ] {
         let w = World::with_real_claude();
         with_releases(&w, &[NEW]);
         let r = promote_cmd(&w, NEW).env("MCP_DEPLOY_CRASH_AT", point).run();
@@ -404,7 +409,8 @@ fn a_run_killed_after_the_switch_is_undone_by_the_next_run() {
             assert!(w.user_servers().contains_key("codetools-test"));
         }
         if point != "after-history" {
-            // install warns (and goes on); status fails a `promote` check.
+            // install warns (and goes on: at after-record it also rolls back the registration
+            // transaction's own journal, as for any install); status fails a `promote` check.
             w.sample_cmd("install")
                 .args(["--server", "codetools"])
                 .run()
@@ -433,6 +439,7 @@ fn a_run_killed_after_the_switch_is_undone_by_the_next_run() {
             if point == "after-register" {
                 r.stderr_has("codetools-test put back");
             }
+
             assert!(history(&w).is_empty(), "{point}: nothing committed");
         }
         assert_eq!(current(&w), format!("releases/{CT_SHA}"), "{point}");
