@@ -269,6 +269,18 @@ fn a_release_failing_a_preflight_check_changes_nothing() {
         );
         assert!(!journal(&w).exists(), "{what}");
         assert_eq!(current(&w), format!("releases/{CT_SHA}"), "{what}");
+        let j = promote(&w, NEW, &["--json"]).json();
+        assert_eq!(j["ok"], false, "{what}");
+        assert_eq!(j["exit"], 1, "{what}");
+        assert_eq!(j["switched"], false, "{what}");
+        assert!(
+            j["servers"][0]["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["ok"] == false),
+            "{what}: {j}"
+        );
     }
 }
 
@@ -285,6 +297,17 @@ fn hostile_inputs_are_refused_with_exit_2_and_nothing_lost() {
     }
     let r = rollback(&w, &["--to", "../x"]);
     r.code(2).stderr_has("is not a full commit sha");
+    // With --json, the error is the one JSON envelope on stdout.
+    let j = promote(&w, "../x", &["--json"]).json();
+    assert_eq!(
+        (j["ok"].clone(), j["exit"].clone()),
+        (Value::Bool(false), Value::from(2))
+    );
+    assert!(j["error"]
+        .as_str()
+        .unwrap()
+        .contains("not a full commit sha"));
+    assert!(j["help"].is_string());
 
     // `current` a regular file: refused, kept byte for byte.
     let cur = ct(&w).join("current");
