@@ -535,6 +535,8 @@ fn prune_keeps_the_live_release_the_rollback_target_and_what_a_registration_poin
     fs::create_dir(&outside).unwrap();
     fs::write(outside.join("keep"), "x").unwrap();
     symlink(&outside, ct(&w).join("releases/ffff")).unwrap();
+    // A link inside a release that goes: removed as a link, never descended through.
+    symlink(&outside, ct(&w).join("releases").join(d).join("escape")).unwrap();
 
     let releases = || -> Vec<String> {
         let mut v: Vec<String> = fs::read_dir(ct(&w).join("releases"))
