@@ -10,7 +10,8 @@
 #   5. --tags verify      with a wrong expected commit fails the play;
 #   6. mcp_deploy_promote to a second release: changed=1, `current` switched; again:
 #      changed=0; --check of a promote back predicts changed=1 and switches nothing;
-#      mcp_deploy_rollback: changed=1, back at the first release; a promote of a release
+#      mcp_deploy_rollback: --check predicts changed=1, then changed=1, back at the first
+#      release; a promote of a release
 #      that is not there fails the host and switches nothing;
 #   7. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
 #      is copied and installed with dpkg before install runs (changed; --check before it
@@ -154,6 +155,10 @@ run promote-check "$scratch/promote-back.json" --check || fail "promote --check 
 [ "$(recap changed promote-check)" = 1 ] || fail "promote --check should predict changed=1" promote-check
 [ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "promote --check switched current" promote-check
 echo "ok: promote --check predicts the switch and makes none"
+run rollback-check "$scratch/rollback.json" --check || fail "rollback --check failed" rollback-check
+[ "$(recap changed rollback-check)" = 1 ] || fail "rollback --check should predict changed=1" rollback-check
+[ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "rollback --check switched current" rollback-check
+echo "ok: rollback --check predicts the switch and makes none"
 run rollback "$scratch/rollback.json" || fail "rollback play failed" rollback
 [ "$(recap changed rollback)" = 1 ] || fail "rollback play should report changed=1" rollback
 [ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "rollback did not switch back" rollback

@@ -434,6 +434,10 @@ pub struct TransitionArgs {
     /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
     #[arg(long, value_name = "FILE")]
     pub ledger: Option<PathBuf>,
+    /// Check the release and say whether `current` would switch; lock, switch, register and
+    /// write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
     /// Print the outcome as one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -139,12 +139,24 @@ fn transition(
         clients,
     };
 
-    // 2. Lock the prefix; undo an interrupted promote.
-    let _prefix_lock = run.prefix.lock(t.lock_timeout, &crate::output::notice)?;
-    transaction::checkpoint("prefix-locked");
-    let journal_path = run.prefix.journal_path()?;
-    let mut history = History::read(&run.prefix.history_path()?)?;
-    recover(&run, &journal_path, &history)?;
+    // 2. Lock the prefix; undo an interrupted promote. A dry run only reads: no lock, and
+    // an interrupted promote is only reported (`from` is then what `current` names now).
+    let mut interrupted = None;
+    let (_prefix_lock, journal_path, mut history) = if t.dry_run {
+        let journal_path = run.prefix.peek_state_file("promote.journal.json")?;
+        if Journal::read(&journal_path)?.is_some() {
+            interrupted = Some(journal_path.clone());
+        }
+        let history = History::read(&run.prefix.peek_state_file("history.ndjson")?)?;
+        (None, journal_path, history)
+    } else {
+        let lock = run.prefix.lock(t.lock_timeout, &crate::output::notice)?;
+        transaction::checkpoint("prefix-locked");
+        let journal_path = run.prefix.journal_path()?;
+        let history = History::read(&run.prefix.history_path()?)?;
+        recover(&run, &journal_path, &history)?;
+        (Some(lock), journal_path, history)
+    };
 
     // 3. What is live, what is wanted.
     let from = run.prefix.live_release()?;
@@ -182,6 +194,7 @@ fn transition(
         &expected,
     );
     let mut outcome = Outcome {
+        dry_run: t.dry_run,
         ok: false,
         action,
         server: server.name.clone(),
@@ -206,6 +219,30 @@ fn transition(
 
     // 5. Journal, switch.
     let switched = from.as_deref() != Some(to.as_str());
+    if t.dry_run {
+        outcome.ok = true;
+        outcome.switched = switched;
+        outcome.servers = gate;
+        outcome.result = match (&from, switched) {
+            (_, false) => format!("dry run: releases/{to} is already live; nothing would switch"),
+            (Some(f), true) => format!(
+                "dry run: releases/{to} passed the preflight; {action} would switch \
+                 releases/{f} -> releases/{to}, then register and verify"
+            ),
+            (None, true) => format!(
+                "dry run: releases/{to} passed the preflight; {action} would make it live (the \
+                 first), then register and verify"
+            ),
+        };
+        if let Some(j) = interrupted {
+            outcome.result.push_str(&format!(
+                "; first it would undo the interrupted promote journalled in {}",
+                j.display()
+            ));
+        }
+        crate::output::promotion(&outcome, t.json, Exit::Success);
+        return Ok(Exit::Success);
+    }
     let now = std::time::SystemTime::now();
     let mut journal = Journal {
         journal: 1,

@@ -93,6 +93,9 @@ impl PromotionError {
 /// What promote and rollback print.
 #[derive(Debug, Serialize)]
 pub(crate) struct Outcome {
+    /// `--dry-run`: nothing was locked, switched or written.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) dry_run: bool,
     pub(crate) ok: bool,
     pub(crate) action: &'static str,
     pub(crate) server: String,
@@ -100,7 +103,8 @@ pub(crate) struct Outcome {
     /// The release live before (`null`: none).
     pub(crate) from: Option<String>,
     pub(crate) to: String,
-    /// Whether `current` was switched (and stays switched: `ok`).
+    /// Whether `current` was switched (and stays switched: `ok`); in a dry run, whether it
+    /// would be.
     pub(crate) switched: bool,
     /// What happened, in a sentence.
     pub(crate) result: String,

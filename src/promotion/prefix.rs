@@ -72,6 +72,20 @@ impl Prefix {
         crate::state::file(&self.real, name)
     }
 
+    /// `<prefix>/.mcp-deploy/<name>` for reading only (a dry run): nothing is created. A
+    /// `.mcp-deploy` that is not a directory is refused, as [`Prefix::state_file`] refuses it.
+    pub(crate) fn peek_state_file(&self, name: &str) -> Result<PathBuf, IoError> {
+        let dir = self.real.join(crate::state::DIR);
+        match dir.symlink_metadata() {
+            Ok(m) if !m.file_type().is_dir() => Err(IoError::new(
+                "refusing to use",
+                &dir,
+                std::io::Error::other("it is not a directory (a symlink, a file or a fifo)"),
+            )),
+            _ => Ok(dir.join(name)),
+        }
+    }
+
     pub(crate) fn journal_path(&self) -> Result<PathBuf, IoError> {
         self.state_file("promote.journal.json")
     }

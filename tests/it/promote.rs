@@ -820,3 +820,55 @@ fn a_release_swapped_for_a_link_after_the_preflight_is_caught_and_undone() {
     assert!(history(&w).is_empty());
     assert!(!journal(&w).exists());
 }
+
+/// `--dry-run`: the preflight, and whether `current` would switch; no lock, no call, no file.
+#[test]
+fn a_dry_run_checks_and_predicts_and_changes_nothing() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    w.wrap_claude(&[]);
+    let before = state(&w);
+    let r = promote(&w, NEW, &["--dry-run", "--json"]);
+    r.success();
+    let j = r.json();
+    assert_eq!(j["dry_run"], true);
+    assert_eq!(j["switched"], true);
+    assert_eq!(j["from"], CT_SHA);
+    assert!(
+        j["result"].as_str().unwrap().contains("would switch"),
+        "{j}"
+    );
+    assert_eq!(state(&w), before);
+    assert!(
+        !ct(&w).join(".mcp-deploy").exists(),
+        "a dry run creates nothing"
+    );
+    assert_eq!(w.calls(), Vec::<String>::new());
+    // The live release: nothing would switch.
+    let j = promote(&w, CT_SHA, &["--dry-run", "--json"]).json();
+    assert_eq!(j["switched"], false);
+    // A spoiled release: the preflight fails, exit 1.
+    fs::write(ct(&w).join("releases").join(NEW).join("VERSION"), "x\n").unwrap();
+    promote(&w, NEW, &["--dry-run"])
+        .code(1)
+        .stdout_has("FAIL commit");
+    assert_eq!(state(&w), before);
+    // rollback --dry-run finds its target in the history without changing it.
+    fs::write(
+        ct(&w).join("releases").join(NEW).join("VERSION"),
+        format!("{NEW}\n"),
+    )
+    .unwrap();
+    promote(&w, NEW, &[]).success();
+    let before = state(&w);
+    let j = w
+        .cmd()
+        .args(["rollback", "--prefix"])
+        .arg(ct(&w))
+        .args(["--name-suffix", "-test", "--dry-run", "--json"])
+        .run()
+        .json();
+    assert_eq!(j["to"], CT_SHA);
+    assert_eq!(j["switched"], true);
+    assert_eq!(state(&w), before);
+}
