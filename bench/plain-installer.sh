@@ -2,7 +2,7 @@
 # The plain bash installer a team would write instead of mcp-deploy: the baseline of the
 # benchmark in bench/install.sh (issue 2).
 #
-#   bench/plain-installer.sh --prefix ROOT [--name-suffix S] [--registered FILE]
+#   bench/plain-installer.sh --prefix ROOT [--name-suffix S] [--registered FILE] [--server NAME]
 #
 # For each server it runs, one after the other:
 #   claude mcp get NAME                       (is it there?)
@@ -11,22 +11,25 @@
 #   claude mcp get NAME                       (what the client now reports)
 # and records that report in a flat {"mcpServers":{...}} document (with jq), by default
 # ${CLAUDE_CONFIG_DIR:-$HOME/.claude}/mcp-registered.json. It always re-registers (no
-# idempotency). `claude` is taken from PATH; MCP_TIMEOUT, when set, bounds `get`'s health check.
+# idempotency); `--server NAME` registers that server only (bench/promote.sh's baseline).
+# `claude` is taken from PATH; MCP_TIMEOUT, when set, bounds `get`'s health check.
 set -euo pipefail
 
 usage() {
-    echo "usage: $0 --prefix ROOT [--name-suffix SUFFIX] [--registered FILE]" >&2
+    echo "usage: $0 --prefix ROOT [--name-suffix SUFFIX] [--registered FILE] [--server NAME]" >&2
     exit 2
 }
 
 prefix=""
 suffix=""
+only=""
 registered="${CLAUDE_CONFIG_DIR:-$HOME/.claude}/mcp-registered.json"
 while [ "$#" -gt 0 ]; do
     case "$1" in
         --prefix) [ "$#" -ge 2 ] || usage; prefix="$2"; shift 2 ;;
         --name-suffix) [ "$#" -ge 2 ] || usage; suffix="$2"; shift 2 ;;
         --registered) [ "$#" -ge 2 ] || usage; registered="$2"; shift 2 ;;
+        --server) [ "$#" -ge 2 ] || usage; only="$2"; shift 2 ;;
         -h|--help) usage ;;
         *) echo "$0: unknown argument: $1" >&2; usage ;;
     esac
@@ -46,6 +49,7 @@ fi
 
 # install_server NAME COMMAND [ARG...]
 install_server() {
+    [ -z "$only" ] || [ "$only" = "$1" ] || return 0
     local name="$1$suffix" command="$2"
     shift 2
     local entry

@@ -14,6 +14,7 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::SelectionError;
 use crate::fsio::IoError;
+use crate::promotion::PromotionError;
 use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
 use crate::registration::registered::RegisteredError;
@@ -47,6 +48,12 @@ pub(crate) enum Error {
     Usage(#[from] UsageError),
     #[error(transparent)]
     Trust(#[from] PolicyError),
+    #[error(transparent)]
+    Promotion(#[from] PromotionError),
+    /// A promote or rollback that failed after it switched `current`, and was undone: what
+    /// failed, then what was put back.
+    #[error("{failure}\n{undone}")]
+    Undone { failure: Box<Error>, undone: String },
 }
 
 impl Error {
@@ -93,6 +100,8 @@ impl Error {
             Error::Vendor(e) => e.help(),
             Error::Usage(e) => e.help(),
             Error::Trust(e) => e.help(),
+            Error::Promotion(e) => e.help(),
+            Error::Undone { failure, .. } => failure.help(),
         }
     }
 

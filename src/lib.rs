@@ -16,7 +16,9 @@
 //!   release's manifest is signed by a builder it allows;
 //! - `clients/`: claude, codex, gemini, grok behind one trait, and the CLI runner;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
-//!   the flat document, the session around them.
+//!   the flat document, the session around them;
+//! - `promotion/`: a release layout's `current` and its atomic switch, the prefix lock, the
+//!   promote journal and history, pruning old releases.
 //!
 //! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
@@ -31,7 +33,7 @@
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
 //! cli -> clients (ClientKind)
-//! registration -> clients -> identity -> trust -> content -> deployment -> entry
+//! promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit
 //! ```
@@ -41,7 +43,7 @@
 //! `SessionError`), which `error.rs` converts. Check with
 //! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder, and that
 //! `grep -rn "crate::error" src/deployment src/identity src/registration src/clients
-//! src/content src/vendored_sdk src/entry src/trust` prints nothing.
+//! src/content src/vendored_sdk src/entry src/trust src/promotion` prints nothing.
 
 mod cli;
 mod clients;
@@ -59,6 +61,7 @@ mod output;
 mod process;
 #[doc(hidden)]
 pub use process::{exec_child, EXEC_CHILD};
+mod promotion;
 mod registration;
 mod state;
 mod trust;

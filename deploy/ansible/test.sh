@@ -8,11 +8,16 @@
 #                         (-e mcp_deploy_verify=true);
 #   4. --tags verify      verify-identity for each server, as CI runs it, passes;
 #   5. --tags verify      with a wrong expected commit fails the play;
-#   6. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
+#   6. mcp_deploy_promote to a second release: changed=1, `current` switched; again:
+#      changed=0; --check of a promote back predicts changed=1 and switches nothing;
+#      mcp_deploy_rollback: --check predicts changed=1, then changed=1, back at the first
+#      release; a promote of a release
+#      that is not there fails the host and switches nothing;
+#   7. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
 #      is copied and installed with dpkg before install runs (changed; --check before it
 #      predicts that and installs nothing), a second play and a --check play change
 #      nothing, and the package is removed again;
-#   7. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
+#   8. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
 set -euo pipefail
@@ -126,6 +131,48 @@ grep -q 'codetools-ansible: commit: .*expected 111111111111111111111111111111111
   "$scratch/wrong.log" ||
   fail "the failure should show the commit check" wrong
 echo "ok: verify play fails on a wrong expected commit"
+
+# Promote and rollback (tasks/promote.yml): a second codetools release, made live and back.
+with_vars() { # EXTRA_JSON_MEMBERS
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.update(json.loads(sys.argv[2]));
+print(json.dumps(v))' "$scratch/vars.json" "$1"
+}
+ct="$scratch/opt/codetools"
+new_sha=$(printf 'b%.0s' {1..40})
+cp -R "$ct/releases/$ct_sha" "$ct/releases/$new_sha"
+echo "$new_sha" >"$ct/releases/$new_sha/VERSION"
+with_vars "{\"mcp_deploy_promote\": {\"codetools\": \"$new_sha\"}}" >"$scratch/promote.json"
+with_vars "{\"mcp_deploy_promote\": {\"codetools\": \"$ct_sha\"}}" >"$scratch/promote-back.json"
+with_vars '{"mcp_deploy_rollback": {"codetools": ""}}' >"$scratch/rollback.json"
+run promote "$scratch/promote.json" || fail "promote play failed" promote
+[ "$(recap changed promote)" = 1 ] || fail "promote play should report changed=1" promote
+[ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "promote did not switch current" promote
+echo "ok: promote play switched current and reported changed"
+run promote-again "$scratch/promote.json" || fail "second promote play failed" promote-again
+[ "$(recap changed promote-again)" = 0 ] || fail "re-promote should report changed=0" promote-again
+echo "ok: re-promote of the live release unchanged"
+run promote-check "$scratch/promote-back.json" --check || fail "promote --check failed" promote-check
+[ "$(recap changed promote-check)" = 1 ] || fail "promote --check should predict changed=1" promote-check
+[ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "promote --check switched current" promote-check
+echo "ok: promote --check predicts the switch and makes none"
+run rollback-check "$scratch/rollback.json" --check || fail "rollback --check failed" rollback-check
+[ "$(recap changed rollback-check)" = 1 ] || fail "rollback --check should predict changed=1" rollback-check
+[ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "rollback --check switched current" rollback-check
+echo "ok: rollback --check predicts the switch and makes none"
+run rollback "$scratch/rollback.json" || fail "rollback play failed" rollback
+[ "$(recap changed rollback)" = 1 ] || fail "rollback play should report changed=1" rollback
+[ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "rollback did not switch back" rollback
+echo "ok: rollback play switched back to the previous release"
+with_vars "{\"mcp_deploy_promote\": {\"codetools\": \"$(printf 'd%.0s' {1..40})\"}}" \
+  >"$scratch/promote-missing.json"
+if run promote-missing "$scratch/promote-missing.json"; then
+  fail "promote of a release that is not there passed" promote-missing
+fi
+[ "$(recap failed promote-missing)" = 1 ] || fail "promote should fail the host" promote-missing
+grep -q 'nothing was switched or registered' "$scratch/promote-missing.log" ||
+  fail "the failure should say nothing was switched" promote-missing
+[ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "a failed promote switched" promote-missing
+echo "ok: promote of a missing release fails the host and switches nothing"
 
 # Shipping mcp-deploy before install (tasks/ship.yml): the Debian package through dpkg (as
 # root only: it installs system-wide, and is removed again), then a prebuilt binary.

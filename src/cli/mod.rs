@@ -51,6 +51,15 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print a man page (roff): mcp-deploy(1), or with COMMAND e.g. mcp-deploy-install(1).
     Man(ManArgs),
+    /// Make releases/<SHA> the live release: check it, switch `current` atomically, register
+    /// and verify, all undone on failure.
+    Promote(PromoteArgs),
+    /// Make the release live before the current one live again (or --to SHA), the way
+    /// promote does.
+    Rollback(RollbackArgs),
+    /// Remove old releases, never the live one, the rollback target, or one a registration
+    /// points into.
+    Prune(PruneArgs),
 }
 
 impl Command {
@@ -69,6 +78,9 @@ impl Command {
             },
             Command::VerifyVendor(a) => a.json,
             Command::PinVendor(a) => a.json,
+            Command::Promote(a) => a.transition.json,
+            Command::Rollback(a) => a.transition.json,
+            Command::Prune(a) => a.json,
             // Their output is the artifact itself.
             Command::Completions(_) | Command::Man(_) => false,
         }
@@ -405,6 +417,110 @@ pub struct PinVendorArgs {
     /// The SDK's release manifest, which must list the tarball with the same sha256.
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What promote and rollback share: the server, its registration, and install's options.
+#[derive(Debug, Args)]
+pub struct TransitionArgs {
+    /// The declared server [default: the last component of --prefix].
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+    /// Register the server as NAME+SUFFIX, e.g. -test.
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub name_suffix: String,
+    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    #[arg(long, value_name = "FILE")]
+    pub registered: Option<PathBuf>,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+    /// Require the release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long)]
+    pub content: bool,
+    /// A trust policy (OpenSSH allowed_signers): the release to make live must carry a
+    /// MANIFEST.sha256.sig by a signer it allows for the mcp-deploy namespace, checked before
+    /// anything switches. A server's own trusted_signers must pass too.
+    #[arg(long, value_name = "FILE")]
+    pub trusted_signers: Option<PathBuf>,
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+    /// Check the release and say whether `current` would switch; lock, switch, register and
+    /// write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print the outcome as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub client: ClientArgs,
+    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
+    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
+    pub mcp_timeout: u64,
+    /// Seconds to wait for another run's lock (the prefix's, then the client config's).
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub lock_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 promoted and verified, 1 a check failed (before the switch: \
+                  nothing changed; after it: everything was put back), 2 could not run."
+)]
+pub struct PromoteArgs {
+    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// The release to make live: <prefix>/releases/<SHA>, the full commit sha.
+    #[arg(long, value_name = "SHA")]
+    pub release: String,
+    #[command(flatten)]
+    pub transition: TransitionArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit status: 0 rolled back and verified, 1 a check failed (everything put \
+                  back), 2 could not run (no previous release in the history, say)."
+)]
+pub struct RollbackArgs {
+    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// The release to go back to [default: the one live before the current one, from the
+    /// promote history].
+    #[arg(long = "to", value_name = "SHA")]
+    pub to: Option<String>,
+    #[command(flatten)]
+    pub transition: TransitionArgs,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status: 0 pruned (or, with --dry-run, listed), 2 could not run.")]
+pub struct PruneArgs {
+    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// How many of the newest releases to keep, besides those that must stay.
+    #[arg(long, value_name = "N")]
+    pub keep: usize,
+    /// List what would be removed and why the others stay; remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The flat registration document whose entries protect releases [default:
+    /// ~/.claude/mcp-registered.json].
+    #[arg(long, value_name = "FILE")]
+    pub registered: Option<PathBuf>,
+    /// Seconds to wait for another run's lock on the prefix.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub lock_timeout: u64,
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,

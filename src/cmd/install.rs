@@ -52,7 +52,6 @@ use crate::registration::session::{
     self, agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
 };
 use crate::registration::transaction::{self, Transaction};
-use crate::trust::allowed_signers::Policy;
 
 pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1. Validate.
@@ -64,6 +63,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // its lock below.
     Flat::read_or_empty(registered_path)?;
     let ledger_file = ledger_path(args.ledger.as_deref());
+    super::warn_interrupted_promotes(selected);
     let mut rendered = Vec::new();
     let mut trust = Vec::new();
     for s in selected {
@@ -78,7 +78,17 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     // 1b. The gate: the deployment is checked before anything is written or registered, so a
     // dangling `current`, a wrong commit, tampered content or a command that cannot run never
     // reaches the client (where `claude mcp list` would show a server that cannot start).
-    let gate = gate_reports(args, selected, &rendered, &trust, &expected);
+    let gate = super::gate_reports(
+        &super::Gate {
+            clients: &args.client.clients,
+            require_content: args.content,
+            candidate: None,
+            trust: &trust,
+        },
+        selected,
+        &rendered,
+        &expected,
+    );
     let gate_ok = gate.iter().all(ServerReport::ok);
     if !gate_ok && !args.dry_run {
         let servers = gate
@@ -215,6 +225,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 handshake: None,
                 live: Some(live.clone()),
                 trust,
+                candidate: None,
             };
             let mut report = checks::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());
@@ -239,52 +250,6 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
 const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
                          registers anything, and the deployment failed the checks above";
 const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";
-
-/// Step 1b for every selected server: [`checks::deployment_checks`], with the server's trust
-/// policies (`trust[i]` for `selected[i]`; the `signature` check runs when there is one).
-fn gate_reports(
-    args: &InstallArgs,
-    selected: &[Selected],
-    rendered: &[Rendered],
-    trust: &[Vec<Policy>],
-    expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
-) -> Vec<ServerReport> {
-    let clients = args
-        .client
-        .clients
-        .iter()
-        .map(|k| k.name())
-        .collect::<Vec<_>>()
-        .join(",");
-    selected
-        .iter()
-        .zip(rendered)
-        .zip(trust)
-        .map(|((s, r), trust)| {
-            let target = Target {
-                server: &s.server,
-                client: &clients,
-                prefix: s.prefix.clone(),
-                registered_name: s.registered_name.clone(),
-                declared: r.entry.clone(),
-                expected: expected.get(&s.server.name).cloned(),
-                require_content: args.content,
-                handshake: None,
-                live: None,
-                trust,
-            };
-            ServerReport {
-                name: s.server.name.clone(),
-                client: clients.clone(),
-                registered_name: s.registered_name.clone(),
-                prefix: s.prefix.display().to_string(),
-                registration: None,
-                witnesses: None,
-                checks: checks::deployment_checks(&target),
-            }
-        })
-        .collect()
-}
 
 /// `install --dry-run`: the plan, each step with the gate checks of its server.
 fn dry_run(

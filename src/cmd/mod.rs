@@ -8,6 +8,8 @@ pub(crate) mod install;
 pub(crate) mod man;
 pub(crate) mod manifest;
 pub(crate) mod pin_vendor;
+pub(crate) mod promote;
+pub(crate) mod prune;
 pub(crate) mod render_mcp;
 pub(crate) mod sample;
 pub(crate) mod status;
@@ -34,6 +36,9 @@ pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
         Command::PinVendor(args) => pin_vendor::run(args),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
+        Command::Promote(args) => promote::promote(args),
+        Command::Rollback(args) => promote::rollback(args),
+        Command::Prune(args) => prune::prune(args),
     }
 }
 
@@ -99,4 +104,83 @@ pub(crate) fn trust_policies(
         }
     }
     Ok(policies)
+}
+
+/// What the gate checks besides the deployment itself: for install and promote alike, so
+/// that a check added to the gate (a trust policy, say) reaches both.
+pub(crate) struct Gate<'a> {
+    /// The clients of `--client`, named in the report.
+    pub(crate) clients: &'a [crate::clients::ClientKind],
+    /// `--content`: a release must hold a manifest its files match.
+    pub(crate) require_content: bool,
+    /// promote's preflight: the release to check in place of what `current` resolves to.
+    pub(crate) candidate: Option<&'a std::path::Path>,
+    /// The trust policies of each selected server, `trust[i]` for `selected[i]` (see
+    /// [`trust_policies`]); the `signature` check runs where there is one.
+    pub(crate) trust: &'a [Vec<crate::trust::allowed_signers::Policy>],
+}
+
+/// The gate, install's step 1b and promote's preflight: [`checks::deployment_checks`] for
+/// every selected server, before anything is written or registered.
+///
+/// [`checks::deployment_checks`]: crate::identity::checks::deployment_checks
+pub(crate) fn gate_reports(
+    gate: &Gate,
+    selected: &[crate::deployment::selection::Selected],
+    rendered: &[crate::deployment::render::Rendered],
+    expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
+) -> Vec<crate::identity::report::ServerReport> {
+    use crate::identity::checks::{self, Target};
+    let clients = gate
+        .clients
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(",");
+    selected
+        .iter()
+        .zip(rendered)
+        .zip(gate.trust)
+        .map(|((s, r), trust)| {
+            let target = Target {
+                server: &s.server,
+                client: &clients,
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: gate.require_content,
+                handshake: None,
+                live: None,
+                candidate: gate.candidate.map(std::path::Path::to_path_buf),
+                trust,
+            };
+            crate::identity::report::ServerReport {
+                name: s.server.name.clone(),
+                client: clients.clone(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                witnesses: None,
+                checks: checks::deployment_checks(&target),
+            }
+        })
+        .collect()
+}
+
+/// Say, before anything changes, which selected release layouts hold the journal of an
+/// interrupted promote (install goes on: it registers the stable path, whichever release
+/// `current` names; promote or rollback undoes the switch).
+pub(crate) fn warn_interrupted_promotes(selected: &[crate::deployment::selection::Selected]) {
+    for s in selected {
+        if s.server.layout != crate::deployment::declaration::Layout::Release {
+            continue;
+        }
+        if let Some(journal) = crate::promotion::prefix::interrupted(&s.prefix) {
+            crate::output::notice(crate::notice::Notice::InterruptedPromote {
+                server: s.server.name.clone(),
+                journal,
+            });
+        }
+    }
 }

@@ -41,6 +41,18 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
                 recorded_servers.as_ref(),
                 registered_path,
             )?;
+            if let Some(journal) = crate::promotion::prefix::interrupted(&s.prefix) {
+                report.checks.push(crate::identity::report::Check {
+                    check: "promote",
+                    ok: false,
+                    detail: format!(
+                        "an interrupted promote is journalled in {}: `current` may still be \
+                         switched; run `mcp-deploy promote` or `rollback` on this prefix to \
+                         undo it",
+                        journal.display()
+                    ),
+                });
+            }
             let shadows = client.shadows(&s.registered_name)?;
             if !shadows.is_empty() {
                 report.checks.push(shadow_check(

@@ -48,6 +48,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
             live,
             trust: &trust,
+            candidate: None,
         };
         reports.push(checks::verify(&target, &flat.servers(client)));
     }

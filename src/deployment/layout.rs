@@ -143,6 +143,78 @@ pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
     Ok(format!("{} -> {}", current.display(), target.display()))
 }
 
+/// promote's `release` check of the release about to be made live, `dir` =
+/// `<prefix>/releases/<sha>`: a directory itself (never a symlink, which could lead anywhere),
+/// directly inside the real `releases/`.
+pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, String> {
+    let meta = dir
+        .symlink_metadata()
+        .map_err(|e| format!("{} cannot be read: {e}", dir.display()))?;
+    if meta.file_type().is_symlink() {
+        let to = fs::read_link(dir)
+            .map(|t| format!(" -> {}", t.display()))
+            .unwrap_or_default();
+        return Err(format!(
+            "{}{to} is a symlink; a release is a directory inside releases/, never a link to \
+             one",
+            dir.display()
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", dir.display()));
+    }
+    let releases = prefix.join("releases");
+    let releases_real = fs::canonicalize(&releases)
+        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
+    let real =
+        fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    if real.parent() != Some(releases_real.as_path()) {
+        return Err(format!(
+            "{} resolves to {}, which is not directly inside {}",
+            dir.display(),
+            real.display(),
+            releases_real.display()
+        ));
+    }
+    Ok(format!(
+        "{} is a release directory inside {}",
+        real.display(),
+        releases_real.display()
+    ))
+}
+
+/// promote's `commit` evidence of the release `dir` about to be made live: its VERSION, and
+/// `<prefix>/VERSION` as it will read after the switch (a link through `current/` follows
+/// the switch; a plain file must already agree).
+pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), String> {
+    let version = dir.join("VERSION");
+    let sha = read_version(&version)?;
+    let mut evidence = format!("{} holds {sha}", version.display());
+    let outer = prefix.join("VERSION");
+    if let Ok(meta) = outer.symlink_metadata() {
+        let through_current = meta.file_type().is_symlink()
+            && fs::read_link(&outer).is_ok_and(|t| t.is_relative() && t.starts_with("current"));
+        if through_current {
+            evidence.push_str(&format!(
+                "; {} leads through current/ and will follow the switch",
+                outer.display()
+            ));
+        } else {
+            let outer_sha = read_version(&outer)?;
+            if outer_sha != sha {
+                return Err(format!(
+                    "{} holds {outer_sha} but {} holds {sha}: they would disagree after the \
+                     switch",
+                    outer.display(),
+                    version.display()
+                ));
+            }
+            evidence.push_str(&format!("; {} agrees", outer.display()));
+        }
+    }
+    Ok((sha, evidence))
+}
+
 /// The directory whose VERSION names the deployed commit.
 pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
     match layout {

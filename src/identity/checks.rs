@@ -84,16 +84,17 @@ pub(crate) struct Target<'a> {
     /// must pass (`--trusted-signers`, the server's `trusted_signers`, or both); none reports
     /// only whether the release is signed.
     pub(crate) trust: &'a [Policy],
+    /// promote's preflight: the release directory (`<prefix>/releases/<sha>`) checked in place
+    /// of the one `current` resolves to now, as if `current` already pointed at it. `None`:
+    /// the deployment as it is.
+    pub(crate) candidate: Option<PathBuf>,
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
 pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerReport {
     let mut checks = Vec::new();
     if target.server.layout == Layout::Release {
-        checks.push(Check::from_result(
-            "release",
-            layout::check_release(&target.prefix),
-        ));
+        checks.push(Check::from_result("release", check_release(target)));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
     checks.extend(content_and_signature(target, true));
@@ -155,19 +156,17 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
 pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     let mut checks = Vec::new();
     if target.server.layout == Layout::Release {
-        checks.push(Check::from_result(
-            "release",
-            layout::check_release(&target.prefix),
-        ));
+        checks.push(Check::from_result("release", check_release(target)));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
     checks.extend(content_and_signature(target, false));
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
-        let r = layout::containment_root(prefix, layout)
+        let via = switched_view(target);
+        let r = containment_root_of(target)
             .and_then(|root| {
-                let ok = check_command_inside(Path::new(command), &root)?;
-                check_stable_path(layout, prefix, Path::new(command), &root)?;
+                let ok = check_command_inside_via(Path::new(command), &root, via.as_ref())?;
+                check_stable_path_via(layout, prefix, Path::new(command), &root, via.as_ref())?;
                 Ok(ok)
             })
             .map(|ok| format!("the declared command {ok}"))
@@ -177,7 +176,53 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     checks
 }
 
+/// The `release` check: `current` as it is, or for promote's preflight the candidate release.
+fn check_release(target: &Target) -> Result<String, String> {
+    match &target.candidate {
+        Some(dir) => layout::check_candidate(&target.prefix, dir),
+        None => layout::check_release(&target.prefix),
+    }
+}
+
+/// The directory whose files the `content` check (and any check of the release's own files)
+/// reads: the candidate in promote's preflight, else what the layout says is deployed.
+pub(crate) fn release_of(target: &Target) -> Result<PathBuf, String> {
+    match &target.candidate {
+        Some(dir) => Ok(dir.clone()),
+        None => layout::release_dir(&target.prefix, target.server.layout),
+    }
+}
+
+/// The canonical containment root: the candidate's, in promote's preflight.
+fn containment_root_of(target: &Target) -> Result<PathBuf, String> {
+    match &target.candidate {
+        Some(dir) => {
+            fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
+        }
+        None => layout::containment_root(&target.prefix, target.server.layout),
+    }
+}
+
+/// In promote's preflight, `(canonical <prefix>/current, candidate)`: resolving a command
+/// then takes `current` as a link to the candidate, so that the stable path
+/// `<prefix>/bin/x -> ../current/bin/x` is followed into the release that is about to be live.
+fn switched_view(target: &Target) -> Option<(PathBuf, PathBuf)> {
+    let dir = target.candidate.as_ref()?;
+    let prefix = fs::canonicalize(&target.prefix).ok()?;
+    let dir = fs::canonicalize(dir).ok()?;
+    Some((prefix.join("current"), dir))
+}
+
 fn check_commit(target: &Target) -> Result<String, String> {
+    if let Some(dir) = &target.candidate {
+        let (sha, evidence) = layout::candidate_commit(&target.prefix, dir)?;
+        return match &target.expected {
+            Some(expected) if *expected != sha => Err(format!(
+                "the release's commit is {sha}, expected {expected} ({evidence})"
+            )),
+            _ => Ok(format!("{evidence}, as expected")),
+        };
+    }
     let command = match &target.declared.transport {
         Transport::Stdio { command, .. } => Some(Path::new(command.as_str())),
         Transport::Remote { .. } => None,
@@ -217,7 +262,7 @@ fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
     let required = target.require_content || !target.trust.is_empty();
     let signed = !target.trust.is_empty();
     let mut checks = Vec::new();
-    let dir = match layout::release_dir(&target.prefix, target.server.layout) {
+    let dir = match release_of(target) {
         Ok(dir) => dir,
         Err(e) => {
             if required {
@@ -437,7 +482,7 @@ fn finish_registration(
     let declared = &target.declared;
     let mut evidence = Vec::new();
     if matches!(declared.transport, Transport::Stdio { .. }) {
-        match layout::containment_root(&target.prefix, target.server.layout) {
+        match containment_root_of(target) {
             Err(e) => problems.push(e),
             Ok(root) => {
                 for command in commands {
@@ -482,13 +527,26 @@ pub fn check_stable_path(
     command: &Path,
     root: &Path,
 ) -> Result<(), String> {
+    check_stable_path_via(layout, prefix, command, root, None)
+}
+
+fn check_stable_path_via(
+    layout: Layout,
+    prefix: &Path,
+    command: &Path,
+    root: &Path,
+    via: Option<&(PathBuf, PathBuf)>,
+) -> Result<(), String> {
     if layout != Layout::Release {
         return Ok(());
     }
     let Ok(rel) = command.strip_prefix(prefix) else {
         return Ok(());
     };
-    let (Ok(real), Ok(own)) = (resolve_command(command), fs::canonicalize(root.join(rel))) else {
+    let (Ok(real), Ok(own)) = (
+        resolve_command_via(command, via),
+        fs::canonicalize(root.join(rel)),
+    ) else {
         // Unresolvable: check_command_inside has said why.
         return Ok(());
     };
@@ -687,6 +745,15 @@ impl UrlParts {
 /// ([`resolve_command`]), an executable regular file, and resolve (every symlink followed) to
 /// a path inside `root` (already canonical).
 pub(crate) fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
+    check_command_inside_via(command, root, None)
+}
+
+/// [`check_command_inside`], resolving through `via` (see [`resolve_command_via`]).
+fn check_command_inside_via(
+    command: &Path,
+    root: &Path,
+    via: Option<&(PathBuf, PathBuf)>,
+) -> Result<String, String> {
     let shown = command.display();
     if !command.is_absolute() {
         return Err(format!(
@@ -698,7 +765,7 @@ pub(crate) fn check_command_inside(command: &Path, root: &Path) -> Result<String
             "command {shown} holds . or .. components; register the normalized path"
         ));
     }
-    let real = resolve_command(command)?;
+    let real = resolve_command_via(command, via)?;
     let meta = fs::metadata(&real).map_err(|e| format!("command {shown}: {e}"))?;
     if !meta.is_file() {
         return Err(format!(
@@ -735,7 +802,18 @@ const MAX_LINKS: usize = 40;
 /// ([`is_magic`]): `/proc/self/root/opt/x` or a link to `/dev/fd/3` may resolve inside the
 /// release for the verifier and to anything at all for the agent. Returns the resolved path,
 /// which agrees with `realpath` when nothing magic is on the way.
+#[cfg(test)]
 pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, String> {
+    resolve_command_via(command, None)
+}
+
+/// [`resolve_command`], where `via = (link, dir)` makes the path `link` (canonical) resolve
+/// as a symlink to `dir` whatever it is on disk: promote's preflight follows the stable path
+/// through `current` as it will be after the switch.
+fn resolve_command_via(
+    command: &Path,
+    via: Option<&(PathBuf, PathBuf)>,
+) -> Result<PathBuf, String> {
     let shown = command.display();
     let magic = |at: &Path, how: String| {
         format!(
@@ -767,6 +845,16 @@ pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, String> {
         let next = resolved.join(&part);
         if is_magic(&next) {
             return Err(magic(&next, "resolves through".into()));
+        }
+        if let Some((_, dir)) = via.filter(|(link, _)| *link == next) {
+            links += 1;
+            resolved = PathBuf::from("/");
+            for c in dir.components().rev() {
+                if let Component::Normal(n) = c {
+                    queue.push_front(PathBuf::from(n));
+                }
+            }
+            continue;
         }
         let meta = fs::symlink_metadata(&next).map_err(|e| {
             format!(

@@ -100,6 +100,44 @@ pub(crate) fn print(report: &Report, json: bool, exit: Exit) {
     }
 }
 
+/// `promote` and `rollback`: what happened, then the checks (the preflight's, or the
+/// verification's after the switch).
+pub(crate) fn promotion(outcome: &crate::promotion::Outcome, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(outcome, exit);
+    }
+    let report = Report::new(outcome.servers.clone(), None);
+    let mut text = human(&report, colour(&std::io::stdout()));
+    text.push_str(&format!("{}: {}\n", outcome.server, outcome.result));
+    emit(&text);
+}
+
+/// `prune`: what goes (or would go) and why each other release stays.
+pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, json: bool, exit: Exit) {
+    if json {
+        return emit_json_pretty(outcome, exit);
+    }
+    let mut text = String::new();
+    if outcome.dry_run {
+        text.push_str("dry run: nothing is removed\n");
+    }
+    let verb = if outcome.dry_run {
+        "would remove"
+    } else {
+        "removed"
+    };
+    for d in &outcome.remove {
+        text.push_str(&format!("{verb} releases/{}: {}\n", d.release, d.why));
+    }
+    for d in &outcome.keep {
+        text.push_str(&format!("keep   releases/{}: {}\n", d.release, d.why));
+    }
+    if outcome.remove.is_empty() {
+        text.push_str("nothing to remove\n");
+    }
+    emit(&text);
+}
+
 /// `install --dry-run`.
 pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
     if json {

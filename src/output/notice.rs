@@ -27,6 +27,17 @@ pub(crate) fn notice(n: Notice) {
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")
         }
+        Notice::InterruptedPromote { server, journal } => {
+            eprintln!(
+                "warning: an interrupted promote of {server} is journalled in {}: `current` may \
+                 still be switched",
+                journal.display()
+            );
+            eprintln!(
+                "help: run `mcp-deploy promote` or `mcp-deploy rollback` on that prefix: either \
+                 undoes it first"
+            );
+        }
         Notice::OwnPrefix { prefix, server } => eprintln!(
             "note: --prefix {} holds {server}'s own deployment: acting on {server} there (a root \
              would hold {}/{server})",

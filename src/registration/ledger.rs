@@ -127,7 +127,7 @@ pub(crate) fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         .map_err(|e| IoError::new("cannot append to the ledger", path, e))
 }
 
-fn user() -> String {
+pub(crate) fn user() -> String {
     ["USER", "LOGNAME"]
         .iter()
         .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
@@ -140,7 +140,7 @@ fn user() -> String {
         })
 }
 
-fn host() -> String {
+pub(crate) fn host() -> String {
     ["/proc/sys/kernel/hostname", "/etc/hostname"]
         .iter()
         .find_map(|p| {

@@ -9,7 +9,9 @@
 //!
 //! A run takes several locks (one per client, one for the flat document): [`acquire_all`]
 //! takes each file once (two clients may share a home, the document may sit in one) and in
-//! the order of their paths, so that two runs never wait on each other crosswise.
+//! the order of their paths, so that two runs never wait on each other crosswise. A promote
+//! or rollback takes its prefix's lock ([`crate::promotion`]) before any of these, and no run
+//! waits for a prefix lock while it holds one of these: the order stays one-way.
 //!
 //! The kernel releases a `flock` only when every descriptor of its open file is closed. The
 //! descriptors of the held locks are handed down to each mutating client call

@@ -182,6 +182,11 @@ impl Flat {
             .expect("validated as an object")
     }
 
+    /// Whether two documents hold the same thing (a run that changed nothing leaves the file).
+    pub(crate) fn same_as(&self, other: &Flat) -> bool {
+        self.doc == other.doc
+    }
+
     pub(crate) fn set(&mut self, client: &str, name: &str, entry: Value) {
         self.servers_mut(client).insert(name.to_string(), entry);
     }

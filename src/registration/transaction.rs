@@ -164,6 +164,20 @@ pub(crate) fn checkpoint(point: &str) {
     let _ = point;
 }
 
+/// A fault for the tests (debug builds only): whether `MCP_DEPLOY_FAIL_AT` names this point,
+/// where the caller then fails as if a check had (promote's `after-verify`).
+pub(crate) fn injected_failure(point: &str) -> bool {
+    #[cfg(debug_assertions)]
+    {
+        std::env::var("MCP_DEPLOY_FAIL_AT").is_ok_and(|p| p == point)
+    }
+    #[cfg(not(debug_assertions))]
+    {
+        let _ = point;
+        false
+    }
+}
+
 /// What a recovery did.
 #[derive(Debug, Default)]
 pub(crate) struct Recovered {
@@ -593,6 +607,15 @@ fn restore_once(
         })
     } else {
         Ok(Outcome::Lossy { now, keys })
+    }
+}
+
+/// Two optional entries are the same registration (both absent, or [`same`]).
+pub(crate) fn same_entry(a: Option<&Map<String, Value>>, b: Option<&Map<String, Value>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => same(a, b),
+        _ => false,
     }
 }
 

@@ -21,6 +21,7 @@ mod identity;
 mod install;
 mod manifest;
 mod output;
+mod promote;
 mod python;
 mod races;
 mod render;

@@ -1,0 +1,662 @@
+//! `promote` and `rollback`: make a release of a release layout live, as one transaction.
+//!
+//! The algorithm (rollback is the same with the target taken from the history):
+//! 1. Validate: the server (a release layout), `--release` a full sha (so `../x` is refused
+//!    before it names a path), the flat document, the ledger, the clients.
+//! 2. Take the prefix lock (`<prefix>/.mcp-deploy/prefix.lock`), then undo what an
+//!    interrupted promote journalled ([`crate::promotion::prefix`]), saying so.
+//! 3. Read what is live (`current` must be a symlink into `releases/`, or absent) and the
+//!    history (a FIFO or garbage there stops the run before anything changes).
+//! 4. Preflight: install's gate ([`super::gate_reports`]) on the new release, as if `current`
+//!    already pointed at it: `release` (a directory inside `releases/`, not a link), `commit`
+//!    (its VERSION is the sha), `content` (its manifest, when it has one or `--content`), and
+//!    the declared command through the stable path exists, is executable and stays inside
+//!    it. A failure exits 1 having changed nothing.
+//! 5. Write the promote journal, switch `current` (new symlink, rename, directory sync).
+//! 6. Re-render; under the client and flat-document locks, install into the selected clients
+//!    (install's transaction: journal, apply, observe, record, commit); record in the
+//!    journal what was committed; verify each client's registration and the release.
+//! 7. Append the history record, remove the journal (the commit point).
+//!
+//! A failure in 6 (a client, a check) undoes the registration changes (the transaction's own
+//! rollback, or after its commit an inverse transaction), puts `current` back the same atomic
+//! way, removes the journal, and exits non-zero saying what failed and that the previous
+//! release is live again. A re-promote of the live release switches nothing, writes no
+//! journal and no history, and makes no mutating client call.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::{gate_reports, open_clients, Gate};
+use crate::cli::{PromoteArgs, RollbackArgs, TransitionArgs};
+use crate::clients::Client;
+use crate::deployment::declaration::{validate_name, Declaration, Layout};
+use crate::deployment::layout::Sha;
+use crate::deployment::render::{self, Rendered};
+use crate::deployment::selection::{self, Selected};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::identity::checks::{self, Target};
+use crate::identity::report::ServerReport;
+use crate::notice::Notice;
+use crate::output::progress;
+use crate::promotion::history::{By, History, Record};
+use crate::promotion::prefix::{Journal, Prefix, Registered};
+use crate::promotion::{Outcome, PromotionError};
+use crate::registration::ledger;
+use crate::registration::plan::{change_record, observe_all, plan_client, Action, ClientPlan};
+use crate::registration::registered::Flat;
+use crate::registration::session::{
+    self, agree_recovered, ledger_after_commit, ledger_path, lock_and_recover, Recovered,
+};
+use crate::registration::transaction::{self, Change, Transaction};
+use crate::usage::UsageError;
+
+pub(crate) fn promote(args: &PromoteArgs) -> Result<Exit, Error> {
+    let sha = release_sha("--release", &args.release)?;
+    transition(&args.prefix, &args.transition, Some(sha), "promote")
+}
+
+pub(crate) fn rollback(args: &RollbackArgs) -> Result<Exit, Error> {
+    let to = args
+        .to
+        .as_deref()
+        .map(|s| release_sha("--to", s))
+        .transpose()?;
+    transition(&args.prefix, &args.transition, to, "rollback")
+}
+
+/// A release is named by its full sha and nothing else: `../x`, `a/b` or an abbreviation
+/// never become a path.
+fn release_sha(flag: &str, s: &str) -> Result<Sha, UsageError> {
+    Sha::parse(s).map_err(|why| {
+        UsageError::new(
+            format!("{flag} {s:?} is not a full commit sha: {why}"),
+            "name the release by the full sha it is unpacked under, <prefix>/releases/<sha>",
+        )
+    })
+}
+
+struct Run<'a> {
+    t: &'a TransitionArgs,
+    action: &'static str,
+    prefix: Prefix,
+    selected: Vec<Selected>,
+    rendered: Vec<Rendered>,
+    registered_path: PathBuf,
+    ledger_file: PathBuf,
+    clients: Vec<Box<dyn Client>>,
+    /// The trust policies of each selected server (`--trusted-signers` and the server's own),
+    /// loaded before anything is locked: a policy that cannot be read is exit 2, unchanged.
+    trust: Vec<Vec<crate::trust::allowed_signers::Policy>>,
+}
+
+fn transition(
+    prefix_arg: &Path,
+    t: &TransitionArgs,
+    want: Option<Sha>,
+    action: &'static str,
+) -> Result<Exit, Error> {
+    // 1. Validate.
+    let decl = Declaration::load(t.declaration.config.as_deref())?;
+    let (server, given) = selection::single(&decl, prefix_arg, t.server.as_deref())?;
+    if server.layout != Layout::Release {
+        return Err(Error::usage(
+            format!(
+                "{} is declared with a prefix layout: there is no `current` to switch",
+                server.name
+            ),
+            "promote and rollback act on release layouts (releases/<sha>, current)",
+        ));
+    }
+    let registered_name = format!("{}{}", server.name, t.name_suffix);
+    validate_name(&registered_name).map_err(|why| {
+        Error::usage(
+            format!("registered name {registered_name:?} is not valid: {why}"),
+            "choose a --name-suffix of letters, digits, '-' and '_'",
+        )
+    })?;
+    let selected = vec![Selected {
+        server: server.clone(),
+        prefix: given.clone(),
+        registered_name,
+    }];
+    let registered_path = t
+        .registered
+        .clone()
+        .unwrap_or_else(crate::registration::registered::default_path);
+    Flat::read_or_empty(&registered_path)?;
+    let ledger_file = ledger_path(t.ledger.as_deref());
+    ledger::check_appendable(&ledger_file)?;
+    let prefix = Prefix::open(&given)?;
+    let rendered = vec![render::render(server, &given)?];
+    let trust = selected
+        .iter()
+        .map(|s| super::trust_policies(t.trusted_signers.as_deref(), &s.server))
+        .collect::<Result<Vec<_>, _>>()?;
+    let clients = open_clients(&t.client, t.mcp_timeout)?;
+    let run = Run {
+        t,
+        action,
+        prefix,
+        selected,
+        rendered,
+        registered_path,
+        ledger_file,
+        clients,
+        trust,
+    };
+
+    // 2. Lock the prefix; undo an interrupted promote. A dry run only reads: no lock, and
+    // an interrupted promote is only reported (`from` is then what `current` names now).
+    let mut interrupted = None;
+    let (_prefix_lock, journal_path, mut history) = if t.dry_run {
+        let journal_path = run.prefix.peek_state_file("promote.journal.json")?;
+        if Journal::read(&journal_path)?.is_some() {
+            interrupted = Some(journal_path.clone());
+        }
+        let history = History::read(&run.prefix.peek_state_file("history.ndjson")?)?;
+        (None, journal_path, history)
+    } else {
+        let lock = run.prefix.lock(t.lock_timeout, &crate::output::notice)?;
+        transaction::checkpoint("prefix-locked");
+        let journal_path = run.prefix.journal_path()?;
+        let history = History::read(&run.prefix.history_path()?)?;
+        recover(&run, &journal_path, &history)?;
+        (Some(lock), journal_path, history)
+    };
+
+    // 3. What is live, what is wanted.
+    let from = run.prefix.live_release()?;
+    let to_sha = match want {
+        Some(sha) => sha,
+        None => {
+            let live = from
+                .as_deref()
+                .ok_or_else(|| PromotionError::NoRollbackTarget {
+                    why: format!("{} has no current release", run.prefix.given.display()),
+                })?;
+            let before = history
+                .before(live)
+                .map_err(|why| PromotionError::NoRollbackTarget { why })?;
+            Sha::parse(&before).map_err(|why| PromotionError::BadHistory {
+                path: history.path.clone(),
+                line: 0,
+                why: format!("it names {before:?} as the release before {live}: {why}"),
+            })?
+        }
+    };
+    let to = to_sha.to_string();
+
+    // 4. Preflight: install's gate, on the release about to be live.
+    let candidate = run.prefix.release(&to);
+    let expected: BTreeMap<String, Sha> = [(server.name.clone(), to_sha)].into();
+    let gate = gate_reports(
+        &Gate {
+            clients: &t.client.clients,
+            require_content: t.content,
+            candidate: Some(&candidate),
+            trust: &run.trust,
+        },
+        &run.selected,
+        &run.rendered,
+        &expected,
+    );
+    let mut outcome = Outcome {
+        dry_run: t.dry_run,
+        ok: false,
+        action,
+        server: server.name.clone(),
+        prefix: run.prefix.given.display().to_string(),
+        from: from.clone(),
+        to: to.clone(),
+        switched: false,
+        result: String::new(),
+        servers: Vec::new(),
+        registered: run.registered_path.display().to_string(),
+        history: history.path.display().to_string(),
+    };
+    if !gate.iter().all(ServerReport::ok) {
+        outcome.result = format!(
+            "nothing was switched or registered: releases/{to} failed the checks above, \
+             made before anything changes"
+        );
+        outcome.servers = gate;
+        crate::output::promotion(&outcome, t.json, Exit::CheckFailed);
+        return Ok(Exit::CheckFailed);
+    }
+
+    // 5. Journal, switch.
+    let switched = from.as_deref() != Some(to.as_str());
+    if t.dry_run {
+        outcome.ok = true;
+        outcome.switched = switched;
+        outcome.servers = gate;
+        outcome.result = match (&from, switched) {
+            (_, false) => format!("dry run: releases/{to} is already live; nothing would switch"),
+            (Some(f), true) => format!(
+                "dry run: releases/{to} passed the preflight; {action} would switch \
+                 releases/{f} -> releases/{to}, then register and verify"
+            ),
+            (None, true) => format!(
+                "dry run: releases/{to} passed the preflight; {action} would make it live (the \
+                 first), then register and verify"
+            ),
+        };
+        if let Some(j) = interrupted {
+            outcome.result.push_str(&format!(
+                "; first it would undo the interrupted promote journalled in {}",
+                j.display()
+            ));
+        }
+        crate::output::promotion(&outcome, t.json, Exit::Success);
+        return Ok(Exit::Success);
+    }
+    let now = std::time::SystemTime::now();
+    let mut journal = Journal {
+        journal: 1,
+        id: format!("{}-{}", ledger::rfc3339(now), std::process::id()),
+        pid: std::process::id(),
+        action: action.to_string(),
+        from: from.clone(),
+        to: to.clone(),
+        registered_document: run.registered_path.clone(),
+        registered: Vec::new(),
+    };
+    // From here SIGINT and SIGTERM are failures like any other: the run stops its client
+    // call, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
+    crate::process::catch_signals();
+    if switched {
+        journal.write(&journal_path)?;
+        transaction::checkpoint("promote-journal-written");
+        if let Err(e) = run.prefix.switch(Some(&to)) {
+            // rename(2) either happened or did not: `current` is what it was.
+            let _ = Journal::remove(&journal_path);
+            return Err(e.into());
+        }
+        transaction::checkpoint("after-switch");
+    }
+
+    // 6. Register and verify; 7. commit.
+    let result = register_and_verify(&run, switched, &mut journal, &journal_path);
+    let undo_switch = |why: &str| -> String {
+        if !switched {
+            return format!("{why}; `current` was not switched: releases/{to} is still live");
+        }
+        match run.prefix.switch(from.as_deref()) {
+            Ok(()) => {
+                let _ = Journal::remove(&journal_path);
+                match &from {
+                    Some(f) => format!(
+                        "{why}; `current` is back at releases/{f}: the previous release is live \
+                         again"
+                    ),
+                    None => format!("{why}; `current` is removed again, as it was before"),
+                }
+            }
+            Err(e) => format!(
+                "{why}; `current` could NOT be put back ({e}); the journal {} keeps what was \
+                 live and the next promote or rollback puts it back",
+                journal_path.display()
+            ),
+        }
+    };
+    match result {
+        Err(failure) => {
+            let undone = undo_switch(&format!("{action} of releases/{to} failed"));
+            Err(Error::Undone {
+                failure: Box::new(failure),
+                undone,
+            })
+        }
+        Ok((servers, false, changed)) => {
+            outcome.servers = servers;
+            outcome.result = undo_switch(&format!(
+                "{action} of releases/{to} failed the checks above after the switch; {}",
+                if changed {
+                    "every registration change was undone"
+                } else {
+                    "no registration had changed"
+                }
+            ));
+            crate::output::promotion(&outcome, t.json, Exit::CheckFailed);
+            Ok(Exit::CheckFailed)
+        }
+        Ok((servers, true, _)) => {
+            if switched {
+                history.append(Record {
+                    id: journal.id.clone(),
+                    time: ledger::rfc3339(now),
+                    action: action.to_string(),
+                    server: server.name.clone(),
+                    from: from.clone(),
+                    to: to.clone(),
+                    clients: run.clients.iter().map(|c| c.name().to_string()).collect(),
+                    by: By::me(),
+                })?;
+                transaction::checkpoint("after-history");
+                Journal::remove(&journal_path)?;
+            }
+            outcome.ok = true;
+            outcome.switched = switched;
+            outcome.servers = servers;
+            outcome.result = if switched {
+                match &from {
+                    Some(f) => {
+                        format!("{action}d: releases/{f} -> releases/{to}, live and verified")
+                    }
+                    None => format!("{action}d: releases/{to} is live (the first), verified"),
+                }
+            } else {
+                format!(
+                    "releases/{to} is already live: nothing switched, no history written, \
+                     registrations verified"
+                )
+            };
+            crate::output::promotion(&outcome, t.json, Exit::Success);
+            Ok(Exit::Success)
+        }
+    }
+}
+
+/// Step 6. `Ok((reports, true, _))`: registered and verified; `Ok((reports, false,
+/// changed))`: a check failed and the registration changes (whether there were any:
+/// `changed`) are undone; `Err`: a step failed and its changes are undone (the error says how
+/// each name ended).
+fn register_and_verify(
+    run: &Run,
+    switched: bool,
+    journal: &mut Journal,
+    journal_path: &Path,
+) -> Result<(Vec<ServerReport>, bool, bool), Error> {
+    let notify = &crate::output::notice;
+    for (s, r) in run.selected.iter().zip(&run.rendered) {
+        render::write_rendered(r, &s.prefix)?;
+    }
+    let (locks, recovered) = lock_and_recover(
+        &run.clients,
+        &run.registered_path,
+        run.t.lock_timeout,
+        &run.ledger_file,
+        notify,
+    )?;
+    let mut flat = Flat::read_or_empty(&run.registered_path)?;
+    let flat_before = flat.clone();
+    agree_recovered(&mut flat, &recovered);
+    let plans: Vec<ClientPlan> = run
+        .clients
+        .iter()
+        .map(|c| plan_client(c.as_ref(), &run.selected, &run.rendered))
+        .collect::<Result<_, _>>()?;
+    let names: Vec<&str> = run
+        .selected
+        .iter()
+        .map(|s| s.registered_name.as_str())
+        .collect();
+    let mut txs: Vec<Transaction> = Vec::new();
+    let outcome = (|| -> Result<(), Error> {
+        for p in &plans {
+            let mut tx = Transaction::begin(p.client, p.changes.clone(), &run.ledger_file, notify)?;
+            if !tx.is_empty() {
+                progress(&format!("registering with {}…", p.client.name()));
+            }
+            let applied = tx.apply();
+            txs.push(tx);
+            applied?;
+            for (name, entry) in observe_all(p.client, &names)? {
+                flat.set(p.client.name(), &name, entry.flat());
+            }
+        }
+        transaction::checkpoint("after-observe");
+        if !flat.same_as(&flat_before) || !std::fs::exists(&run.registered_path).unwrap_or(false) {
+            flat.write(&run.registered_path)?;
+        }
+        transaction::checkpoint("after-record");
+        Ok(())
+    })();
+    session::finish_all(txs, outcome)?;
+    let committed: Vec<Registered> = plans
+        .iter()
+        .filter(|p| !p.changes.is_empty())
+        .map(|p| Registered {
+            client: p.client.name().to_string(),
+            changes: p.changes.clone(),
+        })
+        .collect();
+    if switched && !committed.is_empty() {
+        journal.registered = committed.clone();
+        if let Err(e) = journal.write(journal_path) {
+            let e: Error = e.into();
+            return Err(undo_registrations(run, &committed, &mut flat, e));
+        }
+    }
+    transaction::checkpoint("after-register");
+    let mut records = Vec::new();
+    for p in &plans {
+        for ((s, r), action) in run.selected.iter().zip(&run.rendered).zip(&p.actions) {
+            if *action != Action::Unchanged {
+                let old = p.current.get(&s.registered_name).map(ledger::secret_free);
+                records.push(change_record(
+                    p.client,
+                    s,
+                    action.word(),
+                    old,
+                    Some(r.entry.flat()),
+                ));
+            }
+        }
+    }
+    ledger_after_commit(&run.ledger_file, &records, notify);
+
+    // Verify, as install's step 9, against what was recorded and the live config.
+    let mut reports = Vec::new();
+    for p in &plans {
+        let registrations = flat.servers(p.client.name());
+        let live = checks::Live {
+            path: p.client.config_path().to_path_buf(),
+            entries: p.client.user_entries()?,
+            shadows: Vec::new(),
+        };
+        let selected = run.selected.iter().zip(&run.rendered).zip(&run.trust);
+        for (((s, r), trust), action) in selected.zip(&p.actions) {
+            let target = Target {
+                server: &s.server,
+                client: p.client.name(),
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: Sha::parse(&journal.to).ok(),
+                require_content: run.t.content,
+                handshake: None,
+                live: Some(live.clone()),
+                candidate: None,
+                trust,
+            };
+            let mut report = checks::verify(&target, &registrations);
+            report.registration = Some(action.word().to_string());
+            reports.push(report);
+        }
+    }
+    if crate::process::interrupted() {
+        let failure = Error::usage(
+            format!("the {} was interrupted (SIGINT or SIGTERM)", run.action),
+            "run it again when it may finish",
+        );
+        if committed.is_empty() {
+            return Err(failure);
+        }
+        return Err(undo_registrations(run, &committed, &mut flat, failure));
+    }
+    let mut ok = reports.iter().all(ServerReport::ok);
+    if transaction::injected_failure("after-verify") {
+        ok = false;
+        if let Some(r) = reports.first_mut() {
+            r.checks.push(crate::identity::report::Check {
+                check: "injected",
+                ok: false,
+                detail: "MCP_DEPLOY_FAIL_AT=after-verify (a debug build's fault injection)".into(),
+            });
+        }
+    }
+    if !ok && !committed.is_empty() {
+        let failure = Error::usage(
+            format!(
+                "the {} failed its checks after the registration",
+                run.action
+            ),
+            "see the checks above",
+        );
+        let undone = undo_registrations(run, &committed, &mut flat, failure);
+        // Say how the names ended; the verdict stays "a check failed".
+        notify(Notice::Recovery(undone.to_string()));
+    }
+    drop(locks);
+    Ok((reports, ok, !committed.is_empty()))
+}
+
+/// Undo registration changes that were committed: an inverse transaction per client (which
+/// rolls itself back, to the promoted entries, if it fails), then the flat document's lines
+/// for those names brought back in agreement with each client.
+fn undo_registrations(
+    run: &Run,
+    committed: &[Registered],
+    flat: &mut Flat,
+    failure: Error,
+) -> Error {
+    match undo_changes(
+        &run.clients,
+        committed,
+        &run.ledger_file,
+        flat,
+        &run.registered_path,
+    ) {
+        Ok(lines) => Error::Undone {
+            failure: Box::new(failure),
+            undone: lines,
+        },
+        Err(e) => Error::Undone {
+            failure: Box::new(failure),
+            undone: format!("undoing the registration changes failed too: {e}"),
+        },
+    }
+}
+
+fn undo_changes(
+    clients: &[Box<dyn Client>],
+    committed: &[Registered],
+    ledger_file: &Path,
+    flat: &mut Flat,
+    registered_path: &Path,
+) -> Result<String, Error> {
+    let notify = &crate::output::notice;
+    let mut recovered = Recovered::new();
+    let mut lines = Vec::new();
+    for reg in committed {
+        let Some(client) = clients.iter().find(|c| c.name() == reg.client) else {
+            return Err(Error::usage(
+                format!(
+                    "the interrupted run changed {}'s registrations, which this run does not open",
+                    reg.client
+                ),
+                format!("run again with --client {}", reg.client),
+            ));
+        };
+        // Compare-and-swap, as every restore: a name is put back only while it holds what
+        // the promote wrote; one already as before is left (an undo run twice), one changed
+        // by someone else since is left and said.
+        let before = client.user_entries()?;
+        let mut inverse: Vec<Change> = Vec::new();
+        for c in &reg.changes {
+            let now = before.get(&c.name).and_then(|v| v.as_object());
+            if transaction::same_entry(now, c.previous.as_ref()) {
+                lines.push(format!("  {}: {} already as before", reg.client, c.name));
+            } else if transaction::same_entry(now, c.target.as_ref()) {
+                inverse.push(Change {
+                    name: c.name.clone(),
+                    previous: c.target.clone(),
+                    target: c.previous.clone(),
+                });
+            } else {
+                lines.push(format!(
+                    "  {}: {} changed since the promote wrote it: not put back",
+                    reg.client, c.name
+                ));
+            }
+        }
+        let mut tx = Transaction::begin(client.as_ref(), inverse.clone(), ledger_file, notify)?;
+        let applied = tx.apply();
+        session::finish_all::<Error>(vec![tx], applied.map_err(Error::from))?;
+        let now = client.user_entries()?;
+        for c in &inverse {
+            lines.push(format!("  {}: {} put back", reg.client, c.name));
+            recovered.push((
+                client.name(),
+                c.name.clone(),
+                now.get(&c.name).and_then(|v| v.as_object().cloned()),
+            ));
+        }
+    }
+    if agree_recovered(flat, &recovered) {
+        flat.write(registered_path)?;
+    }
+    Ok(format!(
+        "every registration change was undone:\n{}",
+        lines.join("\n")
+    ))
+}
+
+/// Step 2: undo what an interrupted promote journalled.
+fn recover(run: &Run, journal_path: &Path, history: &History) -> Result<(), Error> {
+    let notify = &crate::output::notice;
+    let Some(journal) = Journal::read(journal_path)? else {
+        return Ok(());
+    };
+    if history.has(&journal.id) {
+        // It committed; only removing its journal was interrupted.
+        Journal::remove(journal_path)?;
+        return Ok(());
+    }
+    notify(Notice::Recovery(format!(
+        "recovering the interrupted {} of pid {} journalled in {} (from {} to releases/{}):",
+        journal.action,
+        journal.pid,
+        journal_path.display(),
+        journal
+            .from
+            .as_deref()
+            .map(|f| format!("releases/{f}"))
+            .unwrap_or_else(|| "no current".into()),
+        journal.to
+    )));
+    if !journal.registered.is_empty() {
+        let (locks, _) = lock_and_recover(
+            &run.clients,
+            &journal.registered_document,
+            run.t.lock_timeout,
+            &run.ledger_file,
+            notify,
+        )?;
+        let mut flat = Flat::read_or_empty(&journal.registered_document)?;
+        let lines = undo_changes(
+            &run.clients,
+            &journal.registered,
+            &run.ledger_file,
+            &mut flat,
+            &journal.registered_document,
+        )?;
+        drop(locks);
+        notify(Notice::Recovery(format!("  {lines}")));
+    }
+    // The interrupted run may have died before or after its switch: what is live is the
+    // old release or the new one, both of which `live_release` reads.
+    let live = run.prefix.live_release()?;
+    if live != journal.from {
+        run.prefix.switch(journal.from.as_deref())?;
+    }
+    notify(Notice::Recovery(match &journal.from {
+        Some(f) => format!("  current: back at releases/{f}"),
+        None => "  current: removed again (there was none before)".into(),
+    }));
+    Journal::remove(journal_path)?;
+    Ok(())
+}

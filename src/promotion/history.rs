@@ -1,0 +1,193 @@
+//! The promote history, `<prefix>/.mcp-deploy/history.ndjson`: one JSON line per promote or
+//! rollback that switched `current` — when, what kind, from which release to which, for
+//! which clients, by whom. Rollback reads it to find the release that was live before;
+//! prune reads it to order releases by when they were last live.
+//!
+//! Appending rewrites the whole file atomically (temp file, rename, directory sync): a crash
+//! leaves the old history or the new, never a torn line. A history that cannot be read (a
+//! FIFO, a line that is not a record) stops the run with exit 2 and is never rewritten.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::fsio::{self, IoError};
+use crate::promotion::PromotionError;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Record {
+    /// Unique per promote: `<time>-<pid>`.
+    pub(crate) id: String,
+    pub(crate) time: String,
+    /// `promote` or `rollback`.
+    pub(crate) action: String,
+    pub(crate) server: String,
+    /// The release live before (`None`: the first promote).
+    pub(crate) from: Option<String>,
+    pub(crate) to: String,
+    pub(crate) clients: Vec<String>,
+    /// Who ran it: user, host, pid.
+    pub(crate) by: By,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct By {
+    pub(crate) user: String,
+    pub(crate) host: String,
+    pub(crate) pid: u32,
+}
+
+impl By {
+    pub(crate) fn me() -> By {
+        By {
+            user: crate::registration::ledger::user(),
+            host: crate::registration::ledger::host(),
+            pid: std::process::id(),
+        }
+    }
+}
+
+/// The history as read: its records and its exact text (kept for the append).
+#[derive(Debug, Default)]
+pub(crate) struct History {
+    pub(crate) path: PathBuf,
+    pub(crate) records: Vec<Record>,
+    text: String,
+}
+
+impl History {
+    /// Read `path` (absent: empty). Refused (exit 2): anything but a regular file, over the
+    /// document bound, or a line that is not a record.
+    pub(crate) fn read(path: &Path) -> Result<History, PromotionError> {
+        let text = fsio::read_input_if_exists(path, "promote history", fsio::limits::DOCUMENT)
+            .map_err(|e| PromotionError::BadHistory {
+                path: path.to_path_buf(),
+                line: 0,
+                why: e.source.to_string(),
+            })?
+            .unwrap_or_default();
+        let mut records = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let r: Record = serde_json::from_str(line).map_err(|e| PromotionError::BadHistory {
+                path: path.to_path_buf(),
+                line: i + 1,
+                why: e.to_string(),
+            })?;
+            records.push(r);
+        }
+        Ok(History {
+            path: path.to_path_buf(),
+            records,
+            text,
+        })
+    }
+
+    /// Append `record`: the old text, byte for byte, and one line.
+    pub(crate) fn append(&mut self, record: Record) -> Result<(), IoError> {
+        let mut text = self.text.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&serde_json::to_string(&record).expect("a record serializes"));
+        text.push('\n');
+        fsio::write_atomic(&self.path, text.as_bytes(), true)?;
+        self.text = text;
+        self.records.push(record);
+        Ok(())
+    }
+
+    pub(crate) fn has(&self, id: &str) -> bool {
+        self.records.iter().any(|r| r.id == id)
+    }
+
+    /// The release that was live before `live` became live: the `from` of the latest record
+    /// that made it live. A rollback is a record too, so two rollbacks in a row go back and
+    /// forth, like `cd -`.
+    pub(crate) fn before(&self, live: &str) -> Result<String, String> {
+        let Some(r) = self.records.iter().rev().find(|r| r.to == live) else {
+            return Err(format!(
+                "the history {} has no record of {live} becoming live",
+                self.path.display()
+            ));
+        };
+        r.from.clone().ok_or_else(|| {
+            format!(
+                "{live} was the first release promoted here ({}); nothing was live before it",
+                r.time
+            )
+        })
+    }
+
+    /// The index of the latest record that made `release` live.
+    #[cfg(test)]
+    pub(crate) fn last_live(&self, release: &str) -> Option<usize> {
+        self.records.iter().rposition(|r| r.to == release)
+    }
+
+    /// When `release` last became live, by the history.
+    pub(crate) fn last_live_time(&self, release: &str) -> Option<std::time::SystemTime> {
+        self.records
+            .iter()
+            .rev()
+            .find(|r| r.to == release)
+            .and_then(|r| humantime::parse_rfc3339(&r.time).ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: &str, from: Option<&str>, to: &str) -> Record {
+        Record {
+            id: id.into(),
+            time: "2026-11-30T00:00:00Z".into(),
+            action: "promote".into(),
+            server: "codetools".into(),
+            from: from.map(str::to_string),
+            to: to.into(),
+            clients: vec!["claude".into()],
+            by: By::me(),
+        }
+    }
+
+    #[test]
+    fn appends_keep_the_old_bytes_and_rollback_finds_the_previous_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("history.ndjson");
+        let mut h = History::read(&p).unwrap();
+        assert!(h.before("a").is_err());
+        h.append(rec("1", None, "a")).unwrap();
+        h.append(rec("2", Some("a"), "b")).unwrap();
+        let before = std::fs::read(&p).unwrap();
+        let mut h = History::read(&p).unwrap();
+        assert_eq!(h.before("b").unwrap(), "a");
+        assert!(h.before("a").unwrap_err().contains("first release"));
+        h.append(rec("3", Some("b"), "a")).unwrap();
+        let after = std::fs::read(&p).unwrap();
+        assert!(after.starts_with(&before));
+        assert_eq!(History::read(&p).unwrap().before("a").unwrap(), "b");
+        assert!(h.has("2") && !h.has("4"));
+        assert_eq!(h.last_live("a"), Some(2));
+    }
+
+    #[test]
+    fn garbage_or_a_fifo_is_refused_with_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("history.ndjson");
+        std::fs::write(&p, "{\"id\":1}\nnot json\n").unwrap();
+        let e = History::read(&p).unwrap_err();
+        assert!(e.to_string().contains("at line 1"), "{e}");
+        let f = dir.path().join("fifo");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&f)
+            .status()
+            .unwrap()
+            .success());
+        let e = History::read(&f).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+    }
+}
