@@ -797,3 +797,62 @@ fn a_principal_with_a_terminal_escape_is_shown_escaped() {
     r.code(0).stdout_has("evil\\u{1b}[2Jname");
     assert!(!r.human().contains('\x1b'), "{r}");
 }
+
+/// Issue 15: promote with a trust policy checks the new release's signature in its preflight,
+/// before anything switches: an unsigned release, or one signed by a key the policy does not
+/// list, leaves `current`, the claude config and the document as they were; a release signed
+/// by the listed builder goes live.
+#[test]
+fn promote_with_a_policy_refuses_an_unsigned_or_unlisted_release_before_the_switch() {
+    const NEW: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let w = World::with_real_claude();
+    let keys = w.root().join("keys");
+    fs::create_dir_all(&keys).unwrap();
+    let builder = ed25519(&keys, "builder");
+    let other = ed25519(&keys, "other");
+    let policy = w.write(
+        "allowed_signers",
+        format!("{PRINCIPAL} {}\n", public(&builder)),
+    );
+    let ct = w.sample().join("codetools");
+    let old = ct.join("releases").join(CT_SHA);
+    let new = ct.join("releases").join(NEW);
+    fs::create_dir_all(new.join("bin")).unwrap();
+    fs::copy(old.join("bin/codetools"), new.join("bin/codetools")).unwrap();
+    fs::write(new.join("VERSION"), format!("{NEW}\n")).unwrap();
+    w.cmd().args(["manifest", "create"]).arg(&new).run().code(0);
+    let manifest = new.join("MANIFEST.sha256");
+    let promote = || {
+        w.cmd()
+            .args(["promote", "--prefix"])
+            .arg(&ct)
+            .args([
+                "--release",
+                NEW,
+                "--name-suffix",
+                "-test",
+                "--trusted-signers",
+            ])
+            .arg(&policy)
+            .run()
+    };
+    let current = || fs::read_link(ct.join("current")).unwrap();
+    let live_before = current();
+    for signer in ["none", "unlisted"] {
+        if signer == "unlisted" {
+            sign(&other, NS, &manifest);
+        }
+        let claude_before = fs::read(w.claude_json()).ok();
+        let doc_before = fs::read(w.registered()).ok();
+        promote()
+            .code(1)
+            .stdout_has("FAIL signature")
+            .stdout_has("nothing was switched or registered");
+        assert_eq!(current(), live_before, "{signer}: current moved");
+        assert_eq!(fs::read(w.claude_json()).ok(), claude_before, "{signer}");
+        assert_eq!(fs::read(w.registered()).ok(), doc_before, "{signer}");
+    }
+    sign(&builder, NS, &manifest);
+    promote().code(0).stdout_has(PRINCIPAL);
+    assert_eq!(current(), Path::new("releases").join(NEW));
+}
