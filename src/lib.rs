@@ -12,7 +12,8 @@
 //! - `content/`: digests, the `sha256sum` format, the release manifest of contents;
 //! - `vendored_sdk/`: vendored SDK tarballs, sidecars, the release manifest, npm's lockfile, SRI;
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
-//! - `clients/`: claude, codex, gemini behind one trait, and the CLI runner;
+//! - `clients/`: claude, codex, gemini, opencode, cursor behind one trait, the CLI runner and
+//!   the comment-preserving file edit of the clients without a CLI for it;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
 //!   the flat document, the session around them.
 //!

@@ -111,7 +111,8 @@ pub struct DeclarationArgs {
 /// Options for talking to the client CLI.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
-    /// The clients to act on, comma-separated: claude, codex, gemini.
+    /// The clients to act on, comma-separated: claude, codex, gemini,
+    /// opencode, cursor.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -155,7 +156,8 @@ pub struct StrictArgs {
 /// takes no binary and no timeout.
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
-    /// The clients to read, comma-separated: claude, codex, gemini.
+    /// The clients to read, comma-separated: claude, codex, gemini,
+    /// opencode, cursor.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -215,7 +217,8 @@ pub struct VerifyArgs {
         requires = "handshake"
     )]
     pub handshake_timeout: u64,
-    /// The clients whose registrations to check, comma-separated: claude, codex, gemini.
+    /// The clients whose registrations to check, comma-separated: claude, codex, gemini,
+    /// opencode, cursor.
     /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
     #[arg(
         long = "client",

@@ -1,11 +1,16 @@
 //! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
+//! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
+//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]).
 //! Adding a client is one module here and one line in [`open`].
 
 pub(crate) mod claude;
 pub(crate) mod codex;
+pub(crate) mod cursor;
+mod file_backed;
 mod flow;
 pub(crate) mod gemini;
+pub(crate) mod opencode;
 pub(crate) mod runner;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -162,6 +167,8 @@ pub enum ClientKind {
     Claude,
     Codex,
     Gemini,
+    Opencode,
+    Cursor,
 }
 
 impl ClientKind {
@@ -171,6 +178,8 @@ impl ClientKind {
             ClientKind::Claude => "claude",
             ClientKind::Codex => "codex",
             ClientKind::Gemini => "gemini",
+            ClientKind::Opencode => "opencode",
+            ClientKind::Cursor => "cursor",
         }
     }
 
@@ -195,6 +204,8 @@ pub(crate) fn open(
         ClientKind::Claude => Box::new(claude::Claude::open(options)?),
         ClientKind::Codex => Box::new(codex::Codex::open(options)?),
         ClientKind::Gemini => Box::new(gemini::Gemini::open(options)?),
+        ClientKind::Opencode => Box::new(opencode::Opencode::open(options)?),
+        ClientKind::Cursor => Box::new(cursor::Cursor::open(options)?),
     })
 }
 
@@ -209,6 +220,8 @@ pub(crate) fn read_live(
         ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
         ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
         ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
+        ClientKind::Opencode => (opencode::config_path(), opencode::read_user_entries),
+        ClientKind::Cursor => (cursor::config_path(), cursor::read_user_entries),
     };
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -227,7 +240,9 @@ pub(crate) fn read_live(
 /// and of every directory above one (claude looks from where it runs up to `/`): whether
 /// the user approved that project server cannot be told from outside, so it counts. Codex: a
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
-/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with).
+/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with);
+/// opencode: the other user files, project files, the `OPENCODE_CONFIG*` variables, managed
+/// and remote defaults ([`opencode::shadows_in`]); cursor: a project `.cursor/mcp.json`.
 pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,
@@ -236,6 +251,8 @@ pub(crate) fn live_shadows(
     match client {
         ClientKind::Codex => return codex::shadows_in(&live.path, name),
         ClientKind::Gemini => return gemini::shadows_in(&live.path, name),
+        ClientKind::Opencode => return opencode::shadows_in(&live.path, name),
+        ClientKind::Cursor => return cursor::shadows_in(&live.path, name),
         ClientKind::Claude => {}
     }
     let mut found = claude::shadows_in(&live.path, name)?;

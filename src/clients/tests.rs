@@ -335,11 +335,11 @@ fn the_client_list_is_what_client_takes() {
         .iter()
         .map(|k| k.name())
         .collect();
-    assert_eq!(names, ["claude", "codex", "gemini"]);
+    assert_eq!(names, ["claude", "codex", "gemini", "opencode", "cursor"]);
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
     }
-    assert!(ClientKind::from_str("cursor", false).is_err());
+    assert!(ClientKind::from_str("vscode", false).is_err());
     assert_eq!(
         ClientKind::unique(&[ClientKind::Gemini, ClientKind::Claude, ClientKind::Gemini]),
         [ClientKind::Gemini, ClientKind::Claude]
