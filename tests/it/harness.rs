@@ -23,7 +23,7 @@ pub const CT_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
 /// The one locator for the real tools the tests drive: the pinned client CLIs (`claude`,
-/// `codex`, `gemini`) and MCP server (`mcp-server-everything`) in the repo's
+/// `codex`, `gemini`, `opencode`) and MCP server (`mcp-server-everything`) in the repo's
 /// `node_modules/.bin`. A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
     let pinned = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -508,6 +508,25 @@ impl World {
         v.get("mcpServers")
             .and_then(|m| m.as_object().cloned())
             .unwrap_or_default()
+    }
+
+    /// OpenCode's user config file in the world's home (the one OpenCode writes when none
+    /// exists), and Cursor's.
+    pub fn opencode_config(&self) -> PathBuf {
+        self.root().join("home/.config/opencode/opencode.jsonc")
+    }
+    pub fn cursor_config(&self) -> PathBuf {
+        self.root().join("home/.cursor/mcp.json")
+    }
+
+    /// Run the real, pinned opencode in the world (its config, data, state and cache all under
+    /// the world's home), from the world's working directory.
+    pub fn opencode(&self, args: &[&str]) -> Run {
+        self.program(real_client("opencode"))
+            .args(args)
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .run()
     }
 
     /// Put an executable script at `bin/claude` (a fake client, or a wrapper).
