@@ -129,6 +129,10 @@ pub struct ClientArgs {
     /// The gemini binary [default: `gemini` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
     pub gemini: Option<PathBuf>,
+    /// The opencode binary, run to confirm each write of its config [default: `opencode` on
+    /// PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_OPENCODE")]
+    pub opencode: Option<PathBuf>,
     /// Seconds one client call may take before it is killed (at least 1).
     #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]

@@ -32,6 +32,9 @@ pub(crate) struct ClientOptions {
     pub(crate) codex: Option<PathBuf>,
     /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
     pub(crate) gemini: Option<PathBuf>,
+    /// An explicit opencode binary (`--opencode`, `MCP_DEPLOY_OPENCODE`); else found on PATH.
+    /// mcp-deploy writes OpenCode's file itself and runs it only to confirm each write.
+    pub(crate) opencode: Option<PathBuf>,
     /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
     /// Passed to codex as CODEX_HOME, so that it and we read the same file.
     pub(crate) codex_home: Option<PathBuf>,

@@ -33,8 +33,23 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::file_backed::{self, map_refs, JsoncFile};
+use super::runner::{self, Runner};
 use super::{Client, ClientError, ClientOptions, Op};
 use crate::entry::Entry;
+
+/// The npm package and version the project is tested with.
+pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
+
+/// The variables the confirming `opencode debug config` runs with: where its files are, PATH,
+/// and no update check or model list fetch (no network).
+const PASSED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_CACHE_HOME",
+];
 
 /// What OpenCode writes into a config file it creates.
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
@@ -44,10 +59,12 @@ const USER_FILES: [&str; 3] = ["config.json", "opencode.json", "opencode.jsonc"]
 
 pub(crate) struct Opencode {
     file: JsoncFile,
+    /// The real opencode, to confirm each write (`None` for the commands that only read).
+    runner: Option<Runner>,
 }
 
 impl Opencode {
-    pub(crate) fn open(_options: &ClientOptions) -> Result<Opencode, ClientError> {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Opencode, ClientError> {
         if let Some(var) = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]
             .into_iter()
             .find(|v| crate::dirs::var(v).is_some())
@@ -62,13 +79,192 @@ impl Opencode {
                 ),
             });
         }
+        let runner = if options.calls_binary {
+            let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
+                .iter()
+                .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
+                .collect();
+            env.push(("OPENCODE_DISABLE_AUTOUPDATE", "1".into()));
+            env.push(("OPENCODE_DISABLE_MODELS_FETCH", "1".into()));
+            // The user-level view: no project file of wherever the call runs.
+            env.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1".into()));
+            Some(
+                Runner::open(
+                    "opencode",
+                    options.opencode.as_deref(),
+                    true,
+                    options.timeout,
+                    env,
+                    format!(
+                        "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode \
+                         PATH (or set MCP_DEPLOY_OPENCODE): it confirms each write"
+                    ),
+                )?
+                .clearing_env(),
+            )
+        } else {
+            None
+        };
         Ok(Opencode {
             file: JsoncFile {
                 path: config_path(),
                 key: "mcp",
                 new_file: NEW_FILE,
             },
+            runner,
         })
+    }
+
+    /// Ask the real OpenCode what it resolves `name` to (`opencode debug config`, which starts
+    /// no server) and compare with what was written, `{env:NAME}` substituted as OpenCode
+    /// does in the environment it ran with. Its output holds substituted environment values:
+    /// it is never shown, and a difference names keys only.
+    fn confirm(&self, name: &str, written: &Value) -> Result<(), ClientError> {
+        let Some(runner) = &self.runner else {
+            return Ok(());
+        };
+        let step = "opencode debug config".to_string();
+        let out = runner.call_raw(&["debug", "config"], &step)?;
+        if !out.status.success() {
+            // Its config errors quote the offending entry, values included: only the first
+            // line (which names the file) is kept, with known values redacted.
+            let first = strip_ansi(
+                out.stderr
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or(""),
+            );
+            let first = first.split(" ↳").next().unwrap_or("").trim().to_string();
+            let mut held = self
+                .user_entries()
+                .map(|m| runner::secret_strings(&m))
+                .unwrap_or_default();
+            let mut one = Map::new();
+            one.insert(name.to_string(), written.clone());
+            held.extend(runner::secret_strings(&one));
+            return Err(ClientError::Failed {
+                step,
+                status: out.status.to_string(),
+                stderr: if first.is_empty() {
+                    "no output on stderr".into()
+                } else {
+                    crate::entry::secrets::redact(&first, &held)
+                },
+            });
+        }
+        let start = out.stdout.find('{').unwrap_or(0);
+        let resolved: Value =
+            serde_json::from_str(&out.stdout[start..]).map_err(|_| ClientError::Garbage {
+                step: step.clone(),
+                reason: "not the JSON of a config".into(),
+            })?;
+        let got = resolved.get("mcp").and_then(|m| m.get(name));
+        let env: Vec<(String, String)> = PASSED
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        let want = substitute(written, &env);
+        let differs = match (got, &want) {
+            (None, _) => vec!["the whole entry (OpenCode does not list it)".to_string()],
+            (Some(Value::Object(g)), Value::Object(w)) => {
+                let keys: std::collections::BTreeSet<&String> = g
+                    .keys()
+                    .chain(w.keys())
+                    .filter(|k| !same_resolved(k, g.get(*k), w.get(*k)))
+                    .collect();
+                keys.into_iter().cloned().collect()
+            }
+            _ => vec!["the whole entry".to_string()],
+        };
+        if differs.is_empty() {
+            return Ok(());
+        }
+        Err(ClientError::Disagrees {
+            name: name.to_string(),
+            reason: format!(
+                "OpenCode resolves it to something else than mcp-deploy wrote to {} ({} \
+                 differ: a same-name entry in another of its config files is merged into it)",
+                self.file.path.display(),
+                differs.join(", ")
+            ),
+        })
+    }
+}
+
+/// `s` without terminal colour sequences (`ESC [ ... m`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the resolved value `g` of key `k` is the written `w`. `debug config` prints
+/// `***` for a string it deems secret (header values, a variable named like a token, a URL
+/// with credentials): such a string matches any written string (the file read-back has
+/// compared it already).
+fn same_resolved(_k: &str, g: Option<&Value>, w: Option<&Value>) -> bool {
+    match (g, w) {
+        (Some(g), Some(w)) => masked_eq(g, w),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn masked_eq(g: &Value, w: &Value) -> bool {
+    match (g, w) {
+        (Value::String(m), Value::String(_)) if m == "***" => true,
+        (Value::Array(g), Value::Array(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(g, w)| masked_eq(g, w))
+        }
+        (Value::Object(g), Value::Object(w)) => {
+            g.len() == w.len()
+                && g.iter()
+                    .all(|(k, x)| w.get(k).is_some_and(|y| masked_eq(x, y)))
+        }
+        _ => g == w,
+    }
+}
+
+/// `v` with every `{env:NAME}` replaced by NAME's value in `env`, else the empty string (as
+/// OpenCode does).
+fn substitute(v: &Value, env: &[(String, String)]) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find("{env:") {
+                let after = &rest[i + 5..];
+                let Some(end) = after.find('}') else { break };
+                out.push_str(&rest[..i]);
+                let name = &after[..end];
+                if let Some((_, val)) = env.iter().find(|(k, _)| k == name) {
+                    out.push_str(val);
+                }
+                rest = &after[end + 1..];
+            }
+            out.push_str(rest);
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, env)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), substitute(x, env)))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -426,7 +622,8 @@ impl Client for Opencode {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let value = to_opencode(name, entry)?;
-        self.file.add("opencode", name, &value)
+        self.file.add("opencode", name, &value)?;
+        self.confirm(name, &value)
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {
@@ -507,6 +704,28 @@ mod tests {
         ] {
             assert_eq!(to_claude(&raw), raw);
         }
+    }
+
+    #[test]
+    fn the_resolved_entry_is_compared_as_opencode_prints_it() {
+        let env = vec![("HOME".to_string(), "/h".to_string())];
+        assert_eq!(
+            substitute(
+                &json!({"c": ["{env:HOME}/x", "{env:UNSET}y", "{env:"]}),
+                &env
+            ),
+            json!({"c": ["/h/x", "y", "{env:"]})
+        );
+        let written = json!({"url": "u", "headers": {"Authorization": "Bearer t"}});
+        assert!(masked_eq(
+            &json!({"url": "u", "headers": {"Authorization": "***"}}),
+            &written
+        ));
+        assert!(!masked_eq(
+            &json!({"url": "u", "headers": {"Authorization": "***", "X": "***"}}),
+            &written
+        ));
+        assert!(!masked_eq(&json!({"url": "***x"}), &json!({"url": "u"})));
     }
 
     #[test]

@@ -55,6 +55,7 @@ impl Scratch {
             claude: None,
             codex: Some(real("codex")),
             gemini: Some(real("gemini")),
+            opencode: None,
             codex_home: Some(self.codex_home()),
             gemini_home: Some(self.gemini_home()),
             timeout: Duration::from_secs(60),

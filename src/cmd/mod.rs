@@ -43,6 +43,7 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOp
         claude: args.claude.clone(),
         codex: args.codex.clone(),
         gemini: args.gemini.clone(),
+        opencode: args.opencode.clone(),
         codex_home: None,
         gemini_home: None,
         // clap refuses --client-timeout 0.

@@ -60,7 +60,7 @@ fn verify(w: &World, clients: &str) -> Run {
 
 #[test]
 fn opencode_and_cursor_install_verify_and_uninstall_keeping_every_other_byte() {
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     seed(&w);
     let r = w.on_sample("install", &["--client", ALL, "--json"]);
@@ -173,7 +173,7 @@ fn opencode_and_cursor_install_verify_and_uninstall_keeping_every_other_byte() {
 
 #[test]
 fn missing_files_are_created_as_the_clients_would_and_are_private() {
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     w.on_sample(
         "install",
@@ -201,7 +201,7 @@ fn missing_files_are_created_as_the_clients_would_and_are_private() {
 
 #[test]
 fn a_failure_in_one_client_rolls_back_the_files_of_the_others() {
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     seed(&w);
     // A literal `{env:...}` is fine for claude and Cursor, but OpenCode would substitute it:
@@ -230,7 +230,7 @@ fn a_failure_in_one_client_rolls_back_the_files_of_the_others() {
 
 #[test]
 fn a_crash_after_the_opencode_write_is_recovered_by_the_next_run() {
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     seed(&w);
     let r = w
@@ -300,7 +300,7 @@ fn a_tampered_live_entry_fails_verify_identity() {
             Box::new(|e: &mut Value| e["args"][0] = json!("${userHome}")),
         ),
     ] {
-        let w = World::with_real_claude();
+        let w = World::with_opencode();
         w.sample();
         w.on_sample("install", &["--client", client, "--server", "codetools"])
             .code(0);
@@ -355,7 +355,7 @@ fn same_name_entries_of_other_scopes_are_reported_as_shadowing() {
             None,
         ),
     ] {
-        let w = World::with_real_claude();
+        let w = World::with_opencode();
         w.sample();
         w.on_sample("install", &["--client", client, "--server", "codetools"])
             .code(0);
@@ -445,7 +445,7 @@ fn attacks_on_the_user_file_are_refused_and_change_nothing() {
     ];
     for client in ["opencode", "cursor"] {
         for (what, setup, want) in cases {
-            let w = World::with_real_claude();
+            let w = World::with_opencode();
             w.sample();
             let p = match client {
                 "opencode" => w.opencode_config(),
@@ -473,7 +473,7 @@ fn attacks_on_the_user_file_are_refused_and_change_nothing() {
 #[test]
 fn a_symlinked_user_file_is_written_through_to_its_target() {
     // Dotfile managers link the config: the target is edited, the link stays.
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     let real = w.write("dotfiles/opencode.jsonc", OPENCODE_JSONC);
     fs::create_dir_all(w.opencode_config().parent().unwrap()).unwrap();
@@ -513,7 +513,7 @@ fn a_symlinked_user_file_is_written_through_to_its_target() {
 fn env_references_reach_opencode_as_its_own_syntax() {
     // claude's ${NAME} is OpenCode's {env:NAME}: the real OpenCode substitutes it (and leaves
     // a ${NAME} alone, which is why it is never written as such).
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     let cfg = w.declare_codetools(json!({"args": ["--token=${CT_TOKEN}"],
         "env": {"CT_TOKEN": "${CT_TOKEN}"}}));
@@ -561,7 +561,7 @@ fn env_references_reach_opencode_as_its_own_syntax() {
 
 #[test]
 fn an_externally_managed_opencode_is_refused() {
-    let w = World::with_real_claude();
+    let w = World::with_opencode();
     w.sample();
     let r = w
         .sample_cmd("install")
@@ -570,4 +570,58 @@ fn an_externally_managed_opencode_is_refused() {
         .run();
     r.code(2).stderr_has("not supported");
     assert!(!w.opencode_config().exists());
+}
+
+#[test]
+fn the_real_opencode_confirms_each_write_and_catches_a_merged_in_entry() {
+    // A lower user file OpenCode deep-merges into the entry mcp-deploy writes: the entry it
+    // would run is not the declared one, so the write is rolled back.
+    let w = World::with_opencode();
+    w.sample();
+    seed(&w);
+    w.write(
+        "home/.config/opencode/config.json",
+        json!({"mcp": {"codetools-test": {"type": "local", "command": ["/tmp/evil"],
+            "environment": {"NODE_OPTIONS": "--require /tmp/evil.js"}}}})
+        .to_string(),
+    );
+    let r = w.on_sample(
+        "install",
+        &["--client", "claude,opencode", "--server", "codetools"],
+    );
+    r.code(2)
+        .stderr_has("OpenCode resolves it to something else")
+        .stderr_has("environment")
+        .stderr_has("every change was rolled back");
+    assert!(!r.shown.contains("/tmp/evil.js"), "{}", r.shown);
+    assert_eq!(
+        fs::read_to_string(w.opencode_config()).unwrap(),
+        OPENCODE_JSONC
+    );
+    assert!(w.user_servers().is_empty());
+
+    // A config OpenCode refuses: its error quotes the entry; only the line naming the file is
+    // shown.
+    w.write(
+        "home/.config/opencode/config.json",
+        json!({"mcp": {"codetools-test": {"environment": {"T": "hunter2-secret"}}}}).to_string(),
+    );
+    let r = w.on_sample(
+        "install",
+        &["--client", "opencode", "--server", "codetools"],
+    );
+    r.code(2).stderr_has("Configuration is invalid at");
+    assert!(!r.shown.contains("hunter2"), "{}", r.shown);
+
+    // Without the opencode binary, a change is refused up front, naming how to get it.
+    let w = World::with_real_claude();
+    w.sample();
+    let r = w.on_sample("install", &["--client", "opencode"]);
+    r.code(2)
+        .stderr_has("opencode was not found")
+        .stderr_has("opencode-ai@1.18.33");
+    assert!(!w.opencode_config().exists());
+    // Reading needs no binary.
+    w.on_sample("status", &["--client", "opencode,cursor"])
+        .code(1);
 }

@@ -358,11 +358,19 @@ impl World {
         w
     }
 
-    /// A world whose PATH has the real claude, codex and gemini, each with its config in the
-    /// scratch home.
+    /// A world whose PATH has the real claude and opencode (which confirms each write of its
+    /// config).
+    pub fn with_opencode() -> World {
+        let w = World::with_real_claude();
+        symlink(real_client("opencode"), w.bin().join("opencode")).unwrap();
+        w
+    }
+
+    /// A world whose PATH has the real claude, codex, gemini and opencode, each with its config
+    /// in the scratch home.
     pub fn with_every_client() -> World {
         let w = World::with_real_claude();
-        for name in ["codex", "gemini"] {
+        for name in ["codex", "gemini", "opencode"] {
             symlink(real_client(name), w.bin().join(name)).unwrap();
         }
         w
