@@ -625,3 +625,44 @@ fn the_real_opencode_confirms_each_write_and_catches_a_merged_in_entry() {
     w.on_sample("status", &["--client", "opencode,cursor"])
         .code(1);
 }
+
+#[test]
+fn a_crash_between_remove_and_add_restores_the_removed_entry_faithfully() {
+    // A hand-made entry under the name install replaces, holding OpenCode's own optional
+    // keys: install removes it, then crashes before adding; the next run puts it back with
+    // every key and value, then installs.
+    for client in ["opencode", "cursor"] {
+        let w = World::with_opencode();
+        w.sample();
+        let (path, key, previous) = match client {
+            "opencode" => (
+                w.opencode_config(),
+                "mcp",
+                json!({"type": "local", "command": ["/usr/bin/old-ct", "serve"],
+                       "environment": {"CT_TOKEN": "{env:CT_TOKEN}"}, "enabled": false,
+                       "timeout": 9000}),
+            ),
+            _ => (
+                w.cursor_config(),
+                "mcpServers",
+                json!({"command": "/usr/bin/old-ct", "args": ["serve"],
+                       "env": {"CT_TOKEN": "${env:CT_TOKEN}"}, "envFile": "/etc/ct.env"}),
+            ),
+        };
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, json!({key: {"codetools-test": previous.clone()}}).to_string()).unwrap();
+        let r = w
+            .sample_cmd("install")
+            .args(["--client", client, "--server", "codetools"])
+            .env("MCP_DEPLOY_CRASH_AT", "after-remove:codetools-test")
+            .run();
+        assert_ne!(r.code, 0, "{}", r.shown);
+        let doc: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert!(doc[key].get("codetools-test").is_none(), "{client}: {doc}");
+        // Recovery alone (a status-free way: uninstall of another server) puts it back.
+        let r = w.on_sample("uninstall", &["--client", client, "--server", "orchestrata"]);
+        r.stderr_has("codetools-test");
+        let doc: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(doc[key]["codetools-test"], previous, "{client}\n{}", r.shown);
+    }
+}
