@@ -109,6 +109,21 @@ impl JsoncFile {
     /// A name given twice: JSON.parse keeps the last, a CST edit would touch the first. The
     /// client's view and ours would differ, so such a file is refused.
     fn no_duplicate_names(&self, root: &CstRootNode) -> Result<(), ClientError> {
+        let tops = root
+            .object_value()
+            .map(|o| o.properties())
+            .unwrap_or_default();
+        if tops
+            .iter()
+            .filter(|p| p.decoded_name().as_deref() == Some(self.key))
+            .count()
+            > 1
+        {
+            return Err(self.bad(format!(
+                "the key \"{}\" is given twice; remove one",
+                self.key
+            )));
+        }
         let Some(servers) = root
             .object_value()
             .and_then(|o| o.get(self.key))
@@ -473,6 +488,10 @@ mod tests {
             (
                 "{\"mcp\": {\"a\": {}, \"a\": {\"x\": \"hunter2\"}}}",
                 "names the server \"a\" twice",
+            ),
+            (
+                "{\"mcp\": {}, \"mcp\": {\"a\": {\"x\": \"hunter2\"}}}",
+                "the key \"mcp\" is given twice",
             ),
         ] {
             let f = file(dir.path(), Some(text));

@@ -93,6 +93,14 @@ pub(crate) enum ClientError {
     /// `remove` of a name that is not registered: the client would exit 0 and do nothing.
     #[error("{name} is not registered at user scope in {path}: there is nothing to remove")]
     NotRegistered { name: String, path: PathBuf },
+    /// A way of running the client that mcp-deploy does not support (an OpenCode server
+    /// managed elsewhere).
+    #[error("{client}: {reason}: not supported")]
+    NotSupported {
+        client: &'static str,
+        reason: String,
+        help: String,
+    },
     /// A client home named by an environment variable (CODEX_HOME) that does not exist.
     #[error("{var} is set to {path}, which does not exist")]
     HomeMissing { var: &'static str, path: PathBuf },
@@ -113,6 +121,7 @@ impl ClientError {
                 "{client} would silently overwrite it; mcp-deploy removes an entry before it \
                  adds one, so another program changed it meanwhile: run again"
             )),
+            ClientError::NotSupported { help, .. } => Some(help.clone()),
             ClientError::HomeMissing { var, .. } => Some(format!(
                 "create that directory, or unset {var} to use the client's default"
             )),

@@ -69,14 +69,16 @@ impl Opencode {
             .into_iter()
             .find(|v| crate::dirs::var(v).is_some())
         {
-            return Err(ClientError::Unrepresentable {
+            return Err(ClientError::NotSupported {
                 client: "opencode",
-                name: "any server".into(),
                 reason: format!(
                     "{var} is set, so the OpenCode in use is a server started elsewhere \
-                     (`opencode serve`): an externally managed OpenCode is not supported, only \
-                     a locally managed one whose user config is on this host"
+                     (`opencode serve`, reached with --attach): an externally managed OpenCode"
                 ),
+                help: "mcp-deploy registers servers with a locally managed OpenCode only (its \
+                       user config on this host); register them on the host that runs the \
+                       server, or unset the variable if no server is involved"
+                    .into(),
             });
         }
         let runner = if options.calls_binary {
