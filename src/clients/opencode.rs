@@ -40,16 +40,9 @@ use crate::entry::Entry;
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
 
-/// The variables the confirming `opencode debug config` runs with: where its files are, PATH,
-/// and no update check or model list fetch (no network).
-const PASSED: &[&str] = &[
-    "PATH",
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-    "XDG_CACHE_HOME",
-];
+/// The variables of ours the confirming `opencode debug config` runs with; its XDG
+/// directories are a scratch copy (see [`Opencode::confirm`]).
+const PASSED: &[&str] = &["PATH", "HOME"];
 
 /// What OpenCode writes into a config file it creates.
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
@@ -59,8 +52,9 @@ const USER_FILES: [&str; 3] = ["config.json", "opencode.json", "opencode.jsonc"]
 
 pub(crate) struct Opencode {
     file: JsoncFile,
-    /// The real opencode, to confirm each write (`None` for the commands that only read).
-    runner: Option<Runner>,
+    /// The real opencode and its deadline, to confirm each write (`None` for the commands
+    /// that only read).
+    binary: Option<(PathBuf, std::time::Duration)>,
 }
 
 impl Opencode {
@@ -81,29 +75,19 @@ impl Opencode {
                     .into(),
             });
         }
-        let runner = if options.calls_binary {
-            let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
-                .iter()
-                .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
-                .collect();
-            env.push(("OPENCODE_DISABLE_AUTOUPDATE", "1".into()));
-            env.push(("OPENCODE_DISABLE_MODELS_FETCH", "1".into()));
-            // The user-level view: no project file of wherever the call runs.
-            env.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1".into()));
-            Some(
-                Runner::open(
-                    "opencode",
-                    options.opencode.as_deref(),
-                    true,
-                    options.timeout,
-                    env,
-                    format!(
-                        "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode \
-                         PATH (or set MCP_DEPLOY_OPENCODE): it confirms each write"
-                    ),
-                )?
-                .clearing_env(),
-            )
+        let binary = if options.calls_binary {
+            let runner = Runner::open(
+                "opencode",
+                options.opencode.as_deref(),
+                true,
+                options.timeout,
+                Vec::new(),
+                format!(
+                    "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
+                     (or set MCP_DEPLOY_OPENCODE): it confirms each write"
+                ),
+            )?;
+            Some((runner.binary, options.timeout))
         } else {
             None
         };
@@ -113,7 +97,7 @@ impl Opencode {
                 key: "mcp",
                 new_file: NEW_FILE,
             },
-            runner,
+            binary,
         })
     }
 
@@ -121,11 +105,65 @@ impl Opencode {
     /// no server) and compare with what was written, `{env:NAME}` substituted as OpenCode
     /// does in the environment it ran with. Its output holds substituted environment values:
     /// it is never shown, and a difference names keys only.
+    ///
+    /// Any opencode command edits files: it inserts `"$schema"` into a config file without
+    /// one, writes a `.gitignore` into the config directory, keeps a database and logs in its
+    /// data and state directories. So it runs on a scratch copy of the three user files
+    /// (`XDG_CONFIG_HOME`, and the data, state and cache directories, in a temporary
+    /// directory), with the real HOME (`~/.opencode` and the managed directory still apply):
+    /// what it resolves is what these bytes mean, and the user's files are not touched.
     fn confirm(&self, name: &str, written: &Value) -> Result<(), ClientError> {
-        let Some(runner) = &self.runner else {
+        let Some((binary, timeout)) = &self.binary else {
             return Ok(());
         };
         let step = "opencode debug config".to_string();
+        let io = |e: std::io::Error| ClientError::Spawn {
+            step: step.clone(),
+            reason: format!("cannot prepare its scratch copy: {e}"),
+        };
+        let scratch = tempfile::Builder::new()
+            .prefix("mcp-deploy-opencode.")
+            .tempdir()
+            .map_err(io)?;
+        let copy = scratch.path().join("config").join("opencode");
+        std::fs::create_dir_all(&copy).map_err(io)?;
+        let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
+        for f in USER_FILES {
+            let text = crate::fsio::read_input_if_exists(
+                &real_dir.join(f),
+                "client config",
+                crate::fsio::limits::CLIENT_CONFIG,
+            )
+            .map_err(|e| ClientError::Config {
+                path: real_dir.join(f),
+                reason: e.source.to_string(),
+            })?;
+            if let Some(text) = text {
+                std::fs::write(copy.join(f), text).map_err(io)?;
+            }
+        }
+        let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
+            .iter()
+            .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
+            .collect();
+        for (var, sub) in [
+            ("XDG_CONFIG_HOME", "config"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_CACHE_HOME", "cache"),
+        ] {
+            env.push((var, scratch.path().join(sub).into_os_string()));
+        }
+        env.push(("OPENCODE_DISABLE_AUTOUPDATE", "1".into()));
+        env.push(("OPENCODE_DISABLE_MODELS_FETCH", "1".into()));
+        // The user-level view: no project file of wherever the call runs.
+        env.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1".into()));
+        let seen: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+            .collect();
+        let runner = Runner::open("opencode", Some(binary), true, *timeout, env, String::new())?
+            .clearing_env();
         let out = runner.call_raw(&["debug", "config"], &step)?;
         if !out.status.success() {
             // Its config errors quote the offending entry, values included: only the first
@@ -136,7 +174,12 @@ impl Opencode {
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or(""),
             );
-            let first = first.split(" ↳").next().unwrap_or("").trim().to_string();
+            let first = first
+                .split(" ↳")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .replace(&*copy.to_string_lossy(), &real_dir.to_string_lossy());
             let mut held = self
                 .user_entries()
                 .map(|m| runner::secret_strings(&m))
@@ -161,11 +204,7 @@ impl Opencode {
                 reason: "not the JSON of a config".into(),
             })?;
         let got = resolved.get("mcp").and_then(|m| m.get(name));
-        let env: Vec<(String, String)> = PASSED
-            .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-            .collect();
-        let want = substitute(written, &env);
+        let want = substitute(written, &seen);
         let differs = match (got, &want) {
             (None, _) => vec!["the whole entry (OpenCode does not list it)".to_string()],
             (Some(Value::Object(g)), Value::Object(w)) => {

@@ -744,3 +744,37 @@ fn opencode_shadows_from_variables_managed_and_remote_defaults() {
     r.code(0).stderr_has("remote organisation default");
     assert!(!r.shown.contains("hunter2"));
 }
+
+#[test]
+fn the_confirming_opencode_run_leaves_the_users_files_alone() {
+    // Any opencode command inserts "$schema" into a config without one and writes a
+    // .gitignore beside it: the confirmation runs on a scratch copy, so neither happens here.
+    let w = World::with_opencode();
+    w.sample();
+    let plain = "{\n  // no $schema here\n  \"mcp\": {}\n}\n";
+    w.write("home/.config/opencode/opencode.json", plain);
+    w.on_sample(
+        "install",
+        &["--client", "opencode", "--server", "codetools"],
+    )
+    .code(0);
+    let dir = w.root().join("home/.config/opencode");
+    let text = fs::read_to_string(dir.join("opencode.json")).unwrap();
+    assert!(!text.contains("opencode.ai/config.json"), "{text}");
+    assert!(!dir.join(".gitignore").exists());
+    assert!(!w.root().join("home/.local/share/opencode").exists());
+    w.on_sample(
+        "uninstall",
+        &["--client", "opencode", "--server", "codetools"],
+    )
+    .code(0);
+    assert_eq!(
+        fs::read_to_string(dir.join("opencode.json")).unwrap(),
+        plain
+    );
+    // The real opencode, run by the person, does edit it.
+    w.opencode(&["debug", "config"]).code(0);
+    assert!(fs::read_to_string(dir.join("opencode.json"))
+        .unwrap()
+        .contains("opencode.ai/config.json"));
+}
