@@ -299,6 +299,17 @@ fn a_tampered_live_entry_fails_verify_identity() {
             "cursor",
             Box::new(|e: &mut Value| e["args"][0] = json!("${userHome}")),
         ),
+        // OpenCode reads a file into the command: never read as the declared one.
+        (
+            "opencode",
+            Box::new(|e: &mut Value| e["command"][1] = json!("{file:/tmp/args}")),
+        ),
+        // A substitution in a variable's *name*.
+        (
+            "opencode",
+            Box::new(|e: &mut Value| e["environment"] = json!({"{env:EVIL}": "x"})),
+        ),
+        ("cursor", Box::new(|e: &mut Value| e["type"] = json!("sse"))),
     ] {
         let w = World::with_opencode();
         w.sample();
@@ -777,4 +788,26 @@ fn the_confirming_opencode_run_leaves_the_users_files_alone() {
     assert!(fs::read_to_string(dir.join("opencode.json"))
         .unwrap()
         .contains("opencode.ai/config.json"));
+}
+
+#[test]
+fn a_write_failing_in_the_last_client_rolls_back_the_files_of_the_first() {
+    // Cursor's file is a dangling link: absent when read, refused when written, after claude
+    // and OpenCode were changed.
+    let w = World::with_opencode();
+    w.sample();
+    seed(&w);
+    fs::remove_file(w.cursor_config()).unwrap();
+    std::os::unix::fs::symlink(w.root().join("nowhere/mcp.json"), w.cursor_config()).unwrap();
+    let r = w.on_sample("install", &["--client", ALL]);
+    r.code(2)
+        .stderr_has("a symlink to a file that does not exist")
+        .stderr_has("every change was rolled back");
+    assert!(w.user_servers().is_empty());
+    assert_eq!(
+        fs::read_to_string(w.opencode_config()).unwrap(),
+        OPENCODE_JSONC
+    );
+    assert!(!w.root().join("nowhere").exists());
+    assert!(!w.registered().exists());
 }
