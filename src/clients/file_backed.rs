@@ -273,21 +273,16 @@ pub(crate) fn servers_of(doc: &Value, key: &str) -> Result<Map<String, Value>, S
 
 /// Read the servers of a JSON-with-comments file without any lock, for a shadow look (a file
 /// that is not there has none).
-pub(crate) fn read_servers(path: &Path, key: &str) -> Result<Map<String, Value>, ClientError> {
+pub(crate) fn read_servers(
+    path: &Path,
+    key: &'static str,
+) -> Result<Map<String, Value>, ClientError> {
     JsoncFile {
         path: path.to_path_buf(),
-        key: leak_key(key),
+        key,
         new_file: "{}",
     }
     .entries()
-}
-
-fn leak_key(key: &str) -> &'static str {
-    match key {
-        "mcp" => "mcp",
-        "mcpServers" => "mcpServers",
-        _ => "mcpServers",
-    }
 }
 
 /// `text` parsed as the clients parse it, `None` when it is not valid.
