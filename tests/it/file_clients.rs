@@ -811,3 +811,30 @@ fn a_write_failing_in_the_last_client_rolls_back_the_files_of_the_first() {
     assert!(!w.root().join("nowhere").exists());
     assert!(!w.registered().exists());
 }
+
+#[test]
+fn one_declaration_reaches_five_clients_in_one_run() {
+    const FIVE: &str = "claude,codex,gemini,opencode,cursor";
+    let w = World::with_every_client();
+    w.sample();
+    let r = w.on_sample("install", &["--client", FIVE, "--json"]);
+    r.code(0);
+    let servers = r.json()["servers"].as_array().unwrap().clone();
+    assert_eq!(servers.len(), 10, "{}", r.shown);
+    let r = w.on_sample("install", &["--client", FIVE, "--json"]);
+    r.code(0);
+    for s in r.json()["servers"].as_array().unwrap() {
+        assert_eq!(s["registration"], "unchanged", "{}", r.shown);
+    }
+    verify(&w, FIVE).code(0);
+    w.on_sample("status", &["--client", FIVE]).code(0);
+    w.on_sample("uninstall", &["--client", FIVE]).code(0);
+    let flat: Value = serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    for client in ["opencode", "cursor"] {
+        let left = &flat["clients"][client]["mcpServers"];
+        assert!(
+            left.is_null() || left.as_object().unwrap().is_empty(),
+            "{flat}"
+        );
+    }
+}
