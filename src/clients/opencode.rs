@@ -345,8 +345,9 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 /// `config`; one description each. Read-only, no binary needed.
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut look = |what: &str, file: PathBuf| {
-        if file == *config {
+        if file == *config || !seen.insert(file.clone()) {
             return;
         }
         match file_backed::read_servers(&file, "mcp") {
