@@ -838,3 +838,38 @@ fn one_declaration_reaches_five_clients_in_one_run() {
         );
     }
 }
+
+#[test]
+fn a_hung_opencode_is_killed_at_the_deadline_and_the_write_rolled_back() {
+    // A fake opencode, only for the fault the real one cannot produce on demand.
+    let w = World::with_real_claude();
+    w.sample();
+    seed(&w);
+    let fake = w.root().join("fake/opencode");
+    write_exec(&fake, "#!/bin/sh\nsleep 60\n");
+    let start = std::time::Instant::now();
+    let r = w
+        .sample_cmd("install")
+        .args([
+            "--client",
+            "opencode",
+            "--server",
+            "codetools",
+            "--client-timeout",
+            "2",
+        ])
+        .env("MCP_DEPLOY_OPENCODE", &fake)
+        .run();
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(30),
+        "{}",
+        r.shown
+    );
+    r.code(2)
+        .stderr_has("`opencode debug config` timed out after 2 s")
+        .stderr_has("every change was rolled back");
+    assert_eq!(
+        fs::read_to_string(w.opencode_config()).unwrap(),
+        OPENCODE_JSONC
+    );
+}
