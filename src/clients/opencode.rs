@@ -456,7 +456,7 @@ fn remote_defaults() -> Vec<String> {
 
 /// An OpenCode entry in the claude shape: `local` becomes `command`/`args`/`env`, `remote`
 /// becomes `type: http`/`url`/`headers`, `{env:NAME}` becomes `${NAME}`, `enabled: true` (the
-/// default) is dropped. Anything else (`enabled: false`, `timeout`, `oauth`, an unknown key)
+/// default) is dropped. Anything else (`enabled: false`, `timeout`, `cwd`, `oauth`, an unknown key)
 /// is kept, so that a check sees it. An entry that cannot be mapped exactly (a literal `${`,
 /// a `{file:...}`, a `command` that is not an array of strings) is returned as it is.
 pub(crate) fn to_claude(v: &Value) -> Value {
@@ -611,7 +611,10 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
             if let Some(env) = raw.get("env") {
                 out.insert("environment".into(), map_object("env", env)?);
             }
-            (&["type", "command", "args", "env"], &["enabled", "timeout"])
+            (
+                &["type", "command", "args", "env"],
+                &["enabled", "timeout", "cwd"],
+            )
         }
         crate::entry::Transport::Remote { kind, url } => {
             if kind != "http" {
@@ -783,7 +786,10 @@ mod tests {
                 "env \"T\"",
             ),
             (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-            (json!({"command":"/x","cwd":"/tmp"}), "no key \"cwd\""),
+            (
+                json!({"command":"/x","description":"d"}),
+                "no key \"description\"",
+            ),
         ] {
             let err = to_opencode("n", &entry(v.clone())).unwrap_err().to_string();
             assert!(err.contains(want), "{v}: {err}");
