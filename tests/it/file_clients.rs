@@ -873,3 +873,58 @@ fn a_hung_opencode_is_killed_at_the_deadline_and_the_write_rolled_back() {
         OPENCODE_JSONC
     );
 }
+
+#[test]
+fn an_http_server_reaches_opencode_and_cursor_in_their_shapes() {
+    let w = World::with_opencode();
+    let opt = w.sample();
+    let cfg = w.write(
+        "servers.json",
+        r#"{"servers":[{"name":"gateway","prefix":"/opt/gateway","layout":"prefix",
+            "entry":{"type":"http","url":"http://127.0.0.1:9/mcp",
+                     "headers":{"Authorization":"Bearer ${GATEWAY_TOKEN}"}}}]}"#,
+    );
+    let gw = opt.join("gateway");
+    fs::create_dir_all(&gw).unwrap();
+    fs::write(gw.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
+    let c = cfg.to_str().unwrap();
+    w.on_sample("install", &["--config", c, "--client", "opencode,cursor"])
+        .code(0);
+    let oc: Value =
+        serde_json::from_str(&fs::read_to_string(w.opencode_config()).unwrap()).unwrap();
+    assert_eq!(
+        oc["mcp"]["gateway-test"],
+        json!({"type": "remote", "url": "http://127.0.0.1:9/mcp",
+               "headers": {"Authorization": "Bearer {env:GATEWAY_TOKEN}"}, "enabled": true})
+    );
+    let cu: Value = serde_json::from_str(&fs::read_to_string(w.cursor_config()).unwrap()).unwrap();
+    assert_eq!(
+        cu["mcpServers"]["gateway-test"],
+        json!({"url": "http://127.0.0.1:9/mcp",
+               "headers": {"Authorization": "Bearer ${env:GATEWAY_TOKEN}"}})
+    );
+    // The real OpenCode reads it as a remote server.
+    w.opencode(&["mcp", "list"])
+        .code(0)
+        .stdout_has("gateway-test")
+        .stdout_has("http://127.0.0.1:9/mcp");
+    let r = w.run(&[
+        "verify-identity",
+        "--config",
+        c,
+        "--prefix",
+        gw.to_str().unwrap(),
+        "--expect-commit",
+        OR_SHA,
+        "--mcp-json",
+        w.registered().to_str().unwrap(),
+        "--name",
+        "gateway-test",
+        "--client",
+        "opencode,cursor",
+    ]);
+    r.code(0);
+    w.on_sample("install", &["--config", c, "--client", "opencode,cursor"])
+        .code(0)
+        .stdout_has("unchanged");
+}
