@@ -928,3 +928,29 @@ fn an_http_server_reaches_opencode_and_cursor_in_their_shapes() {
         .code(0)
         .stdout_has("unchanged");
 }
+
+#[test]
+fn a_dry_run_shows_the_file_edits_and_writes_nothing() {
+    let w = World::with_opencode();
+    w.sample();
+    seed(&w);
+    let r = w.on_sample("install", &["--client", "opencode,cursor", "--dry-run"]);
+    r.code(0)
+        .stdout_has(&format!(
+            "add codetools-test to {}",
+            w.opencode_config().display()
+        ))
+        .stdout_has(&format!(
+            "add codetools-test to {}",
+            w.cursor_config().display()
+        ));
+    assert_eq!(
+        fs::read_to_string(w.opencode_config()).unwrap(),
+        OPENCODE_JSONC
+    );
+    assert_eq!(fs::read_to_string(w.cursor_config()).unwrap(), CURSOR_JSON);
+    assert!(!w
+        .root()
+        .join("home/.config/opencode/.mcp-deploy/opencode.journal.json")
+        .exists());
+}
