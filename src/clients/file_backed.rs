@@ -11,7 +11,8 @@
 //!    commas, indentation — stays as it was. A missing file is created with minimal content.
 //! 4. The edited text is parsed again and must equal the old document with exactly that one
 //!    change, before anything is written.
-//! 5. It is written atomically (temporary file in the target's directory, fsync, rename,
+//! 5. The file is read once more, and when another program (the client) saved it since step
+//!    2, nothing is written (its change would be lost). Then it is written atomically (temporary file in the target's directory, fsync, rename,
 //!    directory fsync), through a symlinked file to its target, keeping the file's mode.
 //! 6. It is read back from disk and compared again: the entry is the one written and every
 //!    other entry is unchanged.
@@ -214,6 +215,18 @@ impl JsoncFile {
             return Err(self.bad(
                 "the edit changed more than the one entry (mcp-deploy's bug); nothing was written",
             ));
+        }
+        // Another program (the client itself) may have saved the file since it was read: its
+        // change would be lost under ours. Looked at once more just before the write; the
+        // window that stays is the write itself.
+        if self.read_text()? != old {
+            return Err(ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!(
+                    "{} changed while mcp-deploy was editing it; nothing was written, run again",
+                    self.path.display()
+                ),
+            });
         }
         self.write(&new_text, old.is_some())?;
         // Read back what is on disk: the entry is the one written, the others as they were.
