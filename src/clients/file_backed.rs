@@ -12,8 +12,9 @@
 //! 4. The edited text is parsed again and must equal the old document with exactly that one
 //!    change, before anything is written.
 //! 5. The file is read once more, and when another program (the client) saved it since step
-//!    2, nothing is written (its change would be lost). Then it is written atomically (temporary file in the target's directory, fsync, rename,
-//!    directory fsync), through a symlinked file to its target, keeping the file's mode.
+//!    2, nothing is written (its change would be lost). Then it is written atomically
+//!    (temporary file in the target's directory, fsync, rename, directory fsync), through a
+//!    symlinked file to its target, keeping the file's mode.
 //! 6. It is read back from disk and compared again: the entry is the one written and every
 //!    other entry is unchanged.
 //!
