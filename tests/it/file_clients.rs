@@ -954,3 +954,63 @@ fn a_dry_run_shows_the_file_edits_and_writes_nothing() {
         .join("home/.config/opencode/.mcp-deploy/opencode.journal.json")
         .exists());
 }
+
+#[test]
+fn a_second_run_waits_for_the_lock_and_never_edits_the_file_under_it() {
+    let w = World::with_opencode();
+    w.sample();
+    seed(&w);
+    let opt = w.opt();
+    let mut first = w.spawn_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+            "--server",
+            "codetools",
+            "--client",
+            "cursor",
+        ],
+        &[("MCP_DEPLOY_PAUSE_AT", "journal-written")],
+    );
+    let mut reader = std::io::BufReader::new(first.stderr.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("pausing at checkpoint") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
+        assert!(n > 0, "the first run never paused: {seen}");
+        seen.push_str(&line);
+    }
+    // The first run holds Cursor's lock: the second (recording elsewhere, so that only that
+    // lock is shared) gives up after its timeout, unwritten.
+    let other = w.root().join("other.json");
+    let r = w.on_sample(
+        "install",
+        &[
+            "--client",
+            "cursor",
+            "--server",
+            "orchestrata",
+            "--lock-timeout",
+            "1",
+            "--registered",
+            other.to_str().unwrap(),
+        ],
+    );
+    r.code(2).stderr_has(".cursor/.mcp-deploy/cursor.lock");
+    assert_eq!(fs::read_to_string(w.cursor_config()).unwrap(), CURSOR_JSON);
+    let st = std::process::Command::new("kill")
+        .args(["-TERM", &first.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let _ = first.wait().unwrap();
+    // Whatever the interrupted first run did, the next run ends where an uninterrupted one
+    // would, and the file holds no half of anything.
+    w.on_sample("install", &["--client", "cursor"]).code(0);
+    verify(&w, "cursor").code(0);
+    let text = fs::read_to_string(w.cursor_config()).unwrap();
+    assert!(text.contains("// my servers"), "{text}");
+}
