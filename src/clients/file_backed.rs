@@ -62,7 +62,7 @@ fn options() -> ParseOptions {
 
 impl JsoncFile {
     fn bad(&self, reason: impl Into<String>) -> ClientError {
-        ClientError::Config {
+        ClientError::File {
             path: self.path.clone(),
             reason: reason.into(),
         }

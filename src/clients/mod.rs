@@ -75,6 +75,10 @@ pub(crate) enum ClientError {
     Config { path: PathBuf, reason: String },
     #[error("{name}: {reason}")]
     Disagrees { name: String, reason: String },
+    /// The config file of a client mcp-deploy writes itself (OpenCode, Cursor) cannot be read,
+    /// edited or written; the reason never quotes its text.
+    #[error("the client's config {path}: {reason}")]
+    File { path: PathBuf, reason: String },
     /// The client CLI cannot register this entry faithfully (it would store something else).
     /// The reason names the field or key, never a value.
     #[error("{client} cannot register {name} as declared: {reason}")]
@@ -127,6 +131,12 @@ impl ClientError {
             )),
             ClientError::Config { .. } => Some(
                 "mcp-deploy never edits this file; repair it with the client, then run again"
+                    .into(),
+            ),
+            ClientError::File { .. } => Some(
+                "mcp-deploy edits this file only by adding or removing its own entry, keeping \
+                 every other byte; it must be a regular file of JSON with comments: repair it, \
+                 then run again"
                     .into(),
             ),
             _ => None,

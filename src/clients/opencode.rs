@@ -134,7 +134,7 @@ impl Opencode {
                 "client config",
                 crate::fsio::limits::CLIENT_CONFIG,
             )
-            .map_err(|e| ClientError::Config {
+            .map_err(|e| ClientError::File {
                 path: real_dir.join(f),
                 reason: e.source.to_string(),
             })?;
