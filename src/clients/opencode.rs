@@ -752,6 +752,22 @@ mod tests {
     }
 
     #[test]
+    fn project_files_are_looked_for_up_to_the_git_root_else_to_the_root() {
+        // As the real OpenCode 1.18.33 does: a project opencode.json above the git root is not
+        // read; outside a repository every directory up to `/` is.
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("repo/a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir(dir.path().join("repo/.git")).unwrap();
+        let found = project_dirs(&sub);
+        assert_eq!(found.last().unwrap(), &dir.path().join("repo"));
+        assert_eq!(found.len(), 3);
+        let free = dir.path().join("free");
+        std::fs::create_dir(&free).unwrap();
+        assert_eq!(project_dirs(&free).last().unwrap(), Path::new("/"));
+    }
+
+    #[test]
     fn the_resolved_entry_is_compared_as_opencode_prints_it() {
         let env = vec![("HOME".to_string(), "/h".to_string())];
         assert_eq!(
