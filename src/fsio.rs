@@ -60,6 +60,16 @@ pub(crate) fn write_atomic(path: &Path, contents: &[u8], private: bool) -> Resul
     } else {
         0o644
     };
+    write_atomic_mode(path, contents, mode)
+}
+
+/// [`write_atomic`] with the file's mode given (a client's own config keeps the mode it had).
+pub(crate) fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Result<(), IoError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    fs::create_dir_all(&dir).map_err(|e| IoError::new("cannot create directory", &dir, e))?;
     let mut tmp = tempfile::Builder::new()
         .prefix(".mcp-deploy.")
         .suffix(".partial")

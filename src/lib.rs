@@ -14,7 +14,8 @@
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
 //! - `trust/`: the trust policy (an OpenSSH `allowed_signers` file) and the check that a
 //!   release's manifest is signed by a builder it allows;
-//! - `clients/`: claude, codex, gemini, grok behind one trait, and the CLI runner;
+//! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, the CLI
+//!   runner and the comment-preserving file edit of the clients without a CLI for it;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
 //!   the flat document, the session around them;
 //! - `promotion/`: a release layout's `current` and its atomic switch, the prefix lock, the

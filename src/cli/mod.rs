@@ -123,7 +123,8 @@ pub struct DeclarationArgs {
 /// Options for talking to the client CLI.
 #[derive(Debug, Args, Clone)]
 pub struct ClientArgs {
-    /// The clients to act on, comma-separated: claude, codex, gemini, grok.
+    /// The clients to act on, comma-separated: claude, codex, gemini,
+    /// opencode, grok, cursor.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -143,6 +144,10 @@ pub struct ClientArgs {
     /// The grok binary [default: `grok` on PATH].
     #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GROK")]
     pub grok: Option<PathBuf>,
+    /// The opencode binary, run to confirm each write of its config [default: `opencode` on
+    /// PATH].
+    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_OPENCODE")]
+    pub opencode: Option<PathBuf>,
     /// Seconds one client call may take before it is killed (at least 1).
     #[arg(long, value_name = "SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
@@ -170,7 +175,8 @@ pub struct StrictArgs {
 /// takes no binary and no timeout.
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
-    /// The clients to read, comma-separated: claude, codex, gemini, grok.
+    /// The clients to read, comma-separated: claude, codex, gemini,
+    /// opencode, grok, cursor.
     #[arg(
         long = "client",
         value_name = "LIST",
@@ -235,7 +241,8 @@ pub struct VerifyArgs {
         requires = "handshake"
     )]
     pub handshake_timeout: u64,
-    /// The clients whose registrations to check, comma-separated: claude, codex, gemini, grok.
+    /// The clients whose registrations to check, comma-separated: claude, codex, gemini,
+    /// opencode, grok, cursor.
     /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
     #[arg(
         long = "client",

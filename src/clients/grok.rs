@@ -537,6 +537,7 @@ mod tests {
             claude: None,
             codex: None,
             gemini: None,
+            opencode: None,
             codex_home: None,
             gemini_home: None,
             grok: Some("/bin/true".into()),

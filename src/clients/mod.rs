@@ -1,12 +1,17 @@
 //! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
+//! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
+//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]).
 //! Adding a client is one module here and one line in [`open`].
 
 pub(crate) mod claude;
 pub(crate) mod codex;
+pub(crate) mod cursor;
+mod file_backed;
 mod flow;
 pub(crate) mod gemini;
 pub(crate) mod grok;
+pub(crate) mod opencode;
 pub(crate) mod runner;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -28,6 +33,9 @@ pub(crate) struct ClientOptions {
     pub(crate) codex: Option<PathBuf>,
     /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
     pub(crate) gemini: Option<PathBuf>,
+    /// An explicit opencode binary (`--opencode`, `MCP_DEPLOY_OPENCODE`); else found on PATH.
+    /// mcp-deploy writes OpenCode's file itself and runs it only to confirm each write.
+    pub(crate) opencode: Option<PathBuf>,
     /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
     /// Passed to codex as CODEX_HOME, so that it and we read the same file.
     pub(crate) codex_home: Option<PathBuf>,
@@ -73,6 +81,10 @@ pub(crate) enum ClientError {
     Config { path: PathBuf, reason: String },
     #[error("{name}: {reason}")]
     Disagrees { name: String, reason: String },
+    /// The config file of a client mcp-deploy writes itself (OpenCode, Cursor) cannot be read,
+    /// edited or written; the reason never quotes its text.
+    #[error("the client's config {path}: {reason}")]
+    File { path: PathBuf, reason: String },
     /// The client CLI cannot register this entry faithfully (it would store something else).
     /// The reason names the field or key, never a value.
     #[error("{client} cannot register {name} as declared: {reason}")]
@@ -91,6 +103,14 @@ pub(crate) enum ClientError {
     /// `remove` of a name that is not registered: the client would exit 0 and do nothing.
     #[error("{name} is not registered at user scope in {path}: there is nothing to remove")]
     NotRegistered { name: String, path: PathBuf },
+    /// A way of running the client that mcp-deploy does not support (an OpenCode server
+    /// managed elsewhere).
+    #[error("{client}: {reason}: not supported")]
+    NotSupported {
+        client: &'static str,
+        reason: String,
+        help: String,
+    },
     /// A client home named by an environment variable (CODEX_HOME) that does not exist.
     #[error("{var} is set to {path}, which does not exist")]
     HomeMissing { var: &'static str, path: PathBuf },
@@ -111,11 +131,18 @@ impl ClientError {
                 "{client} would silently overwrite it; mcp-deploy removes an entry before it \
                  adds one, so another program changed it meanwhile: run again"
             )),
+            ClientError::NotSupported { help, .. } => Some(help.clone()),
             ClientError::HomeMissing { var, .. } => Some(format!(
                 "create that directory, or unset {var} to use the client's default"
             )),
             ClientError::Config { .. } => Some(
                 "mcp-deploy never edits this file; repair it with the client, then run again"
+                    .into(),
+            ),
+            ClientError::File { .. } => Some(
+                "mcp-deploy edits this file only by adding or removing its own entry, keeping \
+                 every other byte; it must be a regular file of JSON with comments: repair it, \
+                 then run again"
                     .into(),
             ),
             _ => None,
@@ -168,7 +195,9 @@ pub enum ClientKind {
     Claude,
     Codex,
     Gemini,
+    Opencode,
     Grok,
+    Cursor,
 }
 
 impl ClientKind {
@@ -178,7 +207,9 @@ impl ClientKind {
             ClientKind::Claude => "claude",
             ClientKind::Codex => "codex",
             ClientKind::Gemini => "gemini",
+            ClientKind::Opencode => "opencode",
             ClientKind::Grok => "grok",
+            ClientKind::Cursor => "cursor",
         }
     }
 
@@ -203,7 +234,9 @@ pub(crate) fn open(
         ClientKind::Claude => Box::new(claude::Claude::open(options)?),
         ClientKind::Codex => Box::new(codex::Codex::open(options)?),
         ClientKind::Gemini => Box::new(gemini::Gemini::open(options)?),
+        ClientKind::Opencode => Box::new(opencode::Opencode::open(options)?),
         ClientKind::Grok => Box::new(grok::Grok::open(options)?),
+        ClientKind::Cursor => Box::new(cursor::Cursor::open(options)?),
     })
 }
 
@@ -218,7 +251,9 @@ pub(crate) fn read_live(
         ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
         ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
         ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
+        ClientKind::Opencode => (opencode::config_path(), opencode::read_user_entries),
         ClientKind::Grok => (grok::config_path(), grok::read_user_entries),
+        ClientKind::Cursor => (cursor::config_path(), cursor::read_user_entries),
     };
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -238,7 +273,9 @@ pub(crate) fn read_live(
 /// the user approved that project server cannot be told from outside, so it counts. Codex: a
 /// project `.codex/config.toml` from the working directory up; gemini: workspace and system
 /// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with);
-/// grok: the `.grok/settings.json` of the working directory ([`grok::shadows_in`]).
+/// opencode: the other user files, project files, the `OPENCODE_CONFIG*` variables, managed
+/// and remote defaults ([`opencode::shadows_in`]); grok: the `.grok/settings.json` of the
+/// working directory ([`grok::shadows_in`]); cursor: a project `.cursor/mcp.json`.
 pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,
@@ -247,7 +284,9 @@ pub(crate) fn live_shadows(
     match client {
         ClientKind::Codex => return codex::shadows_in(&live.path, name),
         ClientKind::Gemini => return gemini::shadows_in(&live.path, name),
+        ClientKind::Opencode => return opencode::shadows_in(&live.path, name),
         ClientKind::Grok => return grok::shadows_in(&live.path, name),
+        ClientKind::Cursor => return cursor::shadows_in(&live.path, name),
         ClientKind::Claude => {}
     }
     let mut found = claude::shadows_in(&live.path, name)?;

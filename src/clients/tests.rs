@@ -61,6 +61,7 @@ impl Scratch {
             claude: None,
             codex: Some(real("codex")),
             gemini: Some(real("gemini")),
+            opencode: None,
             codex_home: Some(self.codex_home()),
             gemini_home: Some(self.gemini_home()),
             grok: Some(real("grok")),
@@ -480,11 +481,14 @@ fn the_client_list_is_what_client_takes() {
         .iter()
         .map(|k| k.name())
         .collect();
-    assert_eq!(names, ["claude", "codex", "gemini", "grok"]);
+    assert_eq!(
+        names,
+        ["claude", "codex", "gemini", "opencode", "grok", "cursor"]
+    );
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
     }
-    assert!(ClientKind::from_str("cursor", false).is_err());
+    assert!(ClientKind::from_str("vscode", false).is_err());
     assert_eq!(
         ClientKind::unique(&[ClientKind::Gemini, ClientKind::Claude, ClientKind::Gemini]),
         [ClientKind::Gemini, ClientKind::Claude]

@@ -48,6 +48,7 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOp
         claude: args.claude.clone(),
         codex: args.codex.clone(),
         gemini: args.gemini.clone(),
+        opencode: args.opencode.clone(),
         codex_home: None,
         gemini_home: None,
         grok: args.grok.clone(),

@@ -20,6 +20,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
         claude: None,
         codex: None,
         gemini: None,
+        opencode: None,
         codex_home: None,
         gemini_home: None,
         grok: None,

@@ -1,5 +1,6 @@
-//! One declaration, every agent: install, verify, status and uninstall across claude, codex
-//! and gemini with the real CLIs, and all-or-nothing across clients.
+//! One declaration, every agent: install, verify, status and uninstall across claude, codex,
+//! gemini, opencode, grok (their real CLIs) and cursor (its file), and all-or-nothing across
+//! clients.
 
 use std::fs;
 
@@ -7,7 +8,7 @@ use serde_json::json;
 
 use crate::harness::*;
 
-const EVERY: &str = "claude,codex,gemini";
+const EVERY: &str = "claude,codex,gemini,opencode,grok,cursor";
 
 /// A third server, declared only by data, next to the sample's two.
 fn declare_third(w: &World) -> std::path::PathBuf {
@@ -40,7 +41,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
     r.code(0);
     let servers = r.json()["servers"].as_array().unwrap().clone();
-    assert_eq!(servers.len(), 6, "{}", r.shown);
+    assert_eq!(servers.len(), 12, "{}", r.shown);
     for s in &servers {
         assert_eq!(s["registration"], "added", "{}", r.shown);
     }
@@ -60,12 +61,28 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         json!(["--stdio", "two words"])
     );
     assert!(w.user_servers().contains_key("thirdparty-test"));
+    // OpenCode's, grok's and Cursor's own files hold it in their own shapes.
+    let opencode = fs::read_to_string(w.opencode_config()).unwrap();
+    assert!(
+        opencode.contains("\"thirdparty-test\"") && opencode.contains("{env:THIRDPARTY_API_TOKEN}"),
+        "{opencode}"
+    );
+    assert_eq!(
+        w.grok_servers()["thirdparty-test"]["transport"]["args"],
+        json!(["--stdio", "two words"])
+    );
+    let cursor: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.cursor_config()).unwrap()).unwrap();
+    assert_eq!(
+        cursor["mcpServers"]["thirdparty-test"]["env"],
+        json!({"THIRDPARTY_API_TOKEN": "${env:THIRDPARTY_API_TOKEN}"})
+    );
 
     // The flat document records each client's entries; no env value in it.
     let flat: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
     assert!(flat["mcpServers"]["thirdparty-test"].is_object());
-    for client in ["codex", "gemini"] {
+    for client in ["codex", "gemini", "opencode", "grok", "cursor"] {
         assert_eq!(
             flat["clients"][client]["mcpServers"]["thirdparty-test"]["args"],
             json!(["--stdio", "two words"]),
@@ -77,6 +94,9 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         &flat["mcpServers"],
         &flat["clients"]["codex"]["mcpServers"],
         &flat["clients"]["gemini"]["mcpServers"],
+        &flat["clients"]["opencode"]["mcpServers"],
+        &flat["clients"]["grok"]["mcpServers"],
+        &flat["clients"]["cursor"]["mcpServers"],
     ] {
         assert_eq!(
             servers["thirdparty-test"]["env"],
@@ -117,7 +137,8 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         .iter()
         .map(|s| s["client"].clone())
         .collect();
-    assert_eq!(clients, [json!("claude"), json!("codex"), json!("gemini")]);
+    let every: Vec<_> = EVERY.split(',').map(|c| json!(c)).collect();
+    assert_eq!(clients, every);
     w.on_sample("status", &["--config", c, "--client", EVERY])
         .code(0);
 
@@ -129,6 +150,15 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     let gemini = fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap();
     assert!(!gemini.contains("thirdparty-test"), "{gemini}");
     assert!(!w.user_servers().contains_key("thirdparty-test"));
+    assert!(!w.grok_servers().contains_key("thirdparty-test"));
+    for file in [w.opencode_config(), w.cursor_config()] {
+        let text = fs::read_to_string(&file).unwrap();
+        assert!(
+            !text.contains("thirdparty-test"),
+            "{}: {text}",
+            file.display()
+        );
+    }
 }
 
 #[test]
@@ -153,5 +183,51 @@ fn a_failure_in_one_client_rolls_back_every_client() {
     assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
     let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
     assert!(!codex.contains("codetools-test"), "{codex}");
+    assert!(!w.registered().exists());
+}
+
+/// Issue 14: one run into all six clients is all or nothing. Cursor, the last, fails for real
+/// (its file is a dangling link: absent when read, refused when written) after claude, codex,
+/// gemini, opencode and grok were changed through their real CLIs and files: every one of
+/// them is put back, and the files that existed before keep their bytes.
+#[test]
+fn a_failure_in_the_last_of_six_clients_rolls_back_the_other_five() {
+    let w = World::with_every_client();
+    w.sample();
+    // A user's own OpenCode and grok entries, which must come through untouched.
+    fs::create_dir_all(w.opencode_config().parent().unwrap()).unwrap();
+    let opencode_before = "{\n  // the user's own\n  \"mcp\": {\"mine\": {\"type\": \"local\", \"command\": [\"/bin/true\"]}}\n}\n";
+    fs::write(w.opencode_config(), opencode_before).unwrap();
+    fs::create_dir_all(w.grok_settings().parent().unwrap()).unwrap();
+    let grok_before = json!({"mcpServers": {"mine": {"name": "mine",
+        "transport": {"type": "stdio", "command": "/bin/true", "args": []}}}})
+    .to_string();
+    fs::write(w.grok_settings(), &grok_before).unwrap();
+    fs::create_dir_all(w.cursor_config().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(w.root().join("nowhere/mcp.json"), w.cursor_config()).unwrap();
+
+    let r = w.on_sample("install", &["--client", EVERY]);
+    r.code(2)
+        .stderr_has("a symlink to a file that does not exist")
+        .stderr_has("every change was rolled back");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
+    assert!(!codex.contains("-test"), "{codex}");
+    let gemini =
+        fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap_or_default();
+    assert!(!gemini.contains("-test"), "{gemini}");
+    // Every key, value and comment is back. The layout of a servers object written on one line
+    // is not: jsonc-parser puts each property on a line of its own when it adds one, and the
+    // removal keeps that (documented in docs/clients.md).
+    let squeeze = |t: &str| t.split_whitespace().collect::<String>();
+    let opencode_after = fs::read_to_string(w.opencode_config()).unwrap();
+    assert_eq!(
+        squeeze(&opencode_after),
+        squeeze(opencode_before),
+        "{opencode_after}"
+    );
+    let grok = w.grok_servers();
+    assert_eq!(grok.keys().collect::<Vec<_>>(), ["mine"], "{grok:?}");
+    assert!(!w.root().join("nowhere").exists());
     assert!(!w.registered().exists());
 }

@@ -23,16 +23,20 @@ pub const CT_SHA: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
 pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 
 /// The one locator for the real tools the tests drive: the pinned client CLIs (`claude`,
-/// `codex`, `gemini`, `grok`) and MCP server (`mcp-server-everything`) in the repo's
-/// `node_modules/.bin`. A missing one fails the test, never skips it: `npm ci` brings them.
+/// `codex`, `gemini`, `opencode`, `grok`) and MCP server (`mcp-server-everything`) in the repo's
+/// `node_modules/.bin` (opencode: its platform package's binary, the one pinned; see
+/// scripts/test.sh). A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
-    let pinned = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("node_modules/.bin")
-        .join(name);
+    let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules");
+    let pinned = match name {
+        "opencode" => modules.join("opencode-linux-x64/bin/opencode"),
+        _ => modules.join(".bin").join(name),
+    };
     assert!(
         pinned.exists(),
-        "the real {name} is missing from node_modules/.bin: run `npm ci` in {} (it installs \
+        "the real {name} is missing from node_modules ({}): run `npm ci` in {} (it installs \
          the pinned client CLIs and MCP server)",
+        pinned.display(),
         env!("CARGO_MANIFEST_DIR")
     );
     pinned
@@ -358,11 +362,19 @@ impl World {
         w
     }
 
-    /// A world whose PATH has the real claude, codex, gemini and grok, each with its config in
-    /// the scratch home.
+    /// A world whose PATH has the real claude and opencode (which confirms each write of its
+    /// config).
+    pub fn with_opencode() -> World {
+        let w = World::with_real_claude();
+        symlink(real_client("opencode"), w.bin().join("opencode")).unwrap();
+        w
+    }
+
+    /// A world whose PATH has the real claude, codex, gemini, opencode and grok, each with its
+    /// config in the scratch home.
     pub fn with_every_client() -> World {
         let w = World::with_real_claude();
-        for name in ["codex", "gemini", "grok"] {
+        for name in ["codex", "gemini", "opencode", "grok"] {
             symlink(real_client(name), w.bin().join(name)).unwrap();
         }
         w
@@ -550,6 +562,25 @@ impl World {
             .lines()
             .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
             .collect()
+    }
+
+    /// OpenCode's user config file in the world's home (the one OpenCode writes when none
+    /// exists), and Cursor's.
+    pub fn opencode_config(&self) -> PathBuf {
+        self.root().join("home/.config/opencode/opencode.jsonc")
+    }
+    pub fn cursor_config(&self) -> PathBuf {
+        self.root().join("home/.cursor/mcp.json")
+    }
+
+    /// Run the real, pinned opencode in the world (its config, data, state and cache all under
+    /// the world's home), from the world's working directory.
+    pub fn opencode(&self, args: &[&str]) -> Run {
+        self.program(real_client("opencode"))
+            .args(args)
+            .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+            .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+            .run()
     }
 
     /// Put an executable script at `bin/claude` (a fake client, or a wrapper).

@@ -13,6 +13,7 @@ mod completions;
 mod deploy;
 mod docs;
 mod faults;
+mod file_clients;
 mod flags;
 mod grok;
 mod handshake;

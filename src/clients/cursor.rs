@@ -1,0 +1,355 @@
+//! Cursor: no Cursor CLI that manages MCP servers can be installed here, so mcp-deploy edits
+//! its documented user file `~/.cursor/mcp.json` itself ([`super::file_backed`]).
+//!
+//! - The file holds `mcpServers`, entries in the claude shape: `command`/`args`/`env` (Cursor
+//!   also knows `type: "stdio"` and `envFile`), or `url`/`headers` for a remote server, whose
+//!   transport Cursor chooses itself (streamable HTTP, then SSE): claude's `type: http` is
+//!   written as `url`/`headers` with no `type`, and `sse` is refused.
+//! - Cursor interpolates `${env:NAME}`, `${userHome}`, `${workspaceFolder}`,
+//!   `${workspaceFolderBasename}` and `${pathSeparator}` in `command`, `args`, `env`, `url`
+//!   and `headers`: claude's `${NAME}` is written as `${env:NAME}` and read back; a
+//!   `${NAME:-default}` is refused (Cursor has none), and an entry holding any other `${...}`
+//!   is read as it is plus the key `cursor-interpolation`, which no check accepts.
+//! - A project `.cursor/mcp.json` (in the working directory or above) with the same name wins
+//!   over the user entry: reported as shadowing.
+//! - No real Cursor runs in the tests: the file is checked against the documented examples.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::file_backed::{self, map_refs, JsoncFile};
+use super::{Client, ClientError, ClientOptions, Op};
+use crate::entry::{Entry, Transport};
+
+pub(crate) struct Cursor {
+    file: JsoncFile,
+}
+
+impl Cursor {
+    pub(crate) fn open(_options: &ClientOptions) -> Result<Cursor, ClientError> {
+        Ok(Cursor {
+            file: JsoncFile {
+                path: config_path(),
+                key: "mcpServers",
+                new_file: "{\n  \"mcpServers\": {}\n}\n",
+            },
+        })
+    }
+}
+
+/// `~/.cursor/mcp.json`.
+pub(crate) fn config_path() -> PathBuf {
+    crate::dirs::home().join(".cursor").join("mcp.json")
+}
+
+/// The user entries of `path` in the claude shape.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    Ok(file_backed::read_servers(path, "mcpServers")?
+        .into_iter()
+        .map(|(k, v)| {
+            let shaped = to_claude(&v);
+            (k, shaped)
+        })
+        .collect())
+}
+
+/// A project `.cursor/mcp.json` in the working directory or above naming `name`.
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(found);
+    };
+    for dir in cwd.ancestors() {
+        let file = dir.join(".cursor").join("mcp.json");
+        if file == *config || std::fs::symlink_metadata(&file).is_err() {
+            continue;
+        }
+        match file_backed::read_servers(&file, "mcpServers") {
+            Ok(m) if m.contains_key(name) => {
+                found.push(format!("project config {}", file.display()))
+            }
+            Ok(_) => {}
+            Err(e) => found.push(format!(
+                "project config {} (mcp-deploy cannot read it: {e}; Cursor may, so it counts)",
+                file.display()
+            )),
+        }
+    }
+    Ok(found)
+}
+
+/// A Cursor entry in the claude shape: a remote one (`url`, no `command`) gains `type: http`,
+/// `type: "stdio"` is dropped, `${env:NAME}` becomes `${NAME}`. Another interpolation keeps
+/// the entry as it is, marked with `cursor-interpolation`.
+pub(crate) fn to_claude(v: &Value) -> Value {
+    let Some(m) = v.as_object() else {
+        return v.clone();
+    };
+    let mut other = false;
+    let mut out = Map::new();
+    let remote = m.contains_key("url") && !m.contains_key("command");
+    if remote && !m.contains_key("type") {
+        out.insert("type".into(), "http".into());
+    }
+    for (k, x) in m {
+        match k.as_str() {
+            "type" if x == "stdio" && !remote => {}
+            "command" | "args" | "env" | "url" | "headers" => {
+                out.insert(k.clone(), unmap_value(x, &mut other));
+            }
+            _ => {
+                out.insert(k.clone(), x.clone());
+            }
+        }
+    }
+    if other {
+        let mut kept = m.clone();
+        kept.insert(
+            "cursor-interpolation".into(),
+            "a ${...} that is not ${env:NAME}".into(),
+        );
+        return Value::Object(kept);
+    }
+    Value::Object(out)
+}
+
+/// [`unmap`] on every string of `x`; `other` is set when one holds another `${...}`.
+fn unmap_value(x: &Value, other: &mut bool) -> Value {
+    match x {
+        Value::String(s) => match unmap(s) {
+            Some(s) => Value::String(s),
+            None => {
+                *other = true;
+                x.clone()
+            }
+        },
+        Value::Array(a) => Value::Array(a.iter().map(|x| unmap_value(x, other)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), unmap_value(x, other)))
+                .collect(),
+        ),
+        _ => x.clone(),
+    }
+}
+
+/// `${env:NAME}` back to `${NAME}`; `None` for any other `${...}`.
+fn unmap(s: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after.find('}')?;
+        let name = after[..end].strip_prefix("env:")?;
+        if !file_backed::is_var_name(name) {
+            return None;
+        }
+        out.push_str("${");
+        out.push_str(name);
+        out.push('}');
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// `entry` (claude shape) as Cursor holds it, or why it cannot hold it exactly.
+pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError> {
+    let refuse = |reason: String| ClientError::Unrepresentable {
+        client: "cursor",
+        name: name.to_string(),
+        reason,
+    };
+    let map = |what: String, s: &str| -> Result<String, ClientError> {
+        map_refs(s, |n| format!("${{env:{n}}}"))
+            .map_err(|r| refuse(format!("{what} holds {r}, which Cursor cannot express")))
+    };
+    let mut out = Map::new();
+    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+        Transport::Stdio { command, args } => {
+            out.insert("command".into(), map("the command".into(), command)?.into());
+            let mapped = args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| map(format!("argument {}", i + 1), a).map(Value::String))
+                .collect::<Result<Vec<_>, _>>()?;
+            if entry.raw.contains_key("args") {
+                out.insert("args".into(), Value::Array(mapped));
+            }
+            (&["type", "command", "args", "env"], &["envFile"])
+        }
+        Transport::Remote { kind, url } => {
+            if kind != "http" {
+                return Err(refuse(format!(
+                    "Cursor chooses the transport of a remote server itself (streamable HTTP, \
+                     then SSE), so type {kind:?} cannot be pinned"
+                )));
+            }
+            out.insert("url".into(), map("the url".into(), url)?.into());
+            (&["type", "url", "headers"], &["auth"])
+        }
+    };
+    for key in ["env", "headers"] {
+        if let Some(v) = entry.raw.get(key) {
+            let Some(o) = v.as_object() else {
+                return Err(refuse(format!("{key} is not an object of strings")));
+            };
+            let mut m = Map::new();
+            for (k, x) in o {
+                let x = x
+                    .as_str()
+                    .ok_or_else(|| refuse(format!("{key} {k:?} is not a string")))?;
+                m.insert(k.clone(), map(format!("{key} {k:?}"), x)?.into());
+            }
+            out.insert(key.into(), Value::Object(m));
+        }
+    }
+    for (k, v) in &entry.raw {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        if !extra_ok.contains(&k.as_str()) {
+            return Err(refuse(format!("Cursor has no key {k:?} for it")));
+        }
+        out.insert(k.clone(), v.clone());
+    }
+    Ok(Value::Object(out))
+}
+
+impl Client for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn config_path(&self) -> &Path {
+        &self.file.path
+    }
+
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(&self.file.path, name)
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.file.path)
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let value = to_cursor(name, entry)?;
+        self.file.add("cursor", name, &value)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.file.remove(name)
+    }
+
+    /// What the file holds: Cursor has no CLI to ask.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        let Some(raw) = self.user_entries()?.get(name).cloned() else {
+            return Ok(None);
+        };
+        Entry::from_value(&raw)
+            .map(Some)
+            .map_err(|e| ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!(
+                    "its entry in {} cannot be read as a server: {e}",
+                    self.file.path.display()
+                ),
+            })
+    }
+
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("add {name} to {}", self.file.path.display()),
+            Op::Remove => format!("remove {name} from {}", self.file.path.display()),
+            Op::Observe => format!("read {name} from {}", self.file.path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        Entry::from_value(&v).unwrap()
+    }
+
+    /// The examples of Cursor's MCP page (docs.cursor.com/context/mcp, "Using mcp.json"), as
+    /// published: a stdio server with `env`, a remote one with `headers` and `${env:...}`.
+    const DOCUMENTED: &str = r#"{
+  "mcpServers": {
+    "server-name": {
+      "command": "npx",
+      "args": ["-y", "mcp-server"],
+      "env": {
+        "API_KEY": "value"
+      }
+    },
+    "remote-server": {
+      "url": "http://localhost:3000/mcp",
+      "headers": {
+        "Authorization": "Bearer ${env:MY_SERVICE_TOKEN}"
+      }
+    }
+  }
+}"#;
+
+    #[test]
+    fn the_documented_examples_read_in_the_claude_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mcp.json");
+        std::fs::write(&p, DOCUMENTED).unwrap();
+        let m = read_user_entries(&p).unwrap();
+        assert_eq!(
+            m["server-name"],
+            json!({"command":"npx","args":["-y","mcp-server"],"env":{"API_KEY":"value"}})
+        );
+        assert_eq!(
+            m["remote-server"],
+            json!({"type":"http","url":"http://localhost:3000/mcp",
+                   "headers":{"Authorization":"Bearer ${MY_SERVICE_TOKEN}"}})
+        );
+        // And what mcp-deploy writes for them is the documented text's entries again.
+        let doc: Value = serde_json::from_str(DOCUMENTED).unwrap();
+        for (k, v) in &m {
+            assert_eq!(
+                to_cursor(k, &entry(v.clone())).unwrap(),
+                doc["mcpServers"][k]
+            );
+        }
+    }
+
+    #[test]
+    fn interpolation_maps_and_the_rest_is_refused_or_marked() {
+        assert_eq!(
+            to_cursor(
+                "n",
+                &entry(json!({"command":"/x","args":["${A}"],"env":{"T":"${T}"}}))
+            )
+            .unwrap(),
+            json!({"command":"/x","args":["${env:A}"],"env":{"T":"${env:T}"}})
+        );
+        for (v, want) in [
+            (
+                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                "NAME:-default",
+            ),
+            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+            (json!({"command":"/x","cwd":"/"}), "no key \"cwd\""),
+        ] {
+            let err = to_cursor("n", &entry(v.clone())).unwrap_err().to_string();
+            assert!(err.contains(want), "{v}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+        let marked = to_claude(&json!({"command":"${userHome}/bin/x"}));
+        assert!(marked.get("cursor-interpolation").is_some(), "{marked}");
+        assert_eq!(
+            to_claude(&json!({"type":"stdio","command":"/x"})),
+            json!({"command":"/x"})
+        );
+    }
+}

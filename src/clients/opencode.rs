@@ -1,0 +1,815 @@
+//! OpenCode (npm `opencode-ai`), a locally managed one: its `mcp add` is interactive, so
+//! mcp-deploy edits its user config file itself ([`super::file_backed`]).
+//!
+//! What OpenCode 1.18.33 reads (from its bundled source and checked with the real binary):
+//! - The user config directory is `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`. In
+//!   it `config.json`, `opencode.json` and `opencode.jsonc` are *all* read and deep-merged, in
+//!   that order (a later file wins key by key). The file OpenCode itself writes is the first
+//!   that exists of `opencode.jsonc`, `opencode.json`, `config.json`, else a new
+//!   `opencode.jsonc`: mcp-deploy writes the same one, and reports a same-name server in the
+//!   other two as shadowing (its keys are merged into ours).
+//! - Deep-merged after the user config, so winning over it: the file `$OPENCODE_CONFIG`,
+//!   project `opencode.json(c)` from the working directory up to the git root,
+//!   `.opencode/opencode.json(c)` there and in `~`, `$OPENCODE_CONFIG_DIR/opencode.json(c)`,
+//!   `$OPENCODE_CONFIG_CONTENT`, and the managed `/etc/opencode/opencode.json(c)`. Merged
+//!   before it (so adding keys to our entry): remote organisation defaults,
+//!   `<url>/.well-known/opencode` of every `wellknown` login in `auth.json`, which cannot be
+//!   read offline and so count whenever such a login exists. Each is reported as shadowing.
+//! - Entries: `{"type":"local","command":[cmd, ...args],"environment":{...},"enabled":true}`
+//!   and `{"type":"remote","url":...,"headers":{...}}`. OpenCode substitutes `{env:NAME}`
+//!   (an unset one becomes the empty string) and `{file:path}` anywhere in the file's text,
+//!   and leaves `${NAME}` alone: claude's `${NAME}` is written as `{env:NAME}` and read back;
+//!   a `${NAME:-default}` (OpenCode has no default) and a literal `{env:` or `{file:` are
+//!   refused; an entry holding a literal `${` is read in OpenCode's own shape, which no
+//!   check accepts.
+//! - A remote server is tried as streamable HTTP, then SSE: claude's `http` maps to
+//!   `remote`; `sse` cannot be pinned and is refused.
+//! - An OpenCode server started elsewhere (`opencode serve`, reached with `--attach URL` and
+//!   `OPENCODE_SERVER_PASSWORD`) reads its own config, once: it is not supported, and a run
+//!   whose environment points at one (`OPENCODE_SERVER_PASSWORD`/`_USERNAME` set) is refused.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::file_backed::{self, map_refs, JsoncFile};
+use super::runner::{self, Runner};
+use super::{Client, ClientError, ClientOptions, Op};
+use crate::entry::Entry;
+
+/// The npm package and version the project is tested with.
+pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
+
+/// The variables of ours the confirming `opencode debug config` runs with; its XDG
+/// directories are a scratch copy (see [`Opencode::confirm`]).
+const PASSED: &[&str] = &["PATH", "HOME"];
+
+/// What OpenCode writes into a config file it creates.
+const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
+
+/// The user config files OpenCode merges, lowest first.
+const USER_FILES: [&str; 3] = ["config.json", "opencode.json", "opencode.jsonc"];
+
+pub(crate) struct Opencode {
+    file: JsoncFile,
+    /// The real opencode and its deadline, to confirm each write (`None` for the commands
+    /// that only read).
+    binary: Option<(PathBuf, std::time::Duration)>,
+}
+
+impl Opencode {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Opencode, ClientError> {
+        if let Some(var) = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]
+            .into_iter()
+            .find(|v| crate::dirs::var(v).is_some())
+        {
+            return Err(ClientError::NotSupported {
+                client: "opencode",
+                reason: format!(
+                    "{var} is set, so the OpenCode in use is a server started elsewhere \
+                     (`opencode serve`, reached with --attach): an externally managed OpenCode"
+                ),
+                help: "mcp-deploy registers servers with a locally managed OpenCode only (its \
+                       user config on this host); register them on the host that runs the \
+                       server, or unset the variable if no server is involved"
+                    .into(),
+            });
+        }
+        let binary = if options.calls_binary {
+            let runner = Runner::open(
+                "opencode",
+                options.opencode.as_deref(),
+                true,
+                options.timeout,
+                Vec::new(),
+                format!(
+                    "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
+                     (or set MCP_DEPLOY_OPENCODE): it confirms each write"
+                ),
+            )?;
+            Some((runner.binary, options.timeout))
+        } else {
+            None
+        };
+        Ok(Opencode {
+            file: JsoncFile {
+                path: config_path(),
+                key: "mcp",
+                new_file: NEW_FILE,
+            },
+            binary,
+        })
+    }
+
+    /// Ask the real OpenCode what it resolves `name` to (`opencode debug config`, which starts
+    /// no server) and compare with what was written, `{env:NAME}` substituted as OpenCode
+    /// does in the environment it ran with. Its output holds substituted environment values:
+    /// it is never shown, and a difference names keys only.
+    ///
+    /// Any opencode command edits files: it inserts `"$schema"` into a config file without
+    /// one, writes a `.gitignore` into the config directory, keeps a database and logs in its
+    /// data and state directories. So it runs on a scratch copy of the three user files
+    /// (`XDG_CONFIG_HOME`, and the data, state and cache directories, in a temporary
+    /// directory), with the real HOME (`~/.opencode` and the managed directory still apply):
+    /// what it resolves is what these bytes mean, and the user's files are not touched.
+    fn confirm(&self, name: &str, written: &Value) -> Result<(), ClientError> {
+        let Some((binary, timeout)) = &self.binary else {
+            return Ok(());
+        };
+        let step = "opencode debug config".to_string();
+        let io = |e: std::io::Error| ClientError::Spawn {
+            step: step.clone(),
+            reason: format!("cannot prepare its scratch copy: {e}"),
+        };
+        let scratch = tempfile::Builder::new()
+            .prefix("mcp-deploy-opencode.")
+            .tempdir()
+            .map_err(io)?;
+        let copy = scratch.path().join("config").join("opencode");
+        std::fs::create_dir_all(&copy).map_err(io)?;
+        let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
+        for f in USER_FILES {
+            let text = crate::fsio::read_input_if_exists(
+                &real_dir.join(f),
+                "client config",
+                crate::fsio::limits::CLIENT_CONFIG,
+            )
+            .map_err(|e| ClientError::File {
+                path: real_dir.join(f),
+                reason: e.source.to_string(),
+            })?;
+            if let Some(text) = text {
+                std::fs::write(copy.join(f), text).map_err(io)?;
+            }
+        }
+        let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
+            .iter()
+            .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
+            .collect();
+        for (var, sub) in [
+            ("XDG_CONFIG_HOME", "config"),
+            ("XDG_DATA_HOME", "data"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_CACHE_HOME", "cache"),
+        ] {
+            env.push((var, scratch.path().join(sub).into_os_string()));
+        }
+        env.push(("OPENCODE_DISABLE_AUTOUPDATE", "1".into()));
+        env.push(("OPENCODE_DISABLE_MODELS_FETCH", "1".into()));
+        // The user-level view: no project file of wherever the call runs.
+        env.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1".into()));
+        let seen: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
+            .collect();
+        let runner = Runner::open("opencode", Some(binary), true, *timeout, env, String::new())?
+            .clearing_env();
+        let out = runner.call_raw(&["debug", "config"], &step)?;
+        if !out.status.success() {
+            // Its config errors quote the offending entry, values included: only the first
+            // line (which names the file) is kept, with known values redacted.
+            let first = strip_ansi(
+                out.stderr
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or(""),
+            );
+            let first = first
+                .split(" ↳")
+                .next()
+                .unwrap_or("")
+                .trim()
+                .replace(&*copy.to_string_lossy(), &real_dir.to_string_lossy());
+            let mut held = self
+                .user_entries()
+                .map(|m| runner::secret_strings(&m))
+                .unwrap_or_default();
+            let mut one = Map::new();
+            one.insert(name.to_string(), written.clone());
+            held.extend(runner::secret_strings(&one));
+            return Err(ClientError::Failed {
+                step,
+                status: out.status.to_string(),
+                stderr: if first.is_empty() {
+                    "no output on stderr".into()
+                } else {
+                    crate::entry::secrets::redact(&first, &held)
+                },
+            });
+        }
+        let start = out.stdout.find('{').unwrap_or(0);
+        let resolved: Value =
+            serde_json::from_str(&out.stdout[start..]).map_err(|_| ClientError::Garbage {
+                step: step.clone(),
+                reason: "not the JSON of a config".into(),
+            })?;
+        let got = resolved.get("mcp").and_then(|m| m.get(name));
+        let want = substitute(written, &seen);
+        let differs = match (got, &want) {
+            (None, _) => vec!["the whole entry (OpenCode does not list it)".to_string()],
+            (Some(Value::Object(g)), Value::Object(w)) => {
+                let keys: std::collections::BTreeSet<&String> = g
+                    .keys()
+                    .chain(w.keys())
+                    .filter(|k| !same_resolved(k, g.get(*k), w.get(*k)))
+                    .collect();
+                keys.into_iter().cloned().collect()
+            }
+            _ => vec!["the whole entry".to_string()],
+        };
+        if differs.is_empty() {
+            return Ok(());
+        }
+        Err(ClientError::Disagrees {
+            name: name.to_string(),
+            reason: format!(
+                "OpenCode resolves it to something else than mcp-deploy wrote to {} ({} \
+                 differ: a same-name entry in another of its config files is merged into it)",
+                self.file.path.display(),
+                differs.join(", ")
+            ),
+        })
+    }
+}
+
+/// `s` without terminal colour sequences (`ESC [ ... m`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                for d in chars.by_ref() {
+                    if d.is_ascii_alphabetic() {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Whether the resolved value `g` of key `k` is the written `w`. `debug config` prints
+/// `***` for a string it deems secret (header values, a variable named like a token, a URL
+/// with credentials): such a string matches any written string (the file read-back has
+/// compared it already).
+fn same_resolved(_k: &str, g: Option<&Value>, w: Option<&Value>) -> bool {
+    match (g, w) {
+        (Some(g), Some(w)) => masked_eq(g, w),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn masked_eq(g: &Value, w: &Value) -> bool {
+    match (g, w) {
+        (Value::String(m), Value::String(_)) if m == "***" => true,
+        (Value::Array(g), Value::Array(w)) => {
+            g.len() == w.len() && g.iter().zip(w).all(|(g, w)| masked_eq(g, w))
+        }
+        (Value::Object(g), Value::Object(w)) => {
+            g.len() == w.len()
+                && g.iter()
+                    .all(|(k, x)| w.get(k).is_some_and(|y| masked_eq(x, y)))
+        }
+        _ => g == w,
+    }
+}
+
+/// `v` with every `{env:NAME}` replaced by NAME's value in `env`, else the empty string (as
+/// OpenCode does).
+fn substitute(v: &Value, env: &[(String, String)]) -> Value {
+    match v {
+        Value::String(s) => {
+            let mut out = String::new();
+            let mut rest = s.as_str();
+            while let Some(i) = rest.find("{env:") {
+                let after = &rest[i + 5..];
+                let Some(end) = after.find('}') else { break };
+                out.push_str(&rest[..i]);
+                let name = &after[..end];
+                if let Some((_, val)) = env.iter().find(|(k, _)| k == name) {
+                    out.push_str(val);
+                }
+                rest = &after[end + 1..];
+            }
+            out.push_str(rest);
+            Value::String(out)
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, env)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), substitute(x, env)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
+pub(crate) fn config_dir() -> PathBuf {
+    crate::dirs::var("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::dirs::home().join(".config"))
+        .join("opencode")
+}
+
+/// The user config file OpenCode writes (and so mcp-deploy): the first of `opencode.jsonc`,
+/// `opencode.json`, `config.json` that exists (a dangling link counts: it is refused later),
+/// else `opencode.jsonc`.
+pub(crate) fn config_path() -> PathBuf {
+    let dir = config_dir();
+    USER_FILES
+        .iter()
+        .rev()
+        .map(|f| dir.join(f))
+        .find(|p| std::fs::symlink_metadata(p).is_ok())
+        .unwrap_or_else(|| dir.join("opencode.jsonc"))
+}
+
+/// The user entries of `path` in the claude shape.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    Ok(file_backed::read_servers(path, "mcp")?
+        .into_iter()
+        .map(|(k, v)| {
+            let shaped = to_claude(&v);
+            (k, shaped)
+        })
+        .collect())
+}
+
+/// Where else OpenCode takes a server `name` from, merging it with the user entry of
+/// `config`; one description each. Read-only, no binary needed.
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut look = |what: &str, file: PathBuf| {
+        if file == *config || !seen.insert(file.clone()) {
+            return;
+        }
+        match file_backed::read_servers(&file, "mcp") {
+            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
+            Ok(_) => {}
+            Err(e) => found.push(format!(
+                "{what} {} (mcp-deploy cannot read it: {e}; OpenCode may, so it counts)",
+                file.display()
+            )),
+        }
+    };
+    let dir = config
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(config_dir);
+    for f in USER_FILES {
+        look("user config merged with it", dir.join(f));
+    }
+    if let Some(f) = crate::dirs::var("OPENCODE_CONFIG") {
+        look("OPENCODE_CONFIG", PathBuf::from(f));
+    }
+    let mut dirs: Vec<(&str, PathBuf)> = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        if crate::dirs::var("OPENCODE_DISABLE_PROJECT_CONFIG").is_none() {
+            for d in project_dirs(&cwd) {
+                dirs.push(("project config", d.clone()));
+                dirs.push(("project config", d.join(".opencode")));
+            }
+        }
+    }
+    dirs.push(("config", crate::dirs::home().join(".opencode")));
+    if let Some(d) = crate::dirs::var("OPENCODE_CONFIG_DIR") {
+        dirs.push(("OPENCODE_CONFIG_DIR", PathBuf::from(d)));
+    }
+    let managed = crate::dirs::var("OPENCODE_TEST_MANAGED_CONFIG_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/opencode"));
+    dirs.push(("managed config", managed));
+    for (what, d) in dirs {
+        for f in ["opencode.json", "opencode.jsonc"] {
+            if std::fs::symlink_metadata(d.join(f)).is_ok() {
+                look(what, d.join(f));
+            }
+        }
+    }
+    if let Some(content) = crate::dirs::var("OPENCODE_CONFIG_CONTENT") {
+        let text = content.to_string_lossy().into_owned();
+        match file_backed::parse_value(&text) {
+            Some(d) if d.get("mcp").and_then(|m| m.get(name)).is_none() => {}
+            Some(_) => found.push("OPENCODE_CONFIG_CONTENT".into()),
+            None => found.push(
+                "OPENCODE_CONFIG_CONTENT (mcp-deploy cannot read it; OpenCode may, so it counts)"
+                    .into(),
+            ),
+        }
+    }
+    found.extend(remote_defaults());
+    Ok(found)
+}
+
+/// From `cwd` up to its git root (OpenCode's worktree), or to `/` outside a repository.
+fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in cwd.ancestors() {
+        out.push(d.to_path_buf());
+        if d.join(".git").exists() {
+            break;
+        }
+    }
+    out
+}
+
+/// The remote organisation defaults OpenCode would fetch: one per `wellknown` login in
+/// `$XDG_DATA_HOME/opencode/auth.json`. Offline their content cannot be known, so each counts.
+fn remote_defaults() -> Vec<String> {
+    let data = crate::dirs::var("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::dirs::home().join(".local/share"));
+    let auth = data.join("opencode").join("auth.json");
+    let Ok(Some(text)) = crate::fsio::read_input_if_exists(
+        &auth,
+        "OpenCode login file",
+        crate::fsio::limits::DOCUMENT,
+    ) else {
+        return Vec::new();
+    };
+    let Ok(Value::Object(logins)) = serde_json::from_str::<Value>(&text) else {
+        return vec![format!(
+            "remote organisation defaults: {} cannot be read, and may name one",
+            auth.display()
+        )];
+    };
+    logins
+        .iter()
+        .filter(|(_, v)| v.get("type").and_then(Value::as_str) == Some("wellknown"))
+        .map(|(url, _)| {
+            format!(
+                "remote organisation default {}/.well-known/opencode (a login in {}; it cannot \
+                 be read offline, so it counts)",
+                url.trim_end_matches('/'),
+                auth.display()
+            )
+        })
+        .collect()
+}
+
+/// An OpenCode entry in the claude shape: `local` becomes `command`/`args`/`env`, `remote`
+/// becomes `type: http`/`url`/`headers`, `{env:NAME}` becomes `${NAME}`, `enabled: true` (the
+/// default) is dropped. Anything else (`enabled: false`, `timeout`, `cwd`, `oauth`, an unknown key)
+/// is kept, so that a check sees it. An entry that cannot be mapped exactly (a literal `${`,
+/// a `{file:...}`, a `command` that is not an array of strings) is returned as it is.
+pub(crate) fn to_claude(v: &Value) -> Value {
+    let Some(m) = v.as_object() else {
+        return v.clone();
+    };
+    let back = |s: &str| -> Option<String> {
+        if s.contains("${") || s.contains("{file:") {
+            return None;
+        }
+        Some(unmap_env(s))
+    };
+    let strings = |v: &Value| -> Option<Map<String, Value>> {
+        v.as_object()?
+            .iter()
+            .map(|(k, x)| Some((k.clone(), Value::String(back(x.as_str()?)?))))
+            .collect()
+    };
+    let mut out = Map::new();
+    match m.get("type").and_then(Value::as_str) {
+        Some("local") => {
+            let Some(cmd) = m.get("command").and_then(Value::as_array) else {
+                return v.clone();
+            };
+            let Some(cmd) = cmd
+                .iter()
+                .map(|x| x.as_str().and_then(back))
+                .collect::<Option<Vec<String>>>()
+            else {
+                return v.clone();
+            };
+            let Some((first, rest)) = cmd.split_first() else {
+                return v.clone();
+            };
+            out.insert("command".into(), first.clone().into());
+            out.insert("args".into(), rest.to_vec().into());
+            if let Some(env) = m.get("environment") {
+                let Some(env) = strings(env) else {
+                    return v.clone();
+                };
+                out.insert("env".into(), Value::Object(env));
+            }
+            for (k, x) in m {
+                if ["type", "command", "environment"].contains(&k.as_str())
+                    || (k == "enabled" && x == &Value::Bool(true))
+                {
+                    continue;
+                }
+                if ["args", "env", "url", "headers"].contains(&k.as_str()) {
+                    // A key of the claude shape in an OpenCode entry: keep OpenCode's shape.
+                    return v.clone();
+                }
+                out.insert(k.clone(), x.clone());
+            }
+        }
+        Some("remote") => {
+            let Some(url) = m.get("url").and_then(Value::as_str).and_then(back) else {
+                return v.clone();
+            };
+            out.insert("type".into(), "http".into());
+            out.insert("url".into(), url.into());
+            if let Some(h) = m.get("headers") {
+                let Some(h) = strings(h) else {
+                    return v.clone();
+                };
+                out.insert("headers".into(), Value::Object(h));
+            }
+            for (k, x) in m {
+                if ["type", "url", "headers"].contains(&k.as_str())
+                    || (k == "enabled" && x == &Value::Bool(true))
+                {
+                    continue;
+                }
+                if ["command", "args", "env"].contains(&k.as_str()) {
+                    return v.clone();
+                }
+                out.insert(k.clone(), x.clone());
+            }
+        }
+        _ => return v.clone(),
+    }
+    Value::Object(out)
+}
+
+/// `{env:NAME}` back to `${NAME}`.
+fn unmap_env(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("{env:") {
+        let after = &rest[i + 5..];
+        match after.find('}') {
+            Some(end) if file_backed::is_var_name(&after[..end]) => {
+                out.push_str(&rest[..i]);
+                out.push_str("${");
+                out.push_str(&after[..end]);
+                out.push('}');
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str(&rest[..i + 5]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `entry` (claude shape) as OpenCode holds it, or why it cannot hold it exactly.
+pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientError> {
+    let refuse = |reason: String| ClientError::Unrepresentable {
+        client: "opencode",
+        name: name.to_string(),
+        reason,
+    };
+    let map = |what: &str, s: &str| -> Result<String, ClientError> {
+        if s.contains("{env:") || s.contains("{file:") {
+            return Err(refuse(format!(
+                "{what} holds a literal {{env:...}} or {{file:...}}, which OpenCode would \
+                 substitute"
+            )));
+        }
+        map_refs(s, |n| format!("{{env:{n}}}"))
+            .map_err(|r| refuse(format!("{what} holds {r}, which OpenCode cannot express")))
+    };
+    let map_object = |what: &str, v: &Value| -> Result<Value, ClientError> {
+        let Some(o) = v.as_object() else {
+            return Err(refuse(format!("{what} is not an object of strings")));
+        };
+        let mut out = Map::new();
+        for (k, x) in o {
+            let x = x
+                .as_str()
+                .ok_or_else(|| refuse(format!("{what} {k:?} is not a string")))?;
+            if k.contains("{env:") || k.contains("{file:") {
+                return Err(refuse(format!("a key of {what} would be substituted")));
+            }
+            out.insert(k.clone(), map(&format!("{what} {k:?}"), x)?.into());
+        }
+        Ok(Value::Object(out))
+    };
+    let raw = &entry.raw;
+    let mut out = Map::new();
+    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+        crate::entry::Transport::Stdio { command, args } => {
+            out.insert("type".into(), "local".into());
+            let mut cmd = vec![Value::String(map("the command", command)?)];
+            for (i, a) in args.iter().enumerate() {
+                cmd.push(map(&format!("argument {}", i + 1), a)?.into());
+            }
+            out.insert("command".into(), Value::Array(cmd));
+            if let Some(env) = raw.get("env") {
+                out.insert("environment".into(), map_object("env", env)?);
+            }
+            (
+                &["type", "command", "args", "env"],
+                &["enabled", "timeout", "cwd"],
+            )
+        }
+        crate::entry::Transport::Remote { kind, url } => {
+            if kind != "http" {
+                return Err(refuse(format!(
+                    "OpenCode chooses the transport of a remote server itself (streamable HTTP, \
+                     then SSE), so type {kind:?} cannot be pinned"
+                )));
+            }
+            out.insert("type".into(), "remote".into());
+            out.insert("url".into(), map("the url", url)?.into());
+            if let Some(h) = raw.get("headers") {
+                out.insert("headers".into(), map_object("headers", h)?);
+            }
+            (
+                &["type", "url", "headers"],
+                &["enabled", "timeout", "oauth"],
+            )
+        }
+    };
+    // OpenCode's own optional keys, as a restore of an entry read from its file carries them.
+    for (k, v) in raw {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        if !extra_ok.contains(&k.as_str()) {
+            return Err(refuse(format!("OpenCode has no key {k:?} for it")));
+        }
+        out.insert(k.clone(), v.clone());
+    }
+    out.entry("enabled").or_insert(Value::Bool(true));
+    Ok(Value::Object(out))
+}
+
+impl Client for Opencode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn config_path(&self) -> &Path {
+        &self.file.path
+    }
+
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(&self.file.path, name)
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.file.path)
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let value = to_opencode(name, entry)?;
+        self.file.add("opencode", name, &value)?;
+        self.confirm(name, &value)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.file.remove(name)
+    }
+
+    /// What the file holds: OpenCode has no command that prints one entry exactly.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        let Some(raw) = self.user_entries()?.get(name).cloned() else {
+            return Ok(None);
+        };
+        Entry::from_value(&raw)
+            .map(Some)
+            .map_err(|e| ClientError::Disagrees {
+                name: name.to_string(),
+                reason: format!(
+                    "its entry in {} cannot be read as a server: {e}",
+                    self.file.path.display()
+                ),
+            })
+    }
+
+    fn show(&self, op: Op, name: &str) -> String {
+        match op {
+            Op::Add => format!("add {name} to {}", self.file.path.display()),
+            Op::Remove => format!("remove {name} from {}", self.file.path.display()),
+            Op::Observe => format!("read {name} from {}", self.file.path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(v: Value) -> Entry {
+        Entry::from_value(&v).unwrap()
+    }
+
+    #[test]
+    fn claude_shape_maps_both_ways() {
+        for (claude, oc) in [
+            (
+                json!({"command":"/x","args":["a b","${T}"],"env":{"K":"Bearer ${TOKEN}"}}),
+                json!({"type":"local","command":["/x","a b","{env:T}"],
+                       "environment":{"K":"Bearer {env:TOKEN}"},"enabled":true}),
+            ),
+            (
+                json!({"command":"/x","args":[]}),
+                json!({"type":"local","command":["/x"],"enabled":true}),
+            ),
+            (
+                json!({"type":"http","url":"https://h/${P}","headers":{"A":"${K}"}}),
+                json!({"type":"remote","url":"https://h/{env:P}","headers":{"A":"{env:K}"},
+                       "enabled":true}),
+            ),
+        ] {
+            assert_eq!(to_opencode("n", &entry(claude.clone())).unwrap(), oc);
+            assert_eq!(to_claude(&oc), claude);
+        }
+        // What a check must see is kept.
+        assert_eq!(
+            to_claude(&json!({"type":"local","command":["/x"],"enabled":false,"timeout":5})),
+            json!({"command":"/x","args":[],"enabled":false,"timeout":5})
+        );
+        // A restore puts back OpenCode's own keys.
+        assert_eq!(
+            to_opencode("n", &entry(json!({"command":"/x","enabled":false}))).unwrap(),
+            json!({"type":"local","command":["/x"],"enabled":false})
+        );
+        // Not mappable exactly: OpenCode's shape, which no check accepts.
+        for raw in [
+            json!({"type":"local","command":["/x","${T}"]}),
+            json!({"type":"local","command":["/x"],"environment":{"A":"{file:/s}"}}),
+            json!({"type":"local","command":"/x"}),
+            json!({"type":"local","command":["/x"],"args":["a"]}),
+        ] {
+            assert_eq!(to_claude(&raw), raw);
+        }
+    }
+
+    #[test]
+    fn project_files_are_looked_for_up_to_the_git_root_else_to_the_root() {
+        // As the real OpenCode 1.18.33 does: a project opencode.json above the git root is not
+        // read; outside a repository every directory up to `/` is.
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("repo/a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir(dir.path().join("repo/.git")).unwrap();
+        let found = project_dirs(&sub);
+        assert_eq!(found.last().unwrap(), &dir.path().join("repo"));
+        assert_eq!(found.len(), 3);
+        let free = dir.path().join("free");
+        std::fs::create_dir(&free).unwrap();
+        assert_eq!(project_dirs(&free).last().unwrap(), Path::new("/"));
+    }
+
+    #[test]
+    fn the_resolved_entry_is_compared_as_opencode_prints_it() {
+        let env = vec![("HOME".to_string(), "/h".to_string())];
+        assert_eq!(
+            substitute(
+                &json!({"c": ["{env:HOME}/x", "{env:UNSET}y", "{env:"]}),
+                &env
+            ),
+            json!({"c": ["/h/x", "y", "{env:"]})
+        );
+        let written = json!({"url": "u", "headers": {"Authorization": "Bearer t"}});
+        assert!(masked_eq(
+            &json!({"url": "u", "headers": {"Authorization": "***"}}),
+            &written
+        ));
+        assert!(!masked_eq(
+            &json!({"url": "u", "headers": {"Authorization": "***", "X": "***"}}),
+            &written
+        ));
+        assert!(!masked_eq(&json!({"url": "***x"}), &json!({"url": "u"})));
+    }
+
+    #[test]
+    fn what_opencode_cannot_hold_is_refused_without_values() {
+        for (v, want) in [
+            (
+                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                "NAME:-default",
+            ),
+            (json!({"command":"/x","args":["{env:HOME}"]}), "argument 1"),
+            (
+                json!({"command":"/x","env":{"T":"{file:/etc/hunter2}"}}),
+                "env \"T\"",
+            ),
+            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+            (
+                json!({"command":"/x","description":"d"}),
+                "no key \"description\"",
+            ),
+        ] {
+            let err = to_opencode("n", &entry(v.clone())).unwrap_err().to_string();
+            assert!(err.contains(want), "{v}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+}
