@@ -26,7 +26,8 @@ cargo build --release --quiet
 ours="$repo/target/release/mcp-deploy"
 plain="$repo/bench/plain-installer.sh"
 
-export PATH="$repo/node_modules/.bin:$PATH"
+# opencode is pinned as its platform package, which puts no link in node_modules/.bin.
+export PATH="$repo/node_modules/.bin:$repo/node_modules/opencode-linux-x64/bin:$PATH"
 command -v jq >/dev/null || { echo "$0: jq is required (apt-get install -y jq)" >&2; exit 2; }
 IFS=',' read -r -a list <<<"$clients"
 for c in "${list[@]}"; do
