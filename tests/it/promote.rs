@@ -872,3 +872,139 @@ fn a_dry_run_checks_and_predicts_and_changes_nothing() {
     assert_eq!(j["switched"], true);
     assert_eq!(state(&w), before);
 }
+
+/// `ln -sfn releases/<sha> current.tmp && mv -T`: a person switching `current` by hand,
+/// without the prefix lock.
+fn hand_switch(w: &World, sha: &str) {
+    let tmp = ct(w).join("current.by-hand");
+    symlink(format!("releases/{sha}"), &tmp).unwrap();
+    fs::rename(&tmp, ct(w).join("current")).unwrap();
+}
+
+fn term(child: &Child) {
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// Attack: `current` switched by hand while a promote runs — between its preflight and its
+/// switch, or between its switch and a failure's undo. Before, the switch renamed over the
+/// hand change, and the undo put back the release it had read, over someone else's switch.
+/// Now both compare first: the switch is refused (exit 2, nothing switched, nothing
+/// registered), and the undo leaves the other's `current` as it is, saying so.
+#[test]
+fn current_switched_by_hand_during_a_promote_is_never_overwritten() {
+    for point in ["promote-journal-written", "after-switch"] {
+        let w = World::with_real_claude();
+        with_releases(&w, &[NEW, THIRD]);
+        let child = promote_cmd(&w, NEW)
+            .env("MCP_DEPLOY_PAUSE_AT", point)
+            .spawn();
+        wait_for("the promote to pause", 30, || {
+            journal(&w).exists()
+                && (point != "after-switch" || current(&w) == format!("releases/{NEW}"))
+        });
+        hand_switch(&w, THIRD);
+        std::thread::sleep(Duration::from_millis(100));
+        term(&child);
+        let (code, stderr) = finish(child);
+        assert_eq!(code, 2, "{point}: {stderr}");
+        if point == "after-switch" {
+            assert!(stderr.contains("`current` was NOT put back"), "{stderr}");
+            assert!(
+                stderr.contains(&format!("it is -> releases/{THIRD} now")),
+                "{stderr}"
+            );
+        } else {
+            assert!(
+                stderr.contains("changed while this promote ran"),
+                "{stderr}"
+            );
+            assert!(stderr.contains("nothing was switched"), "{stderr}");
+        }
+        assert_eq!(current(&w), format!("releases/{THIRD}"), "{point}");
+        assert!(!journal(&w).exists(), "{point}");
+        assert!(!w.user_servers().contains_key("codetools-test"), "{point}");
+        assert!(history(&w).is_empty(), "{point}");
+    }
+}
+
+/// Attack: the journal of an interrupted promote (killed after its switch) names a `from`
+/// that must not become `current` — `releases/evil`, a link to a directory outside the
+/// prefix, or a release removed since — or `current` was switched by hand after the kill.
+/// Before, recovery switched `current` to whatever `from` named whenever it differed: a link
+/// out of the prefix, a dangling link, or over the hand change. Now it puts back only a
+/// release directory, only over the release the interrupted run switched to; otherwise it
+/// stops with exit 2 keeping the journal and `current`, or leaves the hand change, saying so.
+#[test]
+fn recovery_never_switches_to_a_journalled_release_that_is_not_one_nor_over_a_hand_change() {
+    for attack in ["a link out of the prefix", "removed since", "hand switch"] {
+        let w = World::with_real_claude();
+        with_releases(&w, &[NEW, THIRD]);
+        promote_cmd(&w, NEW)
+            .env("MCP_DEPLOY_CRASH_AT", "after-switch")
+            .run();
+        assert!(journal(&w).exists(), "{attack}");
+        match attack {
+            "a link out of the prefix" => {
+                let outside = w.root().join("outside");
+                fs::create_dir_all(&outside).unwrap();
+                symlink(&outside, ct(&w).join("releases/evil")).unwrap();
+                let text = fs::read_to_string(journal(&w)).unwrap();
+                fs::write(journal(&w), text.replace(CT_SHA, "evil")).unwrap();
+            }
+            "removed since" => {
+                fs::rename(
+                    ct(&w).join("releases").join(CT_SHA),
+                    w.root().join("moved-away"),
+                )
+                .unwrap();
+            }
+            _ => hand_switch(&w, THIRD),
+        }
+        let r = promote(&w, THIRD, &[]);
+        if attack == "hand switch" {
+            r.success()
+                .stderr_has("changed since by someone else, left as it is");
+            assert_eq!(current(&w), format!("releases/{THIRD}"));
+            assert!(!journal(&w).exists());
+            continue;
+        }
+        r.code(2)
+            .stderr_has("cannot be put back")
+            .stderr_has(&format!("`current` is left at releases/{NEW}"))
+            .stderr_has("help:");
+        assert_eq!(current(&w), format!("releases/{NEW}"), "{attack}");
+        assert!(journal(&w).exists(), "{attack}: the journal is kept");
+    }
+}
+
+/// Attack: the release live before is removed (by hand, without the lock) while a promote
+/// runs, and then the promote fails. Before, the undo pointed `current` at the removed
+/// release: a dangling link. Now `current` stays at the new release and the journal is kept,
+/// naming what to do.
+#[test]
+fn an_undo_never_points_current_at_a_release_removed_meanwhile() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    let child = promote_cmd(&w, NEW)
+        .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
+        .spawn();
+    wait_for("the promote to switch", 30, || {
+        journal(&w).exists() && current(&w) == format!("releases/{NEW}")
+    });
+    fs::rename(
+        ct(&w).join("releases").join(CT_SHA),
+        w.root().join("moved-away"),
+    )
+    .unwrap();
+    term(&child);
+    let (code, stderr) = finish(child);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("could NOT be put back"), "{stderr}");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    assert!(ct(&w).join("current").exists(), "never dangling");
+    assert!(journal(&w).exists());
+}
