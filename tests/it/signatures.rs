@@ -856,3 +856,80 @@ fn promote_with_a_policy_refuses_an_unsigned_or_unlisted_release_before_the_swit
     promote().code(0).stdout_has(PRINCIPAL);
     assert_eq!(current(), Path::new("releases").join(NEW));
 }
+
+/// Attack: policy lines at the edges of the format, each set beside `ssh-keygen -Y verify`.
+/// A namespaces pattern of 1023 bytes or more makes OpenSSH's whole list fail (its buffer is
+/// 1024 bytes), so `namespaces="<1023 x>,mcp-deploy"` allowed the signature here while
+/// ssh-keygen refused it; now both refuse. Blanks inside `namespaces` are part of a pattern
+/// (both refuse `"git, mcp-deploy"`); CRLF line ends are read by both; a second line for the
+/// same key may allow what the first does not (both: any matching line); a principal pattern
+/// is fine (no identity is asked for). A file starting with a byte-order mark — ssh-keygen
+/// takes it as part of the first principal — is refused with exit 2, saying so.
+#[test]
+fn policy_edge_formats_agree_with_ssh_keygen_or_are_refused_saying_so() {
+    let s = Signed::new();
+    let builder = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &builder);
+    let key = public(&builder);
+    let long = |n: usize| format!("namespaces=\"{},mcp-deploy\" ", "x".repeat(n));
+    let rows: Vec<(&str, String, bool)> = vec![
+        (
+            "a blank inside namespaces",
+            format!("{PRINCIPAL} namespaces=\"git, mcp-deploy\" {key}\n"),
+            false,
+        ),
+        (
+            "a namespaces pattern of 1023 bytes",
+            format!("{PRINCIPAL} {}{key}\n", long(1023)),
+            false,
+        ),
+        (
+            "a namespaces pattern of 1022 bytes",
+            format!("{PRINCIPAL} {}{key}\n", long(1022)),
+            true,
+        ),
+        (
+            "CRLF line ends",
+            format!("# ci\r\n{PRINCIPAL} namespaces=\"mcp-deploy\" {key}\r\n"),
+            true,
+        ),
+        (
+            "the key twice, the first line for git only",
+            format!("{PRINCIPAL} namespaces=\"git\" {key}\n{PRINCIPAL} {key}\n"),
+            true,
+        ),
+        (
+            "the key twice, the second expired",
+            format!("{PRINCIPAL} {key}\n{PRINCIPAL} valid-before=\"20000101Z\" {key}\n"),
+            true,
+        ),
+        (
+            "a principal pattern",
+            format!("*@example.org {key}\n"),
+            true,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, text, want) in rows {
+        let policy = s.policy(&text);
+        let keygen = keygen_verifies(&policy, PRINCIPAL, &s.sig(), &s.manifest());
+        let (ours, detail) = s.ours(&policy);
+        if keygen != want || ours != want {
+            failures.push(format!(
+                "{name}: ssh-keygen {keygen}, mcp-deploy {ours} (want {want}): {detail}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let policy = s.policy(&format!("\u{feff}{PRINCIPAL} {key}\n"));
+    assert!(!keygen_verifies(
+        &policy,
+        PRINCIPAL,
+        &s.sig(),
+        &s.manifest()
+    ));
+    s.verify(&["--trusted-signers", policy.to_str().unwrap()])
+        .code(2)
+        .stdout_has("byte-order mark");
+}
