@@ -855,6 +855,50 @@ fn promote_with_a_policy_refuses_an_unsigned_or_unlisted_release_before_the_swit
     sign(&builder, NS, &manifest);
     promote().code(0).stdout_has(PRINCIPAL);
     assert_eq!(current(), Path::new("releases").join(NEW));
+
+    // Attack: rollback to a release the policy does not vouch for — the unsigned one live
+    // before, or one a forged history record names as "live before". The rollback target
+    // passes the same preflight, signature included: refused, nothing switched.
+    let rollback = |to: Option<&str>| {
+        let mut c = w
+            .cmd()
+            .args(["rollback", "--prefix"])
+            .arg(&ct)
+            .args(["--name-suffix", "-test", "--trusted-signers"])
+            .arg(&policy);
+        if let Some(to) = to {
+            c = c.args(["--to", to]);
+        }
+        c.run()
+    };
+    rollback(None)
+        .code(1)
+        .stdout_has("FAIL signature")
+        .stdout_has("nothing was switched or registered");
+    assert_eq!(current(), Path::new("releases").join(NEW));
+    const FORGED: &str = "cccccccccccccccccccccccccccccccccccccccc";
+    let forged = ct.join("releases").join(FORGED);
+    fs::create_dir_all(forged.join("bin")).unwrap();
+    fs::copy(old.join("bin/codetools"), forged.join("bin/codetools")).unwrap();
+    fs::write(forged.join("VERSION"), format!("{FORGED}\n")).unwrap();
+    w.cmd()
+        .args(["manifest", "create"])
+        .arg(&forged)
+        .run()
+        .code(0);
+    sign(&other, NS, &forged.join("MANIFEST.sha256"));
+    let history = ct.join(".mcp-deploy/history.ndjson");
+    let mut text = fs::read_to_string(&history).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    record["id"] = "forged".into();
+    record["from"] = FORGED.into();
+    text.push_str(&format!("{record}\n"));
+    fs::write(&history, text).unwrap();
+    rollback(None)
+        .code(1)
+        .stdout_has(&format!("releases/{FORGED}"))
+        .stdout_has("FAIL signature");
+    assert_eq!(current(), Path::new("releases").join(NEW));
 }
 
 /// Attack: policy lines at the edges of the format, each set beside `ssh-keygen -Y verify`.
