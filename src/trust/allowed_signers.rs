@@ -40,6 +40,8 @@ pub(crate) enum PolicyError {
     CertAuthority { path: PathBuf, line: usize },
     #[error("trust policy {} lists no signer", path.display())]
     Empty { path: PathBuf },
+    #[error("trust policy {}: {why}: whoever can write it chooses which builders are trusted", path.display())]
+    Writable { path: PathBuf, why: String },
 }
 
 impl PolicyError {
@@ -59,6 +61,10 @@ impl PolicyError {
                 .into(),
             PolicyError::CertAuthority { .. } => "list each builder's own public key instead of \
                  the certificate authority's"
+                .into(),
+            PolicyError::Writable { .. } => "keep the policy in a directory only root (or the \
+                 user running mcp-deploy) can write, owned by root, mode 0644 or stricter: \
+                 `chown root: FILE && chmod go-w FILE`"
                 .into(),
             PolicyError::Empty { .. } => "add a line per builder: `builder@example.org \
                  namespaces=\"mcp-deploy\" ssh-ed25519 AAAA...` (see docs/operations.md)"
@@ -128,6 +134,7 @@ impl Policy {
     pub(crate) fn load(path: &Path) -> Result<Policy, PolicyError> {
         let text = fsio::read_input_string(path, "trust policy", fsio::limits::ALLOWED_SIGNERS)
             .map_err(PolicyError::Io)?;
+        only_trusted_can_write(path)?;
         Policy::parse(path, &text)
     }
 
@@ -221,6 +228,60 @@ impl Policy {
             signers,
         })
     }
+}
+
+/// A policy that someone else can write is theirs, not ours: as sshd's StrictModes does for
+/// `authorized_keys`, the file (through any link) and every directory above it must be owned
+/// by root or by us and not writable by group or others — a directory with the sticky bit
+/// (`/tmp`) may be, since no one but its owner and ours can replace our file in it.
+fn only_trusted_can_write(path: &Path) -> Result<(), PolicyError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String| PolicyError::Writable {
+        path: path.to_path_buf(),
+        why,
+    };
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| PolicyError::Io(IoError::new("cannot resolve", path, e)))?;
+    let me = rustix::process::geteuid().as_raw();
+    let trusted_owner = |uid: u32| uid == 0 || uid == me;
+    let meta = std::fs::metadata(&real)
+        .map_err(|e| PolicyError::Io(IoError::new("cannot inspect", &real, e)))?;
+    if !trusted_owner(meta.uid()) {
+        return Err(refuse(format!(
+            "{} belongs to uid {}, neither root nor us",
+            real.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(refuse(format!(
+            "{} can be written by group or others (mode {:o})",
+            real.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    for dir in real.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let sticky = meta.mode() & 0o1000 != 0;
+        if !trusted_owner(meta.uid()) {
+            return Err(refuse(format!(
+                "its directory {} belongs to uid {}, neither root nor us",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        if meta.mode() & 0o022 != 0 && !sticky {
+            return Err(refuse(format!(
+                "its directory {} can be written by group or others (mode {:o}), so the \
+                 policy can be replaced",
+                dir.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A value from the file, quoted and cut short for a message.

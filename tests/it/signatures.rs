@@ -977,3 +977,52 @@ fn policy_edge_formats_agree_with_ssh_keygen_or_are_refused_saying_so() {
         .code(2)
         .stdout_has("byte-order mark");
 }
+
+/// Attack: a trust policy someone else can write — the file group- or world-writable, owned
+/// by another user, or in a directory another user can write (where the file can be
+/// replaced). Before, it was read and trusted; whoever could write it chose the builders. Now
+/// exit 2 naming the file or directory, as sshd's StrictModes refuses such an
+/// `authorized_keys`. A policy in a sticky directory such as `/tmp`, owned by us, is fine.
+#[test]
+fn a_policy_others_can_write_is_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Signed::new();
+    let builder = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &builder);
+    let line = format!("{PRINCIPAL} {}\n", public(&builder));
+    let dir = s.w.root().join("policies");
+    fs::create_dir(&dir).unwrap();
+    let policy = dir.join("allowed_signers");
+    fs::write(&policy, &line).unwrap();
+    let verify = || s.verify(&["--trusted-signers", policy.to_str().unwrap()]);
+    assert!(s.ours(&policy).0, "a policy only we can write passes");
+    let mode = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    for m in [0o664, 0o646] {
+        mode(&policy, m);
+        verify()
+            .code(2)
+            .stdout_has("can be written by group or others")
+            .stdout_has("whoever can write it chooses");
+    }
+    mode(&policy, 0o644);
+    mode(&dir, 0o777);
+    verify()
+        .code(2)
+        .stdout_has("its directory")
+        .stdout_has("can be replaced");
+    mode(&dir, 0o1777);
+    assert!(s.ours(&policy).0, "a sticky directory is fine");
+    mode(&dir, 0o755);
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(&policy, Some(65534), None).unwrap();
+        verify().code(2).stdout_has("belongs to uid 65534");
+        std::os::unix::fs::chown(&policy, Some(0), None).unwrap();
+    }
+    // Through a link: the file it leads to is what is checked.
+    let link = s.w.root().join("policy-link");
+    symlink(&policy, &link).unwrap();
+    mode(&policy, 0o666);
+    s.verify(&["--trusted-signers", link.to_str().unwrap()])
+        .code(2)
+        .stdout_has("can be written by group or others");
+}
