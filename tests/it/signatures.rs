@@ -1026,3 +1026,44 @@ fn a_policy_others_can_write_is_exit_2() {
         .code(2)
         .stdout_has("can be written by group or others");
 }
+
+/// Attack: a signed release changed around its manifest — VERSION rewritten (the manifest
+/// lists it, the signature still holds for the manifest), or an executable added that the
+/// manifest does not list, at the top or named like the signature deeper down: the `content`
+/// check, which a policy makes required, fails naming the file; the signature alone never
+/// passes the release.
+#[test]
+fn a_signed_release_with_version_rewritten_or_an_unlisted_file_added_fails_content() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Signed::new();
+    let key = ed25519(&s.keys, "builder");
+    let policy = s.policy(&format!("{PRINCIPAL} {}\n", public(&key)));
+    sign_manifest(&s, &key);
+    let flag = ["--trusted-signers", policy.to_str().unwrap()];
+    s.verify(&flag).code(0);
+    let version = s.release().join("VERSION");
+    let good = fs::read(&version).unwrap();
+    fs::write(&version, format!("{}\n", "f".repeat(40))).unwrap();
+    let r = s.verify(&flag);
+    r.code(1);
+    assert!(r.detail("content").contains("modified (VERSION)"), "{r}");
+    fs::write(&version, good).unwrap();
+    for added in [
+        "helper",
+        "bin/MANIFEST.sha256.sig",
+        "MANIFEST.sha256.sig.d/x",
+    ] {
+        let p = s.release().join(added);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, "#!/bin/sh\necho evil\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        let r = s.verify(&flag);
+        r.code(1);
+        assert!(
+            r.detail("content").contains(&format!("1 added ({added})")),
+            "{added}: {r}"
+        );
+        fs::remove_file(&p).unwrap();
+    }
+    s.verify(&flag).code(0);
+}
