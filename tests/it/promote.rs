@@ -1008,3 +1008,31 @@ fn an_undo_never_points_current_at_a_release_removed_meanwhile() {
     assert!(ct(&w).join("current").exists(), "never dangling");
     assert!(journal(&w).exists());
 }
+
+/// Attack: `current` switched by hand (no lock) to a release prune has decided to remove,
+/// after it decided and before it removes. Before, prune removed the release that was live
+/// by then, leaving `current` dangling. Now each removal first compares with what `current`
+/// names: refused with exit 2, the release and `current` kept.
+#[test]
+fn prune_never_removes_a_release_made_live_after_it_decided() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    // The sample's release is neither live nor rollback's target: prune --keep 0 removes it.
+    let child = w
+        .cmd()
+        .args(["prune", "--prefix"])
+        .arg(ct(&w))
+        .args(["--keep", "0"])
+        .env("MCP_DEPLOY_PAUSE_AT", "prune-planned")
+        .spawn();
+    // prune decides at once (a few file reads), then pauses for 30 s at the checkpoint.
+    std::thread::sleep(Duration::from_secs(3));
+    hand_switch(&w, CT_SHA);
+    let (code, stderr) = finish(child);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("it is the live release now"), "{stderr}");
+    assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
+    assert!(ct(&w).join("current").exists(), "never dangling");
+}
