@@ -1036,3 +1036,27 @@ fn prune_never_removes_a_release_made_live_after_it_decided() {
     assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
     assert!(ct(&w).join("current").exists(), "never dangling");
 }
+
+/// The first promote (no `current` before) killed after its switch: `prune` refuses to act
+/// on the half-done state, and the next promote removes `current` again
+/// (compare-and-swap: it still names the killed run's release) before its own.
+#[test]
+fn a_first_promote_killed_after_the_switch_is_undone_to_no_current() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    fs::remove_file(ct(&w).join("current")).unwrap();
+    promote_cmd(&w, NEW)
+        .env("MCP_DEPLOY_CRASH_AT", "after-switch")
+        .run();
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    prune(&w, &["--keep", "0"])
+        .code(2)
+        .stderr_has("an interrupted promote is journalled");
+    assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
+    let r = promote(&w, NEW, &[]);
+    r.success()
+        .stderr_has("current: removed again (there was none before)");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    let h = history(&w);
+    assert_eq!((h.len(), &h[0]["from"]), (1, &Value::Null));
+}
