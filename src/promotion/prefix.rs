@@ -283,6 +283,32 @@ impl Journal {
         let text = fsio::read_input_if_exists(path, "promote journal", fsio::limits::DOCUMENT)
             .map_err(|e| bad(e.source.to_string()))?;
         let Some(text) = text else { return Ok(None) };
+        // Recovery acts on what the journal says — puts registrations back into *our* client
+        // configs, writes the flat document it names — so only a journal we wrote ourselves
+        // is acted on. root may use a `.mcp-deploy` another user owns (crate::state), and
+        // whoever owns the prefix could plant a journal there whose "previous" entry runs
+        // their program, outside any signature; refused (exit 2), kept.
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = fs::symlink_metadata(path).map_err(|e| bad(e.to_string()))?;
+            let me = rustix::process::geteuid().as_raw();
+            if meta.file_type().is_symlink() {
+                return Err(bad("it is a symlink, which mcp-deploy never writes".into()));
+            }
+            if meta.uid() != me {
+                return Err(bad(format!(
+                    "it belongs to uid {}, not to us (uid {me}): a journal another user wrote \
+                     is never acted on, since undoing it would change our client configs",
+                    meta.uid()
+                )));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return Err(bad(format!(
+                    "it can be written by group or others (mode {:o}), so it may not be ours",
+                    meta.mode() & 0o7777
+                )));
+            }
+        }
         let journal: Journal = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         // The releases it names become a link's target on recovery: a plain name in
         // releases/, never a path.

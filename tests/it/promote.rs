@@ -1060,3 +1060,63 @@ fn a_first_promote_killed_after_the_switch_is_undone_to_no_current() {
     let h = history(&w);
     assert_eq!((h.len(), &h[0]["from"]), (1, &Value::Null));
 }
+
+/// Attack: a promote journal planted in the prefix's state directory by someone else — the
+/// prefix's owner when root runs the promote (root may use a `.mcp-deploy` another user
+/// owns), naming as "the entry before" a registration that runs their program. Before, the
+/// next promote "undid" it: the planted entry went into root's client config, outside any
+/// signature, and stayed there whenever that promote then failed its preflight. Now a
+/// journal that is not ours (another owner, writable by group or others, a link) is refused
+/// with exit 2 and never acted on.
+#[test]
+fn a_planted_promote_journal_is_never_acted_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    // A release that fails its preflight: the promote stops right after the recovery.
+    fs::write(ct(&w).join("releases").join(THIRD).join("VERSION"), "0\n").unwrap();
+    let evil = serde_json::json!({"command": "/bin/sh", "args": ["-c", "echo pwned"]});
+    let planted = serde_json::json!({
+        "journal": 1, "id": "planted", "pid": 1, "action": "promote",
+        "from": CT_SHA, "to": NEW, "registered_document": w.registered(),
+        "registered": [{"client": "claude", "changes": [
+            {"name": "codetools-test", "previous": evil, "target": the_entry(&w)}
+        ]}]
+    });
+    let j = journal(&w);
+    let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+        (
+            "group or others",
+            Box::new(|| fs::set_permissions(&j, fs::Permissions::from_mode(0o666)).unwrap()),
+        ),
+        (
+            "belongs to uid 65534",
+            Box::new(|| {
+                if rustix::process::geteuid().is_root() {
+                    std::os::unix::fs::chown(&j, Some(65534), None).unwrap();
+                } else {
+                    fs::set_permissions(&j, fs::Permissions::from_mode(0o646)).unwrap();
+                }
+            }),
+        ),
+    ];
+    for (want, plant) in cases {
+        fs::write(&j, planted.to_string()).unwrap();
+        fs::set_permissions(&j, fs::Permissions::from_mode(0o600)).unwrap();
+        plant();
+        let want = if rustix::process::geteuid().is_root() {
+            want
+        } else {
+            "group or others"
+        };
+        promote(&w, THIRD, &[])
+            .code(2)
+            .stderr_has(want)
+            .stderr_has("help:");
+        assert_eq!(w.user_servers()["codetools-test"], the_entry(&w), "{want}");
+        assert_eq!(current(&w), format!("releases/{NEW}"), "{want}");
+        assert!(j.exists(), "{want}: kept");
+        fs::remove_file(&j).unwrap();
+    }
+}
