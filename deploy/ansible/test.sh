@@ -12,7 +12,8 @@
 #      changed=0; --check of a promote back predicts changed=1 and switches nothing;
 #      mcp_deploy_rollback: --check predicts changed=1, then changed=1, back at the first
 #      release; a promote of a release
-#      that is not there fails the host and switches nothing;
+#      that is not there fails the host and switches nothing; with mcp_deploy_trusted_signers
+#      an unsigned release fails the host, and one signed with ssh-keygen goes live;
 #   7. as root: mcp_deploy_package (a .deb, MCP_DEPLOY_DEB or built by scripts/package.sh)
 #      is copied and installed with dpkg before install runs (changed; --check before it
 #      predicts that and installs nothing), a second play and a --check play change
@@ -173,6 +174,31 @@ grep -q 'nothing was switched or registered' "$scratch/promote-missing.log" ||
   fail "the failure should say nothing was switched" promote-missing
 [ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "a failed promote switched" promote-missing
 echo "ok: promote of a missing release fails the host and switches nothing"
+
+# A trust policy (mcp_deploy_trusted_signers) reaches promote: an unsigned release fails the
+# host and switches nothing; signed by the listed builder with the stock ssh-keygen, it goes live.
+signed_sha=$(printf 'e%.0s' {1..40})
+cp -R "$ct/releases/$ct_sha" "$ct/releases/$signed_sha"
+rm -f "$ct/releases/$signed_sha/MANIFEST.sha256" "$ct/releases/$signed_sha/MANIFEST.sha256.sig"
+echo "$signed_sha" >"$ct/releases/$signed_sha/VERSION"
+"$MCP_DEPLOY_BIN" manifest create "$ct/releases/$signed_sha" >/dev/null
+ssh-keygen -q -t ed25519 -N '' -C builder -f "$scratch/builder"
+echo "builder@example.org namespaces=\"mcp-deploy\" $(cut -d' ' -f1,2 "$scratch/builder.pub")" \
+  >"$scratch/allowed_signers"
+with_vars "{\"mcp_deploy_promote\": {\"codetools\": \"$signed_sha\"},
+  \"mcp_deploy_trusted_signers\": \"$scratch/allowed_signers\"}" >"$scratch/promote-signed.json"
+if run promote-unsigned "$scratch/promote-signed.json"; then
+  fail "promote of an unsigned release passed with a trust policy" promote-unsigned
+fi
+grep -q 'failed: signature: unsigned: no MANIFEST.sha256.sig' "$scratch/promote-unsigned.log" ||
+  fail "the failure should name the signature check" promote-unsigned
+[ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "an unsigned promote switched" promote-unsigned
+ssh-keygen -Y sign -q -f "$scratch/builder" -n mcp-deploy "$ct/releases/$signed_sha/MANIFEST.sha256"
+run promote-signed "$scratch/promote-signed.json" || fail "promote of a signed release failed" promote-signed
+[ "$(readlink "$ct/current")" = "releases/$signed_sha" ] || fail "a signed promote did not switch" promote-signed
+echo "ok: with mcp_deploy_trusted_signers an unsigned release is refused and a signed one goes live"
+run promote-unsigned-back "$scratch/promote-back.json" || fail "promote back failed" promote-unsigned-back
+[ "$(readlink "$ct/current")" = "releases/$ct_sha" ] || fail "promote back did not switch" promote-unsigned-back
 
 # Shipping mcp-deploy before install (tasks/ship.yml): the Debian package through dpkg (as
 # root only: it installs system-wide, and is removed again), then a prebuilt binary.

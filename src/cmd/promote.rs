@@ -269,6 +269,21 @@ fn transition(
     if switched {
         journal.write(&journal_path)?;
         transaction::checkpoint("promote-journal-written");
+        // `current` is switched only while it still names what the preflight read: a hand
+        // `ln -sfn` (which takes no lock) since then is someone else's change, never
+        // overwritten. (rename(2) has no compare-and-swap; this leaves a window of a few
+        // system calls, not the length of the preflight.)
+        let now_live = run.prefix.live_release();
+        if !matches!(&now_live, Ok(l) if *l == from) {
+            let _ = Journal::remove(&journal_path);
+            return Err(PromotionError::CurrentChanged {
+                path: run.prefix.current(),
+                action,
+                read: Prefix::describe_live(&Ok(from.clone())),
+                now: Prefix::describe_live(&now_live),
+            }
+            .into());
+        }
         if let Err(e) = run.prefix.switch(Some(&to)) {
             // rename(2) either happened or did not: `current` is what it was.
             let _ = Journal::remove(&journal_path);
@@ -282,6 +297,28 @@ fn transition(
     let undo_switch = |why: &str| -> String {
         if !switched {
             return format!("{why}; `current` was not switched: releases/{to} is still live");
+        }
+        // Compare-and-swap, as every restore: put back only while `current` still names
+        // what this run switched it to. Someone else's switch since is theirs to keep.
+        if !run.prefix.is_switched_to(&to) {
+            let _ = Journal::remove(&journal_path);
+            return format!(
+                "{why}; `current` was NOT put back: this run switched it to releases/{to}, but \
+                 it is {} now, a change made since by someone else, left as it is; check \
+                 which release should be live",
+                run.prefix.describe_link()
+            );
+        }
+        if let Some(f) = &from {
+            if let Err(e) = run.prefix.check_release_dir(f) {
+                return format!(
+                    "{why}; `current` could NOT be put back: the previous release is gone or \
+                     replaced ({e}), so `current` stays at releases/{to}; the journal {} keeps \
+                     what was live: restore releases/{f} and run promote or rollback, or \
+                     delete the journal to keep releases/{to}",
+                    journal_path.display()
+                );
+            }
         }
         match run.prefix.switch(from.as_deref()) {
             Ok(()) => {
@@ -649,14 +686,42 @@ fn recover(run: &Run, journal_path: &Path, history: &History) -> Result<(), Erro
     }
     // The interrupted run may have died before or after its switch: what is live is the
     // old release or the new one, both of which `live_release` reads.
-    let live = run.prefix.live_release()?;
-    if live != journal.from {
+    // Put back only what the interrupted run switched (compare-and-swap): `current` naming
+    // its new release. Naming another release, it was changed by someone else since and is
+    // left; and the release it goes back to must still be a release directory (a journal
+    // naming `releases/evil -> /etc`, or a release removed since, never becomes `current`).
+    let line = if run.prefix.is_switched_to(&journal.to) {
+        if let Some(f) = &journal.from {
+            run.prefix
+                .check_release_dir(f)
+                .map_err(|why| PromotionError::BadJournal {
+                    path: journal_path.to_path_buf(),
+                    why: format!(
+                        "it names releases/{f} as the release live before, which cannot be \
+                         put back: {why}; `current` is left at releases/{}",
+                        journal.to
+                    ),
+                })?;
+        }
         run.prefix.switch(journal.from.as_deref())?;
-    }
-    notify(Notice::Recovery(match &journal.from {
-        Some(f) => format!("  current: back at releases/{f}"),
-        None => "  current: removed again (there was none before)".into(),
-    }));
+        match &journal.from {
+            Some(f) => format!("  current: back at releases/{f}"),
+            None => "  current: removed again (there was none before)".into(),
+        }
+    } else if run.prefix.live_release()? == journal.from {
+        // Killed before its switch.
+        match &journal.from {
+            Some(f) => format!("  current: at releases/{f}, as before"),
+            None => "  current: absent, as before".into(),
+        }
+    } else {
+        format!(
+            "  current: {} now, neither the release live before nor the one the \
+             interrupted run switched to: changed since by someone else, left as it is",
+            run.prefix.describe_link()
+        )
+    };
+    notify(Notice::Recovery(line));
     Journal::remove(journal_path)?;
     Ok(())
 }

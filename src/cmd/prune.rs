@@ -55,6 +55,7 @@ pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
         &registrations,
     )?;
     if !args.dry_run {
+        crate::registration::transaction::checkpoint("prune-planned");
         prune::remove(&prefix, &plan)?;
     }
     let out = Pruned {

@@ -174,6 +174,26 @@ mod tests {
         assert_eq!(h.last_live("a"), Some(2));
     }
 
+    /// Attack: a history that is not UTF-8, or a huge one (a sparse 17 MiB file): refused as
+    /// unreadable, never read whole into memory nor rewritten.
+    #[test]
+    fn a_history_not_utf8_or_over_the_bound_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("history.ndjson");
+        std::fs::write(&p, b"{\"id\":\"\xff\"}\n").unwrap();
+        let e = History::read(&p).unwrap_err();
+        assert!(matches!(e, PromotionError::BadHistory { .. }), "{e}");
+        assert!(e.to_string().contains("UTF-8"), "{e}");
+        let f = std::fs::File::create(&p).unwrap();
+        f.set_len(fsio::limits::DOCUMENT + (1 << 20)).unwrap();
+        let e = History::read(&p).unwrap_err();
+        assert!(matches!(e, PromotionError::BadHistory { .. }), "{e}");
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().len(),
+            fsio::limits::DOCUMENT + (1 << 20)
+        );
+    }
+
     #[test]
     fn garbage_or_a_fifo_is_refused_with_the_line() {
         let dir = tempfile::tempdir().unwrap();

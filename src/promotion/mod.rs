@@ -49,6 +49,16 @@ pub(crate) enum PromotionError {
     NoReleases { path: PathBuf, why: String },
     #[error("an interrupted promote is journalled in {path}")]
     Interrupted { path: PathBuf },
+    #[error(
+        "{path} changed while this {action} ran: it named {read} when read, and names {now} \
+         now; nothing was switched"
+    )]
+    CurrentChanged {
+        path: PathBuf,
+        action: &'static str,
+        read: String,
+        now: String,
+    },
 }
 
 impl PromotionError {
@@ -80,6 +90,11 @@ impl PromotionError {
             }
             PromotionError::NoReleases { .. } => {
                 "check --prefix: it must be a release layout".into()
+            }
+            PromotionError::CurrentChanged { .. } => {
+                "another run or a person switched `current` meanwhile (without the prefix lock); \
+                 check which release should be live, then promote again"
+                    .into()
             }
             PromotionError::Interrupted { .. } => {
                 "run `mcp-deploy promote` or `rollback` on this prefix first: either undoes the \

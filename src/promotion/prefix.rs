@@ -160,6 +160,42 @@ impl Prefix {
         Ok(Some(name.to_string()))
     }
 
+    /// `releases/<name>` is a release `current` may be pointed back at: a directory, not a
+    /// link, directly inside `releases/` (a journal naming `releases/evil -> /etc`, or a
+    /// release removed since, must never become `current`).
+    pub(crate) fn check_release_dir(&self, name: &str) -> Result<(), String> {
+        if !is_release_name(name) {
+            return Err(format!("{name:?} is not the name of a release directory"));
+        }
+        crate::deployment::layout::check_candidate(&self.real, &self.release(name)).map(|_| ())
+    }
+
+    /// Whether `current` is still the very link a switch to `sha` wrote (`releases/<sha>`, by
+    /// its text): the compare of an undo's compare-and-swap. By the text, not by what it
+    /// resolves to: the release swapped for a link since is still this run's switch to undo.
+    pub(crate) fn is_switched_to(&self, sha: &str) -> bool {
+        fs::read_link(self.current()).is_ok_and(|t| t == Path::new("releases").join(sha))
+    }
+
+    /// What `current` names now, for a message: the link's text, or why there is none.
+    pub(crate) fn describe_link(&self) -> String {
+        match fs::read_link(self.current()) {
+            Ok(t) => format!("-> {}", t.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "nothing (no current)".into(),
+            Err(e) => format!("something that is not a symlink ({e})"),
+        }
+    }
+
+    /// `current` as a sentence's noun: `releases/<sha>`, `nothing (no current)`, or why it
+    /// cannot be read.
+    pub(crate) fn describe_live(live: &Result<Option<String>, PromotionError>) -> String {
+        match live {
+            Ok(Some(r)) => format!("releases/{r}"),
+            Ok(None) => "nothing (no current)".into(),
+            Err(e) => format!("something promote cannot read ({e})"),
+        }
+    }
+
     /// Point `current` at `releases/<to>` (or remove it, for `None`: there was none before),
     /// atomically, and sync the prefix.
     pub(crate) fn switch(&self, to: Option<&str>) -> Result<(), IoError> {
@@ -247,6 +283,32 @@ impl Journal {
         let text = fsio::read_input_if_exists(path, "promote journal", fsio::limits::DOCUMENT)
             .map_err(|e| bad(e.source.to_string()))?;
         let Some(text) = text else { return Ok(None) };
+        // Recovery acts on what the journal says — puts registrations back into *our* client
+        // configs, writes the flat document it names — so only a journal we wrote ourselves
+        // is acted on. root may use a `.mcp-deploy` another user owns (crate::state), and
+        // whoever owns the prefix could plant a journal there whose "previous" entry runs
+        // their program, outside any signature; refused (exit 2), kept.
+        {
+            use std::os::unix::fs::MetadataExt;
+            let meta = fs::symlink_metadata(path).map_err(|e| bad(e.to_string()))?;
+            let me = rustix::process::geteuid().as_raw();
+            if meta.file_type().is_symlink() {
+                return Err(bad("it is a symlink, which mcp-deploy never writes".into()));
+            }
+            if meta.uid() != me {
+                return Err(bad(format!(
+                    "it belongs to uid {}, not to us (uid {me}): a journal another user wrote \
+                     is never acted on, since undoing it would change our client configs",
+                    meta.uid()
+                )));
+            }
+            if meta.mode() & 0o022 != 0 {
+                return Err(bad(format!(
+                    "it can be written by group or others (mode {:o}), so it may not be ours",
+                    meta.mode() & 0o7777
+                )));
+            }
+        }
         let journal: Journal = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
         // The releases it names become a link's target on recovery: a plain name in
         // releases/, never a path.

@@ -10,10 +10,11 @@
 //! oldest first. An entry of `releases/` that is not a directory (a symlink, a file) is not a
 //! release and is never removed.
 //!
-//! Removing re-checks each candidate just before: its own type, not what it points to, must
-//! be a directory, and its canonical path must sit directly inside the canonical
-//! `releases/`; then `remove_dir_all`, which removes a symlink found inside the tree as a
-//! link and never descends through it.
+//! Removing re-checks each candidate just before: it must not be what `current` names now
+//! (switched by hand since the plan), its own type, not what it points to, must be a
+//! directory, and its canonical path must sit directly inside the canonical `releases/`; then
+//! `remove_dir_all`, which removes a symlink found inside the tree as a link and never
+//! descends through it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -198,6 +199,19 @@ pub(crate) fn remove(prefix: &Prefix, plan: &Plan) -> Result<Vec<PathBuf>, Promo
                 std::io::Error::other(why.to_string()),
             )
         };
+        // `current` switched by hand (no lock) since the plan, to the release about to go:
+        // it is live now, and stays. Compared just before each removal.
+        match prefix.live_release() {
+            Ok(Some(live)) if live == d.release => {
+                return Err(refuse(
+                    "`current` was switched to it after prune decided (by hand, without the \
+                     prefix lock): it is the live release now",
+                )
+                .into())
+            }
+            Ok(_) => {}
+            Err(e) => return Err(e),
+        }
         let meta =
             fs::symlink_metadata(&path).map_err(|e| IoError::new("cannot inspect", &path, e))?;
         if !meta.file_type().is_dir() {

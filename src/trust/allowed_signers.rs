@@ -40,6 +40,8 @@ pub(crate) enum PolicyError {
     CertAuthority { path: PathBuf, line: usize },
     #[error("trust policy {} lists no signer", path.display())]
     Empty { path: PathBuf },
+    #[error("trust policy {}: {why}: whoever can write it chooses which builders are trusted", path.display())]
+    Writable { path: PathBuf, why: String },
 }
 
 impl PolicyError {
@@ -59,6 +61,10 @@ impl PolicyError {
                 .into(),
             PolicyError::CertAuthority { .. } => "list each builder's own public key instead of \
                  the certificate authority's"
+                .into(),
+            PolicyError::Writable { .. } => "keep the policy in a directory only root (or the \
+                 user running mcp-deploy) can write, owned by root, mode 0644 or stricter: \
+                 `chown root: FILE && chmod go-w FILE`"
                 .into(),
             PolicyError::Empty { .. } => "add a line per builder: `builder@example.org \
                  namespaces=\"mcp-deploy\" ssh-ed25519 AAAA...` (see docs/operations.md)"
@@ -128,10 +134,25 @@ impl Policy {
     pub(crate) fn load(path: &Path) -> Result<Policy, PolicyError> {
         let text = fsio::read_input_string(path, "trust policy", fsio::limits::ALLOWED_SIGNERS)
             .map_err(PolicyError::Io)?;
+        only_trusted_can_write(path)?;
         Policy::parse(path, &text)
     }
 
     pub(crate) fn parse(path: &Path, text: &str) -> Result<Policy, PolicyError> {
+        // ssh-keygen reads a byte-order mark as part of the first principal (so `-Y verify -I
+        // <principal>` refuses that line, while mcp-deploy, which asks for no principal, would
+        // take it): refused, saying so, rather than a verdict that differs from ssh-keygen's.
+        if text.starts_with('\u{feff}') {
+            return Err(PolicyError::Malformed {
+                path: path.to_path_buf(),
+                line: 1,
+                why: "the file starts with a byte-order mark (U+FEFF), which ssh-keygen reads as \
+                      part of the first principal; save it without one"
+                    .into(),
+            });
+        }
+        // Lines may end in CRLF: Rust's `lines` drops the `\r`, as ssh-keygen accepts it
+        // (checked with ssh-keygen in tests/it/signatures.rs).
         let mut signers = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
@@ -207,6 +228,60 @@ impl Policy {
             signers,
         })
     }
+}
+
+/// A policy that someone else can write is theirs, not ours: as sshd's StrictModes does for
+/// `authorized_keys`, the file (through any link) and every directory above it must be owned
+/// by root or by us and not writable by group or others — a directory with the sticky bit
+/// (`/tmp`) may be, since no one but its owner and ours can replace our file in it.
+fn only_trusted_can_write(path: &Path) -> Result<(), PolicyError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |why: String| PolicyError::Writable {
+        path: path.to_path_buf(),
+        why,
+    };
+    let real = std::fs::canonicalize(path)
+        .map_err(|e| PolicyError::Io(IoError::new("cannot resolve", path, e)))?;
+    let me = rustix::process::geteuid().as_raw();
+    let trusted_owner = |uid: u32| uid == 0 || uid == me;
+    let meta = std::fs::metadata(&real)
+        .map_err(|e| PolicyError::Io(IoError::new("cannot inspect", &real, e)))?;
+    if !trusted_owner(meta.uid()) {
+        return Err(refuse(format!(
+            "{} belongs to uid {}, neither root nor us",
+            real.display(),
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(refuse(format!(
+            "{} can be written by group or others (mode {:o})",
+            real.display(),
+            meta.mode() & 0o7777
+        )));
+    }
+    for dir in real.ancestors().skip(1) {
+        let Ok(meta) = std::fs::metadata(dir) else {
+            continue;
+        };
+        let sticky = meta.mode() & 0o1000 != 0;
+        if !trusted_owner(meta.uid()) {
+            return Err(refuse(format!(
+                "its directory {} belongs to uid {}, neither root nor us",
+                dir.display(),
+                meta.uid()
+            )));
+        }
+        if meta.mode() & 0o022 != 0 && !sticky {
+            return Err(refuse(format!(
+                "its directory {} can be written by group or others (mode {:o}), so the \
+                 policy can be replaced",
+                dir.display(),
+                meta.mode() & 0o7777
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A value from the file, quoted and cut short for a message.
@@ -407,9 +482,17 @@ pub(crate) fn parse_time(text: &str) -> Result<u64, String> {
 
 /// OpenSSH's `match_pattern_list`: comma-separated patterns with `*` and `?`, a `!` pattern
 /// that matches vetoes the whole list, else any positive match passes.
+///
+/// OpenSSH copies each pattern into a 1024-byte buffer and answers "no match" for the whole
+/// list when one is 1023 bytes or longer (`namespaces="<1100 x>,mcp-deploy"` does not allow
+/// mcp-deploy for `ssh-keygen -Y verify`): so here, lest a line allow what ssh-keygen refuses.
 pub(crate) fn pattern_list_matches(s: &str, list: &str) -> bool {
+    const OPENSSH_PATTERN_MAX: usize = 1023;
     let mut positive = false;
     for pattern in list.split(',') {
+        if pattern.strip_prefix('!').unwrap_or(pattern).len() >= OPENSSH_PATTERN_MAX {
+            return false;
+        }
         let (negated, pattern) = match pattern.strip_prefix('!') {
             Some(p) => (true, p),
             None => (false, pattern),
@@ -527,6 +610,21 @@ mod tests {
     }
 
     #[test]
+    fn crlf_line_ends_are_read_and_a_byte_order_mark_is_refused() {
+        let p = parse(&format!(
+            "# ci\r\nci@example.org namespaces=\"mcp-deploy\" {ED}\r\n"
+        ))
+        .unwrap();
+        assert_eq!(p.signers[0].principals, "ci@example.org");
+        assert_eq!(p.signers[0].namespaces.as_deref(), Some("mcp-deploy"));
+        let e = err(&format!("\u{feff}ci@example.org {ED}\n"));
+        assert!(
+            e.contains(":1: the file starts with a byte-order mark"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn an_empty_policy_is_refused() {
         assert!(err("# nobody\n").contains("lists no signer"));
     }
@@ -576,6 +674,17 @@ mod tests {
         assert!(!pattern_list_matches("mcp-deploy", "!mcp-deploy"));
         assert!(!pattern_list_matches("mcp-deploy", "mcp-deploy2"));
         assert!(!pattern_list_matches("mcp-deploy", ""));
+        // Blanks are part of a pattern, as in OpenSSH (checked with ssh-keygen in
+        // tests/it/signatures.rs), and a pattern of 1023 bytes or more fails the whole list.
+        assert!(!pattern_list_matches("mcp-deploy", "git, mcp-deploy"));
+        assert!(!pattern_list_matches("mcp-deploy", "MCP-deploy"));
+        let long = |n: usize| format!("{},mcp-deploy", "x".repeat(n));
+        assert!(pattern_list_matches("mcp-deploy", &long(1022)));
+        assert!(!pattern_list_matches("mcp-deploy", &long(1023)));
+        assert!(!pattern_list_matches(
+            "mcp-deploy",
+            &format!("mcp-deploy,!{}", "x".repeat(1100))
+        ));
         // No pattern makes the matcher blow up.
         assert!(!pattern_list_matches(
             &"a".repeat(4096),

@@ -201,12 +201,15 @@ pub(crate) fn check(
 }
 
 /// Text from the policy as evidence: at most 128 characters, control characters escaped (a
-/// principal holding a terminal escape must not recolour the report).
+/// principal holding a terminal escape must not recolour the report), and so are the
+/// invisible formatting characters — bidirectional overrides and isolates, zero-width ones, a
+/// byte-order mark — with which a principal could read as another in the report.
 fn printable(text: &str) -> String {
+    let invisible = |c: char| matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
     text.chars()
         .take(128)
         .map(|c| {
-            if c.is_control() {
+            if c.is_control() || invisible(c) {
                 c.escape_default().to_string()
             } else {
                 c.to_string()
@@ -391,6 +394,13 @@ mod tests {
         )
         .unwrap();
         assert!(ok.contains("(signers:2)"), "{ok}");
+    }
+
+    #[test]
+    fn invisible_formatting_in_a_principal_is_shown_escaped() {
+        let shown = printable("evil\u{202e}gro.elpmaxe@redliub\u{200b}");
+        assert_eq!(shown, "evil\\u{202e}gro.elpmaxe@redliub\\u{200b}");
+        assert_eq!(printable("ci@example.org"), "ci@example.org");
     }
 
     #[test]

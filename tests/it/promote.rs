@@ -872,3 +872,237 @@ fn a_dry_run_checks_and_predicts_and_changes_nothing() {
     assert_eq!(j["switched"], true);
     assert_eq!(state(&w), before);
 }
+
+/// `ln -sfn releases/<sha> current.tmp && mv -T`: a person switching `current` by hand,
+/// without the prefix lock.
+fn hand_switch(w: &World, sha: &str) {
+    let tmp = ct(w).join("current.by-hand");
+    symlink(format!("releases/{sha}"), &tmp).unwrap();
+    fs::rename(&tmp, ct(w).join("current")).unwrap();
+}
+
+fn term(child: &Child) {
+    assert!(std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+}
+
+/// Attack: `current` switched by hand while a promote runs — between its preflight and its
+/// switch, or between its switch and a failure's undo. Before, the switch renamed over the
+/// hand change, and the undo put back the release it had read, over someone else's switch.
+/// Now both compare first: the switch is refused (exit 2, nothing switched, nothing
+/// registered), and the undo leaves the other's `current` as it is, saying so.
+#[test]
+fn current_switched_by_hand_during_a_promote_is_never_overwritten() {
+    for point in ["promote-journal-written", "after-switch"] {
+        let w = World::with_real_claude();
+        with_releases(&w, &[NEW, THIRD]);
+        let child = promote_cmd(&w, NEW)
+            .env("MCP_DEPLOY_PAUSE_AT", point)
+            .spawn();
+        wait_for("the promote to pause", 30, || {
+            journal(&w).exists()
+                && (point != "after-switch" || current(&w) == format!("releases/{NEW}"))
+        });
+        hand_switch(&w, THIRD);
+        std::thread::sleep(Duration::from_millis(100));
+        term(&child);
+        let (code, stderr) = finish(child);
+        assert_eq!(code, 2, "{point}: {stderr}");
+        if point == "after-switch" {
+            assert!(stderr.contains("`current` was NOT put back"), "{stderr}");
+            assert!(
+                stderr.contains(&format!("it is -> releases/{THIRD} now")),
+                "{stderr}"
+            );
+        } else {
+            assert!(
+                stderr.contains("changed while this promote ran"),
+                "{stderr}"
+            );
+            assert!(stderr.contains("nothing was switched"), "{stderr}");
+        }
+        assert_eq!(current(&w), format!("releases/{THIRD}"), "{point}");
+        assert!(!journal(&w).exists(), "{point}");
+        assert!(!w.user_servers().contains_key("codetools-test"), "{point}");
+        assert!(history(&w).is_empty(), "{point}");
+    }
+}
+
+/// Attack: the journal of an interrupted promote (killed after its switch) names a `from`
+/// that must not become `current` — `releases/evil`, a link to a directory outside the
+/// prefix, or a release removed since — or `current` was switched by hand after the kill.
+/// Before, recovery switched `current` to whatever `from` named whenever it differed: a link
+/// out of the prefix, a dangling link, or over the hand change. Now it puts back only a
+/// release directory, only over the release the interrupted run switched to; otherwise it
+/// stops with exit 2 keeping the journal and `current`, or leaves the hand change, saying so.
+#[test]
+fn recovery_never_switches_to_a_journalled_release_that_is_not_one_nor_over_a_hand_change() {
+    for attack in ["a link out of the prefix", "removed since", "hand switch"] {
+        let w = World::with_real_claude();
+        with_releases(&w, &[NEW, THIRD]);
+        promote_cmd(&w, NEW)
+            .env("MCP_DEPLOY_CRASH_AT", "after-switch")
+            .run();
+        assert!(journal(&w).exists(), "{attack}");
+        match attack {
+            "a link out of the prefix" => {
+                let outside = w.root().join("outside");
+                fs::create_dir_all(&outside).unwrap();
+                symlink(&outside, ct(&w).join("releases/evil")).unwrap();
+                let text = fs::read_to_string(journal(&w)).unwrap();
+                fs::write(journal(&w), text.replace(CT_SHA, "evil")).unwrap();
+            }
+            "removed since" => {
+                fs::rename(
+                    ct(&w).join("releases").join(CT_SHA),
+                    w.root().join("moved-away"),
+                )
+                .unwrap();
+            }
+            _ => hand_switch(&w, THIRD),
+        }
+        let r = promote(&w, THIRD, &[]);
+        if attack == "hand switch" {
+            r.success()
+                .stderr_has("changed since by someone else, left as it is");
+            assert_eq!(current(&w), format!("releases/{THIRD}"));
+            assert!(!journal(&w).exists());
+            continue;
+        }
+        r.code(2)
+            .stderr_has("cannot be put back")
+            .stderr_has(&format!("`current` is left at releases/{NEW}"))
+            .stderr_has("help:");
+        assert_eq!(current(&w), format!("releases/{NEW}"), "{attack}");
+        assert!(journal(&w).exists(), "{attack}: the journal is kept");
+    }
+}
+
+/// Attack: the release live before is removed (by hand, without the lock) while a promote
+/// runs, and then the promote fails. Before, the undo pointed `current` at the removed
+/// release: a dangling link. Now `current` stays at the new release and the journal is kept,
+/// naming what to do.
+#[test]
+fn an_undo_never_points_current_at_a_release_removed_meanwhile() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    let child = promote_cmd(&w, NEW)
+        .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
+        .spawn();
+    wait_for("the promote to switch", 30, || {
+        journal(&w).exists() && current(&w) == format!("releases/{NEW}")
+    });
+    fs::rename(
+        ct(&w).join("releases").join(CT_SHA),
+        w.root().join("moved-away"),
+    )
+    .unwrap();
+    term(&child);
+    let (code, stderr) = finish(child);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("could NOT be put back"), "{stderr}");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    assert!(ct(&w).join("current").exists(), "never dangling");
+    assert!(journal(&w).exists());
+}
+
+/// Attack: `current` switched by hand (no lock) to a release prune has decided to remove,
+/// after it decided and before it removes. Before, prune removed the release that was live
+/// by then, leaving `current` dangling. Now each removal first compares with what `current`
+/// names: refused with exit 2, the release and `current` kept.
+#[test]
+fn prune_never_removes_a_release_made_live_after_it_decided() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    // The sample's release is neither live nor rollback's target: prune --keep 0 removes it.
+    let child = w
+        .cmd()
+        .args(["prune", "--prefix"])
+        .arg(ct(&w))
+        .args(["--keep", "0"])
+        .env("MCP_DEPLOY_PAUSE_AT", "prune-planned")
+        .spawn();
+    // prune decides at once (a few file reads), then pauses for 30 s at the checkpoint.
+    std::thread::sleep(Duration::from_secs(3));
+    hand_switch(&w, CT_SHA);
+    let (code, stderr) = finish(child);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("it is the live release now"), "{stderr}");
+    assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
+    assert!(ct(&w).join("current").exists(), "never dangling");
+}
+
+/// The first promote (no `current` before) killed after its switch: `prune` refuses to act
+/// on the half-done state, and the next promote removes `current` again
+/// (compare-and-swap: it still names the killed run's release) before its own.
+#[test]
+fn a_first_promote_killed_after_the_switch_is_undone_to_no_current() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    fs::remove_file(ct(&w).join("current")).unwrap();
+    promote_cmd(&w, NEW)
+        .env("MCP_DEPLOY_CRASH_AT", "after-switch")
+        .run();
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    prune(&w, &["--keep", "0"])
+        .code(2)
+        .stderr_has("an interrupted promote is journalled");
+    assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
+    let r = promote(&w, NEW, &[]);
+    r.success()
+        .stderr_has("current: removed again (there was none before)");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+    let h = history(&w);
+    assert_eq!((h.len(), &h[0]["from"]), (1, &Value::Null));
+}
+
+/// Attack: a promote journal planted in the prefix's state directory by someone else — the
+/// prefix's owner when root runs the promote (root may use a `.mcp-deploy` another user
+/// owns), naming as "the entry before" a registration that runs their program. Before, the
+/// next promote "undid" it: the planted entry went into root's client config, outside any
+/// signature, and stayed there whenever that promote then failed its preflight. Now a
+/// journal that is not ours (another owner, writable by group or others, a link) is refused
+/// with exit 2 and never acted on.
+#[test]
+fn a_planted_promote_journal_is_never_acted_on() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    // A release that fails its preflight: the promote stops right after the recovery.
+    fs::write(ct(&w).join("releases").join(THIRD).join("VERSION"), "0\n").unwrap();
+    let evil = serde_json::json!({"command": "/bin/sh", "args": ["-c", "echo pwned"]});
+    let planted = serde_json::json!({
+        "journal": 1, "id": "planted", "pid": 1, "action": "promote",
+        "from": CT_SHA, "to": NEW, "registered_document": w.registered(),
+        "registered": [{"client": "claude", "changes": [
+            {"name": "codetools-test", "previous": evil, "target": the_entry(&w)}
+        ]}]
+    });
+    let j = journal(&w);
+    let root = rustix::process::geteuid().is_root();
+    for other_owner in [false, true] {
+        fs::write(&j, planted.to_string()).unwrap();
+        let want = if other_owner && root {
+            fs::set_permissions(&j, fs::Permissions::from_mode(0o600)).unwrap();
+            std::os::unix::fs::chown(&j, Some(65534), None).unwrap();
+            "belongs to uid 65534"
+        } else {
+            fs::set_permissions(&j, fs::Permissions::from_mode(0o666)).unwrap();
+            "group or others"
+        };
+        promote(&w, THIRD, &[])
+            .code(2)
+            .stderr_has(want)
+            .stderr_has("help:");
+        assert_eq!(w.user_servers()["codetools-test"], the_entry(&w), "{want}");
+        assert_eq!(current(&w), format!("releases/{NEW}"), "{want}");
+        assert!(j.exists(), "{want}: kept");
+        fs::remove_file(&j).unwrap();
+    }
+}

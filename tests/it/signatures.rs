@@ -855,4 +855,215 @@ fn promote_with_a_policy_refuses_an_unsigned_or_unlisted_release_before_the_swit
     sign(&builder, NS, &manifest);
     promote().code(0).stdout_has(PRINCIPAL);
     assert_eq!(current(), Path::new("releases").join(NEW));
+
+    // Attack: rollback to a release the policy does not vouch for — the unsigned one live
+    // before, or one a forged history record names as "live before". The rollback target
+    // passes the same preflight, signature included: refused, nothing switched.
+    let rollback = |to: Option<&str>| {
+        let mut c = w
+            .cmd()
+            .args(["rollback", "--prefix"])
+            .arg(&ct)
+            .args(["--name-suffix", "-test", "--trusted-signers"])
+            .arg(&policy);
+        if let Some(to) = to {
+            c = c.args(["--to", to]);
+        }
+        c.run()
+    };
+    rollback(None)
+        .code(1)
+        .stdout_has("FAIL signature")
+        .stdout_has("nothing was switched or registered");
+    assert_eq!(current(), Path::new("releases").join(NEW));
+    const FORGED: &str = "cccccccccccccccccccccccccccccccccccccccc";
+    let forged = ct.join("releases").join(FORGED);
+    fs::create_dir_all(forged.join("bin")).unwrap();
+    fs::copy(old.join("bin/codetools"), forged.join("bin/codetools")).unwrap();
+    fs::write(forged.join("VERSION"), format!("{FORGED}\n")).unwrap();
+    w.cmd()
+        .args(["manifest", "create"])
+        .arg(&forged)
+        .run()
+        .code(0);
+    sign(&other, NS, &forged.join("MANIFEST.sha256"));
+    let history = ct.join(".mcp-deploy/history.ndjson");
+    let mut text = fs::read_to_string(&history).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    record["id"] = "forged".into();
+    record["from"] = FORGED.into();
+    text.push_str(&format!("{record}\n"));
+    fs::write(&history, text).unwrap();
+    rollback(None)
+        .code(1)
+        .stdout_has(&format!("releases/{FORGED}"))
+        .stdout_has("FAIL signature");
+    assert_eq!(current(), Path::new("releases").join(NEW));
+}
+
+/// Attack: policy lines at the edges of the format, each set beside `ssh-keygen -Y verify`.
+/// A namespaces pattern of 1023 bytes or more makes OpenSSH's whole list fail (its buffer is
+/// 1024 bytes), so `namespaces="<1023 x>,mcp-deploy"` allowed the signature here while
+/// ssh-keygen refused it; now both refuse. Blanks inside `namespaces` are part of a pattern
+/// (both refuse `"git, mcp-deploy"`); CRLF line ends are read by both; a second line for the
+/// same key may allow what the first does not (both: any matching line); a principal pattern
+/// is fine (no identity is asked for). A file starting with a byte-order mark — ssh-keygen
+/// takes it as part of the first principal — is refused with exit 2, saying so.
+#[test]
+fn policy_edge_formats_agree_with_ssh_keygen_or_are_refused_saying_so() {
+    let s = Signed::new();
+    let builder = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &builder);
+    let key = public(&builder);
+    let long = |n: usize| format!("namespaces=\"{},mcp-deploy\" ", "x".repeat(n));
+    let rows: Vec<(&str, String, bool)> = vec![
+        (
+            "a blank inside namespaces",
+            format!("{PRINCIPAL} namespaces=\"git, mcp-deploy\" {key}\n"),
+            false,
+        ),
+        (
+            "a namespaces pattern of 1023 bytes",
+            format!("{PRINCIPAL} {}{key}\n", long(1023)),
+            false,
+        ),
+        (
+            "a namespaces pattern of 1022 bytes",
+            format!("{PRINCIPAL} {}{key}\n", long(1022)),
+            true,
+        ),
+        (
+            "CRLF line ends",
+            format!("# ci\r\n{PRINCIPAL} namespaces=\"mcp-deploy\" {key}\r\n"),
+            true,
+        ),
+        (
+            "the key twice, the first line for git only",
+            format!("{PRINCIPAL} namespaces=\"git\" {key}\n{PRINCIPAL} {key}\n"),
+            true,
+        ),
+        (
+            "the key twice, the second expired",
+            format!("{PRINCIPAL} {key}\n{PRINCIPAL} valid-before=\"20000101Z\" {key}\n"),
+            true,
+        ),
+        (
+            "a principal pattern",
+            format!("*@example.org {key}\n"),
+            true,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, text, want) in rows {
+        let policy = s.policy(&text);
+        let keygen = keygen_verifies(&policy, PRINCIPAL, &s.sig(), &s.manifest());
+        let (ours, detail) = s.ours(&policy);
+        if keygen != want || ours != want {
+            failures.push(format!(
+                "{name}: ssh-keygen {keygen}, mcp-deploy {ours} (want {want}): {detail}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+    let policy = s.policy(&format!("\u{feff}{PRINCIPAL} {key}\n"));
+    assert!(!keygen_verifies(
+        &policy,
+        PRINCIPAL,
+        &s.sig(),
+        &s.manifest()
+    ));
+    s.verify(&["--trusted-signers", policy.to_str().unwrap()])
+        .code(2)
+        .stdout_has("byte-order mark");
+}
+
+/// Attack: a trust policy someone else can write — the file group- or world-writable, owned
+/// by another user, or in a directory another user can write (where the file can be
+/// replaced). Before, it was read and trusted; whoever could write it chose the builders. Now
+/// exit 2 naming the file or directory, as sshd's StrictModes refuses such an
+/// `authorized_keys`. A policy in a sticky directory such as `/tmp`, owned by us, is fine.
+#[test]
+fn a_policy_others_can_write_is_exit_2() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Signed::new();
+    let builder = ed25519(&s.keys, "builder");
+    sign_manifest(&s, &builder);
+    let line = format!("{PRINCIPAL} {}\n", public(&builder));
+    let dir = s.w.root().join("policies");
+    fs::create_dir(&dir).unwrap();
+    let policy = dir.join("allowed_signers");
+    fs::write(&policy, &line).unwrap();
+    let verify = || s.verify(&["--trusted-signers", policy.to_str().unwrap()]);
+    assert!(s.ours(&policy).0, "a policy only we can write passes");
+    let mode = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
+    for m in [0o664, 0o646] {
+        mode(&policy, m);
+        verify()
+            .code(2)
+            .stdout_has("can be written by group or others")
+            .stdout_has("whoever can write it chooses");
+    }
+    mode(&policy, 0o644);
+    mode(&dir, 0o777);
+    verify()
+        .code(2)
+        .stdout_has("its directory")
+        .stdout_has("can be replaced");
+    mode(&dir, 0o1777);
+    assert!(s.ours(&policy).0, "a sticky directory is fine");
+    mode(&dir, 0o755);
+    if rustix::process::geteuid().is_root() {
+        std::os::unix::fs::chown(&policy, Some(65534), None).unwrap();
+        verify().code(2).stdout_has("belongs to uid 65534");
+        std::os::unix::fs::chown(&policy, Some(0), None).unwrap();
+    }
+    // Through a link: the file it leads to is what is checked.
+    let link = s.w.root().join("policy-link");
+    symlink(&policy, &link).unwrap();
+    mode(&policy, 0o666);
+    s.verify(&["--trusted-signers", link.to_str().unwrap()])
+        .code(2)
+        .stdout_has("can be written by group or others");
+}
+
+/// Attack: a signed release changed around its manifest — VERSION rewritten (the manifest
+/// lists it, the signature still holds for the manifest), or an executable added that the
+/// manifest does not list, at the top or named like the signature deeper down: the `content`
+/// check, which a policy makes required, fails naming the file; the signature alone never
+/// passes the release.
+#[test]
+fn a_signed_release_with_version_rewritten_or_an_unlisted_file_added_fails_content() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Signed::new();
+    let key = ed25519(&s.keys, "builder");
+    let policy = s.policy(&format!("{PRINCIPAL} {}\n", public(&key)));
+    sign_manifest(&s, &key);
+    let flag = ["--trusted-signers", policy.to_str().unwrap()];
+    s.verify(&flag).code(0);
+    let version = s.release().join("VERSION");
+    let good = fs::read(&version).unwrap();
+    fs::write(&version, format!("{}\n", "f".repeat(40))).unwrap();
+    let r = s.verify(&flag);
+    r.code(1);
+    assert!(r.detail("content").contains("modified (VERSION)"), "{r}");
+    fs::write(&version, good).unwrap();
+    for added in [
+        "helper",
+        "bin/MANIFEST.sha256.sig",
+        "MANIFEST.sha256.sig.d/x",
+    ] {
+        let p = s.release().join(added);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, "#!/bin/sh\necho evil\n").unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+        let r = s.verify(&flag);
+        r.code(1);
+        assert!(
+            r.detail("content").contains(&format!("1 added ({added})")),
+            "{added}: {r}"
+        );
+        fs::remove_file(&p).unwrap();
+    }
+    s.verify(&flag).code(0);
 }
