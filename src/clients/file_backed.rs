@@ -299,6 +299,20 @@ pub(crate) fn read_servers(
     .entries()
 }
 
+/// `text` without the top-level properties whose name `drop` picks, every other byte kept;
+/// `None` when it is not valid JSON with comments.
+pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Option<String> {
+    let root = CstRootNode::parse(text, &options()).ok()?;
+    if let Some(top) = root.object_value() {
+        for p in top.properties() {
+            if p.decoded_name().is_some_and(|n| drop(&n)) {
+                p.remove();
+            }
+        }
+    }
+    Some(root.to_string())
+}
+
 /// `text` parsed as the clients parse it, `None` when it is not valid.
 pub(crate) fn parse_value(text: &str) -> Option<Value> {
     CstRootNode::parse(text, &options()).ok()?.to_serde_value()

@@ -40,9 +40,9 @@ use crate::entry::Entry;
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
 
-/// The variables of ours the confirming `opencode debug config` runs with; its XDG
+/// The variables of ours the confirming `opencode debug config` runs with; its HOME and XDG
 /// directories are a scratch copy (see [`Opencode::confirm`]).
-const PASSED: &[&str] = &["PATH", "HOME"];
+const PASSED: &[&str] = &["PATH"];
 
 /// What OpenCode writes into a config file it creates.
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
@@ -110,8 +110,17 @@ impl Opencode {
     /// one, writes a `.gitignore` into the config directory, keeps a database and logs in its
     /// data and state directories. So it runs on a scratch copy of the three user files
     /// (`XDG_CONFIG_HOME`, and the data, state and cache directories, in a temporary
-    /// directory), with the real HOME (`~/.opencode` and the managed directory still apply):
-    /// what it resolves is what these bytes mean, and the user's files are not touched.
+    /// directory), and with a scratch HOME holding a copy of `~/.opencode/opencode.json(c)`
+    /// (the managed directory still applies): what it resolves is what these bytes mean, and
+    /// the user's files are not touched.
+    ///
+    /// OpenCode loads (executes) every plugin it finds while it reads its config: the files of
+    /// `~/.opencode/plugin(s)/` and the packages or `file://` URLs a config's `plugin` key
+    /// names (it even installs packages into `~/.opencode`). A confirmation must run no code
+    /// of the config's, so the scratch HOME has no plugin directory and each copy is made
+    /// without its top-level `plugin` key (and without a key OpenCode's `{env:...}`/`{file:...}`
+    /// substitution could turn into it). What a plugin could change is reported as shadowing
+    /// instead ([`shadows_in`]).
     fn confirm(&self, name: &str, written: &Value) -> Result<(), ClientError> {
         let Some((binary, timeout)) = &self.binary else {
             return Ok(());
@@ -128,18 +137,34 @@ impl Opencode {
         let copy = scratch.path().join("config").join("opencode");
         std::fs::create_dir_all(&copy).map_err(io)?;
         let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
-        for f in USER_FILES {
+        let home_copy = scratch.path().join("home").join(".opencode");
+        std::fs::create_dir_all(&home_copy).map_err(io)?;
+        let home_dir = crate::dirs::home().join(".opencode");
+        let files = USER_FILES
+            .iter()
+            .map(|f| (real_dir.join(f), copy.join(f)))
+            .chain(
+                ["opencode.json", "opencode.jsonc"]
+                    .iter()
+                    .map(|f| (home_dir.join(f), home_copy.join(f))),
+            );
+        for (from, to) in files {
             let text = crate::fsio::read_input_if_exists(
-                &real_dir.join(f),
+                &from,
                 "client config",
                 crate::fsio::limits::CLIENT_CONFIG,
             )
             .map_err(|e| ClientError::File {
-                path: real_dir.join(f),
+                path: from.clone(),
                 reason: e.source.to_string(),
             })?;
             if let Some(text) = text {
-                std::fs::write(copy.join(f), text).map_err(io)?;
+                // Text mcp-deploy cannot parse is copied as it is: OpenCode refuses it too,
+                // before it loads any plugin.
+                let text =
+                    file_backed::without_top_keys(&text, |k| k == "plugin" || substituted(k))
+                        .unwrap_or(text);
+                std::fs::write(to, text).map_err(io)?;
             }
         }
         let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
@@ -147,6 +172,7 @@ impl Opencode {
             .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
             .collect();
         for (var, sub) in [
+            ("HOME", "home"),
             ("XDG_CONFIG_HOME", "config"),
             ("XDG_DATA_HOME", "data"),
             ("XDG_STATE_HOME", "state"),
@@ -230,6 +256,13 @@ impl Opencode {
             ),
         })
     }
+}
+
+/// Whether OpenCode would substitute part of `s` (`{env:NAME}`, `{file:path}`) before it
+/// parses the file's text: a property name holding one means what OpenCode reads as that
+/// name cannot be known from the file.
+pub(crate) fn substituted(s: &str) -> bool {
+    s.contains("{env:") || s.contains("{file:")
 }
 
 /// `s` without terminal colour sequences (`ESC [ ... m`).

@@ -1014,3 +1014,52 @@ fn a_second_run_waits_for_the_lock_and_never_edits_the_file_under_it() {
     let text = fs::read_to_string(w.cursor_config()).unwrap();
     assert!(text.contains("// my servers"), "{text}");
 }
+
+#[test]
+fn attack_a_plugin_is_not_executed_by_the_confirming_opencode_run() {
+    // OpenCode loads every plugin while it reads its config: the files of
+    // `~/.opencode/plugin/` and what a config's `plugin` key names (here a file:// URL, and a
+    // key OpenCode's `{env:...}` substitution turns into `plugin`). mcp-deploy's confirming
+    // run must execute none of them, nor install anything into `~/.opencode`.
+    let w = World::with_opencode();
+    w.sample();
+    let marker = |what: &str| w.root().join("tmp").join(format!("PWNED-{what}"));
+    let plugin = |what: &str| {
+        format!(
+            "require('fs').writeFileSync({:?}, 'x');\nexport const P = async () => ({{}});\n",
+            marker(what).to_str().unwrap()
+        )
+    };
+    w.write("home/.opencode/plugin/evil.js", plugin("home-dir"));
+    w.write("home/.opencode/plugins/evil.js", plugin("home-dirs"));
+    let by_key = w.write("tmp/by-key.js", plugin("config-key"));
+    let by_env = w.write("tmp/by-env.js", plugin("env-key"));
+    w.write(
+        "home/.config/opencode/opencode.jsonc",
+        format!(
+            "{{\n  \"plugin\": [\"file://{}\"],\n  \"plu{{env:UNSET_X}}gin\": [\"file://{}\"],\n  \
+             \"mcp\": {{}}\n}}\n",
+            by_key.display(),
+            by_env.display()
+        ),
+    );
+    w.on_sample(
+        "install",
+        &["--client", "opencode", "--server", "codetools"],
+    )
+    .code(0);
+    for what in ["home-dir", "home-dirs", "config-key", "env-key"] {
+        assert!(!marker(what).exists(), "the plugin {what} ran");
+    }
+    let dot = w.root().join("home/.opencode");
+    for made in ["package.json", "node_modules", ".gitignore"] {
+        assert!(!dot.join(made).exists(), "{made} written into ~/.opencode");
+    }
+    // The real OpenCode, run by the person, does run them (the reason above).
+    w.opencode(&["debug", "config"]).code(0);
+    let ran: Vec<_> = ["home-dir", "home-dirs", "config-key", "env-key"]
+        .into_iter()
+        .filter(|m| marker(m).exists())
+        .collect();
+    assert_eq!(ran, ["home-dir", "home-dirs", "env-key"]);
+}
