@@ -313,6 +313,20 @@ pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Optio
     Some(root.to_string())
 }
 
+/// The whole document of a JSON-with-comments file, bounded and symlink-safe as [`read_servers`]
+/// reads it: `None` when there is no file.
+pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
+    let f = JsoncFile {
+        path: path.to_path_buf(),
+        key: "",
+        new_file: "{}",
+    };
+    let Some(text) = f.read_text()? else {
+        return Ok(None);
+    };
+    f.parse(&text).map(|(_, doc)| Some(doc))
+}
+
 /// `text` parsed as the clients parse it, `None` when it is not valid.
 pub(crate) fn parse_value(text: &str) -> Option<Value> {
     CstRootNode::parse(text, &options()).ok()?.to_serde_value()

@@ -377,12 +377,17 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 /// Where else OpenCode takes a server `name` from, merging it with the user entry of
 /// `config`; one description each. Read-only, no binary needed.
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-    let mut found = Vec::new();
+    let mut found = substitution_hazards("the user config", config, name);
     let mut seen = std::collections::HashSet::new();
     let mut look = |what: &str, file: PathBuf| {
-        if file == *config || !seen.insert(file.clone()) {
+        if !seen.insert(file.clone()) {
             return;
         }
+        found.extend(plugins_named_in(what, &file));
+        if file == *config {
+            return;
+        }
+        found.extend(substitution_hazards(what, &file, name));
         match file_backed::read_servers(&file, "mcp") {
             Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
             Ok(_) => {}
@@ -419,6 +424,13 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/opencode"));
     dirs.push(("managed config", managed));
+    let mut plugin_dirs = vec![dir.clone()];
+    // OpenCode's config directories (not a project's own `plugin/` folder).
+    plugin_dirs.extend(
+        dirs.iter()
+            .filter(|(what, d)| d.ends_with(".opencode") || *what == "OPENCODE_CONFIG_DIR")
+            .map(|(_, d)| d.clone()),
+    );
     for (what, d) in dirs {
         for f in ["opencode.json", "opencode.jsonc"] {
             if std::fs::symlink_metadata(d.join(f)).is_ok() {
@@ -426,10 +438,26 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
             }
         }
     }
+    // Plugin files of every config directory OpenCode loads (and so runs).
+    for d in plugin_dirs {
+        for sub in ["plugin", "plugins"] {
+            let pd = d.join(sub);
+            let any = std::fs::read_dir(&pd).is_ok_and(|mut r| r.next().is_some());
+            if any {
+                found.push(format!(
+                    "plugin directory {} (OpenCode runs its plugins when it starts, and a \
+                     plugin can rewrite any server; mcp-deploy does not run them, so it counts)",
+                    pd.display()
+                ));
+            }
+        }
+    }
     if let Some(content) = crate::dirs::var("OPENCODE_CONFIG_CONTENT") {
         let text = content.to_string_lossy().into_owned();
         match file_backed::parse_value(&text) {
-            Some(d) if d.get("mcp").and_then(|m| m.get(name)).is_none() => {}
+            Some(d)
+                if d.get("mcp").and_then(|m| m.get(name)).is_none()
+                    && d.get("plugin").is_none_or(empty) => {}
             Some(_) => found.push("OPENCODE_CONFIG_CONTENT".into()),
             None => found.push(
                 "OPENCODE_CONFIG_CONTENT (mcp-deploy cannot read it; OpenCode may, so it counts)"
@@ -439,6 +467,104 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     }
     found.extend(remote_defaults());
     Ok(found)
+}
+
+/// Whether a `plugin` value names no plugin.
+fn empty(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(|a| a.is_empty())
+}
+
+/// The plugins `file` names in its `plugin` key (or in a key OpenCode's substitution may turn
+/// into it): OpenCode runs each when it starts, and a plugin's `config` hook can rewrite any
+/// server (checked with the real binary), so a verified entry is not what it would run.
+fn plugins_named_in(what: &str, file: &Path) -> Vec<String> {
+    match file_backed::read_document(file) {
+        Ok(Some(Value::Object(doc))) => doc
+            .iter()
+            .filter(|(k, v)| (k.as_str() == "plugin" || substituted(k)) && !empty(v))
+            .map(|(k, _)| {
+                format!(
+                    "plugins named by {k:?} in {what} {} (OpenCode runs them when it starts, \
+                     and a plugin can rewrite any server; mcp-deploy does not run them, so \
+                     they count)",
+                    file.display()
+                )
+            })
+            .collect(),
+        // Not there, or reported by the look at its servers.
+        _ => Vec::new(),
+    }
+}
+
+/// Property names of `file` that OpenCode's text substitution (`{env:...}`, `{file:...}`,
+/// done before it parses) may turn into the top-level `mcp` key or into the server `name`:
+/// a later duplicate replaces ours in what OpenCode runs (checked with the real binary), and
+/// what it becomes cannot be known from the file, so each counts.
+fn substitution_hazards(what: &str, file: &Path, name: &str) -> Vec<String> {
+    let Ok(Some(Value::Object(doc))) = file_backed::read_document(file) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for k in doc.keys().filter(|k| could_become(k, "mcp")) {
+        found.push(format!(
+            "the key {k:?} of {what} {}, which OpenCode's substitution may turn into \"mcp\"",
+            file.display()
+        ));
+    }
+    if let Some(Value::Object(servers)) = doc.get("mcp") {
+        for k in servers.keys().filter(|k| could_become(k, name)) {
+            found.push(format!(
+                "the server {k:?} of {what} {}, which OpenCode's substitution may name {name:?}",
+                file.display()
+            ));
+        }
+    }
+    found
+}
+
+/// Whether `key`, holding a `{env:...}` or `{file:...}` (each of which may become any text),
+/// can become `target`.
+fn could_become(key: &str, target: &str) -> bool {
+    if !substituted(key) {
+        return false;
+    }
+    // The literal pieces between the substitutions, which must appear in order.
+    let mut pieces = Vec::new();
+    let mut rest = key;
+    loop {
+        let next = ["{env:", "{file:"]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(i) = next else { break };
+        match rest[i..].find('}') {
+            Some(end) => {
+                pieces.push(&rest[..i]);
+                rest = &rest[i + end + 1..];
+            }
+            None => break,
+        }
+    }
+    pieces.push(rest);
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return key == target;
+    }
+    if !target.starts_with(first) || target.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut at = first.len();
+    let end = target.len() - last.len();
+    if !target[end..].eq(last) {
+        return false;
+    }
+    for p in &pieces[1..pieces.len() - 1] {
+        match target.get(at..end).and_then(|t| t.find(p)) {
+            Some(i) => at += i + p.len(),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// From `cwd` up to its git root (OpenCode's worktree), or to `/` outside a repository.
@@ -781,6 +907,23 @@ mod tests {
             json!({"type":"local","command":["/x"],"args":["a"]}),
         ] {
             assert_eq!(to_claude(&raw), raw);
+        }
+    }
+
+    #[test]
+    fn a_key_opencode_substitutes_may_become_the_name() {
+        for (key, target, want) in [
+            ("codetools{env:X}", "codetools", true),
+            ("code{env:X}tools", "codetools", true),
+            ("{file:/n}", "codetools", true),
+            ("{env:A}to{env:B}", "codetools", true),
+            ("x{env:A}", "codetools", false),
+            ("{env:A}x", "codetools", false),
+            ("mc{env:A}p", "mcp", true),
+            ("codetools", "codetools", false),
+            ("{env:unclosed", "codetools", false),
+        ] {
+            assert_eq!(could_become(key, target), want, "{key} -> {target}");
         }
     }
 
