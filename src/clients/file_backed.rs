@@ -31,6 +31,8 @@ use serde_json::{Map, Value};
 
 use super::ClientError;
 
+const BOM: char = '\u{feff}';
+
 /// One client's config file and where its servers live in it.
 #[derive(Debug, Clone)]
 pub(crate) struct JsoncFile {
@@ -81,6 +83,9 @@ impl JsoncFile {
     /// Parse `text`; the error names the line and what is wrong, never the text (it may hold
     /// a secret).
     fn parse(&self, text: &str) -> Result<(CstRootNode, Value), ClientError> {
+        // OpenCode (checked) and editors read past a UTF-8 byte order mark; the parser does
+        // not. It is put back by `edit`.
+        let text = text.strip_prefix(BOM).unwrap_or(text);
         let root = CstRootNode::parse(text, &options()).map_err(|e| {
             self.bad(format!(
                 "not valid JSON with comments at line {} column {}: {}",
@@ -207,7 +212,10 @@ impl JsoncFile {
                 }
             }
         }
-        let new_text = root.to_string();
+        let new_text = match text.starts_with(BOM) {
+            true => format!("{BOM}{root}"),
+            false => root.to_string(),
+        };
         // The edit is proved on the text before the text is written.
         let (_, edited) = self
             .parse(&new_text)
@@ -302,7 +310,12 @@ pub(crate) fn read_servers(
 /// `text` without the top-level properties whose name `drop` picks, every other byte kept;
 /// `None` when it is not valid JSON with comments.
 pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Option<String> {
-    let root = CstRootNode::parse(text, &options()).ok()?;
+    let bom = if text.starts_with(BOM) {
+        "\u{feff}"
+    } else {
+        ""
+    };
+    let root = CstRootNode::parse(text.strip_prefix(BOM).unwrap_or(text), &options()).ok()?;
     if let Some(top) = root.object_value() {
         for p in top.properties() {
             if p.decoded_name().is_some_and(|n| drop(&n)) {
@@ -310,7 +323,7 @@ pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Optio
             }
         }
     }
-    Some(root.to_string())
+    Some(format!("{bom}{root}"))
 }
 
 /// The whole document of a JSON-with-comments file, bounded and symlink-safe as [`read_servers`]
@@ -329,7 +342,9 @@ pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
 
 /// `text` parsed as the clients parse it, `None` when it is not valid.
 pub(crate) fn parse_value(text: &str) -> Option<Value> {
-    CstRootNode::parse(text, &options()).ok()?.to_serde_value()
+    CstRootNode::parse(text.strip_prefix(BOM).unwrap_or(text), &options())
+        .ok()?
+        .to_serde_value()
 }
 
 fn to_input(v: &Value) -> CstInputValue {
@@ -411,6 +426,44 @@ mod tests {
             key: "mcp",
             new_file: "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n",
         }
+    }
+
+    #[test]
+    fn attack_bom_crlf_and_comments_in_the_servers_object_survive_add_and_remove() {
+        // A file saved by a Windows editor (CRLF, a byte order mark), block comments inside
+        // the servers object, a trailing comma: install then uninstall gives the same bytes.
+        for text in [
+            COMMENTED.replace('\n', "\r\n"),
+            format!("\u{feff}{COMMENTED}"),
+            "{\n  \"mcp\": {\n    /* a */ \"mine\": {\"type\": \"local\", \"command\": [\"/m\"]}, /* b */\n  },\n}\n"
+                .to_string(),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let f = file(dir.path(), Some(&text));
+            let entry = json!({"type":"local","command":["/ct"],"enabled":true});
+            match f.add("opencode", "ct", &entry) {
+                Ok(()) => {
+                    assert_eq!(f.entries().unwrap()["ct"], entry);
+                    f.remove("ct").unwrap();
+                    assert_eq!(std::fs::read_to_string(&f.path).unwrap(), text, "{text:?}");
+                }
+                Err(e) => panic!("{text:?}: {e}"),
+            }
+        }
+        // On one line (known, documented: laid out one property per line), the comments and
+        // every value are kept all the same.
+        let one = "{\"mcp\": {/* a */ \"mine\": {\"command\": [\"/m\"]}, /* b */},}\n";
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), Some(one));
+        f.add("opencode", "ct", &json!({"command": ["/ct"]}))
+            .unwrap();
+        f.remove("ct").unwrap();
+        let back = std::fs::read_to_string(&f.path).unwrap();
+        assert!(
+            back.contains("/* a */") && back.contains("/* b */"),
+            "{back}"
+        );
+        assert_eq!(parse_value(&back), parse_value(one));
     }
 
     #[test]

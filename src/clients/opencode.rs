@@ -731,6 +731,15 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
         name: name.to_string(),
         reason,
     };
+    // JSON.parse keeps a "__proto__" key, but OpenCode copies its servers into plain
+    // objects, where that name sets the prototype (the real OpenCode drops such a server).
+    if name == "__proto__" {
+        return Err(refuse(
+            "OpenCode keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
+             key: it would not run it"
+                .into(),
+        ));
+    }
     let map = |what: &str, s: &str| -> Result<String, ClientError> {
         if s.contains("{env:") || s.contains("{file:") {
             return Err(refuse(format!(
@@ -987,5 +996,8 @@ mod tests {
             assert!(err.contains(want), "{v}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
+        let err = to_opencode("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
+        assert!(err.to_string().contains("would not run it"), "{err}");
+        to_opencode("constructor", &entry(json!({"command":"/x"}))).unwrap();
     }
 }
