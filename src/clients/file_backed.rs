@@ -467,6 +467,23 @@ mod tests {
     }
 
     #[test]
+    fn attack_a_servers_key_that_is_not_an_object_is_refused_without_a_panic() {
+        for v in ["null", "[]", "\"x\"", "1", "true"] {
+            let dir = tempfile::tempdir().unwrap();
+            let text = format!("{{\"mcp\": {v}}}\n");
+            let f = file(dir.path(), Some(&text));
+            let err = f
+                .add("opencode", "ct", &json!({"command": ["/ct"]}))
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("\"mcp\" is not an object"),
+                "{v}: {err}"
+            );
+            assert_eq!(std::fs::read_to_string(&f.path).unwrap(), text);
+        }
+    }
+
+    #[test]
     fn add_then_remove_keeps_every_other_byte() {
         let dir = tempfile::tempdir().unwrap();
         let f = file(dir.path(), Some(COMMENTED));

@@ -1141,3 +1141,42 @@ fn attack_a_plugin_rewrites_the_verified_entry() {
         "plugin directory",
     );
 }
+
+#[test]
+fn attack_a_literal_token_in_a_live_opencode_or_cursor_entry_is_never_printed() {
+    // The live entries carry a literal token (OpenCode `environment`, Cursor `env`): status and
+    // verify-identity fail on them, in human and JSON output, without ever printing it; a
+    // re-install replaces the entry and its rollback journal never leaves it in the document.
+    const TOKEN: &str = "sk-live-hunter2-do-not-print";
+    let w = World::with_opencode();
+    w.sample();
+    w.on_sample(
+        "install",
+        &["--client", "opencode,cursor", "--server", "codetools"],
+    )
+    .code(0);
+    for (path, key, env) in [
+        (w.opencode_config(), "mcp", "environment"),
+        (w.cursor_config(), "mcpServers", "env"),
+    ] {
+        let mut doc: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        doc[key]["codetools-test"][env] = json!({"API_TOKEN": TOKEN});
+        fs::write(&path, doc.to_string()).unwrap();
+    }
+    let runs = [
+        verify(&w, "opencode,cursor"),
+        w.on_sample("status", &["--client", "opencode,cursor"]),
+        w.on_sample("status", &["--client", "opencode,cursor", "--json"]),
+        w.on_sample(
+            "install",
+            &["--client", "opencode,cursor", "--server", "codetools"],
+        ),
+    ];
+    for r in &runs {
+        assert!(!r.shown.contains("hunter2"), "{}", r.shown);
+    }
+    runs[0].code(1);
+    runs[1].code(1);
+    let flat = fs::read_to_string(w.registered()).unwrap();
+    assert!(!flat.contains("hunter2"), "{flat}");
+}
