@@ -1180,3 +1180,59 @@ fn attack_a_literal_token_in_a_live_opencode_or_cursor_entry_is_never_printed() 
     let flat = fs::read_to_string(w.registered()).unwrap();
     assert!(!flat.contains("hunter2"), "{flat}");
 }
+
+#[test]
+fn attack_kill_at_each_checkpoint_of_an_opencode_or_cursor_replace_converges() {
+    // Killed (abort, as SIGKILL) at every checkpoint of a replace (old entry removed, new one
+    // added): the next run recovers, the file holds the declared entry, every comment of the
+    // user's stays, no temporary file is left beside it, and verify-identity passes.
+    for client in ["opencode", "cursor"] {
+        for point in [
+            "journal-written",
+            "before-change:codetools-test",
+            "after-remove:codetools-test",
+            "after-add:codetools-test",
+        ] {
+            let w = World::with_opencode();
+            w.sample();
+            seed(&w);
+            let old = w.declare_codetools(json!({"args": ["old"]}));
+            w.on_sample(
+                "install",
+                &["--config", old.to_str().unwrap(), "--client", client],
+            )
+            .code(0);
+            let crashed = w
+                .sample_cmd("install")
+                .args(["--client", client, "--server", "codetools"])
+                .env("MCP_DEPLOY_CRASH_AT", point)
+                .run();
+            assert!(
+                crashed.stderr.contains("crashing at checkpoint"),
+                "{client} {point}: {}",
+                crashed.shown
+            );
+            w.on_sample("install", &["--client", client, "--server", "codetools"])
+                .code(0);
+            verify(&w, client).code(0);
+            let path = match client {
+                "opencode" => w.opencode_config(),
+                _ => w.cursor_config(),
+            };
+            let text = fs::read_to_string(&path).unwrap();
+            for kept in ["// the linter server, started on demand", "// my servers"]
+                .iter()
+                .filter(|c| OPENCODE_JSONC.contains(*c) == (client == "opencode"))
+            {
+                assert!(text.contains(kept), "{client} {point}: {text}");
+            }
+            let stray: Vec<_> = fs::read_dir(path.parent().unwrap())
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".partial"))
+                .collect();
+            assert!(stray.is_empty(), "{client} {point}: {stray:?}");
+        }
+    }
+}
