@@ -75,7 +75,7 @@ impl JsoncFile {
         crate::fsio::read_input_if_exists(
             &self.path,
             "client config",
-            crate::fsio::limits::CLIENT_CONFIG,
+            crate::fsio::limits::CLIENT_JSONC,
         )
         .map_err(|e| self.bad(e.source.to_string()))
     }
@@ -481,6 +481,33 @@ mod tests {
             );
             assert_eq!(std::fs::read_to_string(&f.path).unwrap(), text);
         }
+    }
+
+    #[test]
+    fn attack_a_name_given_twice_through_an_escape_is_refused() {
+        // `"ct"` and `"c\u0074"` are one name to JSON.parse (which keeps the last).
+        for text in [
+            "{\"mcp\": {\"ct\": {\"command\": [\"/a\"]}, \"c\\u0074\": {\"command\": [\"/b\"]}}}",
+            "{\"mcp\": {}, \"m\\u0063p\": {\"ct\": {\"command\": [\"/b\"]}}}",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let f = file(dir.path(), Some(text));
+            let err = f.entries().unwrap_err().to_string();
+            assert!(err.contains("twice"), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn attack_a_huge_valid_file_is_refused_before_it_is_parsed() {
+        // Valid JSON of 5 MiB (under the client-config bound): parsing it into a syntax tree
+        // would take about 45 times that; a file at that bound took the memory of the host.
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!("{{\"mcp\": {{}}{}}}", " ".repeat(5 << 20));
+        let f = file(dir.path(), Some(&text));
+        let err = f.entries().unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+        let err = f.add("opencode", "ct", &json!({})).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
     }
 
     #[test]

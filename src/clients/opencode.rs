@@ -152,7 +152,7 @@ impl Opencode {
             let text = crate::fsio::read_input_if_exists(
                 &from,
                 "client config",
-                crate::fsio::limits::CLIENT_CONFIG,
+                crate::fsio::limits::CLIENT_JSONC,
             )
             .map_err(|e| ClientError::File {
                 path: from.clone(),
