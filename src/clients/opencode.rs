@@ -159,6 +159,8 @@ impl Opencode {
                 reason: e.source.to_string(),
             })?;
             if let Some(text) = text {
+                let dir = from.parent().unwrap_or(Path::new("/"));
+                let text = absolute_file_refs(&text, dir, &crate::dirs::home());
                 // Text mcp-deploy cannot parse is copied as it is: OpenCode refuses it too,
                 // before it loads any plugin.
                 let text =
@@ -263,6 +265,42 @@ impl Opencode {
 /// name cannot be known from the file.
 pub(crate) fn substituted(s: &str) -> bool {
     s.contains("{env:") || s.contains("{file:")
+}
+
+/// `text` with each `{file:path}` that OpenCode would resolve against the file's directory
+/// (a relative path) or the home directory (`~/...`) made absolute, so that the scratch copy
+/// reads the same files as the original: a legitimate `"apiKey": "{file:./key}"` must not
+/// fail the confirmation. OpenCode takes the path from the raw text; a directory whose name
+/// would need escaping in JSON is left alone (the confirmation then fails, safely).
+fn absolute_file_refs(text: &str, dir: &Path, home: &Path) -> String {
+    let plain = |p: &Path| {
+        let s = p.to_string_lossy().into_owned();
+        (!s.contains(['"', '\\', '}']) && !s.chars().any(char::is_control)).then_some(s)
+    };
+    let (Some(dir), Some(home)) = (plain(dir), plain(home)) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{file:") {
+        let after = &rest[i + 6..];
+        out.push_str(&rest[..i + 6]);
+        let Some(end) = after.find('}') else {
+            rest = after;
+            continue;
+        };
+        let path = &after[..end];
+        if let Some(under) = path.strip_prefix("~/") {
+            out.push_str(&format!("{home}/{under}"));
+        } else if path.starts_with('/') || path.starts_with('{') || path.is_empty() {
+            out.push_str(path);
+        } else {
+            out.push_str(&format!("{dir}/{path}"));
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `s` without terminal colour sequences (`ESC [ ... m`).
@@ -917,6 +955,24 @@ mod tests {
         ] {
             assert_eq!(to_claude(&raw), raw);
         }
+    }
+
+    #[test]
+    fn file_references_of_the_copy_point_at_the_original_files() {
+        let (d, h) = (Path::new("/c/oc"), Path::new("/h"));
+        assert_eq!(
+            absolute_file_refs(
+                r#"{"a": "{file:./k}", "b": "{file:~/k}", "c": "{file:/abs}", "d": "{file:k}x"}"#,
+                d,
+                h
+            ),
+            r#"{"a": "{file:/c/oc/./k}", "b": "{file:/h/k}", "c": "{file:/abs}", "d": "{file:/c/oc/k}x"}"#
+        );
+        assert_eq!(absolute_file_refs("{file:x", d, h), "{file:x");
+        assert_eq!(
+            absolute_file_refs("{file:./k}", Path::new("/a\"b"), h),
+            "{file:./k}"
+        );
     }
 
     #[test]

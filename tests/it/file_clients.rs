@@ -1236,3 +1236,25 @@ fn attack_kill_at_each_checkpoint_of_an_opencode_or_cursor_replace_converges() {
         }
     }
 }
+
+#[test]
+fn a_relative_or_home_file_reference_in_the_user_file_still_confirms() {
+    // `{file:./key}` is read beside the config file, `{file:~/key}` in the home: the
+    // confirming run works on a scratch copy (and a scratch HOME), which must read the same
+    // files, or every OpenCode install of a user with such a reference fails.
+    let w = World::with_opencode();
+    w.sample();
+    w.write("home/.config/opencode/who.txt", "me\n");
+    w.write("home/key.txt", "k\n");
+    w.write(
+        "home/.config/opencode/opencode.jsonc",
+        "{\n  \"username\": \"{file:./who.txt}\",\n  \"provider\": {\"x\": {\"options\": \
+         {\"apiKey\": \"{file:~/key.txt}\"}}},\n  \"mcp\": {}\n}\n",
+    );
+    w.on_sample(
+        "install",
+        &["--client", "opencode", "--server", "codetools"],
+    )
+    .code(0);
+    verify(&w, "opencode").code(0);
+}
