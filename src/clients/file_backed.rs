@@ -511,6 +511,22 @@ mod tests {
     }
 
     #[test]
+    fn attack_deep_nesting_is_refused_without_overflowing_the_stack() {
+        // 100 000 nested arrays fit in the size bound; a recursive parser would overflow the
+        // stack (an abort, not an error).
+        let dir = tempfile::tempdir().unwrap();
+        let n = 100_000;
+        let text = format!(
+            "{{\"x\": {}{}, \"mcp\": {{}}}}",
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        let f = file(dir.path(), Some(&text));
+        let err = f.entries().unwrap_err().to_string();
+        assert!(err.contains("nesting depth"), "{err}");
+    }
+
+    #[test]
     fn add_then_remove_keeps_every_other_byte() {
         let dir = tempfile::tempdir().unwrap();
         let f = file(dir.path(), Some(COMMENTED));
