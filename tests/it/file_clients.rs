@@ -1258,3 +1258,41 @@ fn a_relative_or_home_file_reference_in_the_user_file_still_confirms() {
     .code(0);
     verify(&w, "opencode").code(0);
 }
+
+#[test]
+fn attack_two_runs_adding_different_names_at_once_both_land() {
+    // Two installs started together, each recording in its own document so that only the
+    // clients' locks are shared, each adding another server to the same OpenCode and Cursor
+    // files: the lock serialises them, and neither edit is lost under the other.
+    let w = World::with_opencode();
+    w.sample();
+    seed(&w);
+    let runs: Vec<_> = ["codetools", "orchestrata"]
+        .iter()
+        .map(|server| {
+            let doc = w.root().join(format!("{server}.json"));
+            let cmd = w.sample_cmd("install").args([
+                "--client",
+                "opencode,cursor",
+                "--server",
+                server,
+                "--registered",
+                doc.to_str().unwrap(),
+            ]);
+            let child = cmd.spawn();
+            (cmd, child)
+        })
+        .collect();
+    for (cmd, child) in runs {
+        cmd.finish(child).code(0);
+    }
+    for path in [w.opencode_config(), w.cursor_config()] {
+        let text = fs::read_to_string(&path).unwrap();
+        for name in ["codetools-test", "orchestrata-test"] {
+            assert!(
+                text.contains(&format!("\"{name}\": {{")),
+                "{name} lost: {text}"
+            );
+        }
+    }
+}
