@@ -310,6 +310,23 @@ fn a_tampered_live_entry_fails_verify_identity() {
             Box::new(|e: &mut Value| e["environment"] = json!({"{env:EVIL}": "x"})),
         ),
         ("cursor", Box::new(|e: &mut Value| e["type"] = json!("sse"))),
+        // Valid for the client, odd, and never the declared entry.
+        (
+            "opencode",
+            Box::new(|e: &mut Value| e["cwd"] = json!("/tmp/evil")),
+        ),
+        (
+            "opencode",
+            Box::new(|e: &mut Value| e["enabled"] = json!("true")),
+        ),
+        (
+            "cursor",
+            Box::new(|e: &mut Value| e["command"] = json!("${env:EVIL_BIN}")),
+        ),
+        (
+            "cursor",
+            Box::new(|e: &mut Value| e["args"][0] = json!("${workspaceFolder}/evil")),
+        ),
     ] {
         let w = World::with_opencode();
         w.sample();
