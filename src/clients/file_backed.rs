@@ -270,6 +270,16 @@ impl JsoncFile {
             self.path.clone()
         };
         let mode = match std::fs::metadata(&target) {
+            // The rename below would replace a read-only file as easily as any other (only
+            // the directory's mode matters to it): its owner made it read-only so that it
+            // is not changed, and the client itself could not write it either.
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o200 == 0 => {
+                return Err(self.bad(format!(
+                    "it is read-only (mode {:o}); nothing was written: make it writable to \
+                     let mcp-deploy change it",
+                    m.permissions().mode() & 0o7777
+                )))
+            }
             Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
             Ok(_) => {
                 return Err(io_bad(crate::fsio::IoError::new(

@@ -1313,3 +1313,37 @@ fn attack_two_runs_adding_different_names_at_once_both_land() {
         }
     }
 }
+
+#[test]
+fn attack_a_read_only_user_file_is_not_replaced_and_the_run_rolls_back() {
+    // A rename replaces a read-only file as easily as any other: the file made read-only by
+    // its owner was silently rewritten. Now refused, naming it; claude is rolled back.
+    for client in ["opencode", "cursor"] {
+        let w = World::with_opencode();
+        w.sample();
+        seed(&w);
+        let path = match client {
+            "opencode" => w.opencode_config(),
+            _ => w.cursor_config(),
+        };
+        let before = fs::read(&path).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
+        let r = w.on_sample(
+            "install",
+            &[
+                "--client",
+                &format!("claude,{client}"),
+                "--server",
+                "codetools",
+            ],
+        );
+        r.code(2)
+            .stderr_has(path.to_str().unwrap())
+            .stderr_has("read-only")
+            .stderr_has("rolled back");
+        assert!(w.user_servers().is_empty(), "{client}: {}", r.shown);
+        assert_eq!(fs::read(&path).unwrap(), before);
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o444);
+    }
+}
