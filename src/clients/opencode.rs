@@ -480,7 +480,14 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     for d in plugin_dirs {
         for sub in ["plugin", "plugins"] {
             let pd = d.join(sub);
-            let any = std::fs::read_dir(&pd).is_ok_and(|mut r| r.next().is_some());
+            // OpenCode loads `{plugin,plugins}/*.{ts,js}` (dot files and links included).
+            let any = std::fs::read_dir(&pd).is_ok_and(|r| {
+                r.filter_map(Result::ok).any(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.ends_with(".ts") || n.ends_with(".js")
+                })
+            });
             if any {
                 found.push(format!(
                     "plugin directory {} (OpenCode runs its plugins when it starts, and a \
