@@ -119,6 +119,11 @@ pub(crate) mod limits {
     /// A client's own config file: Claude's `.claude.json` keeps per-project history and
     /// legitimately grows to several MiB.
     pub(crate) const CLIENT_CONFIG: u64 = 256 * MIB;
+    /// The JSON-with-comments file of a client mcp-deploy edits (OpenCode, Cursor): a few KiB
+    /// in practice. Its concrete syntax tree takes about 45 times the file's size in memory
+    /// (a 39 MiB file: 1.7 GiB), so a file at the client-config bound would exhaust memory
+    /// rather than be refused.
+    pub(crate) const CLIENT_JSONC: u64 = 4 * MIB;
     /// A trust policy (`--trusted-signers`, an `allowed_signers` file): about 100 bytes a
     /// signer.
     pub(crate) const ALLOWED_SIGNERS: u64 = 4 * MIB;

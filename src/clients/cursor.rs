@@ -162,6 +162,15 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         name: name.to_string(),
         reason,
     };
+    // JSON.parse keeps a "__proto__" key, but Cursor copies its servers into plain
+    // objects, where that name sets the prototype (the real OpenCode drops such a server).
+    if name == "__proto__" {
+        return Err(refuse(
+            "Cursor keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
+             key: it would not run it"
+                .into(),
+        ));
+    }
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which Cursor cannot express")))
@@ -345,6 +354,8 @@ mod tests {
             assert!(err.contains(want), "{v}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
+        let err = to_cursor("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
+        assert!(err.to_string().contains("would not run it"), "{err}");
         let marked = to_claude(&json!({"command":"${userHome}/bin/x"}));
         assert!(marked.get("cursor-interpolation").is_some(), "{marked}");
         assert_eq!(

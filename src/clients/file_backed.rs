@@ -31,6 +31,8 @@ use serde_json::{Map, Value};
 
 use super::ClientError;
 
+const BOM: char = '\u{feff}';
+
 /// One client's config file and where its servers live in it.
 #[derive(Debug, Clone)]
 pub(crate) struct JsoncFile {
@@ -73,7 +75,7 @@ impl JsoncFile {
         crate::fsio::read_input_if_exists(
             &self.path,
             "client config",
-            crate::fsio::limits::CLIENT_CONFIG,
+            crate::fsio::limits::CLIENT_JSONC,
         )
         .map_err(|e| self.bad(e.source.to_string()))
     }
@@ -81,6 +83,9 @@ impl JsoncFile {
     /// Parse `text`; the error names the line and what is wrong, never the text (it may hold
     /// a secret).
     fn parse(&self, text: &str) -> Result<(CstRootNode, Value), ClientError> {
+        // OpenCode (checked) and editors read past a UTF-8 byte order mark; the parser does
+        // not. It is put back by `edit`.
+        let text = text.strip_prefix(BOM).unwrap_or(text);
         let root = CstRootNode::parse(text, &options()).map_err(|e| {
             self.bad(format!(
                 "not valid JSON with comments at line {} column {}: {}",
@@ -207,7 +212,10 @@ impl JsoncFile {
                 }
             }
         }
-        let new_text = root.to_string();
+        let new_text = match text.starts_with(BOM) {
+            true => format!("{BOM}{root}"),
+            false => root.to_string(),
+        };
         // The edit is proved on the text before the text is written.
         let (_, edited) = self
             .parse(&new_text)
@@ -262,6 +270,16 @@ impl JsoncFile {
             self.path.clone()
         };
         let mode = match std::fs::metadata(&target) {
+            // The rename below would replace a read-only file as easily as any other (only
+            // the directory's mode matters to it): its owner made it read-only so that it
+            // is not changed, and the client itself could not write it either.
+            Ok(m) if m.is_file() && m.permissions().mode() & 0o200 == 0 => {
+                return Err(self.bad(format!(
+                    "it is read-only (mode {:o}); nothing was written: make it writable to \
+                     let mcp-deploy change it",
+                    m.permissions().mode() & 0o7777
+                )))
+            }
             Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
             Ok(_) => {
                 return Err(io_bad(crate::fsio::IoError::new(
@@ -299,9 +317,44 @@ pub(crate) fn read_servers(
     .entries()
 }
 
+/// `text` without the top-level properties whose name `drop` picks, every other byte kept;
+/// `None` when it is not valid JSON with comments.
+pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Option<String> {
+    let bom = if text.starts_with(BOM) {
+        "\u{feff}"
+    } else {
+        ""
+    };
+    let root = CstRootNode::parse(text.strip_prefix(BOM).unwrap_or(text), &options()).ok()?;
+    if let Some(top) = root.object_value() {
+        for p in top.properties() {
+            if p.decoded_name().is_some_and(|n| drop(&n)) {
+                p.remove();
+            }
+        }
+    }
+    Some(format!("{bom}{root}"))
+}
+
+/// The whole document of a JSON-with-comments file, bounded and symlink-safe as [`read_servers`]
+/// reads it: `None` when there is no file.
+pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
+    let f = JsoncFile {
+        path: path.to_path_buf(),
+        key: "",
+        new_file: "{}",
+    };
+    let Some(text) = f.read_text()? else {
+        return Ok(None);
+    };
+    f.parse(&text).map(|(_, doc)| Some(doc))
+}
+
 /// `text` parsed as the clients parse it, `None` when it is not valid.
 pub(crate) fn parse_value(text: &str) -> Option<Value> {
-    CstRootNode::parse(text, &options()).ok()?.to_serde_value()
+    CstRootNode::parse(text.strip_prefix(BOM).unwrap_or(text), &options())
+        .ok()?
+        .to_serde_value()
 }
 
 fn to_input(v: &Value) -> CstInputValue {
@@ -383,6 +436,104 @@ mod tests {
             key: "mcp",
             new_file: "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n",
         }
+    }
+
+    #[test]
+    fn attack_bom_crlf_and_comments_in_the_servers_object_survive_add_and_remove() {
+        // A file saved by a Windows editor (CRLF, a byte order mark), block comments inside
+        // the servers object, a trailing comma: install then uninstall gives the same bytes.
+        for text in [
+            COMMENTED.replace('\n', "\r\n"),
+            format!("\u{feff}{COMMENTED}"),
+            "{\n  \"mcp\": {\n    /* a */ \"mine\": {\"type\": \"local\", \"command\": [\"/m\"]}, /* b */\n  },\n}\n"
+                .to_string(),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let f = file(dir.path(), Some(&text));
+            let entry = json!({"type":"local","command":["/ct"],"enabled":true});
+            match f.add("opencode", "ct", &entry) {
+                Ok(()) => {
+                    assert_eq!(f.entries().unwrap()["ct"], entry);
+                    f.remove("ct").unwrap();
+                    assert_eq!(std::fs::read_to_string(&f.path).unwrap(), text, "{text:?}");
+                }
+                Err(e) => panic!("{text:?}: {e}"),
+            }
+        }
+        // On one line (known, documented: laid out one property per line), the comments and
+        // every value are kept all the same.
+        let one = "{\"mcp\": {/* a */ \"mine\": {\"command\": [\"/m\"]}, /* b */},}\n";
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path(), Some(one));
+        f.add("opencode", "ct", &json!({"command": ["/ct"]}))
+            .unwrap();
+        f.remove("ct").unwrap();
+        let back = std::fs::read_to_string(&f.path).unwrap();
+        assert!(
+            back.contains("/* a */") && back.contains("/* b */"),
+            "{back}"
+        );
+        assert_eq!(parse_value(&back), parse_value(one));
+    }
+
+    #[test]
+    fn attack_a_servers_key_that_is_not_an_object_is_refused_without_a_panic() {
+        for v in ["null", "[]", "\"x\"", "1", "true"] {
+            let dir = tempfile::tempdir().unwrap();
+            let text = format!("{{\"mcp\": {v}}}\n");
+            let f = file(dir.path(), Some(&text));
+            let err = f
+                .add("opencode", "ct", &json!({"command": ["/ct"]}))
+                .unwrap_err();
+            assert!(
+                err.to_string().contains("\"mcp\" is not an object"),
+                "{v}: {err}"
+            );
+            assert_eq!(std::fs::read_to_string(&f.path).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn attack_a_name_given_twice_through_an_escape_is_refused() {
+        // `"ct"` and `"c\u0074"` are one name to JSON.parse (which keeps the last).
+        for text in [
+            "{\"mcp\": {\"ct\": {\"command\": [\"/a\"]}, \"c\\u0074\": {\"command\": [\"/b\"]}}}",
+            "{\"mcp\": {}, \"m\\u0063p\": {\"ct\": {\"command\": [\"/b\"]}}}",
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let f = file(dir.path(), Some(text));
+            let err = f.entries().unwrap_err().to_string();
+            assert!(err.contains("twice"), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn attack_a_huge_valid_file_is_refused_before_it_is_parsed() {
+        // Valid JSON of 5 MiB (under the client-config bound): parsing it into a syntax tree
+        // would take about 45 times that; a file at that bound took the memory of the host.
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!("{{\"mcp\": {{}}{}}}", " ".repeat(5 << 20));
+        let f = file(dir.path(), Some(&text));
+        let err = f.entries().unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+        let err = f.add("opencode", "ct", &json!({})).unwrap_err().to_string();
+        assert!(err.contains("larger than"), "{err}");
+    }
+
+    #[test]
+    fn attack_deep_nesting_is_refused_without_overflowing_the_stack() {
+        // 100 000 nested arrays fit in the size bound; a recursive parser would overflow the
+        // stack (an abort, not an error).
+        let dir = tempfile::tempdir().unwrap();
+        let n = 100_000;
+        let text = format!(
+            "{{\"x\": {}{}, \"mcp\": {{}}}}",
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        let f = file(dir.path(), Some(&text));
+        let err = f.entries().unwrap_err().to_string();
+        assert!(err.contains("nesting depth"), "{err}");
     }
 
     #[test]

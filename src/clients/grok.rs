@@ -392,6 +392,12 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
     let mut out = Map::new();
     if let Some(Value::Object(t)) = m.get("transport") {
+        // Grok picks the transport by `type` alone and throws without one ("Unsupported
+        // transport type: undefined"): such an entry runs nothing, and must not read as a
+        // stdio server (kept as `"type": null`, which no check accepts).
+        if !t.contains_key("type") {
+            out.insert("type".into(), Value::Null);
+        }
         for (k, v) in t {
             if k == "type" && v == "stdio" {
                 continue;

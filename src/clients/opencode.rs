@@ -40,9 +40,9 @@ use crate::entry::Entry;
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
 
-/// The variables of ours the confirming `opencode debug config` runs with; its XDG
+/// The variables of ours the confirming `opencode debug config` runs with; its HOME and XDG
 /// directories are a scratch copy (see [`Opencode::confirm`]).
-const PASSED: &[&str] = &["PATH", "HOME"];
+const PASSED: &[&str] = &["PATH"];
 
 /// What OpenCode writes into a config file it creates.
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
@@ -110,8 +110,17 @@ impl Opencode {
     /// one, writes a `.gitignore` into the config directory, keeps a database and logs in its
     /// data and state directories. So it runs on a scratch copy of the three user files
     /// (`XDG_CONFIG_HOME`, and the data, state and cache directories, in a temporary
-    /// directory), with the real HOME (`~/.opencode` and the managed directory still apply):
-    /// what it resolves is what these bytes mean, and the user's files are not touched.
+    /// directory), and with a scratch HOME holding a copy of `~/.opencode/opencode.json(c)`
+    /// (the managed directory still applies): what it resolves is what these bytes mean, and
+    /// the user's files are not touched.
+    ///
+    /// OpenCode loads (executes) every plugin it finds while it reads its config: the files of
+    /// `~/.opencode/plugin(s)/` and the packages or `file://` URLs a config's `plugin` key
+    /// names (it even installs packages into `~/.opencode`). A confirmation must run no code
+    /// of the config's, so the scratch HOME has no plugin directory and each copy is made
+    /// without its top-level `plugin` key (and without a key OpenCode's `{env:...}`/`{file:...}`
+    /// substitution could turn into it). What a plugin could change is reported as shadowing
+    /// instead ([`shadows_in`]).
     fn confirm(&self, name: &str, written: &Value) -> Result<(), ClientError> {
         let Some((binary, timeout)) = &self.binary else {
             return Ok(());
@@ -128,18 +137,36 @@ impl Opencode {
         let copy = scratch.path().join("config").join("opencode");
         std::fs::create_dir_all(&copy).map_err(io)?;
         let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
-        for f in USER_FILES {
+        let home_copy = scratch.path().join("home").join(".opencode");
+        std::fs::create_dir_all(&home_copy).map_err(io)?;
+        let home_dir = crate::dirs::home().join(".opencode");
+        let files = USER_FILES
+            .iter()
+            .map(|f| (real_dir.join(f), copy.join(f)))
+            .chain(
+                ["opencode.json", "opencode.jsonc"]
+                    .iter()
+                    .map(|f| (home_dir.join(f), home_copy.join(f))),
+            );
+        for (from, to) in files {
             let text = crate::fsio::read_input_if_exists(
-                &real_dir.join(f),
+                &from,
                 "client config",
-                crate::fsio::limits::CLIENT_CONFIG,
+                crate::fsio::limits::CLIENT_JSONC,
             )
             .map_err(|e| ClientError::File {
-                path: real_dir.join(f),
+                path: from.clone(),
                 reason: e.source.to_string(),
             })?;
             if let Some(text) = text {
-                std::fs::write(copy.join(f), text).map_err(io)?;
+                let dir = from.parent().unwrap_or(Path::new("/"));
+                let text = absolute_file_refs(&text, dir, &crate::dirs::home());
+                // Text mcp-deploy cannot parse is copied as it is: OpenCode refuses it too,
+                // before it loads any plugin.
+                let text =
+                    file_backed::without_top_keys(&text, |k| k == "plugin" || substituted(k))
+                        .unwrap_or(text);
+                std::fs::write(to, text).map_err(io)?;
             }
         }
         let mut env: Vec<(&'static str, std::ffi::OsString)> = PASSED
@@ -147,6 +174,7 @@ impl Opencode {
             .filter_map(|k| std::env::var_os(k).map(|v| (*k, v)))
             .collect();
         for (var, sub) in [
+            ("HOME", "home"),
             ("XDG_CONFIG_HOME", "config"),
             ("XDG_DATA_HOME", "data"),
             ("XDG_STATE_HOME", "state"),
@@ -230,6 +258,49 @@ impl Opencode {
             ),
         })
     }
+}
+
+/// Whether OpenCode would substitute part of `s` (`{env:NAME}`, `{file:path}`) before it
+/// parses the file's text: a property name holding one means what OpenCode reads as that
+/// name cannot be known from the file.
+pub(crate) fn substituted(s: &str) -> bool {
+    s.contains("{env:") || s.contains("{file:")
+}
+
+/// `text` with each `{file:path}` that OpenCode would resolve against the file's directory
+/// (a relative path) or the home directory (`~/...`) made absolute, so that the scratch copy
+/// reads the same files as the original: a legitimate `"apiKey": "{file:./key}"` must not
+/// fail the confirmation. OpenCode takes the path from the raw text; a directory whose name
+/// would need escaping in JSON is left alone (the confirmation then fails, safely).
+fn absolute_file_refs(text: &str, dir: &Path, home: &Path) -> String {
+    let plain = |p: &Path| {
+        let s = p.to_string_lossy().into_owned();
+        (!s.contains(['"', '\\', '}']) && !s.chars().any(char::is_control)).then_some(s)
+    };
+    let (Some(dir), Some(home)) = (plain(dir), plain(home)) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{file:") {
+        let after = &rest[i + 6..];
+        out.push_str(&rest[..i + 6]);
+        let Some(end) = after.find('}') else {
+            rest = after;
+            continue;
+        };
+        let path = &after[..end];
+        if let Some(under) = path.strip_prefix("~/") {
+            out.push_str(&format!("{home}/{under}"));
+        } else if path.starts_with('/') || path.starts_with('{') || path.is_empty() {
+            out.push_str(path);
+        } else {
+            out.push_str(&format!("{dir}/{path}"));
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `s` without terminal colour sequences (`ESC [ ... m`).
@@ -344,12 +415,17 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 /// Where else OpenCode takes a server `name` from, merging it with the user entry of
 /// `config`; one description each. Read-only, no binary needed.
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-    let mut found = Vec::new();
+    let mut found = substitution_hazards("the user config", config, name);
     let mut seen = std::collections::HashSet::new();
     let mut look = |what: &str, file: PathBuf| {
-        if file == *config || !seen.insert(file.clone()) {
+        if !seen.insert(file.clone()) {
             return;
         }
+        found.extend(plugins_named_in(what, &file));
+        if file == *config {
+            return;
+        }
+        found.extend(substitution_hazards(what, &file, name));
         match file_backed::read_servers(&file, "mcp") {
             Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
             Ok(_) => {}
@@ -386,6 +462,13 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/opencode"));
     dirs.push(("managed config", managed));
+    let mut plugin_dirs = vec![dir.clone()];
+    // OpenCode's config directories (not a project's own `plugin/` folder).
+    plugin_dirs.extend(
+        dirs.iter()
+            .filter(|(what, d)| d.ends_with(".opencode") || *what == "OPENCODE_CONFIG_DIR")
+            .map(|(_, d)| d.clone()),
+    );
     for (what, d) in dirs {
         for f in ["opencode.json", "opencode.jsonc"] {
             if std::fs::symlink_metadata(d.join(f)).is_ok() {
@@ -393,10 +476,33 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
             }
         }
     }
+    // Plugin files of every config directory OpenCode loads (and so runs).
+    for d in plugin_dirs {
+        for sub in ["plugin", "plugins"] {
+            let pd = d.join(sub);
+            // OpenCode loads `{plugin,plugins}/*.{ts,js}` (dot files and links included).
+            let any = std::fs::read_dir(&pd).is_ok_and(|r| {
+                r.filter_map(Result::ok).any(|e| {
+                    let n = e.file_name();
+                    let n = n.to_string_lossy();
+                    n.ends_with(".ts") || n.ends_with(".js")
+                })
+            });
+            if any {
+                found.push(format!(
+                    "plugin directory {} (OpenCode runs its plugins when it starts, and a \
+                     plugin can rewrite any server; mcp-deploy does not run them, so it counts)",
+                    pd.display()
+                ));
+            }
+        }
+    }
     if let Some(content) = crate::dirs::var("OPENCODE_CONFIG_CONTENT") {
         let text = content.to_string_lossy().into_owned();
         match file_backed::parse_value(&text) {
-            Some(d) if d.get("mcp").and_then(|m| m.get(name)).is_none() => {}
+            Some(d)
+                if d.get("mcp").and_then(|m| m.get(name)).is_none()
+                    && d.get("plugin").is_none_or(empty) => {}
             Some(_) => found.push("OPENCODE_CONFIG_CONTENT".into()),
             None => found.push(
                 "OPENCODE_CONFIG_CONTENT (mcp-deploy cannot read it; OpenCode may, so it counts)"
@@ -406,6 +512,104 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     }
     found.extend(remote_defaults());
     Ok(found)
+}
+
+/// Whether a `plugin` value names no plugin.
+fn empty(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(|a| a.is_empty())
+}
+
+/// The plugins `file` names in its `plugin` key (or in a key OpenCode's substitution may turn
+/// into it): OpenCode runs each when it starts, and a plugin's `config` hook can rewrite any
+/// server (checked with the real binary), so a verified entry is not what it would run.
+fn plugins_named_in(what: &str, file: &Path) -> Vec<String> {
+    match file_backed::read_document(file) {
+        Ok(Some(Value::Object(doc))) => doc
+            .iter()
+            .filter(|(k, v)| (k.as_str() == "plugin" || substituted(k)) && !empty(v))
+            .map(|(k, _)| {
+                format!(
+                    "plugins named by {k:?} in {what} {} (OpenCode runs them when it starts, \
+                     and a plugin can rewrite any server; mcp-deploy does not run them, so \
+                     they count)",
+                    file.display()
+                )
+            })
+            .collect(),
+        // Not there, or reported by the look at its servers.
+        _ => Vec::new(),
+    }
+}
+
+/// Property names of `file` that OpenCode's text substitution (`{env:...}`, `{file:...}`,
+/// done before it parses) may turn into the top-level `mcp` key or into the server `name`:
+/// a later duplicate replaces ours in what OpenCode runs (checked with the real binary), and
+/// what it becomes cannot be known from the file, so each counts.
+fn substitution_hazards(what: &str, file: &Path, name: &str) -> Vec<String> {
+    let Ok(Some(Value::Object(doc))) = file_backed::read_document(file) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for k in doc.keys().filter(|k| could_become(k, "mcp")) {
+        found.push(format!(
+            "the key {k:?} of {what} {}, which OpenCode's substitution may turn into \"mcp\"",
+            file.display()
+        ));
+    }
+    if let Some(Value::Object(servers)) = doc.get("mcp") {
+        for k in servers.keys().filter(|k| could_become(k, name)) {
+            found.push(format!(
+                "the server {k:?} of {what} {}, which OpenCode's substitution may name {name:?}",
+                file.display()
+            ));
+        }
+    }
+    found
+}
+
+/// Whether `key`, holding a `{env:...}` or `{file:...}` (each of which may become any text),
+/// can become `target`.
+fn could_become(key: &str, target: &str) -> bool {
+    if !substituted(key) {
+        return false;
+    }
+    // The literal pieces between the substitutions, which must appear in order.
+    let mut pieces = Vec::new();
+    let mut rest = key;
+    loop {
+        let next = ["{env:", "{file:"]
+            .iter()
+            .filter_map(|m| rest.find(m))
+            .min();
+        let Some(i) = next else { break };
+        match rest[i..].find('}') {
+            Some(end) => {
+                pieces.push(&rest[..i]);
+                rest = &rest[i + end + 1..];
+            }
+            None => break,
+        }
+    }
+    pieces.push(rest);
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if pieces.len() == 1 {
+        return key == target;
+    }
+    if !target.starts_with(first) || target.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut at = first.len();
+    let end = target.len() - last.len();
+    if !target[end..].eq(last) {
+        return false;
+    }
+    for p in &pieces[1..pieces.len() - 1] {
+        match target.get(at..end).and_then(|t| t.find(p)) {
+            Some(i) => at += i + p.len(),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// From `cwd` up to its git root (OpenCode's worktree), or to `/` outside a repository.
@@ -572,6 +776,15 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
         name: name.to_string(),
         reason,
     };
+    // JSON.parse keeps a "__proto__" key, but OpenCode copies its servers into plain
+    // objects, where that name sets the prototype (the real OpenCode drops such a server).
+    if name == "__proto__" {
+        return Err(refuse(
+            "OpenCode keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
+             key: it would not run it"
+                .into(),
+        ));
+    }
     let map = |what: &str, s: &str| -> Result<String, ClientError> {
         if s.contains("{env:") || s.contains("{file:") {
             return Err(refuse(format!(
@@ -752,6 +965,41 @@ mod tests {
     }
 
     #[test]
+    fn file_references_of_the_copy_point_at_the_original_files() {
+        let (d, h) = (Path::new("/c/oc"), Path::new("/h"));
+        assert_eq!(
+            absolute_file_refs(
+                r#"{"a": "{file:./k}", "b": "{file:~/k}", "c": "{file:/abs}", "d": "{file:k}x"}"#,
+                d,
+                h
+            ),
+            r#"{"a": "{file:/c/oc/./k}", "b": "{file:/h/k}", "c": "{file:/abs}", "d": "{file:/c/oc/k}x"}"#
+        );
+        assert_eq!(absolute_file_refs("{file:x", d, h), "{file:x");
+        assert_eq!(
+            absolute_file_refs("{file:./k}", Path::new("/a\"b"), h),
+            "{file:./k}"
+        );
+    }
+
+    #[test]
+    fn a_key_opencode_substitutes_may_become_the_name() {
+        for (key, target, want) in [
+            ("codetools{env:X}", "codetools", true),
+            ("code{env:X}tools", "codetools", true),
+            ("{file:/n}", "codetools", true),
+            ("{env:A}to{env:B}", "codetools", true),
+            ("x{env:A}", "codetools", false),
+            ("{env:A}x", "codetools", false),
+            ("mc{env:A}p", "mcp", true),
+            ("codetools", "codetools", false),
+            ("{env:unclosed", "codetools", false),
+        ] {
+            assert_eq!(could_become(key, target), want, "{key} -> {target}");
+        }
+    }
+
+    #[test]
     fn project_files_are_looked_for_up_to_the_git_root_else_to_the_root() {
         // As the real OpenCode 1.18.33 does: a project opencode.json above the git root is not
         // read; outside a repository every directory up to `/` is.
@@ -811,5 +1059,8 @@ mod tests {
             assert!(err.contains(want), "{v}: {err}");
             assert!(!err.contains("hunter2"), "{err}");
         }
+        let err = to_opencode("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
+        assert!(err.to_string().contains("would not run it"), "{err}");
+        to_opencode("constructor", &entry(json!({"command":"/x"}))).unwrap();
     }
 }

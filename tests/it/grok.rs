@@ -232,7 +232,7 @@ fn verify_grok(w: &World) -> Run {
 /// clients do not have: the `name` it knows the server by, and the older top-level form.
 #[test]
 fn tampered_grok_entries_are_caught_by_verify_identity() {
-    let rows: [Row<fn(&mut Value)>; 7] = [
+    let rows: [Row<fn(&mut Value)>; 9] = [
         (
             "env injected",
             |e| e["transport"]["env"]["NODE_OPTIONS"] = SECRET.into(),
@@ -259,6 +259,19 @@ fn tampered_grok_entries_are_caught_by_verify_identity() {
                 e.as_object_mut().unwrap().remove("name");
             },
             "unknown key name",
+        ),
+        (
+            "the transport type changed (grok would speak sse to it)",
+            |e| e["transport"]["type"] = "sse".into(),
+            "sse",
+        ),
+        (
+            "an empty transport beside the older top-level form (grok runs nothing)",
+            |e| {
+                *e = json!({"name": "codetools-test", "transport": {},
+                    "command": e["transport"]["command"], "args": e["transport"]["args"]})
+            },
+            "type",
         ),
         (
             "a dead top-level command beside the transport",
