@@ -255,26 +255,11 @@ impl Client for Cursor {
 
     /// What the file holds: Cursor has no CLI to ask.
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        let Some(raw) = self.user_entries()?.get(name).cloned() else {
-            return Ok(None);
-        };
-        Entry::from_value(&raw)
-            .map(Some)
-            .map_err(|e| ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!(
-                    "its entry in {} cannot be read as a server: {e}",
-                    self.file.path.display()
-                ),
-            })
+        self.file.observe(&self.user_entries()?, name)
     }
 
     fn show(&self, op: Op, name: &str) -> String {
-        match op {
-            Op::Add => format!("add {name} to {}", self.file.path.display()),
-            Op::Remove => format!("remove {name} from {}", self.file.path.display()),
-            Op::Observe => format!("read {name} from {}", self.file.path.display()),
-        }
+        self.file.show(op, name)
     }
 }
 
