@@ -202,6 +202,14 @@ impl Flat {
         self.servers_mut(PRIMARY);
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
         text.push('\n');
+        // A re-run that changed nothing leaves the file (and its mtime) alone: the caller holds
+        // the document's lock, so what is read here is what would be replaced. Bounded and
+        // non-blocking; anything unreadable is simply written over, as before.
+        if fsio::read_input(path, "flat document", fsio::limits::DOCUMENT)
+            .is_ok_and(|old| old == text.as_bytes())
+        {
+            return Ok(());
+        }
         fsio::write_atomic_through_links(path, text.as_bytes(), true)?;
         Ok(())
     }

@@ -105,11 +105,38 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         );
     }
 
-    // A second install is a no-op on every client.
+    // A second install is a no-op on every client: no file of any of the six (nor the flat
+    // document) is written — the CLI-driven clients save their file on every mutating call, so
+    // this also shows that none was made.
+    let files = [
+        w.claude_json(),
+        w.root().join("home/.codex/config.toml"),
+        w.root().join("home/.gemini/settings.json"),
+        w.opencode_config(),
+        w.grok_settings(),
+        w.cursor_config(),
+        w.registered(),
+    ];
+    let stamp = |f: &std::path::PathBuf| {
+        let meta = fs::metadata(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        (fs::read(f).unwrap(), meta.modified().unwrap())
+    };
+    let before: Vec<_> = files.iter().map(stamp).collect();
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
     r.code(0);
     for s in r.json()["servers"].as_array().unwrap() {
         assert_eq!(s["registration"], "unchanged", "{}", r.shown);
+    }
+    for (f, was) in files.iter().zip(&before) {
+        let now = stamp(f);
+        assert!(
+            now.0 == was.0,
+            "the re-run changed {}: {}",
+            f.display(),
+            String::from_utf8_lossy(&now.0)
+        );
+        assert!(now.1 == was.1, "the re-run wrote {}", f.display());
     }
 
     // verify-identity and status per client.
