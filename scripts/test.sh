@@ -3,6 +3,12 @@
 # run every test. Tests that need the real client fail, not skip, when it is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# The signature tests check every verdict against the real ssh-keygen (openssh-client): as root
+# on Debian it is installed when missing; elsewhere a missing one fails those tests, naming it.
+if ! command -v ssh-keygen >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null
+fi
 npm ci --no-audit --no-fund
 ./node_modules/.bin/claude --version
 # Codex and gemini write into their home on any call: give them a scratch one.

@@ -255,7 +255,7 @@ impl Client for Cursor {
 
     /// What the file holds: Cursor has no CLI to ask.
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        self.file.observe(&self.user_entries()?, name)
+        super::entry_in(&self.user_entries()?, name, &self.file.path)
     }
 
     fn show(&self, op: Op, name: &str) -> String {

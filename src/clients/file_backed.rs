@@ -30,7 +30,6 @@ use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
 
 use super::{ClientError, Op};
-use crate::entry::Entry;
 
 const BOM: char = '\u{feff}';
 
@@ -163,28 +162,6 @@ impl JsoncFile {
         self.edit(name, Some((client, value)))
     }
 
-    /// Remove `name`, which must be present.
-    /// The entry `name` of `entries` (the client's user entries, read from this file), as the
-    /// client holds it: the file is the client's only witness, neither has a CLI to ask.
-    pub(crate) fn observe(
-        &self,
-        entries: &Map<String, Value>,
-        name: &str,
-    ) -> Result<Option<Entry>, ClientError> {
-        let Some(raw) = entries.get(name) else {
-            return Ok(None);
-        };
-        Entry::from_value(raw)
-            .map(Some)
-            .map_err(|e| ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!(
-                    "its entry in {} cannot be read as a server: {e}",
-                    self.path.display()
-                ),
-            })
-    }
-
     /// The step `op` on `name`, as a dry run and an error show it.
     pub(crate) fn show(&self, op: Op, name: &str) -> String {
         match op {
@@ -194,6 +171,7 @@ impl JsoncFile {
         }
     }
 
+    /// Remove `name`, which must be present.
     pub(crate) fn remove(&self, name: &str) -> Result<(), ClientError> {
         self.edit(name, None)
     }

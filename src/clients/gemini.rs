@@ -243,15 +243,7 @@ impl Client for Gemini {
 
     /// Gemini has no `get`: what it reports is what its settings file holds.
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        let Some(raw) = self.entries()?.get(name).cloned() else {
-            return Ok(None);
-        };
-        Entry::from_value(&raw)
-            .map(Some)
-            .map_err(|e| ClientError::Disagrees {
-                name: name.to_string(),
-                reason: format!("its entry in {} is malformed: {e}", self.config.display()),
-            })
+        super::entry_in(&self.entries()?, name, &self.config)
     }
 }
 

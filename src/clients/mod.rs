@@ -323,6 +323,25 @@ pub(crate) fn live_shadows(
     Ok(found)
 }
 
+/// The entry `name` of `entries` (a client's user entries, read from `path`), as the client
+/// holds it, for the clients whose config file is their one exact witness (gemini and grok
+/// print no exact form; opencode and cursor have no CLI to ask): `None` when it is absent.
+pub(crate) fn entry_in(
+    entries: &Map<String, Value>,
+    name: &str,
+    path: &Path,
+) -> Result<Option<Entry>, ClientError> {
+    let Some(raw) = entries.get(name) else {
+        return Ok(None);
+    };
+    Entry::from_value(raw)
+        .map(Some)
+        .map_err(|e| ClientError::Disagrees {
+            name: name.to_string(),
+            reason: format!("its entry in {} is malformed: {e}", path.display()),
+        })
+}
+
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).
 
 /// Refuse keys a CLI cannot set, naming the first.

@@ -890,7 +890,7 @@ impl Client for Opencode {
 
     /// What the file holds: OpenCode has no command that prints one entry exactly.
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        self.file.observe(&self.user_entries()?, name)
+        super::entry_in(&self.user_entries()?, name, &self.file.path)
     }
 
     fn show(&self, op: Op, name: &str) -> String {
