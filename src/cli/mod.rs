@@ -230,6 +230,10 @@ pub struct VerifyArgs {
     /// trusted_signers must pass too.
     #[arg(long, value_name = "FILE")]
     pub trusted_signers: Option<PathBuf>,
+    /// Fail when a source the client obeys exists but cannot be compared (reported as
+    /// "not compared: ..." otherwise).
+    #[arg(long)]
+    pub strict: bool,
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
     #[arg(long)]
     pub handshake: bool,

@@ -11,6 +11,7 @@ mod file_backed;
 mod flow;
 pub(crate) mod gemini;
 pub(crate) mod grok;
+pub(crate) mod layers;
 pub(crate) mod opencode;
 pub(crate) mod runner;
 #[cfg(test)]
@@ -213,6 +214,15 @@ impl ClientKind {
         }
     }
 
+    /// The kind whose [`ClientKind::name`] is `name`.
+    pub(crate) fn named(name: &str) -> Option<ClientKind> {
+        use clap::ValueEnum;
+        ClientKind::value_variants()
+            .iter()
+            .copied()
+            .find(|k| k.name() == name)
+    }
+
     /// `kinds` each once, in the order first given (`--client claude,claude` is one client).
     pub(crate) fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
         let mut out = Vec::new();
@@ -246,15 +256,7 @@ pub(crate) fn open(
 pub(crate) fn read_live(
     kind: ClientKind,
 ) -> Result<Option<crate::identity::checks::Live>, ClientError> {
-    type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
-    let (path, entries): (PathBuf, ReadEntries) = match kind {
-        ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
-        ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
-        ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
-        ClientKind::Opencode => (opencode::config_path(), opencode::read_user_entries),
-        ClientKind::Grok => (grok::config_path(), grok::read_user_entries),
-        ClientKind::Cursor => (cursor::config_path(), cursor::read_user_entries),
-    };
+    let (path, entries) = user_config(kind);
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }
@@ -263,6 +265,39 @@ pub(crate) fn read_live(
         path,
         shadows: Vec::new(),
     }))
+}
+
+/// The user config file of `kind` on this host (whether or not it exists), and its reader.
+pub(crate) fn user_config(kind: ClientKind) -> (PathBuf, ReadEntries) {
+    match kind {
+        ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
+        ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
+        ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
+        ClientKind::Opencode => (opencode::config_path(), opencode::read_user_entries),
+        ClientKind::Grok => (grok::config_path(), grok::read_user_entries),
+        ClientKind::Cursor => (cursor::config_path(), cursor::read_user_entries),
+    }
+}
+
+/// A reader of a client's user-scope entries from its config file.
+pub(crate) type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
+
+/// Every layer `kind` applies to the user-scope entry `name` on this host
+/// ([`layers::read`]), for the declared entry `declared`.
+pub(crate) fn effective_layers(
+    kind: ClientKind,
+    name: &str,
+    declared: &Entry,
+) -> Vec<layers::Finding> {
+    let (user_config, _) = user_config(kind);
+    layers::read(
+        kind,
+        &layers::Context {
+            name,
+            declared,
+            user_config: &user_config,
+        },
+    )
 }
 
 /// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,

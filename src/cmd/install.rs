@@ -224,6 +224,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 require_content: args.content,
                 handshake: None,
                 live: Some(live.clone()),
+                layers: layers_of(p.client.name(), &s.registered_name, &r.entry),
+                strict: args.strict.strict,
                 trust,
                 candidate: None,
             };
@@ -290,4 +292,15 @@ fn dry_run(
         servers: steps,
         registered: registered_path.display().to_string(),
     }
+}
+
+/// The layers the client `client` applies to `name` ([`crate::clients::layers`]).
+pub(crate) fn layers_of(
+    client: &str,
+    name: &str,
+    declared: &crate::entry::Entry,
+) -> Vec<crate::clients::layers::Finding> {
+    crate::clients::ClientKind::named(client)
+        .map(|kind| crate::clients::effective_layers(kind, name, declared))
+        .unwrap_or_default()
 }

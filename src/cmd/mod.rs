@@ -153,6 +153,9 @@ pub(crate) fn gate_reports(
                 require_content: gate.require_content,
                 handshake: None,
                 live: None,
+                // The gate checks the deployment, not a registration.
+                layers: Vec::new(),
+                strict: false,
                 candidate: gate.candidate.map(std::path::Path::to_path_buf),
                 trust,
             };

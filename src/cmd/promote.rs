@@ -506,6 +506,8 @@ fn register_and_verify(
                 require_content: run.t.content,
                 handshake: None,
                 live: Some(live.clone()),
+                layers: super::install::layers_of(p.client.name(), &s.registered_name, &r.entry),
+                strict: false,
                 candidate: None,
                 trust,
             };

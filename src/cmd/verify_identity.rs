@@ -47,6 +47,8 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
                 .handshake
                 .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
             live,
+            layers: clients::effective_layers(kind, &registered_name, &declared),
+            strict: args.strict,
             trust: &trust,
             candidate: None,
         };

@@ -84,6 +84,12 @@ pub(crate) struct Target<'a> {
     /// must pass (`--trusted-signers`, the server's `trusted_signers`, or both); none reports
     /// only whether the release is signed.
     pub(crate) trust: &'a [Policy],
+    /// Every layer the client applies to the registered name beyond its user-scope entry
+    /// ([`crate::clients::layers`]): a finding that changes what runs fails `mcp-registration`;
+    /// one that could not be compared is named in its detail, and fails with `strict`.
+    pub(crate) layers: Vec<crate::clients::layers::Finding>,
+    /// `--strict`: a layer that exists but could not be compared fails.
+    pub(crate) strict: bool,
     /// promote's preflight: the release directory (`<prefix>/releases/<sha>`) checked in place
     /// of the one `current` resolves to now, as if `current` already pointed at it. `None`:
     /// the deployment as it is.
@@ -473,6 +479,22 @@ fn check_registration(
     finish_registration(target, problems, &commands)
 }
 
+/// The layers' part of `mcp-registration`: each finding that changes what the agent runs (or,
+/// with `--strict`, that could not be compared) is a problem; the others are notes for the
+/// pass's detail, so that a source that was not compared is never silent.
+fn layer_problems(target: &Target) -> (Vec<String>, Vec<String>) {
+    let (mut problems, mut notes) = (Vec::new(), Vec::new());
+    for f in &target.layers {
+        let said = f.describe(&target.registered_name);
+        if f.fails(target.strict) {
+            problems.push(said);
+        } else {
+            notes.push(said);
+        }
+    }
+    (problems, notes)
+}
+
 /// The command checks, and the verdict with its evidence.
 fn finish_registration(
     target: &Target,
@@ -481,6 +503,8 @@ fn finish_registration(
 ) -> Result<String, String> {
     let declared = &target.declared;
     let mut evidence = Vec::new();
+    let (layer_problems, notes) = layer_problems(target);
+    problems.extend(layer_problems);
     if matches!(declared.transport, Transport::Stdio { .. }) {
         match containment_root_of(target) {
             Err(e) => problems.push(e),
@@ -509,10 +533,15 @@ fn finish_registration(
         Transport::Stdio { .. } => format!("{}; as declared", evidence.join("; ")),
         Transport::Remote { kind, url } => format!("{kind} {}; as declared", shown_url(url)),
     };
-    Ok(match &target.live {
+    let mut detail = match &target.live {
         Some(live) => format!("{what}, in the document and in {}", live.path.display()),
         None => format!("{what}; {DOCUMENT_ONLY}"),
-    })
+    };
+    for note in notes {
+        detail.push_str("; ");
+        detail.push_str(&note);
+    }
+    Ok(detail)
 }
 
 /// Release layouts: the stable path `<prefix>/P` must lead to the release's own `P`

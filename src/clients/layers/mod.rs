@@ -1,0 +1,160 @@
+//! Layers: every source beyond the user-scope entry that changes *whether* and *how* a client
+//! runs a registered name — environment merged into the server's process (settings `env`,
+//! `.env` files), allow/deny lists, disables and trust gates, enterprise, managed and system
+//! files, profiles, and whether the client accepts its config at all.
+//!
+//! A pass of `mcp-registration` states what the agent on this host will load for that name,
+//! so every layer the client obeys is read here, the client's way (each rule found in the
+//! client's own code and pinned by a test against the real CLI), and each one that changes the
+//! entry is a [`Finding`]. A source that exists but cannot be compared is a finding too
+//! ([`Effect::NotCompared`]): named in the report, never read as absent.
+//!
+//! Readers never need the client's binary and never fail: whatever they cannot read becomes
+//! `NotCompared`. One module per client; [`read`] picks it.
+
+// The readers land one client at a time; until each has, parts of this are unused.
+#![allow(dead_code)]
+
+mod claude;
+mod codex;
+mod cursor;
+mod gemini;
+mod grok;
+mod opencode;
+
+use std::path::Path;
+
+use crate::clients::ClientKind;
+use crate::entry::Entry;
+
+/// What a layer does to the registered name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Effect {
+    /// The client does not load the server at all: a deny list names it, an allow list leaves
+    /// it out, it is disabled, or the client refuses the whole file that holds it. The string
+    /// says which key and why (never a value).
+    Blocked(String),
+    /// Another definition of the same name wins over ours (a managed server of that name).
+    Replaced(String),
+    /// Keys of the entry the client runs differ from the declared ones: `env.NODE_OPTIONS`
+    /// (environment merged into every server, not set by the declaration), `command`, `args`,
+    /// `cwd`... Names only, never values.
+    Changed(Vec<String>),
+    /// The source exists but mcp-deploy cannot compare it (unreadable, a format it does not
+    /// read, settings delivered by a server or MDM): why. Reported, and a failure with
+    /// `--strict`.
+    NotCompared(String),
+}
+
+/// One layer's effect, and where it comes from (a file, and the key in it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Finding {
+    pub(crate) source: String,
+    pub(crate) effect: Effect,
+}
+
+impl Finding {
+    pub(crate) fn new(source: impl std::fmt::Display, effect: Effect) -> Finding {
+        Finding {
+            source: source.to_string(),
+            effect,
+        }
+    }
+
+    /// Whether it makes the agent run something other than the declared entry, or nothing.
+    pub(crate) fn fails(&self, strict: bool) -> bool {
+        match self.effect {
+            Effect::NotCompared(_) => strict,
+            _ => true,
+        }
+    }
+
+    /// The finding as a report says it.
+    pub(crate) fn describe(&self, name: &str) -> String {
+        let source = &self.source;
+        match &self.effect {
+            Effect::Blocked(why) => format!("the client does not load {name}: {why} ({source})"),
+            Effect::Replaced(why) => {
+                format!("the client runs another definition of {name}: {why} ({source})")
+            }
+            Effect::Changed(keys) => format!(
+                "the client runs {name} with {} changed by {source}, which the declaration does \
+                 not set",
+                keys.join(", ")
+            ),
+            Effect::NotCompared(why) => format!("not compared: {source} ({why})"),
+        }
+    }
+}
+
+/// What a layer reader needs to know.
+pub(crate) struct Context<'a> {
+    /// The registered name.
+    pub(crate) name: &'a str,
+    /// The declared entry, rendered for this deployment: what the layers are compared with
+    /// (a variable the declaration sets itself wins over one merged in from a layer).
+    pub(crate) declared: &'a Entry,
+    /// The client's user config file (the one its user-scope entries are read from).
+    pub(crate) user_config: &'a Path,
+}
+
+/// Every layer of `kind` that changes what it runs for `cx.name`, or that exists and cannot be
+/// compared. Empty: the user-scope entry is what the agent runs.
+pub(crate) fn read(kind: ClientKind, cx: &Context) -> Vec<Finding> {
+    match kind {
+        ClientKind::Claude => claude::read(cx),
+        ClientKind::Codex => codex::read(cx),
+        ClientKind::Gemini => gemini::read(cx),
+        ClientKind::Opencode => opencode::read(cx),
+        ClientKind::Grok => grok::read(cx),
+        ClientKind::Cursor => cursor::read(cx),
+    }
+}
+
+/// The variables of `env` (a layer's environment, merged into the server's process) that the
+/// declared entry does not set itself, as `env.NAME` keys, sorted: the declaration's own
+/// value wins over a merged one in every client that merges, so only the others change
+/// what runs.
+pub(crate) fn env_not_declared<'k>(
+    declared: &Entry,
+    env: impl IntoIterator<Item = &'k str>,
+) -> Vec<String> {
+    let own = declared
+        .raw
+        .get("env")
+        .and_then(serde_json::Value::as_object);
+    let mut keys: Vec<String> = env
+        .into_iter()
+        .filter(|k| !own.is_some_and(|o| o.contains_key(*k)))
+        .map(|k| format!("env.{k}"))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_declared_variable_wins_over_a_merged_one() {
+        let declared = Entry::from_value(&serde_json::json!({
+            "command": "/x", "env": {"TOKEN": "${TOKEN}"}
+        }))
+        .unwrap();
+        assert_eq!(
+            env_not_declared(&declared, ["TOKEN", "NODE_OPTIONS", "PATH", "PATH"]),
+            ["env.NODE_OPTIONS", "env.PATH"]
+        );
+    }
+
+    #[test]
+    fn only_not_compared_passes_and_only_without_strict() {
+        let nc = Finding::new("/etc/x", Effect::NotCompared("unreadable".into()));
+        assert!(!nc.fails(false) && nc.fails(true));
+        let b = Finding::new("/etc/x deniedMcpServers", Effect::Blocked("denied".into()));
+        assert!(b.fails(false));
+        assert!(b.describe("ct").contains("does not load ct"));
+    }
+}
