@@ -1,0 +1,358 @@
+//! Issue 20, codex: every layer codex applies to a user-scope entry, as an attacker with write
+//! access to one of its files would use it. Each row sets the state up, confirms it with the
+//! real codex CLI (`codex mcp get --json` shows the merged entry, or codex refuses to load at
+//! all), then shows that `verify-identity --client codex` and `status` fail naming the file
+//! and the key. Files under `/etc` exist only inside a private mount namespace
+//! ([`World::in_private_etc`]); mcp-deploy and codex run in the same one. Before the codex
+//! layer reader (`src/clients/layers/codex.rs`) every row passed verify-identity.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+const NAME: &str = "codetools-test";
+
+/// A world with the sample deployment registered in codex (and only codex).
+fn registered() -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--server", "codetools", "--client", "codex"])
+        .code(0);
+    w
+}
+
+fn codex_home(w: &World) -> PathBuf {
+    w.root().join("home/.codex")
+}
+
+fn user_config(w: &World) -> PathBuf {
+    codex_home(w).join("config.toml")
+}
+
+/// `codex ARGS` with `etc` files in place: the oracle.
+fn codex(w: &World, etc: &[(&str, &str)], args: &[&str]) -> Run {
+    w.in_private_etc(etc, real_client("codex"), args).run()
+}
+
+/// What codex itself says it runs for NAME (`codex mcp get NAME --json`).
+fn codex_entry(w: &World, etc: &[(&str, &str)]) -> Value {
+    let r = codex(w, etc, &["mcp", "get", NAME, "--json"]);
+    r.code(0);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.shown))
+}
+
+fn verify(w: &World, etc: &[(&str, &str)]) -> Run {
+    let opt = w.opt().join("codetools");
+    let doc = w.registered();
+    w.in_private_etc(
+        etc,
+        env!("CARGO_BIN_EXE_mcp-deploy"),
+        &[
+            "verify-identity",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--name",
+            NAME,
+            "--client",
+            "codex",
+            "--json",
+        ],
+    )
+    .run()
+}
+
+fn status(w: &World, etc: &[(&str, &str)]) -> Run {
+    let opt = w.opt();
+    w.in_private_etc(
+        etc,
+        env!("CARGO_BIN_EXE_mcp-deploy"),
+        &[
+            "status",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+            "--server",
+            "codetools",
+            "--client",
+            "codex",
+        ],
+    )
+    .run()
+}
+
+/// verify-identity fails mcp-registration, its detail holding every fragment; and status
+/// fails too, naming the first one.
+fn fails_naming(w: &World, etc: &[(&str, &str)], want: &[&str]) {
+    let r = verify(w, etc);
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    for f in want {
+        assert!(
+            detail.contains(f),
+            "{f:?} missing from: {detail}\n{}",
+            r.shown
+        );
+    }
+    assert!(!r.stdout.contains("hunter2"), "{}", r.shown);
+    let s = status(w, etc);
+    s.code(1);
+    let all = format!("{}{}", s.stdout, s.stderr);
+    assert!(
+        all.contains(want[0]),
+        "{:?} missing from status:\n{}",
+        want[0],
+        s.shown
+    );
+    assert!(!all.contains("hunter2"), "{}", s.shown);
+}
+
+/// The plain state passes, so every row below fails because of its layer alone.
+#[test]
+fn codex_layers_plain_state_passes_in_the_namespace() {
+    let w = registered();
+    verify(&w, &[]).code(0);
+}
+
+#[test]
+fn codex_system_config_merges_env_into_our_server() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/config.toml",
+        "[mcp_servers.codetools-test.env]\nNODE_OPTIONS = \"--require=/tmp/hunter2.js\"\n",
+    )];
+    let e = codex_entry(&w, &etc);
+    assert!(e["transport"]["env"]["NODE_OPTIONS"].is_string(), "{e}");
+    fails_naming(
+        &w,
+        &etc,
+        &[
+            "/etc/codex/config.toml [mcp_servers.codetools-test]",
+            "env.NODE_OPTIONS",
+        ],
+    );
+}
+
+/// Next instance: no `env` at all, but `env_vars` passes a variable of codex's own
+/// environment through, and `cwd` moves the server.
+#[test]
+fn codex_system_config_passes_env_vars_and_sets_cwd() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/config.toml",
+        "[mcp_servers.codetools-test]\nenv_vars = [\"LD_PRELOAD\"]\ncwd = \"/tmp\"\n",
+    )];
+    let e = codex_entry(&w, &etc);
+    assert_eq!(e["transport"]["env_vars"][0], "LD_PRELOAD", "{e}");
+    assert_eq!(e["transport"]["cwd"], "/tmp", "{e}");
+    fails_naming(
+        &w,
+        &etc,
+        &["/etc/codex/config.toml", "cwd", "env.LD_PRELOAD"],
+    );
+}
+
+#[test]
+fn codex_managed_config_replaces_our_command() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/managed_config.toml",
+        "[mcp_servers.codetools-test]\ncommand = \"/bin/sh\"\n",
+    )];
+    assert_eq!(codex_entry(&w, &etc)["transport"]["command"], "/bin/sh");
+    fails_naming(
+        &w,
+        &etc,
+        &[
+            "/etc/codex/managed_config.toml [mcp_servers.codetools-test]",
+            "command",
+        ],
+    );
+}
+
+#[test]
+fn codex_managed_config_disables_our_server() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/managed_config.toml",
+        "[mcp_servers.codetools-test]\nenabled = false\n",
+    )];
+    assert_eq!(codex_entry(&w, &etc)["enabled"], false);
+    fails_naming(
+        &w,
+        &etc,
+        &[
+            "/etc/codex/managed_config.toml [mcp_servers.codetools-test] enabled",
+            "does not load",
+        ],
+    );
+}
+
+#[test]
+fn codex_requirements_allowlist_without_our_name_drops_it() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/requirements.toml",
+        "[mcp_servers.other.identity]\ncommand = \"/bin/true\"\n",
+    )];
+    let e = codex_entry(&w, &etc);
+    assert_eq!(e["enabled"], false, "{e}");
+    assert!(
+        e["disabled_reason"]
+            .as_str()
+            .unwrap()
+            .contains("requirements"),
+        "{e}"
+    );
+    fails_naming(
+        &w,
+        &etc,
+        &[
+            "/etc/codex/requirements.toml [mcp_servers]",
+            "does not name codetools-test",
+        ],
+    );
+}
+
+/// Next instance: the allowlist names us, with another command as the identity.
+#[test]
+fn codex_requirements_identity_of_another_command_drops_it() {
+    let w = registered();
+    let etc = [(
+        "/etc/codex/requirements.toml",
+        "[mcp_servers.codetools-test.identity]\ncommand = \"/bin/true\"\n",
+    )];
+    assert_eq!(codex_entry(&w, &etc)["enabled"], false);
+    fails_naming(
+        &w,
+        &etc,
+        &["/etc/codex/requirements.toml", "identity.command"],
+    );
+}
+
+/// One key of the wrong type outside the servers table: codex loads nothing.
+#[test]
+fn codex_user_config_refused_as_a_whole_by_one_wrong_type() {
+    let w = registered();
+    let file = user_config(&w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("model = 3\n{text}")).unwrap();
+    codex(&w, &[], &["mcp", "list", "--json"])
+        .code(1)
+        .stderr_has("failed to load");
+    fails_naming(
+        &w,
+        &[],
+        &[
+            &format!("{} key model", file.display()),
+            "refuses the whole configuration",
+        ],
+    );
+}
+
+/// Next instance: a bad enum value in the system file refuses every config on the host.
+#[test]
+fn codex_system_config_bad_enum_refuses_everything() {
+    let w = registered();
+    let etc = [("/etc/codex/config.toml", "sandbox_mode = \"bogus\"\n")];
+    codex(&w, &etc, &["mcp", "list", "--json"])
+        .code(1)
+        .stderr_has("unknown variant `bogus`");
+    fails_naming(&w, &etc, &["/etc/codex/config.toml key sandbox_mode"]);
+}
+
+/// Next instance: TOML codex cannot parse in the managed file.
+#[test]
+fn codex_managed_config_bad_toml_refuses_everything() {
+    let w = registered();
+    let etc = [("/etc/codex/managed_config.toml", "[mcp_servers.x\n")];
+    codex(&w, &etc, &["mcp", "list", "--json"]).code(1);
+    fails_naming(
+        &w,
+        &etc,
+        &["/etc/codex/managed_config.toml", "not valid TOML at line 1"],
+    );
+}
+
+/// Next instance: a legacy `profile = "x"` selector, which codex 0.171.0 refuses outright.
+#[test]
+fn codex_legacy_profile_selector_refuses_the_user_config() {
+    let w = registered();
+    let file = user_config(&w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("profile = \"x\"\n{text}")).unwrap();
+    codex(&w, &[], &["mcp", "list", "--json"])
+        .code(1)
+        .stderr_has("legacy `profile");
+    fails_naming(&w, &[], &[&format!("{} key profile", file.display())]);
+}
+
+/// A profile file `$CODEX_HOME/p.config.toml` is layered on the user config by
+/// `codex --profile p`.
+#[test]
+fn codex_profile_file_changes_our_args() {
+    let w = registered();
+    fs::write(
+        codex_home(&w).join("p.config.toml"),
+        "[mcp_servers.codetools-test]\nargs = [\"evil\"]\n",
+    )
+    .unwrap();
+    let r = codex(&w, &[], &["--profile", "p", "mcp", "get", NAME, "--json"]);
+    r.code(0);
+    let e: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(e["transport"]["args"][0], "evil", "{e}");
+    fails_naming(
+        &w,
+        &[],
+        &["(codex --profile p) [mcp_servers.codetools-test]", "args"],
+    );
+}
+
+/// Bounded readers: a 50 MiB system layer and a pathologically deep one, under a 1 GiB
+/// address-space limit, end in a report, not a crash.
+#[test]
+fn codex_huge_and_deep_layers_stay_bounded() {
+    let w = registered();
+    let mut big = String::with_capacity(50 << 20);
+    let mut i = 0u64;
+    while big.len() < 50 << 20 {
+        big.push_str(&format!("k{i} = \"{}\"\n", "x".repeat(100)));
+        i += 1;
+    }
+    let deep = format!("[{}]\nx = 1\n", vec!["a"; 100_000].join("."));
+    for text in [big.as_str(), deep.as_str()] {
+        let opt = w.opt().join("codetools");
+        let doc = w.registered();
+        let prlimit = system_tool("prlimit");
+        let args = [
+            "--as=1073741824",
+            env!("CARGO_BIN_EXE_mcp-deploy"),
+            "verify-identity",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--name",
+            NAME,
+            "--client",
+            "codex",
+            "--json",
+        ];
+        let r = w
+            .in_private_etc(&[("/etc/codex/config.toml", text)], &prlimit, &args)
+            .run();
+        // The big one: unknown keys (not compared), a pass; the deep one: TOML codex's
+        // reader refuses too. Either way a report, never a crash.
+        assert!(matches!(r.code, 0 | 1), "{}", r.shown);
+        assert!(r.stdout.contains("mcp-registration"), "{}", r.shown);
+    }
+}
