@@ -13,6 +13,7 @@ pub(crate) mod gemini;
 pub(crate) mod grok;
 pub(crate) mod opencode;
 pub(crate) mod runner;
+pub(crate) mod scopes;
 #[cfg(test)]
 pub(crate) mod tests;
 
