@@ -478,6 +478,20 @@ pub struct TransitionArgs {
     /// Seconds to wait for another run's lock (the prefix's, then the client config's).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,
+    /// Do not start the release's server before the switch (the handshake gate: it must
+    /// answer MCP's initialize and tools/list); the report says it was skipped.
+    #[arg(long)]
+    pub no_handshake: bool,
+    /// Seconds the gate's handshake may take before the server is killed and the switch
+    /// refused.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 10,
+        conflicts_with = "no_handshake",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub handshake_timeout: u64,
 }
 
 #[derive(Debug, Args)]

@@ -14,6 +14,7 @@ pub(crate) mod grok;
 pub(crate) mod layers;
 pub(crate) mod opencode;
 pub(crate) mod runner;
+pub(crate) mod scopes;
 #[cfg(test)]
 pub(crate) mod tests;
 

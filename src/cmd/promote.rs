@@ -11,12 +11,18 @@
 //!    already pointed at it: `release` (a directory inside `releases/`, not a link), `commit`
 //!    (its VERSION is the sha), `content` (its manifest, when it has one or `--content`), and
 //!    the declared command through the stable path exists, is executable and stays inside
-//!    it. A failure exits 1 having changed nothing.
+//!    it. A failure exits 1 having changed nothing. Then, when that passed, the handshake gate
+//!    ([`checks::candidate_handshake`]): the candidate's server, started as the agent will
+//!    start it after the switch, must answer `initialize` and `tools/list` within
+//!    `--handshake-timeout`; a failure exits 1 having changed nothing (`--no-handshake`
+//!    skips it, saying so). Rollback passes the same gate: the release it returns to may
+//!    have lost what it needs since it was live.
 //! 5. Write the promote journal, switch `current` (new symlink, rename, directory sync).
 //! 6. Re-render; under the client and flat-document locks, install into the selected clients
 //!    (install's transaction: journal, apply, observe, record, commit); record in the
 //!    journal what was committed; verify each client's registration and the release.
-//! 7. Append the history record, remove the journal (the commit point).
+//! 7. Append the history record, remove the journal (the commit point); count the processes
+//!    that still run the release switched away from ([`crate::promotion::running`]).
 //!
 //! A failure in 6 (a client, a check) undoes the registration changes (the transaction's own
 //! rollback, or after its commit an inverse transaction), puts `current` back the same atomic
@@ -190,7 +196,7 @@ fn transition(
 
     // 4. Preflight: install's gate, on the release about to be live.
     let candidate = run.prefix.release(&to);
-    let expected: BTreeMap<String, Sha> = [(server.name.clone(), to_sha)].into();
+    let expected: BTreeMap<String, Sha> = [(server.name.clone(), to_sha.clone())].into();
     let gate = gate_reports(
         &Gate {
             clients: &t.client.clients,
@@ -215,7 +221,49 @@ fn transition(
         servers: Vec::new(),
         registered: run.registered_path.display().to_string(),
         history: history.path.display().to_string(),
+        handshake: None,
+        still_running: None,
     };
+    // 4b. The handshake gate: the candidate's server must answer before anything switches.
+    // Only once the rest of the gate passed: a release whose content or signature failed is
+    // never executed.
+    let mut gate = gate;
+    if gate.iter().all(ServerReport::ok) {
+        if t.no_handshake {
+            outcome.handshake = Some("skipped (--no-handshake)".into());
+        } else {
+            progress(&format!("handshaking with releases/{to}…"));
+            let timeout = std::time::Duration::from_secs(t.handshake_timeout);
+            for ((s, r), (report, trust)) in run
+                .selected
+                .iter()
+                .zip(&run.rendered)
+                .zip(gate.iter_mut().zip(&run.trust))
+            {
+                let target = Target {
+                    server: &s.server,
+                    client: &report.client,
+                    prefix: s.prefix.clone(),
+                    registered_name: s.registered_name.clone(),
+                    declared: r.entry.clone(),
+                    expected: Some(to_sha.clone()),
+                    require_content: t.content,
+                    handshake: None,
+                    live: None,
+                    layers: Vec::new(),
+                    strict: false,
+                    candidate: Some(candidate.clone()),
+                    trust,
+                };
+                let c = crate::identity::report::Check::from_result(
+                    "handshake",
+                    checks::candidate_handshake(&target, timeout),
+                );
+                outcome.handshake = Some(c.detail.clone());
+                report.checks.push(c);
+            }
+        }
+    }
     if !gate.iter().all(ServerReport::ok) {
         outcome.result = format!(
             "nothing was switched or registered: releases/{to} failed the checks above, \
@@ -377,6 +425,10 @@ fn transition(
             outcome.ok = true;
             outcome.switched = switched;
             outcome.servers = servers;
+            if let (true, Some(f)) = (switched, &from) {
+                outcome.still_running =
+                    crate::promotion::running::StillRunning::after_switch(&run.prefix.given, f);
+            }
             outcome.result = if switched {
                 match &from {
                     Some(f) => {

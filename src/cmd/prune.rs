@@ -1,6 +1,7 @@
 //! `prune`: remove old releases of a release layout, under the prefix lock, keeping what must
 //! stay ([`crate::promotion::prune`]): the live release, the one rollback would return to,
-//! any a registration points into, and the `--keep` newest. `--dry-run` lists the verdicts
+//! any a registration of any client and scope points into, any a running process uses, and
+//! the `--keep` newest. `--dry-run` lists the verdicts
 //! and removes nothing.
 
 use clap::ValueEnum;
@@ -12,7 +13,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::promotion::history::History;
 use crate::promotion::prefix::{Journal, Prefix};
-use crate::promotion::prune::{self, Pruned, Registrations};
+use crate::promotion::prune::{self, Holders, Pruned};
 use crate::promotion::PromotionError;
 
 pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
@@ -31,32 +32,49 @@ pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
     let live = prefix.live_release()?;
     let rollback_to = live.as_deref().and_then(|l| history.before(l).ok());
 
-    // Every registration mcp-deploy can read here: the flat document's, every client's.
-    let mut registrations: Registrations = Vec::new();
+    // Every registration mcp-deploy can read here: the flat document's, and every one each
+    // client reads, in every scope; and every running process.
+    let mut holders = Holders::default();
     if let Some(flat) = crate::registration::registered::read_if_exists(&registered_path)? {
         for kind in ClientKind::value_variants() {
-            registrations.push((
-                format!("{} ({})", registered_path.display(), kind.name()),
-                flat.servers(kind.name()),
-            ));
+            for (name, entry) in flat.servers(kind.name()) {
+                holders.registrations.push((
+                    format!(
+                        "{name} in {} ({}, the flat document)",
+                        registered_path.display(),
+                        kind.name()
+                    ),
+                    entry,
+                ));
+            }
         }
     }
-    for kind in ClientKind::value_variants() {
-        if let Some(live) = crate::clients::read_live(*kind)? {
-            registrations.push((live.path.display().to_string(), live.entries));
-        }
+    let found = crate::clients::scopes::every_registration(ClientKind::value_variants());
+    holders.registrations.extend(
+        found
+            .registrations
+            .iter()
+            .map(|r| (r.describe(), r.entry.clone())),
+    );
+    holders.unreadable = found.unreadable.iter().map(|u| u.describe()).collect();
+    let releases = crate::promotion::running::releases_of(&prefix.given);
+    if let Some(r) = &releases {
+        holders.processes = crate::deployment::processes::scan(r);
     }
-    let plan = prune::plan(
+    let mut plan = prune::plan(
         &prefix,
         args.keep,
         live.as_deref(),
         rollback_to.as_deref(),
         &history,
-        &registrations,
+        &holders,
     )?;
     if !args.dry_run {
         crate::registration::transaction::checkpoint("prune-planned");
-        prune::remove(&prefix, &plan)?;
+        let done = prune::remove(&prefix, &plan, releases.as_ref())?;
+        plan.remove
+            .retain(|d| !done.kept.iter().any(|k| k.release == d.release));
+        plan.keep.extend(done.kept);
     }
     let out = Pruned {
         ok: true,
@@ -65,6 +83,7 @@ pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
         keep_newest: args.keep,
         remove: plan.remove,
         keep: plan.keep,
+        not_compared: holders.processes.unknown().into_iter().collect(),
     };
     crate::output::prune(&out, args.json, Exit::Success);
     Ok(Exit::Success)

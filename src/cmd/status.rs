@@ -30,6 +30,15 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
         calls_binary: false,
     };
     let clients = open_named(&args.client.clients, &options)?;
+    // Running processes: one scan per release layout, its row shown with each client's report.
+    let processes: std::collections::HashMap<_, _> = selected
+        .iter()
+        .filter(|s| s.server.layout == crate::deployment::declaration::Layout::Release)
+        .filter_map(|s| {
+            crate::promotion::running::status_check(&s.prefix, args.strict.strict)
+                .map(|c| (s.prefix.clone(), c))
+        })
+        .collect();
     let mut reports = Vec::new();
     for client in &clients {
         let entries = client.user_entries()?;
@@ -53,6 +62,9 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
                         journal.display()
                     ),
                 });
+            }
+            if let Some(c) = processes.get(&s.prefix) {
+                report.checks.push(c.clone());
             }
             // What the agent runs, with every layer the client applies to the entry.
             let declared = crate::deployment::render::render(&s.server, &s.prefix)

@@ -182,6 +182,58 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     checks
 }
 
+/// promote's handshake gate: start the candidate release's server as the agent will start it
+/// once `current` names the candidate, and require it to answer MCP's `initialize` and (when
+/// it declares tools) `tools/list` within `timeout` ([`handshake::handshake`]).
+///
+/// The stable path (`<prefix>/bin/x -> ../current/bin/x`) cannot be exec'd as is: until the
+/// switch it leads into the release live now, and only a private mount namespace could make
+/// the kernel follow it into the candidate. So the command, and every argument that is a path
+/// under the prefix (a script given to an interpreter), are resolved with `current` taken as a
+/// link to the candidate ([`switched_view`], as the rest of the preflight resolves them) and
+/// the files they reach are started: the same program, args and declared `env` (expanded by
+/// claude's rules, as the handshake does), from an empty directory. Run only after the rest of
+/// the gate passed: a release whose content or signature failed is never executed.
+///
+/// An http server is skipped, saying why: the client does not start it, and its URL answers
+/// for whatever process serves it, which switching `current` neither starts nor restarts.
+pub(crate) fn candidate_handshake(target: &Target, timeout: Duration) -> Result<String, String> {
+    let Transport::Stdio { command, args } = &target.declared.transport else {
+        return Ok(
+            "skipped: an http server is not started by its client; its URL answers for \
+                   whatever serves it, which switching `current` does not start or restart"
+                .into(),
+        );
+    };
+    let via = switched_view(target)
+        .ok_or_else(|| "not started: the candidate release cannot be resolved".to_string())?;
+    let prefix_real = fs::canonicalize(&target.prefix).ok();
+    let under_prefix = |p: &Path| {
+        p.is_absolute()
+            && (p.starts_with(&target.prefix)
+                || prefix_real.as_ref().is_some_and(|r| p.starts_with(r)))
+    };
+    let real = resolve_command_via(Path::new(command), Some(&via))
+        .map_err(|e| format!("not started: {e}"))?;
+    let args: Vec<Value> = args
+        .iter()
+        .map(|a| {
+            let p = Path::new(a);
+            match under_prefix(p).then(|| resolve_command_via(p, Some(&via))) {
+                Some(Ok(r)) => Value::from(r.display().to_string()),
+                _ => Value::from(a.clone()),
+            }
+        })
+        .collect();
+    let mut raw = target.declared.raw.clone();
+    raw.insert("command".into(), Value::from(real.display().to_string()));
+    raw.insert("args".into(), Value::Array(args));
+    let entry = Entry::from_value(&Value::Object(raw)).map_err(|e| format!("not started: {e}"))?;
+    handshake::handshake(&entry, timeout)
+        .map(|info| format!("{} started as {}: {info}", command, real.display()))
+        .map_err(|f| format!("{} started as {}: {f}", command, real.display()))
+}
+
 /// The `release` check: `current` as it is, or for promote's preflight the candidate release.
 fn check_release(target: &Target) -> Result<String, String> {
     match &target.candidate {

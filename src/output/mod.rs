@@ -108,7 +108,13 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, json: bool, exit: E
     }
     let report = Report::new(outcome.servers.clone(), None);
     let mut text = human(&report, colour(&std::io::stdout()));
+    if let Some(h) = &outcome.handshake {
+        text.push_str(&format!("handshake: {h}\n"));
+    }
     text.push_str(&format!("{}: {}\n", outcome.server, outcome.result));
+    if let Some(r) = &outcome.still_running {
+        text.push_str(&format!("processes: {}\n", r.sentence()));
+    }
     emit(&text);
 }
 
@@ -134,6 +140,9 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, json: bool, exit:
     }
     if outcome.remove.is_empty() {
         text.push_str("nothing to remove\n");
+    }
+    for n in &outcome.not_compared {
+        text.push_str(&format!("not compared: {n}\n"));
     }
     emit(&text);
 }

@@ -15,6 +15,7 @@
 pub(crate) mod history;
 pub(crate) mod prefix;
 pub(crate) mod prune;
+pub(crate) mod running;
 
 use std::path::PathBuf;
 
@@ -126,4 +127,10 @@ pub(crate) struct Outcome {
     pub(crate) servers: Vec<ServerReport>,
     pub(crate) registered: String,
     pub(crate) history: String,
+    /// The handshake gate: what the candidate's server answered, or why it was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) handshake: Option<String>,
+    /// After a switch: the processes still running the release switched away from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) still_running: Option<running::StillRunning>,
 }

@@ -1,28 +1,47 @@
 //! Pruning old releases: which of `<prefix>/releases/*` may go, and removing them without
-//! ever following a link out of the prefix.
+//! ever following a link out of the prefix, or breaking something that runs.
 //!
 //! Releases are ordered by when they were last live: the time of the latest history record
 //! that made each live, else (never promoted here, such as one unpacked and waiting) the
-//! directory's mtime. The `keep` newest stay, and whatever their age so do: the live release,
-//! the release `rollback` would return to, and every release a registration still points
-//! into (its command or an argument, as written or resolved, lies inside it), read from the
-//! flat document and every client config mcp-deploy can read on this host. The rest go,
-//! oldest first. An entry of `releases/` that is not a directory (a symlink, a file) is not a
-//! release and is never removed.
+//! directory's mtime. The `keep` newest stay, and whatever their age so do:
+//! - the live release, and the release `rollback` would return to;
+//! - every release a registration points into: any string of the entry (its command, an
+//!   argument, an env value, each `:`-separated part, what follows a `=`) that is an absolute
+//!   path resolving inside it. Paths are resolved one component at a time (so
+//!   `releases/a/../b/bin/x`, or a link elsewhere into `releases/b`, names `b`) and compared
+//!   by components. The registrations are the flat document's and every one each client reads,
+//!   in every scope ([`crate::clients::scopes`]): user, local/project, workspace, system and
+//!   managed;
+//! - every release a running process uses ([`crate::deployment::processes`]): its executable,
+//!   working directory or program path lies inside it;
+//! - when a registration source cannot be read, every release that would have gone: what we
+//!   cannot read may point into any of them, and is named.
+//!
+//! A process whose `exe` or `cwd` cannot be read (another user's, or one holding capabilities
+//! prune lacks, such as a container's init) does not keep every release: on most hosts there
+//! is one, and prune would never remove anything. Its `cmdline` is still read (a release it
+//! names there stays), and the report names it under `not_compared`, so the operator sees what
+//! was not ruled out; run prune as root to read every process.
+//!
+//! The rest go, oldest first. An entry of `releases/` that is not a directory (a symlink, a
+//! file) is not a release and is never removed.
 //!
 //! Removing re-checks each candidate just before: it must not be what `current` names now
 //! (switched by hand since the plan), its own type, not what it points to, must be a
-//! directory, and its canonical path must sit directly inside the canonical `releases/`; then
-//! `remove_dir_all`, which removes a symlink found inside the tree as a link and never
-//! descends through it.
+//! directory, and its canonical path must sit directly inside the canonical `releases/`. It
+//! is then renamed aside (`releases/.pruning-<name>`, so that no new process can start from
+//! it), the processes are scanned again (a server started since the plan still holds it: it is
+//! renamed back and kept, saying which), and only then removed with `remove_dir_all`, which
+//! removes a symlink found inside the tree as a link and never descends through it.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use crate::deployment::processes::{self, Releases, Scan};
 use crate::fsio::IoError;
 use crate::promotion::history::History;
 use crate::promotion::prefix::Prefix;
@@ -53,10 +72,19 @@ pub(crate) struct Pruned {
     /// Removed (or, in a dry run, to be removed), oldest first.
     pub(crate) remove: Vec<Decision>,
     pub(crate) keep: Vec<Decision>,
+    /// Witnesses that could not be read (processes), named, not read as absent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) not_compared: Vec<String>,
 }
 
-/// Registrations to protect: `(where it is registered, its entries)`.
-pub(crate) type Registrations = Vec<(String, Map<String, Value>)>;
+/// What may hold a release: registrations (`(which, entry)`), the registration sources that
+/// could not be read, and the running processes.
+#[derive(Debug, Default)]
+pub(crate) struct Holders {
+    pub(crate) registrations: Vec<(String, Value)>,
+    pub(crate) unreadable: Vec<String>,
+    pub(crate) processes: Scan,
+}
 
 /// Decide, reading only. `rollback_to`: the release rollback would return to, if any.
 pub(crate) fn plan(
@@ -65,7 +93,7 @@ pub(crate) fn plan(
     live: Option<&str>,
     rollback_to: Option<&str>,
     history: &History,
-    registrations: &Registrations,
+    holders: &Holders,
 ) -> Result<Plan, PromotionError> {
     let releases = prefix.releases();
     let releases_real = fs::canonicalize(&releases).map_err(|e| PromotionError::NoReleases {
@@ -103,7 +131,12 @@ pub(crate) fn plan(
     }
     // Newest first; the name breaks ties so the order is stable.
     dirs.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    let pointed = pointed_into(prefix, &releases_real, registrations);
+    let pointed = pointed_into(prefix, &releases_real, &holders.registrations);
+    let unknown: Vec<String> = holders
+        .unreadable
+        .iter()
+        .map(|u| format!("a registration source cannot be read ({u})"))
+        .collect();
     for (i, (name, _, how)) in dirs.iter().enumerate() {
         let mut why = Vec::new();
         if live == Some(name.as_str()) {
@@ -115,8 +148,17 @@ pub(crate) fn plan(
         for (_, reg) in pointed.iter().filter(|(r, _)| r == name) {
             why.push(format!("a registration points into it ({reg})"));
         }
+        for h in holders.processes.of(name) {
+            why.push(format!("a running process uses it: {}", h.describe()));
+        }
         if i < keep {
             why.push(format!("among the {keep} newest ({how})"));
+        }
+        if why.is_empty() && !unknown.is_empty() {
+            why.push(format!(
+                "it may be in use: {} (mcp-deploy does not remove what it cannot rule out)",
+                unknown.join("; ")
+            ));
         }
         if why.is_empty() {
             out.remove.push(Decision {
@@ -134,50 +176,24 @@ pub(crate) fn plan(
     Ok(out)
 }
 
-/// `(release, which registration)` for every registration whose command or argument lies inside a
-/// release, as written or resolved.
+/// `(release, which registration)` for every registration holding a path that resolves inside
+/// a release.
 fn pointed_into(
     prefix: &Prefix,
     releases_real: &Path,
-    registrations: &Registrations,
+    registrations: &[(String, Value)],
 ) -> Vec<(String, String)> {
-    let lexical = [prefix.given.join("releases"), releases_real.to_path_buf()];
-    let mut out = Vec::new();
-    for (at, entries) in registrations {
-        for (name, entry) in entries {
-            let mut paths: Vec<&str> = Vec::new();
-            if let Some(c) = entry.get("command").and_then(Value::as_str) {
-                paths.push(c);
-            }
-            if let Some(args) = entry.get("args").and_then(Value::as_array) {
-                paths.extend(args.iter().filter_map(Value::as_str));
-            }
-            for p in paths {
-                let p = Path::new(p);
-                if !p.is_absolute() {
-                    continue;
-                }
-                let mut found: Option<String> = None;
-                for base in &lexical {
-                    if let Ok(rest) = p.strip_prefix(base) {
-                        found = rest
-                            .components()
-                            .next()
-                            .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (at, entry) in registrations {
+        let mut strings = Vec::new();
+        strings_in(entry, &mut strings, 0);
+        for s in strings {
+            for p in path_candidates(s) {
+                let (real, _) = processes::resolve(Path::new(p), &prefix.current());
+                if let Some(release) = processes::release_in(&real, releases_real) {
+                    if !out.iter().any(|(r, a)| *r == release && a == at) {
+                        out.push((release, at.clone()));
                     }
-                }
-                if found.is_none() {
-                    if let Ok(real) = fs::canonicalize(p) {
-                        if let Ok(rest) = real.strip_prefix(releases_real) {
-                            found = rest
-                                .components()
-                                .next()
-                                .map(|c| c.as_os_str().to_string_lossy().into_owned());
-                        }
-                    }
-                }
-                if let Some(release) = found {
-                    out.push((release, format!("{name} in {at}")));
                 }
             }
         }
@@ -185,11 +201,54 @@ fn pointed_into(
     out
 }
 
-/// Remove the releases of `plan.remove`, each re-checked first; returns those removed.
-pub(crate) fn remove(prefix: &Prefix, plan: &Plan) -> Result<Vec<PathBuf>, PromotionError> {
+/// Every string value (and object key's value) in `v`, depth-bounded.
+fn strings_in<'a>(v: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    match v {
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter().for_each(|x| strings_in(x, out, depth + 1)),
+        Value::Object(m) => m.values().for_each(|x| strings_in(x, out, depth + 1)),
+        _ => {}
+    }
+}
+
+/// The absolute paths a string may name: itself, each `:`-separated part (`PATH`-like
+/// values), and what follows the first `=` of each (`--config=/opt/...`).
+fn path_candidates(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for part in std::iter::once(s).chain(s.split(':')) {
+        for c in [Some(part), part.split_once('=').map(|(_, r)| r)]
+            .into_iter()
+            .flatten()
+        {
+            if c.starts_with('/') && c.len() <= 4096 && !out.contains(&c) {
+                out.push(c);
+            }
+        }
+    }
+    out
+}
+
+/// What the removal did: the releases removed, and those kept after all because a process
+/// started from one since the plan.
+#[derive(Debug, Default)]
+pub(crate) struct Removed {
+    pub(crate) removed: Vec<PathBuf>,
+    pub(crate) kept: Vec<Decision>,
+}
+
+/// Remove the releases of `plan.remove`, each re-checked first, renamed aside and checked for
+/// processes again; `releases` is what the processes are scanned against.
+pub(crate) fn remove(
+    prefix: &Prefix,
+    plan: &Plan,
+    releases: Option<&Releases>,
+) -> Result<Removed, PromotionError> {
     let releases_real = fs::canonicalize(prefix.releases())
         .map_err(|e| IoError::new("cannot resolve", &prefix.releases(), e))?;
-    let mut removed = Vec::new();
+    let mut out = Removed::default();
     for d in &plan.remove {
         let path = releases_real.join(&d.release);
         let refuse = |why: &str| {
@@ -221,11 +280,36 @@ pub(crate) fn remove(prefix: &Prefix, plan: &Plan) -> Result<Vec<PathBuf>, Promo
         if real.parent() != Some(releases_real.as_path()) {
             return Err(refuse("it no longer resolves directly inside releases/").into());
         }
-        fs::remove_dir_all(&real).map_err(|e| IoError::new("cannot remove", &real, e))?;
-        removed.push(real);
+        // Aside first: from here no process can start from it by its path; one that did
+        // since the plan shows up under either name (the kernel names a renamed directory by
+        // its new name).
+        let aside_name = format!(".pruning-{}", d.release);
+        let aside = releases_real.join(&aside_name);
+        fs::rename(&real, &aside).map_err(|e| IoError::new("cannot rename", &real, e))?;
+        crate::registration::transaction::checkpoint("prune-renamed-aside");
+        if let Some(r) = releases {
+            let scan = processes::scan(r);
+            let why: Vec<String> = scan
+                .holders
+                .iter()
+                .filter(|h| h.release == d.release || h.release == aside_name)
+                .map(|h| format!("a running process uses it: {}", h.describe()))
+                .collect();
+            if !why.is_empty() {
+                fs::rename(&aside, &real)
+                    .map_err(|e| IoError::new("cannot rename back", &aside, e))?;
+                out.kept.push(Decision {
+                    release: d.release.clone(),
+                    why: format!("started since prune decided: {}", why.join("; ")),
+                });
+                continue;
+            }
+        }
+        fs::remove_dir_all(&aside).map_err(|e| IoError::new("cannot remove", &aside, e))?;
+        out.removed.push(real);
     }
-    if !removed.is_empty() {
+    if !out.removed.is_empty() || !out.kept.is_empty() {
         crate::fsio::sync_dir(&releases_real)?;
     }
-    Ok(removed)
+    Ok(out)
 }

@@ -1106,3 +1106,382 @@ fn a_planted_promote_journal_is_never_acted_on() {
         fs::remove_file(&j).unwrap();
     }
 }
+
+// Issue 20, items 5–7: running processes are a witness, prune never breaks something live, a
+// promote is gated on the new release answering.
+
+/// A copy of `sleep` inside `release` (its exe lies there), started, with its pid.
+fn sleeper_in(release: &Path) -> Child {
+    let exe = release.join("bin/sleep");
+    fs::copy(system_tool("sleep"), &exe).unwrap();
+    std::process::Command::new(&exe).arg("300").spawn().unwrap()
+}
+
+fn stop(mut child: Child) {
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Every live process whose executable lies inside `dir`, read from /proc by the test itself.
+fn processes_in(dir: &Path) -> Vec<String> {
+    let dir = fs::canonicalize(dir).unwrap();
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            e.file_name().to_str()?.parse::<u32>().ok()?;
+            let exe = fs::read_link(e.path().join("exe")).ok()?;
+            exe.starts_with(&dir)
+                .then(|| format!("{} {}", e.file_name().to_string_lossy(), exe.display()))
+        })
+        .collect()
+}
+
+#[test]
+fn status_and_promote_name_processes_still_running_the_previous_release() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    install_codetools(&w);
+    let old = ct(&w).join("releases").join(CT_SHA);
+    // A binary server started from the old release, and a node server started through the
+    // stable path (exe: node; its script resolves through `current`) before the promote.
+    let sleeper = sleeper_in(&old);
+    let node = std::process::Command::new(ct(&w).join("bin/codetools"))
+        .args(["mcp", "serve"])
+        .env("PATH", std::env::var_os("PATH").unwrap())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("node to start", 10, || {
+        fs::read(format!("/proc/{}/cmdline", node.id()))
+            .is_ok_and(|c| c.windows(9).any(|w| w == b"codetools"))
+    });
+    let (sp, np) = (sleeper.id(), node.id());
+    let r = promote(&w, NEW, &["--json"]);
+    r.success();
+    let j = r.json();
+    assert_eq!(j["still_running"]["release"], CT_SHA, "{r}");
+    assert_eq!(j["still_running"]["processes"], 2, "{r}");
+    let pids = j["still_running"]["pids"].to_string();
+    assert!(
+        pids.contains(&sp.to_string()) && pids.contains(&np.to_string()),
+        "{r}"
+    );
+
+    // status: a warning row that passes, naming pid, release and path; --strict fails it.
+    let r = w.on_sample("status", &["--server", "codetools", "--json"]);
+    r.success();
+    let d = r.detail("processes");
+    assert!(
+        d.starts_with("warning: 2 processes still run releases/"),
+        "{d}"
+    );
+    assert!(
+        d.contains(&format!(
+            "pid {sp} (exe {}",
+            fs::canonicalize(&old).unwrap().display()
+        )),
+        "{d}"
+    );
+    assert!(
+        d.contains(&format!(
+            "pid {np} (cmdline, started before `current` was switched"
+        )),
+        "{d}"
+    );
+    w.on_sample("status", &["--server", "codetools", "--strict"])
+        .code(1)
+        .stdout_has("FAIL processes");
+    // The release's file deleted under the running process: still named by its release.
+    fs::remove_file(old.join("bin/sleep")).unwrap();
+    let d = w
+        .on_sample("status", &["--server", "codetools", "--json"])
+        .detail("processes");
+    assert!(d.contains("bin/sleep (deleted)"), "{d}");
+    stop(sleeper);
+    stop(node);
+    let r = w.on_sample("status", &["--server", "codetools", "--strict", "--json"]);
+    r.success();
+    assert!(
+        r.detail("processes")
+            .contains("process runs another release"),
+        "{r}"
+    );
+}
+
+#[test]
+fn prune_keeps_a_release_a_running_process_uses_and_names_it() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    // The sample's release is neither live nor the rollback target: only the process holds it.
+    let old = ct(&w).join("releases").join(CT_SHA);
+    let child = sleeper_in(&old);
+    let pid = child.id();
+    let r = prune(&w, &["--keep", "0", "--json"]);
+    r.success();
+    let kept = r.json()["keep"].to_string();
+    assert!(
+        kept.contains(&format!("a running process uses it: pid {pid} (exe ")),
+        "{r}"
+    );
+    assert!(old.is_dir(), "{r}");
+    stop(child);
+    prune(&w, &["--keep", "0"])
+        .success()
+        .stdout_has(&format!("removed releases/{CT_SHA}"));
+}
+
+#[test]
+fn prune_keeps_releases_a_claude_local_scope_registration_points_into_even_by_dot_dot() {
+    let w = World::with_real_claude();
+    let a = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    with_releases(&w, &[a, NEW, THIRD]);
+    promote(&w, a, &[]).success();
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    // Neither the sample's release nor a is live or the rollback target (NEW is). A local
+    // scope entry names the sample's release; another reaches a by climbing out of THIRD.
+    let project = w.root().join("home/project");
+    fs::create_dir_all(&project).unwrap();
+    let rel = ct(&w).join("releases");
+    let direct = rel.join(CT_SHA).join("bin/codetools");
+    let climbing = format!("{}/{THIRD}/../{a}/bin/codetools", rel.display());
+    for (name, command) in [
+        ("old-local", direct.display().to_string()),
+        ("climb", climbing),
+    ] {
+        w.program(real_claude())
+            .args(["mcp", "add-json", "-s", "local", name])
+            .arg(serde_json::json!({ "command": command }).to_string())
+            .current_dir(&project)
+            .run()
+            .success();
+        // The client confirms the state: the entry is in the local scope of that project.
+        w.program(real_claude())
+            .args(["mcp", "get", name])
+            .env("MCP_TIMEOUT", "3000")
+            .current_dir(&project)
+            .run()
+            .stdout_has("Local config");
+    }
+    let r = prune(&w, &["--keep", "0", "--json"]);
+    r.success();
+    let j = r.json();
+    assert_eq!(j["remove"], serde_json::json!([]), "{r}");
+    let why = |rel: &str| -> String {
+        j["keep"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["release"] == rel)
+            .map(|k| k["why"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    let local = format!("local scope of project {}", project.display());
+    assert!(why(CT_SHA).contains("old-local in"), "{r}");
+    assert!(why(CT_SHA).contains(&local), "{r}");
+    assert!(why(a).contains("climb in"), "{r}");
+    assert!(why(a).contains(&local), "{r}");
+}
+
+#[test]
+fn prune_keeps_everything_it_cannot_rule_out_when_a_source_cannot_be_read() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    // A project .mcp.json in the directory prune runs from that mcp-deploy cannot parse.
+    let project = w.root().join("home/p2");
+    fs::create_dir_all(&project).unwrap();
+    fs::write(project.join(".mcp.json"), "{not json").unwrap();
+    let r = w
+        .cmd()
+        .args(["prune", "--prefix"])
+        .arg(ct(&w))
+        .args(["--keep", "0", "--json"])
+        .current_dir(&project)
+        .run();
+    r.success();
+    let j = r.json();
+    assert_eq!(j["remove"], serde_json::json!([]), "{r}");
+    assert!(
+        j["keep"]
+            .to_string()
+            .contains("a registration source cannot be read"),
+        "{r}"
+    );
+    assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
+}
+
+/// A release NEW whose server is the shell script `script`.
+fn release_with_server(w: &World, sha: &str, script: &str) -> PathBuf {
+    let dir = add_sample_release(w, sha);
+    write_exec(&dir.join("bin/codetools"), script);
+    dir
+}
+
+fn assert_refused_by_handshake(w: &World, r: &Run, before: &State, what: &str) {
+    r.code(1);
+    let d = r.detail("handshake");
+    assert!(d.contains(what), "{d}\n{r}");
+    assert_eq!(&state(w), before, "nothing switched or registered\n{r}");
+    assert!(!journal(w).exists());
+}
+
+#[test]
+fn a_release_whose_server_does_not_answer_is_refused_with_nothing_switched() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[]);
+    install_codetools(&w);
+    let before = state(&w);
+    // Exits at once.
+    release_with_server(&w, NEW, "#!/bin/sh\necho 'no MCP here' >&2\nexit 3\n");
+    let r = promote(&w, NEW, &["--json"]);
+    assert_refused_by_handshake(&w, &r, &before, "exit status 3");
+    assert!(r.detail("handshake").contains("no MCP here"), "{r}");
+    assert!(r.json()["handshake"]
+        .as_str()
+        .unwrap()
+        .contains("before answering initialize"));
+    // Human form names it too.
+    promote(&w, NEW, &[])
+        .code(1)
+        .stdout_has("FAIL handshake")
+        .stdout_has("nothing was switched or registered");
+    // --no-handshake skips the gate and says so (a dry run: the release is still broken).
+    let r = promote(&w, NEW, &["--no-handshake", "--dry-run", "--json"]);
+    r.success();
+    assert_eq!(r.json()["handshake"], "skipped (--no-handshake)", "{r}");
+    promote(&w, NEW, &["--no-handshake", "--dry-run"])
+        .success()
+        .stdout_has("handshake: skipped (--no-handshake)");
+}
+
+#[test]
+fn a_server_hanging_on_initialize_is_bounded_by_the_handshake_timeout() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[]);
+    install_codetools(&w);
+    let before = state(&w);
+    release_with_server(&w, NEW, "#!/bin/sh\nexec sleep 300\n");
+    let t = Instant::now();
+    let r = promote(&w, NEW, &["--handshake-timeout", "1", "--json"]);
+    let took = t.elapsed();
+    assert_refused_by_handshake(&w, &r, &before, "no answer to initialize within 1 s");
+    // The timeout plus the 2 s grace between SIGTERM and SIGKILL, and the rest of the run.
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn a_server_answering_initialize_but_not_tools_list_is_refused() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[]);
+    install_codetools(&w);
+    let before = state(&w);
+    let init = r#"{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"half","version":"1"}}}"#;
+    release_with_server(
+        &w,
+        NEW,
+        &format!("#!/bin/sh\nread -r _\necho '{init}'\nexec sleep 300\n"),
+    );
+    let r = promote(&w, NEW, &["--handshake-timeout", "2", "--json"]);
+    assert_refused_by_handshake(&w, &r, &before, "no answer to tools/list within 2 s");
+}
+
+#[test]
+fn a_server_that_forks_a_child_and_exits_leaves_no_process_behind() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[]);
+    install_codetools(&w);
+    let before = state(&w);
+    let dir = release_with_server(
+        &w,
+        NEW,
+        "#!/bin/sh\n\"$(dirname \"$0\")/sleep\" 300 >/dev/null 2>&1 &\nexit 0\n",
+    );
+    fs::copy(system_tool("sleep"), dir.join("bin/sleep")).unwrap();
+    let r = promote(&w, NEW, &["--json"]);
+    assert_refused_by_handshake(&w, &r, &before, "before answering initialize");
+    wait_for("the forked child to be gone", 5, || {
+        processes_in(&dir).is_empty()
+    });
+}
+
+#[test]
+fn rollback_is_gated_on_the_release_it_returns_to_answering() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    promote(&w, NEW, &[]).success();
+    // The release rollback would return to no longer answers.
+    write_exec(
+        &ct(&w).join("releases").join(CT_SHA).join("bin/codetools"),
+        "#!/bin/sh\nexit 9\n",
+    );
+    let before = state(&w);
+    let r = rollback(&w, &["--json"]);
+    assert_refused_by_handshake(&w, &r, &before, "exit status 9");
+    assert_eq!(current(&w), format!("releases/{NEW}"));
+}
+
+#[test]
+fn the_gate_starts_the_candidate_not_the_release_current_names() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW]);
+    install_codetools(&w);
+    // The live release's server is broken, the candidate's fine: the gate must start the
+    // candidate through the stable path as it will resolve after the switch.
+    write_exec(
+        &ct(&w).join("releases").join(CT_SHA).join("bin/codetools"),
+        "#!/bin/sh\nexit 9\n",
+    );
+    let r = promote(&w, NEW, &["--json"]);
+    r.success();
+    let h = r.json()["handshake"].as_str().unwrap().to_string();
+    assert!(
+        h.contains(&format!("releases/{NEW}/bin/codetools: server")),
+        "{h}"
+    );
+}
+
+#[test]
+fn prune_keeps_a_release_a_server_started_from_after_it_decided() {
+    let w = World::with_real_claude();
+    with_releases(&w, &[NEW, THIRD]);
+    promote(&w, NEW, &[]).success();
+    promote(&w, THIRD, &[]).success();
+    let old = ct(&w).join("releases").join(CT_SHA);
+    fs::copy(system_tool("sleep"), old.join("bin/sleep")).unwrap();
+    let child = w
+        .cmd()
+        .args(["prune", "--prefix"])
+        .arg(ct(&w))
+        .args(["--keep", "0", "--json"])
+        .env("MCP_DEPLOY_PAUSE_AT", "prune-planned")
+        .spawn();
+    // prune has decided to remove the sample's release; a server starts from it meanwhile.
+    std::thread::sleep(Duration::from_secs(3));
+    let server = std::process::Command::new(old.join("bin/sleep"))
+        .arg("300")
+        .spawn()
+        .unwrap();
+    let pid = server.id();
+    let (code, stdout) = {
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "started since prune decided: a running process uses it: pid {pid}"
+        )),
+        "{stdout}"
+    );
+    assert!(old.join("bin/sleep").is_file(), "renamed back, whole");
+    stop(server);
+}
