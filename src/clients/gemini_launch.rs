@@ -2,8 +2,8 @@
 //! settings file mcp-deploy reads, without any secret; and the proof, after each mutating
 //! call, that it wrote there and nowhere else.
 //!
-//! 1. **Its home.** From 0.26.0 gemini-cli-core's `homedir()` (utils/paths.js) is
-//!    `$GEMINI_CLI_HOME`, else `os.homedir()`; up to 0.25 its `Storage` (config/storage.js)
+//! 1. **Its home.** From 0.25.0 gemini-cli-core's `homedir()` (utils/paths.js) is
+//!    `$GEMINI_CLI_HOME`, else `os.homedir()`; up to 0.24 its `Storage` (config/storage.js)
 //!    takes `os.homedir()` directly, which is `$HOME`, or without `HOME` the account's home
 //!    from the password database. Newer versions still call `os.homedir()` in places (the
 //!    extension storage, the MCP token storage). So gemini gets `HOME` *and* `GEMINI_CLI_HOME`

@@ -179,6 +179,9 @@ impl Opencode {
             ("XDG_DATA_HOME", "data"),
             ("XDG_STATE_HOME", "state"),
             ("XDG_CACHE_HOME", "cache"),
+            // It makes `os.tmpdir()/opencode` at every start (its Global paths): without
+            // TMPDIR that is the host's /tmp/opencode, outside every home it was given.
+            ("TMPDIR", "tmp"),
         ] {
             env.push((var, scratch.path().join(sub).into_os_string()));
         }
