@@ -139,6 +139,8 @@ impl Opencode {
         let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
         let home_copy = scratch.path().join("home").join(".opencode");
         std::fs::create_dir_all(&home_copy).map_err(io)?;
+        // Its TMPDIR must exist: 1.x unpacks a native library there before anything else.
+        std::fs::create_dir_all(scratch.path().join("tmp")).map_err(io)?;
         let home_dir = crate::dirs::home().join(".opencode");
         let files = USER_FILES
             .iter()
