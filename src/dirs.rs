@@ -43,3 +43,22 @@ pub(crate) fn state_home() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| home().join(".local/state"))
 }
+
+/// The home directory of the account this runs as, from the password database
+/// (`/etc/passwd`), whatever `HOME` says: where a program that finds no `HOME` (Node's
+/// `os.homedir()`, which falls back to `getpwuid_r`) writes. `None` when the account has no
+/// line there (NSS beyond files is not asked).
+pub(crate) fn account_home() -> Option<PathBuf> {
+    let uid = rustix::process::getuid().as_raw().to_string();
+    let text = crate::fsio::read_input_string(
+        std::path::Path::new("/etc/passwd"),
+        "password database",
+        crate::fsio::limits::CLIENT_CONFIG,
+    )
+    .ok()?;
+    text.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 7 && fields[2] == uid && !fields[5].is_empty())
+            .then(|| PathBuf::from(fields[5]))
+    })
+}

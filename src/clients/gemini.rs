@@ -15,9 +15,12 @@
 //!   through is caught by comparing the file after `add`.
 //! - When it saves, it writes *every* user-scope server with `$VAR`/`${VAR}`/`${VAR:-x}`
 //!   references expanded from its own environment, turning references into secrets on disk.
-//!   So it runs with an empty environment plus PATH and GEMINI_CLI_HOME, a mutating call is
+//!   So it runs with an empty environment plus the few variables of [`gemini_launch`] (PATH,
+//!   its home as HOME and GEMINI_CLI_HOME, our system defaults), a mutating call is
 //!   refused when an entry holds a reference it would still expand (to one of those, or one
 //!   with a `:-default`), and every call checks that the other entries are as they were.
+//! - Old versions differ in where they write and in what `mcp` needs: see [`gemini_launch`],
+//!   which makes every supported version write this home's file, and proves it did.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -25,7 +28,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use std::sync::Mutex;
+
 use super::flow::{self, CliBacked};
+use super::gemini_launch::{self, Launch, Witness, PASSED};
 use super::runner::{self, Runner};
 use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
@@ -33,13 +39,16 @@ use crate::entry::{Entry, Transport};
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
 
-/// The variables gemini runs with. (`gemini mcp` 0.61.0 loads no `.env` file; should a later
-/// version do so, the check of the other entries after each call reports what it rewrote.)
-const PASSED: &[&str] = &["PATH", "GEMINI_CLI_HOME", "GEMINI_CLI_NO_RELAUNCH"];
-
 pub(crate) struct Gemini {
     runner: Runner,
     config: PathBuf,
+    /// Its system defaults file lives as long as the client.
+    _launch: Launch,
+    /// The other settings files an old version could write instead ([`gemini_launch`]).
+    others: Vec<PathBuf>,
+    /// Set once gemini wrote one of [`Gemini::others`]: from then on no entry is read from
+    /// `config`, which is no longer the witness of what gemini did.
+    strayed: Mutex<Vec<PathBuf>>,
 }
 
 impl Gemini {
@@ -49,21 +58,13 @@ impl Gemini {
             crate::dirs::var_raw("GEMINI_CLI_HOME"),
             crate::dirs::home(),
         );
-        let mut env: Vec<(&'static str, OsString)> = vec![
-            ("GEMINI_CLI_HOME", home.clone().into_os_string()),
-            // It otherwise starts itself a second time, only to raise its heap limit: 0.5 s.
-            ("GEMINI_CLI_NO_RELAUNCH", "true".into()),
-        ];
-        // Its launcher is a node script that finds node on PATH.
-        if let Some(path) = std::env::var_os("PATH") {
-            env.push(("PATH", path));
-        }
+        let launch = Launch::new(&home)?;
         let runner = Runner::open(
             "gemini",
             options.gemini.as_deref(),
             options.calls_binary,
             options.timeout,
-            env,
+            launch.env.clone(),
             format!(
                 "install Gemini CLI (npm install -g {NPM_PACKAGE}), or pass --gemini PATH \
                  (or set MCP_DEPLOY_GEMINI)"
@@ -71,7 +72,26 @@ impl Gemini {
         )?
         .clearing_env();
         let config = home.join(".gemini").join("settings.json");
-        Ok(Gemini { runner, config })
+        let others = gemini_launch::other_candidates(&config);
+        Ok(Gemini {
+            runner,
+            config,
+            _launch: launch,
+            others,
+            strayed: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn strayed(&self) -> Result<(), ClientError> {
+        let strayed = self.strayed.lock().unwrap_or_else(|e| e.into_inner());
+        if strayed.is_empty() {
+            return Ok(());
+        }
+        Err(ClientError::WroteElsewhere {
+            client: "gemini",
+            expected: self.config.clone(),
+            wrote: strayed.clone(),
+        })
     }
 }
 
@@ -89,6 +109,7 @@ impl flow::CliBacked for Gemini {
     }
 
     fn entries(&self) -> Result<Map<String, Value>, ClientError> {
+        self.strayed()?;
         read_user_entries(&self.config)
     }
 
@@ -118,7 +139,16 @@ impl flow::CliBacked for Gemini {
     }
 
     fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
-        let out = self.runner.call_raw(args, &shown)?;
+        self.strayed()?;
+        let witness = Witness::before(&self.others);
+        let out = self.runner.call_raw(args, &shown);
+        // Whatever the call's outcome, a write elsewhere is what counts.
+        let wrote = witness.changed();
+        if !wrote.is_empty() {
+            *self.strayed.lock().unwrap_or_else(|e| e.into_inner()) = wrote;
+            self.strayed()?;
+        }
+        let out = out?;
         if !out.status.success() {
             return Err(ClientError::Failed {
                 step: shown,
@@ -430,6 +460,33 @@ fn string_would_expand(s: &str, vars: &BTreeSet<String>) -> bool {
 /// Read `mcpServers` of a gemini settings file (JSON with comments), each entry in the claude
 /// shape. A missing file has no entries.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    let Some(doc) = read_settings(path)? else {
+        return Ok(Map::new());
+    };
+    let servers = match doc.get("mcpServers") {
+        None => return Ok(Map::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => {
+            return Err(ClientError::Config {
+                path: path.to_path_buf(),
+                reason: "\"mcpServers\" is not an object".into(),
+            })
+        }
+    };
+    Ok(servers
+        .iter()
+        .map(|(k, v)| {
+            let shaped = match v {
+                Value::Object(m) => Value::Object(to_claude_shape(m.clone())),
+                other => other.clone(),
+            };
+            (k.clone(), shaped)
+        })
+        .collect())
+}
+
+/// A gemini settings file (JSON with comments) as a JSON value; `None` when it is missing.
+pub(crate) fn read_settings(path: &Path) -> Result<Option<Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
         reason,
@@ -440,7 +497,7 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
         crate::fsio::limits::CLIENT_CONFIG,
     ) {
         Ok(Some(t)) => t,
-        Ok(None) => return Ok(Map::new()),
+        Ok(None) => return Ok(None),
         Err(e) => return Err(bad(e.source.to_string())),
     };
     // JSON with `//` and `/* */` comments, as gemini reads its settings (npm's
@@ -458,23 +515,9 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
                     .into(),
             )
         })?;
-    let doc: Value = serde_json::from_str(&plain)
-        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
-    let servers = match doc.get("mcpServers") {
-        None => return Ok(Map::new()),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
-    };
-    Ok(servers
-        .iter()
-        .map(|(k, v)| {
-            let shaped = match v {
-                Value::Object(m) => Value::Object(to_claude_shape(m.clone())),
-                other => other.clone(),
-            };
-            (k.clone(), shaped)
-        })
-        .collect())
+    serde_json::from_str(&plain)
+        .map(Some)
+        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))
 }
 
 /// `httpUrl` (gemini's older spelling of a streamable HTTP server) becomes `type: http`,

@@ -10,6 +10,7 @@ pub(crate) mod cursor;
 mod file_backed;
 mod flow;
 pub(crate) mod gemini;
+mod gemini_launch;
 pub(crate) mod grok;
 pub(crate) mod layers;
 pub(crate) mod opencode;
@@ -113,6 +114,19 @@ pub(crate) enum ClientError {
         reason: String,
         help: String,
     },
+    /// The client wrote a settings file other than the one it was given (an old gemini that
+    /// ignores its home): what `expected` holds no longer tells what the client did.
+    #[error(
+        "{client} wrote {} instead of {}: mcp-deploy reads no removal or rollback from a file \
+         the client did not write",
+        wrote.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "),
+        expected.display()
+    )]
+    WroteElsewhere {
+        client: &'static str,
+        expected: PathBuf,
+        wrote: Vec<PathBuf>,
+    },
     /// A client home named by an environment variable (CODEX_HOME) that does not exist.
     #[error("{var} is set to {path}, which does not exist")]
     HomeMissing { var: &'static str, path: PathBuf },
@@ -134,6 +148,16 @@ impl ClientError {
                  adds one, so another program changed it meanwhile: run again"
             )),
             ClientError::NotSupported { help, .. } => Some(help.clone()),
+            ClientError::WroteElsewhere { client, wrote, .. } => Some(format!(
+                "this {client} version does not write where it is told: check {} by hand for \
+                 what it changed, and use a {client} version in the supported range \
+                 (docs/clients.md)",
+                wrote
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             ClientError::HomeMissing { var, .. } => Some(format!(
                 "create that directory, or unset {var} to use the client's default"
             )),

@@ -139,6 +139,8 @@ impl Opencode {
         let real_dir = self.file.path.parent().unwrap_or(Path::new("."));
         let home_copy = scratch.path().join("home").join(".opencode");
         std::fs::create_dir_all(&home_copy).map_err(io)?;
+        // Its TMPDIR must exist: 1.x unpacks a native library there before anything else.
+        std::fs::create_dir_all(scratch.path().join("tmp")).map_err(io)?;
         let home_dir = crate::dirs::home().join(".opencode");
         let files = USER_FILES
             .iter()
@@ -179,6 +181,9 @@ impl Opencode {
             ("XDG_DATA_HOME", "data"),
             ("XDG_STATE_HOME", "state"),
             ("XDG_CACHE_HOME", "cache"),
+            // It makes `os.tmpdir()/opencode` at every start (its Global paths): without
+            // TMPDIR that is the host's /tmp/opencode, outside every home it was given.
+            ("TMPDIR", "tmp"),
         ] {
             env.push((var, scratch.path().join(sub).into_os_string()));
         }

@@ -267,9 +267,9 @@ fn gemini_stdio_entry_round_trips_then_is_removed() {
 #[test]
 fn gemini_http_entry_round_trips_and_other_entries_are_not_expanded() {
     let s = Scratch::new();
-    // An entry gemini would rewrite with the value of HOME, were HOME in its environment.
+    // An entry gemini would rewrite with the value of USER, were USER in its environment.
     std::fs::create_dir_all(s.gemini_home().join(".gemini")).unwrap();
-    let other = json!({"command": "/y", "args": [], "env": {"H": "${HOME}/x"}});
+    let other = json!({"command": "/y", "args": [], "env": {"H": "${USER}/x"}});
     std::fs::write(
         s.gemini_settings(),
         serde_json::to_string(&json!({"mcpServers": {"other": other}})).unwrap(),

@@ -42,6 +42,46 @@ pub fn real_client(name: &str) -> PathBuf {
     pinned
 }
 
+/// An older release of a client CLI from the shared compatibility cache,
+/// `${MCP_DEPLOY_COMPAT_CACHE:-$HOME/.cache/mcp-deploy-compat}/<client>-<version>/` (the
+/// layout scripts/compat.sh installs; opencode: its platform package's binary). A missing one
+/// fails the test, never skips it.
+pub fn compat_client(client: &str, version: &str) -> PathBuf {
+    let cache = std::env::var_os("MCP_DEPLOY_COMPAT_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mcp-deploy-compat")
+        });
+    let dir = cache.join(format!("{client}-{version}"));
+    let binary = match client {
+        "opencode" => dir.join("node_modules/opencode-linux-x64/bin/opencode"),
+        _ => dir.join("node_modules/.bin").join(client),
+    };
+    assert!(
+        binary.exists(),
+        "{client} {version} is missing from the compatibility cache ({}): run `bash \
+         scripts/compat.sh install` in {} (it installs every version of compat/versions.txt)",
+        binary.display(),
+        env!("CARGO_MANIFEST_DIR")
+    );
+    binary
+}
+
+/// The home directory of the account the tests run as, from the password database
+/// (`getent passwd`, i.e. getpwuid), not from `$HOME`: where a client that finds no HOME
+/// writes.
+pub fn account_home() -> PathBuf {
+    let uid = Command::new(system_tool("id")).arg("-u").output().unwrap();
+    let uid = String::from_utf8(uid.stdout).unwrap();
+    let line = Command::new(system_tool("getent"))
+        .args(["passwd", uid.trim()])
+        .output()
+        .unwrap();
+    let line = String::from_utf8(line.stdout).unwrap();
+    let home = line.trim().split(':').nth(5).expect("a passwd line");
+    PathBuf::from(home)
+}
+
 /// The real Claude Code CLI (see [`real_client`]).
 pub fn real_claude() -> PathBuf {
     real_client("claude")
@@ -283,6 +323,38 @@ impl<'w> Cmd<'w> {
     }
     pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
         self.cwd = dir.as_ref().to_path_buf();
+        self
+    }
+
+    /// Run it in a private mount namespace (`unshare --mount`, propagation private) with each
+    /// `(source, target)` bind-mounted in order first: so that a test can put a scratch
+    /// directory over the account's real home, see what a run wrote there, and the host's
+    /// directory is never written.
+    pub fn in_namespace(mut self, binds: &[(PathBuf, PathBuf)]) -> Self {
+        let mut script = String::new();
+        for i in 0..binds.len() {
+            script.push_str(&format!(
+                "mount --rbind \"${}\" \"${}\" || exit 97; ",
+                2 * i + 1,
+                2 * i + 2
+            ));
+        }
+        script.push_str(&format!("shift {}; exec \"$@\"", 2 * binds.len()));
+        let mut args: Vec<std::ffi::OsString> = vec![
+            "--mount".into(),
+            "sh".into(),
+            "-c".into(),
+            script.into(),
+            "sh".into(),
+        ];
+        for (src, dst) in binds {
+            args.push(src.clone().into());
+            args.push(dst.clone().into());
+        }
+        args.push(self.program.clone().into());
+        args.append(&mut self.args);
+        self.program = system_tool("unshare");
+        self.args = args;
         self
     }
 

@@ -9,6 +9,7 @@ mod attacks;
 
 mod client_files;
 mod clients;
+mod compat;
 mod completions;
 mod deploy;
 mod docs;

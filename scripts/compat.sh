@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The compatibility run (docs/compat.md): the core flow of mcp-deploy — install, a no-op
+# re-install, verify-identity, status, uninstall — against each client version listed in
+# compat/versions.txt, with the real CLIs in a scratch home each.
+#
+#   bash scripts/compat.sh install   install the listed versions into the cache, nothing else
+#   bash scripts/compat.sh [run]     install, then run the flow and print the matrix
+#
+# The cache is ${MCP_DEPLOY_COMPAT_CACHE:-$HOME/.cache/mcp-deploy-compat}/<client>-<version>/,
+# shared with the tests (harness::compat_client): a version already there and complete (its
+# .complete marker, written last) is reused; an interrupted install is redone. The pinned
+# version of each client (package.json) is taken from node_modules, never reinstalled.
+# It runs target/debug/mcp-deploy, built with `cargo build` (CI has just built it for the tests,
+# so it costs nothing more; a release build would be a second full compile). Exit 1 when any
+# cell of the matrix fails, 2 when it could not run.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$PWD
+list=${MCP_DEPLOY_COMPAT_LIST:-compat/versions.txt}
+cache=${MCP_DEPLOY_COMPAT_CACHE:-$HOME/.cache/mcp-deploy-compat}
+mode=${1:-run}
+case $mode in
+  install | run) ;;
+  *)
+    echo "usage: bash scripts/compat.sh [install|run]" >&2
+    exit 2
+    ;;
+esac
+
+package_of() {
+  case $1 in
+    claude) echo @anthropic-ai/claude-code ;;
+    codex) echo @openai/codex ;;
+    gemini) echo @google/gemini-cli ;;
+    grok) echo @vibe-kit/grok-cli ;;
+    opencode) echo opencode-linux-x64 ;;
+    *) return 1 ;;
+  esac
+}
+
+# The client's binary under a prefix that npm installed into.
+binary_in() {
+  case $1 in
+    opencode) echo "$2/node_modules/opencode-linux-x64/bin/opencode" ;;
+    *) echo "$2/node_modules/.bin/$1" ;;
+  esac
+}
+
+# The version node_modules holds for a client (the pinned one), or nothing.
+pinned_version() {
+  local pj
+  pj="$repo/node_modules/$(package_of "$1")/package.json"
+  [ -f "$pj" ] && sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$pj" | head -n 1
+}
+
+# Where a listed version's binary is: node_modules for the pinned one, else the cache.
+binary_of() {
+  if [ "$(pinned_version "$1")" = "$2" ]; then
+    binary_in "$1" "$repo"
+  else
+    binary_in "$1" "$cache/$1-$2"
+  fi
+}
+
+entries=()
+while read -r client version rest; do
+  case $client in '' | '#'*) continue ;; esac
+  if [ -z "${version:-}" ] || [ -n "${rest:-}" ] || ! package_of "$client" >/dev/null; then
+    echo "error: $list: \"$client ${version:-} ${rest:-}\" is not \`<client> <version>\`" \
+      "with client one of claude, codex, gemini, grok, opencode" >&2
+    exit 2
+  fi
+  entries+=("$client $version")
+done <"$list"
+
+install_one() {
+  local client=$1 version=$2 dir log
+  [ "$(pinned_version "$client")" = "$version" ] && return 0
+  dir=$cache/$client-$version
+  [ -f "$dir/.complete" ] && return 0
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  log=$(mktemp)
+  echo "installing $client $version into $dir" >&2
+  if ! npm install --prefix "$dir" --no-audit --no-fund --no-save \
+    "$(package_of "$client")@$version" >"$log" 2>&1; then
+    tail -n 20 "$log" >&2
+    rm -f "$log"
+    echo "error: npm could not install $client $version" >&2
+    return 1
+  fi
+  rm -f "$log"
+  [ -x "$(binary_in "$client" "$dir")" ] || {
+    echo "error: $client $version installed no binary at $(binary_in "$client" "$dir")" >&2
+    return 1
+  }
+  echo "$client $version" >"$dir/.complete"
+}
+
+started=$(date +%s)
+mkdir -p "$cache"
+for e in "${entries[@]}"; do
+  # shellcheck disable=SC2086 # two words: client, version
+  install_one $e || exit 2
+done
+echo "installed in $(($(date +%s) - started)) s" >&2
+[ "$mode" = install ] && exit 0
+
+bin=$repo/target/debug/mcp-deploy
+[ -x "$bin" ] || cargo build --quiet
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# The file each client keeps its user-scope entries in, under a home.
+config_of() {
+  case $1 in
+    claude) echo "$2/claude/.claude.json" ;;
+    codex) echo "$2/home/.codex/config.toml" ;;
+    gemini) echo "$2/home/.gemini/settings.json" ;;
+    grok) echo "$2/home/.grok/settings.json" ;;
+    opencode) echo "$2/home/.config/opencode/opencode.jsonc" ;;
+  esac
+}
+
+stamp() { [ -e "$1" ] && { sha256sum "$1"; stat -c %Y.%y "$1"; }; }
+
+failed=0
+rows=()
+for e in "${entries[@]}"; do
+  read -r client version <<<"$e"
+  w=$scratch/$client-$version
+  mkdir -p "$w/home" "$w/claude" "$w/tmp" "$w/work"
+  client_bin=$(binary_of "$client" "$version")
+  log=$w/log
+  # mcp-deploy COMMAND ARGS... for this client (`--<client> BIN` unless RO=1: the read-only
+  # commands run no client).
+  mcp() {
+    local pass=(--client "$client")
+    [ "${RO:-0}" = 1 ] || pass+=("--$client" "$client_bin")
+    (cd "$w/work" && env -i PATH=/usr/bin:/bin HOME="$w/home" CLAUDE_CONFIG_DIR="$w/claude" \
+      TMPDIR="$w/tmp" DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
+      DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 MCP_TIMEOUT=3000 \
+      "$bin" "$@" "${pass[@]}") >"$w/out" 2>>"$log"
+    local rc=$?
+    cat "$w/out" >>"$log"
+    return "$rc"
+  }
+  sample=(--prefix "$w/opt" --name-suffix -test)
+  "$bin" sample "$w/opt" >>"$log" 2>&1
+  cells=()
+  t0=$(date +%s)
+  # install
+  if mcp install "${sample[@]}"; then cells+=(ok); else cells+=(FAIL); fi
+  # no-op: every server unchanged, and the client's file not written
+  before=$(stamp "$(config_of "$client" "$w")" || true)
+  sleep 0.05
+  if mcp install "${sample[@]}" --json && out=$(cat "$w/out") &&
+    [ -n "$before" ] && [ "$before" = "$(stamp "$(config_of "$client" "$w")" || true)" ] &&
+    grep -q '"registration": *"unchanged"' <<<"$out" &&
+    ! grep -o '"registration": *"[a-z]*"' <<<"$out" | grep -vq unchanged; then
+    cells+=(ok)
+  else cells+=(FAIL); fi
+  # verify-identity (codetools, the release layout)
+  if RO=1 mcp verify-identity --prefix "$w/opt/codetools" \
+    --expect-commit c0de7001c0de7001c0de7001c0de7001c0de7001 \
+    --mcp-json "$w/claude/mcp-registered.json" --name codetools-test; then
+    cells+=(ok)
+  else cells+=(FAIL); fi
+  # status
+  if RO=1 mcp status "${sample[@]}"; then cells+=(ok); else cells+=(FAIL); fi
+  # uninstall: gone from the client's file
+  if mcp uninstall "${sample[@]}" && ! grep -q -- '-test' "$(config_of "$client" "$w")" 2>/dev/null; then
+    cells+=(ok)
+  else cells+=(FAIL); fi
+  secs=$(($(date +%s) - t0))
+  case " ${cells[*]} " in *" FAIL "*)
+    failed=1
+    cp "$log" "$cache/last-failure-$client-$version.log" 2>/dev/null || true
+    ;;
+  esac
+  rows+=("$(printf '%-9s %-10s %-8s %-6s %-7s %-7s %-9s %4ss' "$client" "$version" "${cells[@]}" "$secs")")
+done
+
+printf '%-9s %-10s %-8s %-6s %-7s %-7s %-9s %5s\n' client version install no-op verify status uninstall time
+printf '%s\n' "${rows[@]}"
+echo "compat run: $(($(date +%s) - started)) s" >&2
+if [ "$failed" = 1 ]; then
+  echo "error: a cell failed; its log is in $cache/last-failure-<client>-<version>.log" >&2
+  exit 1
+fi
