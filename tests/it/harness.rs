@@ -275,6 +275,30 @@ impl<'w> Cmd<'w> {
         self
     }
 
+    /// Run inside a private mount namespace whose `/etc` is the host's with the world's
+    /// [`World::etc`] laid over it (an overlay, its upper dir the world's): a test writes
+    /// `/etc/claude-code/...` there and never touches the host's `/etc`. `unshare` failing
+    /// (not root, no namespaces) fails the command, so the test fails rather than skips.
+    pub fn in_private_etc(mut self) -> Self {
+        let up = self.world.etc();
+        let work = self.world.root().join("etc-work");
+        fs::create_dir_all(&up).unwrap();
+        fs::create_dir_all(&work).unwrap();
+        let script = "mount --make-rprivate / && mount -t overlay overlay \
+             -o \"lowerdir=/etc,upperdir=$1,workdir=$2\" /etc && shift 2 && exec \"$@\"";
+        let mut args: Vec<std::ffi::OsString> = ["--mount", "--", "sh", "-c", script, "sh"]
+            .iter()
+            .map(Into::into)
+            .collect();
+        args.push(up.into_os_string());
+        args.push(work.into_os_string());
+        args.push(self.program.into_os_string());
+        args.append(&mut self.args);
+        self.program = system_tool("unshare");
+        self.args = args;
+        self
+    }
+
     fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
         let path = std::env::join_paths(&self.world.path_dirs).unwrap();
@@ -391,6 +415,11 @@ impl World {
     }
     pub fn config_dir(&self) -> PathBuf {
         self.root().join("claude")
+    }
+    /// What a command run [`Cmd::in_private_etc`] sees laid over `/etc` (write
+    /// `etc().join("claude-code/managed-mcp.json")` to make `/etc/claude-code/managed-mcp.json`).
+    pub fn etc(&self) -> PathBuf {
+        self.root().join("etc-up")
     }
     pub fn claude_json(&self) -> PathBuf {
         self.config_dir().join(".claude.json")

@@ -6,5 +6,6 @@
 pub mod support;
 
 mod inputs;
+mod layers_claude;
 mod registration;
 mod vendor;
