@@ -326,36 +326,63 @@ impl<'w> Cmd<'w> {
         self
     }
 
-    /// Run it in a private mount namespace (`unshare --mount`, propagation private) with each
-    /// `(source, target)` bind-mounted in order first: so that a test can put a scratch
-    /// directory over the account's real home, see what a run wrote there, and the host's
-    /// directory is never written.
-    pub fn in_namespace(mut self, binds: &[(PathBuf, PathBuf)]) -> Self {
-        let mut script = String::new();
-        for i in 0..binds.len() {
-            script.push_str(&format!(
-                "mount --rbind \"${}\" \"${}\" || exit 97; ",
-                2 * i + 1,
-                2 * i + 2
-            ));
-        }
-        script.push_str(&format!("shift {}; exec \"$@\"", 2 * binds.len()));
+    /// Run it in a private mount namespace (`unshare --mount`, every mount made private first,
+    /// so nothing propagates to the host) after `setup`, shell commands over `"$1"`..`"$n"` =
+    /// `setup_args`. The one way a test changes what a run sees of the host's directories;
+    /// a namespace that cannot be made fails the command (exit 97), so the test fails rather
+    /// than skips (CI runs as root).
+    fn in_mount_namespace(mut self, setup: &str, setup_args: Vec<std::ffi::OsString>) -> Self {
+        let script = format!(
+            "mount --make-rprivate / || exit 97; {setup} shift {}; exec \"$@\"",
+            setup_args.len()
+        );
         let mut args: Vec<std::ffi::OsString> = vec![
             "--mount".into(),
+            "--".into(),
             "sh".into(),
             "-c".into(),
             script.into(),
             "sh".into(),
         ];
-        for (src, dst) in binds {
-            args.push(src.clone().into());
-            args.push(dst.clone().into());
-        }
-        args.push(self.program.clone().into());
+        args.extend(setup_args);
+        args.push(self.program.into_os_string());
         args.append(&mut self.args);
         self.program = system_tool("unshare");
         self.args = args;
         self
+    }
+
+    /// Run it with each `(source, target)` bind-mounted in order first, in a private mount
+    /// namespace: so that a test can put a scratch directory over the account's real home,
+    /// see what a run wrote there, and the host's directory is never written.
+    pub fn in_namespace(self, binds: &[(PathBuf, PathBuf)]) -> Self {
+        let mut setup = String::new();
+        let mut args = Vec::new();
+        for (i, (src, dst)) in binds.iter().enumerate() {
+            setup.push_str(&format!(
+                "mount --rbind \"${}\" \"${}\" || exit 97; ",
+                2 * i + 1,
+                2 * i + 2
+            ));
+            args.push(src.clone().into_os_string());
+            args.push(dst.clone().into_os_string());
+        }
+        self.in_mount_namespace(&setup, args)
+    }
+
+    /// Run it in a private mount namespace whose `/etc` is the host's with the world's
+    /// [`World::etc`] laid over it (an overlay, its upper dir the world's, a fresh work dir
+    /// each time, as overlayfs wants): a test writes `/etc/claude-code/...` there and never
+    /// touches the host's `/etc`.
+    pub fn in_private_etc(self) -> Self {
+        let up = self.world.etc();
+        fs::create_dir_all(&up).unwrap();
+        let work = tempfile::tempdir_in(self.world.root()).unwrap().keep();
+        self.in_mount_namespace(
+            "mount -t overlay overlay -o \"lowerdir=/etc,upperdir=$1,workdir=$2\" /etc \
+             || { echo 'cannot mount the /etc overlay' >&2; exit 97; };",
+            vec![up.into_os_string(), work.into_os_string()],
+        )
     }
 
     fn command(&self) -> Command {
@@ -475,6 +502,11 @@ impl World {
     pub fn config_dir(&self) -> PathBuf {
         self.root().join("claude")
     }
+    /// What a command run [`Cmd::in_private_etc`] sees laid over `/etc` (write
+    /// `etc().join("claude-code/managed-mcp.json")` to make `/etc/claude-code/managed-mcp.json`).
+    pub fn etc(&self) -> PathBuf {
+        self.root().join("etc-up")
+    }
     pub fn claude_json(&self) -> PathBuf {
         self.config_dir().join(".claude.json")
     }
@@ -516,27 +548,13 @@ impl World {
         program: impl AsRef<Path>,
         args: &[&str],
     ) -> Cmd<'_> {
-        let upper = self.root().join("etc-upper");
         for (path, text) in files {
             let rel = path.strip_prefix("/etc/").expect("a path under /etc/");
-            let file = upper.join(rel);
+            let file = self.etc().join(rel);
             fs::create_dir_all(file.parent().unwrap()).unwrap();
             fs::write(&file, text).unwrap();
         }
-        fs::create_dir_all(&upper).unwrap();
-        // A fresh workdir per mount: overlayfs wants it empty and on upper's filesystem.
-        let work = tempfile::tempdir_in(self.root()).unwrap().keep();
-        let script = format!(
-            "mount -t overlay overlay -o lowerdir=/etc,upperdir={},workdir={} /etc \
-             || {{ echo 'in_private_etc: cannot mount the /etc overlay' >&2; exit 97; }}; \
-             exec \"$@\"",
-            upper.display(),
-            work.display()
-        );
-        self.program(system_tool("unshare"))
-            .args(["--mount", "--", "sh", "-c", &script, "sh"])
-            .arg(program.as_ref())
-            .args(args)
+        self.program(program).args(args).in_private_etc()
     }
 
     /// Run mcp-deploy with the world's environment.

@@ -1,7 +1,582 @@
-//! The layers claude applies to a user-scope entry ([`super`]): none read yet.
+//! The layers Claude Code applies to a user-scope entry ([`super`]), each rule found in its
+//! bundled JavaScript (2.1.332, `strings` on the native binary) and confirmed with the real
+//! CLI (`claude mcp get`, `claude -p`) in tests/it/attacks/layers_claude.rs:
+//!
+//! 1. `/etc/claude-code/managed-mcp.json`: when it exists at all (valid, `{}`, or not even
+//!    JSON) claude loads only the servers it defines; one of our name replaces ours.
+//! 2. Settings, lowest first: user (`$CLAUDE_CONFIG_DIR/settings.json`, else
+//!    `~/.claude/settings.json`), project `.claude/settings.json` and local
+//!    `.claude/settings.local.json` of the working directory, managed
+//!    (`/etc/claude-code/managed-settings.json`, then `managed-settings.d/*.json` in name
+//!    order, dot files and other extensions skipped). From each:
+//!    - `env`: put into claude's own environment, which every stdio server inherits under its
+//!      own `env` (the declaration's variables win). `CLAUDE_CODE_SHELL_PREFIX` there also
+//!      wraps the server's command.
+//!    - `deniedMcpServers`: merged from every source; an entry `{serverName}` matches the name
+//!      exactly (case and spaces count), `{serverCommand}` the array `[command, ...args]`
+//!      element by element after claude expands `${VAR}` in the entry with its environment,
+//!      `{serverUrl}` a wildcard pattern on the url. Deny wins over allow.
+//!    - `allowedMcpServers`: merged from every source, or read from managed settings only when
+//!      a managed source sets `allowManagedMcpServersOnly: true`. No source sets it: no
+//!      restriction. Empty: nothing loads. Holding a `serverCommand` entry, a stdio server
+//!      must match one by command (names no longer admit it); else the name must be listed.
+//!      A list entry that is not exactly one of the three shapes is skipped; a list that is not
+//!      an array is dropped. A user or project file that is not a JSON object is ignored by
+//!      claude (so by us); a managed one that is not makes claude refuse to start.
+//! 3. `.claude.json`'s `projects.<dir>.disabledMcpServers` (`/mcp disable`): the name is off
+//!    in that project.
+//! 4. Settings a server delivered (`remote-settings.json`, `policy-limits.json` in the config
+//!    dir): cached from Anthropic's API for an organization, refreshed by claude itself: not
+//!    compared, named.
+//!
+//! Which working directory the agent runs in is not known here: project files are read for
+//! the current directory and every project `.claude.json` knows (as the `.mcp.json` shadows
+//! are), and any one of them that drops or changes the server counts.
+//!
+//! Where claude is more lenient than its own schema on one key of a file (it drops the whole
+//! user file for some wrongly typed keys, e.g. `"model": 5`), the lists and `env` still
+//! count: a false failure over a file the client might still obey.
 
-use super::{Context, Finding};
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
-pub(super) fn read(_cx: &Context) -> Vec<Finding> {
-    Vec::new()
+use serde_json::Value;
+
+use super::{env_not_declared, Context, Effect, Finding};
+use crate::fsio;
+
+/// Claude Code's managed directory on Linux (function `pr` of 2.1.332).
+const MANAGED_DIR: &str = "/etc/claude-code";
+
+/// How much of a settings file is read. claude 2.1.332 stops obeying some settings files
+/// of about 2 MiB (a deny before a 2 MiB string is dropped, one beside 100k levels of
+/// nesting in 2 MiB is not; its exact rule is not pinned yet): a larger one still counts
+/// here, a false failure rather than a missed deny.
+const SETTINGS_MAX: u64 = fsio::limits::CLIENT_CONFIG;
+
+/// The settings keys read here; every other key is skipped unparsed.
+const SETTINGS_KEYS: &[&str] = &[
+    "env",
+    "deniedMcpServers",
+    "allowedMcpServers",
+    "allowManagedMcpServersOnly",
+];
+
+pub(super) fn read(cx: &Context) -> Vec<Finding> {
+    let config_home = crate::clients::claude::config_home();
+    let cwd = std::env::current_dir().ok();
+    read_in(
+        cx,
+        &Where {
+            managed: PathBuf::from(MANAGED_DIR),
+            config_home,
+            cwd,
+        },
+    )
+}
+
+/// Where the files are (the host's, or a test's).
+pub(crate) struct Where {
+    pub(crate) managed: PathBuf,
+    pub(crate) config_home: PathBuf,
+    pub(crate) cwd: Option<PathBuf>,
+}
+
+/// A settings file as claude reads it.
+struct Settings {
+    path: PathBuf,
+    managed: bool,
+    keys: HashMap<String, Value>,
+}
+
+pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
+    let mut out = Vec::new();
+
+    // 1. managed-mcp.json: its mere presence is exclusive control.
+    let managed_mcp = at.managed.join("managed-mcp.json");
+    if std::fs::symlink_metadata(&managed_mcp).is_ok() {
+        let replaced = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
+            .ok()
+            .and_then(|mut k| k.remove("mcpServers"))
+            .is_some_and(|s| s.get(cx.name).is_some());
+        out.push(Finding::new(
+            format!("{} mcpServers", managed_mcp.display()),
+            if replaced {
+                Effect::Replaced("a managed server of the same name".into())
+            } else {
+                Effect::Blocked(
+                    "an enterprise MCP config exists: claude loads only its servers".into(),
+                )
+            },
+        ));
+    }
+
+    // 2. Settings, lowest first.
+    let projects = project_dirs(cx.user_config, cx.name, at.cwd.as_deref(), &mut out);
+    let mut files: Vec<(PathBuf, bool)> = vec![(at.config_home.join("settings.json"), false)];
+    for dir in &projects {
+        files.push((dir.join(".claude/settings.json"), false));
+        files.push((dir.join(".claude/settings.local.json"), false));
+    }
+    files.push((at.managed.join("managed-settings.json"), true));
+    files.extend(
+        drop_ins(&at.managed.join("managed-settings.d"), &mut out)
+            .into_iter()
+            .map(|p| (p, true)),
+    );
+    let mut settings = Vec::new();
+    for (path, managed) in files {
+        match read_json(&path, SETTINGS_KEYS, SETTINGS_MAX) {
+            Ok(keys) => settings.push(Settings {
+                path,
+                managed,
+                keys,
+            }),
+            Err(Unread::Absent) => {}
+            Err(Unread::NotAnObject(why)) if managed => out.push(Finding::new(
+                path.display(),
+                Effect::Blocked(format!(
+                    "claude refuses to start on a managed settings file that is not a JSON \
+                     object ({why})"
+                )),
+            )),
+            // claude ignores a user or project settings file it cannot parse.
+            Err(Unread::NotAnObject(_)) => {}
+            Err(Unread::Unreadable(why)) => {
+                out.push(Finding::new(path.display(), Effect::NotCompared(why)))
+            }
+        }
+    }
+    for s in &settings {
+        if let Some(Value::Object(env)) = s.keys.get("env") {
+            let mut keys = env_not_declared(cx.declared, env.keys().map(String::as_str));
+            if keys.iter().any(|k| k == "env.CLAUDE_CODE_SHELL_PREFIX") {
+                keys.insert(0, "command".into());
+            }
+            if !keys.is_empty() {
+                out.push(Finding::new(
+                    format!("{} env", s.path.display()),
+                    Effect::Changed(keys),
+                ));
+            }
+        }
+    }
+    out.extend(policy(cx, &settings));
+
+    // 3. Server-delivered settings, cached in the config dir.
+    for name in ["remote-settings.json", "policy-limits.json"] {
+        let p = at.config_home.join(name);
+        if std::fs::symlink_metadata(&p).is_ok() {
+            out.push(Finding::new(
+                p.display(),
+                Effect::NotCompared(
+                    "settings an organization's server delivers to claude (it refreshes them \
+                     itself)"
+                        .into(),
+                ),
+            ));
+        }
+    }
+    out
+}
+
+/// Why a file gave no keys.
+enum Unread {
+    Absent,
+    /// Read, but not a JSON object: the client refuses the file as a whole.
+    NotAnObject(String),
+    /// There, but not readable by us (a FIFO, a directory, too large, no permission, not
+    /// UTF-8): claude may still read it.
+    Unreadable(String),
+}
+
+/// Read `path` as claude's `JSON.parse` does (a leading BOM dropped, any nesting depth, a
+/// duplicate key's last value wins), keeping only `keys` of its top-level object: the rest is
+/// skipped without being held, so memory stays linear in the file.
+fn read_json(path: &Path, keys: &[&str], max: u64) -> Result<HashMap<String, Value>, Unread> {
+    let text = match fsio::read_input_if_exists(path, "client settings", max) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Err(Unread::Absent),
+        Err(e) if e.source.kind() == std::io::ErrorKind::InvalidData => {
+            // Node reads a file that is not UTF-8 with replacement characters; whether that
+            // still parses to something that matters cannot be told cheaply.
+            return Err(Unread::Unreadable(e.source.to_string()));
+        }
+        Err(e) => return Err(Unread::Unreadable(e.source.to_string())),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    KEYS.with(|k| *k.borrow_mut() = keys.iter().map(|s| s.to_string()).collect());
+    match crate::clients::claude::parse_lenient::<Picked>(text) {
+        Ok((Picked(Some(map)), _)) => Ok(map),
+        Ok((Picked(None), _)) => Err(Unread::NotAnObject("not an object".into())),
+        Err(e) => Err(Unread::NotAnObject(format!("not valid JSON: {e}"))),
+    }
+}
+
+thread_local! {
+    /// The keys [`Picked`] keeps (serde's `Deserialize` takes no arguments).
+    static KEYS: std::cell::RefCell<BTreeSet<String>> = const {
+        std::cell::RefCell::new(BTreeSet::new())
+    };
+}
+
+/// A top-level JSON value: `Some(kept keys)` when it is an object, `None` otherwise.
+struct Picked(Option<HashMap<String, Value>>);
+
+impl<'de> serde::Deserialize<'de> for Picked {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Picked;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Picked, A::Error> {
+                let keep = KEYS.with(|k| k.borrow().clone());
+                let mut out = HashMap::new();
+                while let Some(key) = m.next_key::<String>()? {
+                    if keep.contains(&key) {
+                        out.insert(key, m.next_value::<Value>()?);
+                    } else {
+                        m.next_value::<serde::de::IgnoredAny>()?;
+                    }
+                }
+                Ok(Picked(Some(out)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut s: A) -> Result<Picked, A::Error> {
+                while s.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Picked(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+            fn visit_unit<E>(self) -> Result<Picked, E> {
+                Ok(Picked(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `managed-settings.d/*.json` in name order, as claude takes them: names ending `.json`
+/// that do not start with `.`, files or links. A directory there we cannot list is named.
+fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            out.push(Finding::new(
+                dir.display(),
+                Effect::NotCompared(e.to_string()),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut names: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(".json")
+                && !name.starts_with('.')
+                && e.file_type().is_ok_and(|t| !t.is_dir())
+        })
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    names
+}
+
+/// The project directories whose `.claude/settings*.json` may apply: the working directory
+/// and every absolute `projects` key of `.claude.json`. Each project there whose
+/// `disabledMcpServers` holds `name` is a finding (claude does not load it there).
+fn project_dirs(
+    claude_json: &Path,
+    name: &str,
+    cwd: Option<&Path>,
+    out: &mut Vec<Finding>,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = cwd.map(Path::to_path_buf).into_iter().collect();
+    let projects = match read_json(claude_json, &["projects"], fsio::limits::CLIENT_CONFIG) {
+        Ok(mut k) => k.remove("projects"),
+        // A config claude cannot parse fails the user-scope read itself, elsewhere.
+        Err(Unread::Absent | Unread::NotAnObject(_)) => None,
+        Err(Unread::Unreadable(why)) => {
+            out.push(Finding::new(
+                format!("{} projects", claude_json.display()),
+                Effect::NotCompared(why),
+            ));
+            None
+        }
+    };
+    let Some(Value::Object(projects)) = projects else {
+        return dirs;
+    };
+    for (dir, p) in &projects {
+        // claude reads the list with `Array.isArray(x) ? x : []` and `includes`.
+        let disabled = p
+            .get("disabledMcpServers")
+            .and_then(Value::as_array)
+            .is_some_and(|l| l.iter().any(|v| v.as_str() == Some(name)));
+        if disabled {
+            out.push(Finding::new(
+                format!(
+                    "{} projects.{dir}.disabledMcpServers",
+                    claude_json.display()
+                ),
+                Effect::Blocked(format!("disabled in the project {dir} (/mcp disable)")),
+            ));
+        }
+        let dir = PathBuf::from(dir);
+        if dir.is_absolute() && !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// One valid entry of a deny or allow list (exactly one of the three shapes, as claude's
+/// schema refines it); other entries are skipped.
+enum Rule {
+    Name(String),
+    Command(Vec<String>),
+    Url(String),
+}
+
+fn rules(v: Option<&Value>) -> Option<Vec<Rule>> {
+    let list = v?.as_array()?;
+    Some(
+        list.iter()
+            .filter_map(|e| {
+                let e = e.as_object()?;
+                let name = e.get("serverName");
+                let command = e.get("serverCommand");
+                let url = e.get("serverUrl");
+                match (name, command, url) {
+                    (Some(Value::String(n)), None, None) => Some(Rule::Name(n.clone())),
+                    (None, Some(Value::Array(c)), None) if !c.is_empty() => c
+                        .iter()
+                        .map(|a| a.as_str().map(str::to_string))
+                        .collect::<Option<Vec<_>>>()
+                        .map(Rule::Command),
+                    (None, None, Some(Value::String(u))) => Some(Rule::Url(u.clone())),
+                    _ => None,
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Whether a rule matches the declared server: yes, no, or it cannot be told here (a
+/// `${VAR}` claude expands with an environment we do not see).
+#[derive(PartialEq)]
+enum Match {
+    Yes,
+    No,
+    Unknown,
+}
+
+fn matches(rule: &Rule, name: &str, declared: &crate::entry::Entry) -> Match {
+    let raw = &declared.raw;
+    match rule {
+        Rule::Name(n) => bool_match(n == name),
+        Rule::Command(pattern) => {
+            let Some(command) = raw.get("command").and_then(Value::as_str) else {
+                return Match::No;
+            };
+            let mut ours = vec![command.to_string()];
+            ours.extend(
+                raw.get("args")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .map(|a| a.as_str().unwrap_or_default().to_string()),
+            );
+            if ours.len() != pattern.len() {
+                return Match::No;
+            }
+            let mut m = Match::Yes;
+            for (p, o) in pattern.iter().zip(&ours) {
+                if p == o {
+                    continue;
+                }
+                if p.contains('$') || o.contains('$') {
+                    m = Match::Unknown;
+                } else {
+                    return Match::No;
+                }
+            }
+            m
+        }
+        Rule::Url(pattern) => match raw.get("url").and_then(Value::as_str) {
+            Some(url) => bool_match(url_matches(pattern, url)),
+            // claude also judges urls inside a stdio server's command line (`mcp-remote
+            // https://...`): one there cannot be told apart here.
+            None => {
+                let line = std::iter::once(raw.get("command"))
+                    .chain(
+                        raw.get("args")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .map(Some),
+                    )
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .any(|a| a.contains("://"));
+                if line {
+                    Match::Unknown
+                } else {
+                    Match::No
+                }
+            }
+        },
+    }
+}
+
+fn bool_match(b: bool) -> Match {
+    if b {
+        Match::Yes
+    } else {
+        Match::No
+    }
+}
+
+/// claude's `serverUrl` pattern: `*` matches any run of characters, the rest literally, the
+/// whole url; a pattern with no query also matches the url without its query, and with a
+/// trailing slash added or removed.
+fn url_matches(pattern: &str, url: &str) -> bool {
+    let base = url.split_once('?').map_or(url, |(b, _)| b);
+    let toggled = base
+        .strip_suffix('/')
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("{base}/"));
+    let mut candidates = vec![url.to_string()];
+    if !pattern.contains('?') {
+        candidates.push(base.to_string());
+        candidates.push(toggled);
+    }
+    candidates.iter().any(|c| glob(pattern, c))
+}
+
+/// `*`-only wildcard match, linear in the inputs' product at worst (no backtracking blowup).
+fn glob(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
+    while ti < t.len() {
+        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some(pi);
+            mark = ti;
+            pi += 1;
+        } else if let Some(s) = star {
+            pi = s + 1;
+            mark += 1;
+            ti = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|c| *c == '*')
+}
+
+/// Deny and allow lists for `cx.name`, merged the client's way.
+fn policy(cx: &Context, settings: &[Settings]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for s in settings {
+        let Some(rules) = rules(s.keys.get("deniedMcpServers")) else {
+            continue;
+        };
+        let verdicts: Vec<Match> = rules
+            .iter()
+            .map(|r| matches(r, cx.name, cx.declared))
+            .collect();
+        let effect = if verdicts.contains(&Match::Yes) {
+            Effect::Blocked("denied by deniedMcpServers".into())
+        } else if verdicts.contains(&Match::Unknown) {
+            Effect::NotCompared(
+                "a deniedMcpServers entry with a ${VAR} or a url that claude resolves with its \
+                 own environment"
+                    .into(),
+            )
+        } else {
+            continue;
+        };
+        out.push(Finding::new(
+            format!("{} deniedMcpServers", s.path.display()),
+            effect,
+        ));
+    }
+
+    let managed_only = settings
+        .iter()
+        .any(|s| s.managed && s.keys.get("allowManagedMcpServersOnly") == Some(&Value::Bool(true)));
+    let sources: Vec<(&Settings, Vec<Rule>)> = settings
+        .iter()
+        .filter(|s| s.managed || !managed_only)
+        .filter_map(|s| Some((s, rules(s.keys.get("allowedMcpServers"))?)))
+        .collect();
+    if sources.is_empty() {
+        return out;
+    }
+    let named: Vec<String> = sources
+        .iter()
+        .map(|(s, _)| format!("{} allowedMcpServers", s.path.display()))
+        .collect();
+    let source = named.join(", ");
+    let all: Vec<&Rule> = sources.iter().flat_map(|(_, r)| r).collect();
+    let stdio = cx.declared.raw.get("url").is_none();
+    let by_command = stdio && all.iter().any(|r| matches!(r, Rule::Command(_)));
+    let by_url = !stdio && all.iter().any(|r| matches!(r, Rule::Url(_)));
+    let relevant: Vec<&&Rule> = all
+        .iter()
+        .filter(|r| match r {
+            Rule::Command(_) => by_command,
+            Rule::Url(_) => by_url,
+            Rule::Name(_) => !by_command && !by_url,
+        })
+        .collect();
+    let verdicts: Vec<Match> = relevant
+        .iter()
+        .map(|r| matches(r, cx.name, cx.declared))
+        .collect();
+    if verdicts.contains(&Match::Yes) {
+        return out;
+    }
+    let why = if all.is_empty() {
+        "allowedMcpServers is empty: claude loads no server".to_string()
+    } else if by_command {
+        "not in allowedMcpServers: it lists commands, and none is this server's".to_string()
+    } else if by_url {
+        "not in allowedMcpServers: it lists urls, and none is this server's".to_string()
+    } else {
+        "not in allowedMcpServers".to_string()
+    };
+    out.push(Finding::new(
+        source,
+        if verdicts.contains(&Match::Unknown) {
+            Effect::NotCompared(format!(
+                "an allowedMcpServers entry with a ${{VAR}} that claude expands with its own \
+                 environment; without it: {why}"
+            ))
+        } else {
+            Effect::Blocked(why)
+        },
+    ));
+    out
 }

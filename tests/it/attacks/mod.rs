@@ -6,6 +6,7 @@
 pub mod support;
 
 mod inputs;
+mod layers_claude;
 mod layers_codex;
 mod registration;
 mod vendor;
