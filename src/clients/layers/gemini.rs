@@ -1,7 +1,584 @@
-//! The layers gemini applies to a user-scope entry ([`super`]): none read yet.
+//! The layers gemini applies to a user-scope entry ([`super`]), read from gemini 0.61.0's
+//! bundle (`packages/cli/src/config/settings.ts`, `mcp/mcpServerEnablement.ts`,
+//! `packages/core/src/tools/mcp-client.ts`, `services/environmentSanitization.ts`):
+//!
+//! 1. **Settings files.** System (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else
+//!    `/etc/gemini-cli/settings.json`), system defaults (`$GEMINI_CLI_SYSTEM_DEFAULTS_PATH`,
+//!    else `system-defaults.json` beside the system file), user, and the workspace's
+//!    `.gemini/settings.json` (not when the workspace is the home directory). A file that is
+//!    not JSON (with comments) or whose top level is not an object is a fatal error: gemini
+//!    refuses to start, so no server runs (`Blocked`). Values are `$VAR`-expanded before use.
+//! 2. **`mcp.excluded`** of every file, joined: a name in any blocks the server.
+//!    **`mcp.allowed`**: every file that has one is intersected, so a list of any file that
+//!    leaves the name out blocks it. Names compare lowercased and trimmed.
+//! 3. **`~/.gemini/mcp-server-enablement.json`** (`gemini mcp disable NAME`): `{"name":
+//!    {"enabled": false}}` disables the server.
+//! 4. **The `.env` file**: gemini loads ONE, the first of `.gemini/.env` and `.env` from the
+//!    working directory up to `/`, then `~/.gemini/.env`, `~/.env`, into its own process
+//!    (a variable already set wins), and every stdio server inherits that environment after
+//!    its sanitization: `advanced.excludedEnvVars` (joined over the files, by default DEBUG
+//!    and DEBUG_MODE) and names like TOKEN, KEY, SECRET, ... are left out. What is left and
+//!    the declaration does not set is `Changed`. Only a trusted folder runs servers at all
+//!    (an untrusted one runs none, user-level ones included), so the trusted search is the
+//!    one read.
+//! 5. **The declaration itself**: gemini drops an entry's own `env` variable named like
+//!    `NODE_OPTIONS`, `LD_PRELOAD`, `PYTHONPATH` (`BLOCKED_EXECUTION_ENVS`), so the server
+//!    runs without it: `Changed`.
+//!
+//! Where gemini is more lenient than this reader (a system file it skips because its
+//! directory is writable by others, a workspace file of an untrusted folder, a value a
+//! sanitization pattern drops), the reader over-reports, which fails rather than passes.
 
-use super::{Context, Finding};
+use std::path::{Path, PathBuf};
 
-pub(super) fn read(_cx: &Context) -> Vec<Finding> {
-    Vec::new()
+use serde_json::{Map, Value};
+
+use super::{env_not_declared, Context, Effect, Finding};
+use crate::fsio;
+
+/// `DEFAULT_EXCLUDED_ENV_VARS` (the schema's default of `advanced.excludedEnvVars`).
+const DEFAULT_EXCLUDED: &[&str] = &["DEBUG", "DEBUG_MODE"];
+
+/// `ALWAYS_ALLOWED_ENVIRONMENT_VARIABLES`: kept even when a name pattern would drop them.
+const ALWAYS_ALLOWED: &[&str] = &[
+    "PATH",
+    "SYSTEMROOT",
+    "COMSPEC",
+    "PATHEXT",
+    "WINDIR",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "SYSTEMDRIVE",
+    "HOME",
+    "LANG",
+    "SHELL",
+    "TMPDIR",
+    "USER",
+    "LOGNAME",
+    "TERM",
+    "COLORTERM",
+    "ADDITIONAL_CONTEXT",
+    "AVAILABLE_LABELS",
+    "BRANCH_NAME",
+    "DESCRIPTION",
+    "EVENT_NAME",
+    "GITHUB_ENV",
+    "IS_PULL_REQUEST",
+    "ISSUES_TO_TRIAGE",
+    "ISSUE_BODY",
+    "ISSUE_NUMBER",
+    "ISSUE_TITLE",
+    "PULL_REQUEST_NUMBER",
+    "REPOSITORY",
+    "TITLE",
+    "TRIGGERING_ACTOR",
+];
+
+/// `NEVER_ALLOWED_ENVIRONMENT_VARIABLES`.
+const NEVER_ALLOWED: &[&str] = &[
+    "CLIENT_ID",
+    "DB_URI",
+    "CONNECTION_STRING",
+    "AWS_DEFAULT_REGION",
+    "AZURE_CLIENT_ID",
+    "AZURE_TENANT_ID",
+    "SLACK_WEBHOOK_URL",
+    "TWILIO_ACCOUNT_SID",
+    "DATABASE_URL",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_ACCOUNT",
+    "FIREBASE_PROJECT_ID",
+];
+
+/// `NEVER_ALLOWED_NAME_PATTERNS` (case-insensitive substrings).
+const NEVER_ALLOWED_PARTS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "KEY",
+    "AUTH",
+    "CREDENTIAL",
+    "CREDS",
+    "PRIVATE",
+    "CERT",
+];
+
+/// `BLOCKED_EXECUTION_ENVS`: an entry's own `env` variable of these names is dropped.
+const BLOCKED_EXECUTION: &[&str] = &[
+    "NODE_OPTIONS",
+    "NODE_CLI_FLAGS",
+    "_FORCE_NODE_OPTIONS",
+    "NODE_PATH",
+    "ELECTRON_RUN_AS_NODE",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "RUBYOPT",
+    "RUBYLIB",
+    "PERL5OPT",
+    "PERL5LIB",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+    "LD_DEBUG",
+    "LD_PROFILE",
+    "LD_LIBRARY_PATH",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_FORCE_FLAT_NAMESPACE",
+    "DYLD_LIBRARY_PATH",
+    "DYLD_FRAMEWORK_PATH",
+];
+
+pub(super) fn read(cx: &Context) -> Vec<Finding> {
+    let gemini_dir = cx.user_config.parent().unwrap_or(Path::new("/"));
+    let home = gemini_dir.parent().unwrap_or(Path::new("/"));
+    let cwd = std::env::current_dir().ok();
+    read_in(cx, home, cwd.as_deref(), &Vars::from_process())
+}
+
+/// The variables that move gemini's files, as the verifier sees them.
+struct Vars {
+    system: Option<PathBuf>,
+    defaults: Option<PathBuf>,
+}
+
+impl Vars {
+    fn from_process() -> Vars {
+        let path = |v| crate::dirs::var(v).map(PathBuf::from);
+        Vars {
+            system: path("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
+            defaults: path("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"),
+        }
+    }
+}
+
+fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let system = vars
+        .system
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    let defaults = vars.defaults.clone().unwrap_or_else(|| {
+        system
+            .parent()
+            .unwrap_or(Path::new("/"))
+            .join("system-defaults.json")
+    });
+    let mut files = vec![
+        ("system settings", system),
+        ("system defaults", defaults),
+        ("user settings", cx.user_config.to_path_buf()),
+    ];
+    if let Some(cwd) = cwd.filter(|c| !same_dir(c, home)) {
+        files.push((
+            "workspace settings",
+            cwd.join(".gemini").join("settings.json"),
+        ));
+    }
+    let mut settings = Vec::new();
+    for (what, file) in &files {
+        match settings_file(file) {
+            Ok(None) => {}
+            Ok(Some(doc)) => settings.push((file.clone(), doc)),
+            Err(effect) => found.push(Finding::new(format!("{what} {}", file.display()), effect)),
+        }
+    }
+    for (file, doc) in &settings {
+        found.extend(lists(cx.name, file, doc));
+    }
+    found.extend(enablement(cx.name, &home.join(".gemini")));
+    let mut excluded: Vec<String> = DEFAULT_EXCLUDED.iter().map(|s| s.to_string()).collect();
+    let mut ignore_local = false;
+    for (_, doc) in &settings {
+        let advanced = doc.get("advanced");
+        if let Some(Value::Array(a)) = advanced.and_then(|a| a.get("excludedEnvVars")) {
+            excluded.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
+        }
+        // Later files win (the deep merge); any `true` is the fail-safe reading anyway.
+        if let Some(Value::Bool(b)) = advanced.and_then(|a| a.get("ignoreLocalEnv")) {
+            ignore_local = *b;
+        }
+    }
+    if let Some(f) = env_file(cx, home, cwd, &excluded, ignore_local) {
+        found.push(f);
+    }
+    let dropped: Vec<String> = cx
+        .declared
+        .raw
+        .get("env")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flat_map(|m| m.keys())
+        .filter(|k| BLOCKED_EXECUTION.contains(&k.to_ascii_uppercase().as_str()))
+        .map(|k| format!("env.{k}"))
+        .collect();
+    if !dropped.is_empty() {
+        found.push(Finding::new(
+            "gemini's BLOCKED_EXECUTION_ENVS (it drops these variables of an entry's own env)",
+            Effect::Changed(dropped),
+        ));
+    }
+    found
+}
+
+/// Whether `a` and `b` are the same directory (gemini compares resolved paths).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// A settings file as gemini loads it: `Ok(None)` when missing, the parsed object, or what
+/// it does to the run (`Blocked`: gemini exits with "Please fix the configuration file(s)")
+/// or why it cannot be compared.
+fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
+    let text = match fsio::read_input_if_exists(file, "settings file", fsio::limits::CLIENT_CONFIG)
+    {
+        Ok(None) => return Ok(None),
+        Ok(Some(t)) => t,
+        Err(e) => return Err(Effect::NotCompared(e.source.to_string())),
+    };
+    let refused = |why: &str| {
+        Effect::Blocked(format!(
+            "gemini refuses to start with this file ({why}): it loads no server at all"
+        ))
+    };
+    let Some(plain) = strip_comments(&text) else {
+        return Err(refused("not JSON: a string or comment is not closed"));
+    };
+    match serde_json::from_str::<Value>(&plain) {
+        Ok(Value::Object(m)) => Ok(Some(m)),
+        Ok(_) => Err(refused("its top level is not an object")),
+        // Node's JSON.parse takes a lone surrogate escape, serde_json does not.
+        Err(_) if has_surrogate_escape(&plain) => Err(Effect::NotCompared(
+            "it holds a lone surrogate escape, which gemini reads and mcp-deploy cannot".into(),
+        )),
+        Err(e) => Err(refused(&format!("not valid JSON at line {}", e.line()))),
+/// Whether `text` holds a `\uD800`-`\uDFFF` escape: Node's JSON.parse takes a lone one,
+}
+
+/// Whether `text` holds a `\\uD800`-`\\uDFFF` escape: Node's JSON.parse takes a lone one,
+/// serde_json refuses it, so a parse error there means "cannot compare", not "refused".
+fn has_surrogate_escape(text: &str) -> bool {
+    text.as_bytes().windows(4).any(|w| {
+        w[0] == b'\\'
+            && w[1] == b'u'
+            && w[2].eq_ignore_ascii_case(&b'd')
+            && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
+    })
+}
+
+fn strip_comments(text: &str) -> Option<String> {
+    use std::io::Read;
+    let mut plain = String::with_capacity(text.len());
+    json_comments::CommentSettings::c_style()
+        .strip_comments(text.as_bytes())
+        .read_to_string(&mut plain)
+        .ok()?;
+    Some(plain)
+}
+
+/// `normalizeServerId`.
+fn normalized(s: &str) -> String {
+    s.to_lowercase().trim().to_string()
+}
+
+/// `mcp.excluded` and `mcp.allowed` of one settings file.
+fn lists(name: &str, file: &Path, doc: &Map<String, Value>) -> Vec<Finding> {
+    let mut found = Vec::new();
+    let mcp = doc.get("mcp");
+    let want = normalized(name);
+    for key in ["excluded", "allowed"] {
+        let Some(list) = mcp.and_then(|m| m.get(key)) else {
+            continue;
+        };
+        let source = format!("{} mcp.{key}", file.display());
+        // gemini only takes an array; anything else is ignored (a schema warning).
+        let Value::Array(items) = list else { continue };
+        let mut strings = Vec::new();
+        for item in items {
+            match item.as_str() {
+                Some(s) if s.contains('$') => {
+                    found.push(Finding::new(
+                        &source,
+                        Effect::NotCompared(
+                            "an item holds a $VAR reference, which gemini expands from the \
+                             agent's environment"
+                                .into(),
+                        ),
+                    ));
+                }
+                Some(s) => strings.push(normalized(s)),
+                None => found.push(Finding::new(
+                    &source,
+                    Effect::NotCompared("an item is not a string".into()),
+                )),
+            }
+        }
+        let listed = strings.contains(&want);
+        match (key, listed) {
+            ("excluded", true) => found.push(Finding::new(
+                source,
+                Effect::Blocked(format!("mcp.excluded names {name}")),
+            )),
+            ("allowed", false) => found.push(Finding::new(
+                source,
+                Effect::Blocked(format!("mcp.allowed does not name {name}")),
+            )),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// `~/.gemini/mcp-server-enablement.json`, which `gemini mcp disable` writes.
+fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
+    let file = gemini_dir.join("mcp-server-enablement.json");
+    let source = format!("{} {}", file.display(), normalized(name));
+    let text = match fsio::read_input_if_exists(&file, "enablement file", fsio::limits::DOCUMENT) {
+        Ok(None) => return None,
+        Ok(Some(t)) => t,
+        Err(e) => {
+            return Some(Finding::new(
+                file.display(),
+                Effect::NotCompared(e.source.to_string()),
+            ))
+        }
+    };
+    // gemini reads it with JSON.parse and takes an unreadable one as empty.
+    let doc: Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(_) if has_surrogate_escape(&text) => {
+            return Some(Finding::new(
+                file.display(),
+                Effect::NotCompared("a lone surrogate escape".into()),
+            ))
+        }
+        Err(_) => return None,
+    };
+    let disabled = doc
+        .get(normalized(name))
+        .and_then(|s| s.get("enabled"))
+        .is_some_and(|e| e == &Value::Bool(false));
+    disabled.then(|| {
+        Finding::new(
+            source,
+            Effect::Blocked("disabled (gemini mcp disable): \"enabled\": false".into()),
+        )
+    })
+}
+
+/// `findEnvFile` for a trusted folder: the first `.gemini/.env` or `.env` from `cwd` up,
+/// then `~/.gemini/.env`, `~/.env`.
+fn find_env_file(cwd: Option<&Path>, home: &Path, ignore_local: bool) -> Option<PathBuf> {
+    let exists = |p: &Path| p.exists() || std::fs::symlink_metadata(p).is_ok();
+    if let Some(cwd) = cwd {
+        let mut dir = Some(cwd);
+        while let Some(d) = dir {
+            let g = d.join(".gemini").join(".env");
+            if exists(&g) {
+                return Some(g);
+            }
+            let e = d.join(".env");
+            if exists(&e) && (!ignore_local || d == home) {
+                return Some(e);
+            }
+            dir = d.parent();
+        }
+    }
+    [home.join(".gemini").join(".env"), home.join(".env")]
+        .into_iter()
+        .find(|p| exists(p))
+}
+
+/// The variables of the `.env` gemini loads that reach a stdio server.
+fn env_file(
+    cx: &Context,
+    home: &Path,
+    cwd: Option<&Path>,
+    excluded: &[String],
+    ignore_local: bool,
+) -> Option<Finding> {
+    let file = find_env_file(cwd, home, ignore_local)?;
+    let text = match fsio::read_input_string(&file, ".env file", fsio::limits::DOCUMENT) {
+        Ok(t) => t,
+        Err(e) => {
+            return Some(Finding::new(
+                file.display(),
+                Effect::NotCompared(format!(
+                    "gemini loads it into every server it starts, and mcp-deploy cannot read \
+                     it: {}",
+                    e.source
+                )),
+            ))
+        }
+    };
+    let excluded: Vec<String> = excluded.iter().map(|s| s.to_uppercase()).collect();
+    let reaching = super::dotenv::names(&text)
+        .into_iter()
+        .filter(|k| reaches_server(k, &excluded));
+    let keys = env_not_declared(
+        cx.declared,
+        reaching.collect::<Vec<_>>().iter().map(String::as_str),
+    );
+    (!keys.is_empty()).then(|| Finding::new(file.display(), Effect::Changed(keys)))
+}
+
+/// `shouldRedactEnvironmentVariable`, negated, by name only (a value pattern may drop a
+/// variable too; reading it as kept fails rather than passes).
+fn reaches_server(key: &str, excluded: &[String]) -> bool {
+    let k = key.to_uppercase();
+    if k.starts_with("GEMINI_CLI_") || k.starts_with("GIT_CONFIG_") {
+        return true;
+    }
+    if excluded.contains(&k) {
+        return false;
+    }
+    if ALWAYS_ALLOWED.contains(&k.as_str()) {
+        return true;
+    }
+    if NEVER_ALLOWED.contains(&k.as_str()) {
+        return false;
+    }
+    !NEVER_ALLOWED_PARTS.iter().any(|p| k.contains(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::Entry;
+    use serde_json::json;
+
+    struct Home {
+        dir: tempfile::TempDir,
+    }
+
+    impl Home {
+        fn new() -> Home {
+            let h = Home {
+                dir: tempfile::tempdir().unwrap(),
+            };
+            std::fs::create_dir_all(h.home().join(".gemini")).unwrap();
+            std::fs::create_dir_all(h.dir.path().join("work")).unwrap();
+            h
+        }
+        fn home(&self) -> PathBuf {
+            self.dir.path().join("home")
+        }
+        fn write(&self, rel: &str, text: &str) {
+            let p = self.dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        fn read(&self, declared: Value) -> Vec<Finding> {
+            let declared = Entry::from_value(&declared).unwrap();
+            let config = self.home().join(".gemini/settings.json");
+            let cx = Context {
+                name: "CodeTools",
+                declared: &declared,
+                user_config: &config,
+            };
+            let vars = Vars {
+                system: Some(self.dir.path().join("etc/settings.json")),
+                defaults: None,
+            };
+            read_in(
+                &cx,
+                &self.home(),
+                Some(&self.dir.path().join("work")),
+                &vars,
+            )
+        }
+    }
+
+    #[test]
+    fn lists_block_by_normalized_name_in_every_file() {
+        let h = Home::new();
+        assert!(h.read(json!({"command": "/x"})).is_empty());
+        h.write(
+            "etc/system-defaults.json",
+            r#"{"mcp": {"excluded": [" codetools "]}}"#,
+        );
+        h.write(
+            "work/.gemini/settings.json",
+            r#"{"mcp": {"allowed": ["other"]}} // comment"#,
+        );
+        let f = h.read(json!({"command": "/x"}));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(
+            f[0].source.ends_with("system-defaults.json mcp.excluded"),
+            "{f:?}"
+        );
+        assert!(matches!(&f[1].effect, Effect::Blocked(w) if w.contains("mcp.allowed")));
+    }
+
+    #[test]
+    fn a_file_gemini_refuses_blocks_everything() {
+        let h = Home::new();
+        h.write("etc/settings.json", "[1]");
+        h.write("home/.gemini/settings.json", "{\"mcpServers\": {");
+        let f = h.read(json!({"command": "/x"}));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(f
+            .iter()
+            .all(|f| matches!(&f.effect, Effect::Blocked(w) if w.contains("refuses"))));
+        h.write("etc/settings.json", r#"{"a": "\ud800"}"#);
+        h.write("home/.gemini/settings.json", "{}");
+        let f = h.read(json!({"command": "/x"}));
+        assert!(
+            matches!(
+                &f[..],
+                [Finding {
+                    effect: Effect::NotCompared(_),
+                    ..
+                }]
+            ),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn the_first_env_file_counts_after_sanitization() {
+        let h = Home::new();
+        h.write("home/.env", "NODE_OPTIONS=--require /x\n");
+        h.write(
+            "work/.env",
+            "PATH=/evil\nAPI_TOKEN=t\nDEBUG=1\nLD_PRELOAD=/e.so\nOWN=1\n",
+        );
+        let f = h.read(json!({"command": "/x", "env": {"OWN": "v"}}));
+        // The working directory's .env is the one loaded; home's is not.
+        assert_eq!(
+            f,
+            [Finding::new(
+                h.dir.path().join("work/.env").display(),
+                Effect::Changed(vec!["env.LD_PRELOAD".into(), "env.PATH".into()])
+            )]
+        );
+        h.write(
+            "work/.gemini/settings.json",
+            r#"{"advanced": {"excludedEnvVars": ["PATH"]}}"#,
+        );
+        let f = h.read(json!({"command": "/x"}));
+        assert!(
+            matches!(&f[..], [Finding { effect: Effect::Changed(k), .. }] if k == &["env.LD_PRELOAD", "env.OWN"]),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn enablement_and_blocked_declared_variables() {
+        let h = Home::new();
+        h.write(
+            "home/.gemini/mcp-server-enablement.json",
+            r#"{"codetools": {"enabled": false}}"#,
+        );
+        let f = h.read(json!({"command": "/x", "env": {"NODE_OPTIONS": "--x", "T": "1"}}));
+        assert_eq!(f.len(), 2, "{f:?}");
+        assert!(matches!(&f[0].effect, Effect::Blocked(_)));
+        assert_eq!(
+            f[1].effect,
+            Effect::Changed(vec!["env.NODE_OPTIONS".into()])
+        );
+    }
 }
