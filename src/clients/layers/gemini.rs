@@ -255,10 +255,10 @@ fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
             "it holds a lone surrogate escape, which gemini reads and mcp-deploy cannot".into(),
         )),
         Err(e) => Err(refused(&format!("not valid JSON at line {}", e.line()))),
-/// Whether `text` holds a `\uD800`-`\uDFFF` escape: Node's JSON.parse takes a lone one,
+    }
 }
 
-/// Whether `text` holds a `\\uD800`-`\\uDFFF` escape: Node's JSON.parse takes a lone one,
+/// Whether `text` holds a `\uD800`-`\uDFFF` escape: Node's JSON.parse takes a lone one,
 /// serde_json refuses it, so a parse error there means "cannot compare", not "refused".
 fn has_surrogate_escape(text: &str) -> bool {
     text.as_bytes().windows(4).any(|w| {
