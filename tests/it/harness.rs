@@ -423,6 +423,39 @@ impl World {
         }
     }
 
+    /// `program ARGS...` in a private mount namespace whose `/etc` is an overlay of the
+    /// host's with `files` (paths under `/etc`, and their text) on top: what a test writes
+    /// there never reaches the host's `/etc`. Fails, never skips, when the namespace cannot
+    /// be made (CI runs as root).
+    pub fn in_private_etc(
+        &self,
+        files: &[(&str, &str)],
+        program: impl AsRef<Path>,
+        args: &[&str],
+    ) -> Cmd<'_> {
+        let upper = self.root().join("etc-upper");
+        for (path, text) in files {
+            let rel = path.strip_prefix("/etc/").expect("a path under /etc/");
+            let file = upper.join(rel);
+            fs::create_dir_all(file.parent().unwrap()).unwrap();
+            fs::write(&file, text).unwrap();
+        }
+        fs::create_dir_all(&upper).unwrap();
+        // A fresh workdir per mount: overlayfs wants it empty and on upper's filesystem.
+        let work = tempfile::tempdir_in(self.root()).unwrap().keep();
+        let script = format!(
+            "mount -t overlay overlay -o lowerdir=/etc,upperdir={},workdir={} /etc \
+             || {{ echo 'in_private_etc: cannot mount the /etc overlay' >&2; exit 97; }}; \
+             exec \"$@\"",
+            upper.display(),
+            work.display()
+        );
+        self.program(system_tool("unshare"))
+            .args(["--mount", "--", "sh", "-c", &script, "sh"])
+            .arg(program.as_ref())
+            .args(args)
+    }
+
     /// Run mcp-deploy with the world's environment.
     pub fn run(&self, args: &[&str]) -> Run {
         self.cmd().args(args).run()

@@ -31,8 +31,10 @@ static LINE: LazyLock<Regex> = LazyLock::new(|| {
 pub(crate) fn names(text: &str) -> Vec<String> {
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut seen = std::collections::BTreeSet::new();
-    LINE.captures_iter(&text)
-        .map(|c| c[1].to_string())
+    // Find each definition with the DFA (fast), then take its name from that span alone: the
+    // same leftmost-first match, since the span ends where the whole-text match did.
+    LINE.find_iter(&text)
+        .filter_map(|m| LINE.captures(m.as_str()).map(|c| c[1].to_string()))
         .filter(|n| seen.insert(n.clone()))
         .collect()
 }

@@ -177,6 +177,11 @@ fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Fi
     }
     let mut settings = Vec::new();
     for (what, file) in &files {
+        // gemini skips a system file that is not root's alone (`isFileAndDirectorySecureSync`,
+        // with a warning): it counts for nothing.
+        if what.starts_with("system") && !secure(file) {
+            continue;
+        }
         match settings_file(file) {
             Ok(None) => {}
             Ok(Some(doc)) => settings.push((file.clone(), doc)),
@@ -219,6 +224,31 @@ fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Fi
         ));
     }
     found
+}
+
+/// `isFileAndDirectorySecureSync` (POSIX): the file and every directory above it, as named
+/// and as resolved, are owned by root and not writable by group or others, and every symlink
+/// on the way is root's. A path that does not exist is secure, as in gemini.
+fn secure(file: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let one = |p: &Path, dir: bool| -> bool {
+        let meta = match std::fs::metadata(p) {
+            Ok(m) => m,
+            Err(e) => return e.kind() == std::io::ErrorKind::NotFound,
+        };
+        if dir != meta.is_dir() || (!dir && !meta.is_file()) {
+            return false;
+        }
+        let link_ok = std::fs::symlink_metadata(p)
+            .map(|l| !l.file_type().is_symlink() || l.uid() == 0)
+            .unwrap_or(true);
+        link_ok && meta.uid() == 0 && meta.mode() & 0o022 == 0
+    };
+    let chain = |f: &Path| f.ancestors().skip(1).all(|d| one(d, true)) && one(f, false);
+    if !file.exists() {
+        return true;
+    }
+    chain(file) && std::fs::canonicalize(file).is_ok_and(|real| real == file || chain(&real))
 }
 
 /// Whether `a` and `b` are the same directory (gemini compares resolved paths).
@@ -497,7 +527,7 @@ mod tests {
         let h = Home::new();
         assert!(h.read(json!({"command": "/x"})).is_empty());
         h.write(
-            "etc/system-defaults.json",
+            "home/.gemini/settings.json",
             r#"{"mcp": {"excluded": [" codetools "]}}"#,
         );
         h.write(
@@ -507,7 +537,8 @@ mod tests {
         let f = h.read(json!({"command": "/x"}));
         assert_eq!(f.len(), 2, "{f:?}");
         assert!(
-            f[0].source.ends_with("system-defaults.json mcp.excluded"),
+            f[0].source
+                .ends_with("home/.gemini/settings.json mcp.excluded"),
             "{f:?}"
         );
         assert!(matches!(&f[1].effect, Effect::Blocked(w) if w.contains("mcp.allowed")));
@@ -516,14 +547,14 @@ mod tests {
     #[test]
     fn a_file_gemini_refuses_blocks_everything() {
         let h = Home::new();
-        h.write("etc/settings.json", "[1]");
+        h.write("work/.gemini/settings.json", "[1]");
         h.write("home/.gemini/settings.json", "{\"mcpServers\": {");
         let f = h.read(json!({"command": "/x"}));
         assert_eq!(f.len(), 2, "{f:?}");
         assert!(f
             .iter()
             .all(|f| matches!(&f.effect, Effect::Blocked(w) if w.contains("refuses"))));
-        h.write("etc/settings.json", r#"{"a": "\ud800"}"#);
+        h.write("work/.gemini/settings.json", r#"{"a": "\ud800"}"#);
         h.write("home/.gemini/settings.json", "{}");
         let f = h.read(json!({"command": "/x"}));
         assert!(
@@ -536,6 +567,20 @@ mod tests {
             ),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn a_system_file_that_is_not_roots_alone_is_skipped_as_gemini_skips_it() {
+        // The temporary directory lies in /tmp, which everyone may write to.
+        let h = Home::new();
+        h.write("etc/settings.json", "[1]");
+        h.write(
+            "etc/system-defaults.json",
+            r#"{"mcp": {"excluded": ["codetools"]}}"#,
+        );
+        assert!(!secure(&h.dir.path().join("etc/settings.json")));
+        assert!(h.read(json!({"command": "/x"})).is_empty());
+        assert!(secure(Path::new("/etc/passwd")) && secure(Path::new("/no/such/file")));
     }
 
     #[test]
