@@ -6,5 +6,8 @@
 pub mod support;
 
 mod inputs;
+mod layers_gemini;
+mod layers_grok;
+mod layers_opencode;
 mod registration;
 mod vendor;
