@@ -47,6 +47,11 @@ fn status_line(r: &Run) -> String {
 }
 
 fn verify_args(opt: &Path) -> Vec<String> {
+    client_verify_args(opt, "gemini")
+}
+
+/// `verify-identity` of the sample's codetools-test in `client`, JSON report.
+pub(super) fn client_verify_args(opt: &Path, client: &str) -> Vec<String> {
     [
         "verify-identity",
         "--prefix",
@@ -56,7 +61,7 @@ fn verify_args(opt: &Path) -> Vec<String> {
         "--name",
         "codetools-test",
         "--client",
-        "gemini",
+        client,
         "--json",
     ]
     .map(String::from)
@@ -64,9 +69,13 @@ fn verify_args(opt: &Path) -> Vec<String> {
 }
 
 fn verify(w: &World, opt: &Path, extra: &[&str]) -> Run {
+    client_verify(w, opt, "gemini", extra)
+}
+
+pub(super) fn client_verify(w: &World, opt: &Path, client: &str, extra: &[&str]) -> Run {
     let doc = w.registered();
     w.cmd()
-        .args(verify_args(opt))
+        .args(client_verify_args(opt, client))
         .args(["--mcp-json", doc.to_str().unwrap()])
         .args(extra)
         .run()
@@ -74,7 +83,7 @@ fn verify(w: &World, opt: &Path, extra: &[&str]) -> Run {
 
 /// verify-identity and status both fail, naming `file` and `key` in mcp-registration's
 /// detail and in status's `layers` row.
-fn fails_naming(w: &World, verify: Run, status: Run, file: &str, key: &str) {
+pub(super) fn fails_naming(w: &World, verify: Run, status: Run, file: &str, key: &str) {
     verify.code(1);
     let detail = verify.detail("mcp-registration");
     assert!(
@@ -106,7 +115,7 @@ fn status(w: &World) -> Run {
 
 /// A script node runs through `NODE_OPTIONS=--require`: it leaves a marker when the server
 /// gemini starts loads it.
-fn probe(w: &World) -> (PathBuf, PathBuf) {
+pub(super) fn probe(w: &World) -> (PathBuf, PathBuf) {
     let marker = w.root().join("probe-ran");
     let js = w.write(
         "probe.js",
