@@ -140,6 +140,7 @@ pub(super) fn read(cx: &Context) -> Vec<Finding> {
 struct Vars {
     system: Option<PathBuf>,
     defaults: Option<PathBuf>,
+    trusted_folders: Option<PathBuf>,
 }
 
 impl Vars {
@@ -148,6 +149,7 @@ impl Vars {
         Vars {
             system: path("GEMINI_CLI_SYSTEM_SETTINGS_PATH"),
             defaults: path("GEMINI_CLI_SYSTEM_DEFAULTS_PATH"),
+            trusted_folders: path("GEMINI_CLI_TRUSTED_FOLDERS_PATH"),
         }
     }
 }
@@ -184,17 +186,37 @@ fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Fi
         }
         match settings_file(file) {
             Ok(None) => {}
-            Ok(Some(doc)) => settings.push((file.clone(), doc)),
+            Ok(Some(doc)) => settings.push((*what, file.clone(), doc)),
             Err(effect) => found.push(Finding::new(format!("{what} {}", file.display()), effect)),
         }
     }
-    for (file, doc) in &settings {
+    for (_, file, doc) in &settings {
         found.extend(lists(cx.name, file, doc));
+    }
+    // Folder trust is decided from system defaults, user and system settings (not the
+    // workspace's), merged in that order: `security.folderTrust.enabled`, on by default.
+    let trust_in = |label: &str| {
+        settings
+            .iter()
+            .find(|(what, _, _)| *what == label)
+            .and_then(|(_, _, d)| d.get("security")?.get("folderTrust")?.get("enabled"))
+            .and_then(Value::as_bool)
+    };
+    let trust_enabled = trust_in("system settings")
+        .or_else(|| trust_in("user settings"))
+        .or_else(|| trust_in("system defaults"))
+        .unwrap_or(true);
+    if trust_enabled {
+        let file = vars
+            .trusted_folders
+            .clone()
+            .unwrap_or_else(|| home.join(".gemini").join("trustedFolders.json"));
+        found.extend(trusted_folders(&file));
     }
     found.extend(enablement(cx.name, &home.join(".gemini")));
     let mut excluded: Vec<String> = DEFAULT_EXCLUDED.iter().map(|s| s.to_string()).collect();
     let mut ignore_local = false;
-    for (_, doc) in &settings {
+    for (_, _, doc) in &settings {
         let advanced = doc.get("advanced");
         if let Some(Value::Array(a)) = advanced.and_then(|a| a.get("excludedEnvVars")) {
             excluded.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
@@ -362,6 +384,34 @@ fn lists(name: &str, file: &Path, doc: &Map<String, Value>) -> Vec<Finding> {
     found
 }
 
+/// `~/.gemini/trustedFolders.json`: gemini stops ("Please fix the configuration file") when
+/// it is not a JSON object of `TRUST_FOLDER`, `TRUST_PARENT` or `DO_NOT_TRUST` values, even
+/// before it looks at a server. (`GEMINI_CLI_TRUST_WORKSPACE` in the agent's environment
+/// skips the file; that is the agent's, not the host's.)
+fn trusted_folders(file: &Path) -> Option<Finding> {
+    let effect = match settings_file(file) {
+        Ok(None) => return None,
+        Ok(Some(doc)) => {
+            let bad = doc.values().any(|v| {
+                !matches!(
+                    v.as_str(),
+                    Some("TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST")
+                )
+            });
+            if !bad {
+                return None;
+            }
+            Effect::Blocked(
+                "gemini refuses to start with this file (a trust level that is not \
+                 TRUST_FOLDER, TRUST_PARENT or DO_NOT_TRUST): it loads no server at all"
+                    .into(),
+            )
+        }
+        Err(e) => e,
+    };
+    Some(Finding::new(file.display(), effect))
+}
+
 /// `~/.gemini/mcp-server-enablement.json`, which `gemini mcp disable` writes.
 fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
     let file = gemini_dir.join("mcp-server-enablement.json");
@@ -512,6 +562,7 @@ mod tests {
             let vars = Vars {
                 system: Some(self.dir.path().join("etc/settings.json")),
                 defaults: None,
+                trusted_folders: None,
             };
             read_in(
                 &cx,
@@ -609,6 +660,27 @@ mod tests {
             matches!(&f[..], [Finding { effect: Effect::Changed(k), .. }] if k == &["env.LD_PRELOAD", "env.OWN"]),
             "{f:?}"
         );
+    }
+
+    #[test]
+    fn a_trusted_folders_file_gemini_refuses_blocks_unless_trust_is_off() {
+        let h = Home::new();
+        h.write(
+            "home/.gemini/trustedFolders.json",
+            r#"{"/w": "TRUST_FOLDER"}"#,
+        );
+        assert!(h.read(json!({"command": "/x"})).is_empty());
+        h.write("home/.gemini/trustedFolders.json", r#"{"/w": "YES"}"#);
+        let f = h.read(json!({"command": "/x"}));
+        assert!(
+            matches!(&f[..], [Finding { effect: Effect::Blocked(_), source }] if source.ends_with("trustedFolders.json")),
+            "{f:?}"
+        );
+        h.write(
+            "home/.gemini/settings.json",
+            r#"{"security": {"folderTrust": {"enabled": false}}}"#,
+        );
+        assert!(h.read(json!({"command": "/x"})).is_empty());
     }
 
     #[test]

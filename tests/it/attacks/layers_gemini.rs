@@ -293,6 +293,36 @@ fn workspace_settings_gemini_refuses_stop_every_server() {
     );
 }
 
+#[test]
+fn a_trusted_folders_file_gemini_refuses_stops_every_server() {
+    // The next instance of a refused file: not a settings file at all. Gemini reads
+    // ~/.gemini/trustedFolders.json to decide whether the folder is trusted, before any
+    // server, and stops on a trust level it does not know.
+    let (w, opt) = installed();
+    w.write(
+        "home/.gemini/trustedFolders.json",
+        r#"{"/work": "TRUST_EVERYTHING"}"#,
+    );
+    let r = w
+        .program(real_client("gemini"))
+        .args(["mcp", "list"])
+        .current_dir(w.root().join("work"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .run();
+    assert!(
+        r.code != 0 && r.stderr.contains("Invalid trust level"),
+        "gemini did not refuse it\n{}",
+        r.shown
+    );
+    fails_naming(
+        &w,
+        verify(&w, &opt, &[]),
+        status(&w),
+        "trustedFolders.json",
+        "refuses to start",
+    );
+}
+
 /// Run `args` of mcp-deploy, or the real gemini, inside a private /etc holding `files`.
 fn in_etc(w: &World, files: &[(&str, &str)], program: &Path, args: &[String]) -> Run {
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
