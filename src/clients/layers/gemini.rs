@@ -245,6 +245,9 @@ fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Fi
             Effect::Changed(dropped),
         ));
     }
+    for (_, _, doc) in settings {
+        drop_flat(Value::Object(doc));
+    }
     found
 }
 
@@ -285,8 +288,8 @@ fn same_dir(a: &Path, b: &Path) -> bool {
 /// it does to the run (`Blocked`: gemini exits with "Please fix the configuration file(s)")
 /// or why it cannot be compared.
 fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
-    let text = match fsio::read_input_if_exists(file, "settings file", fsio::limits::CLIENT_CONFIG)
-    {
+    // A few KiB in practice; the bound keeps the parsed tree (about ten times the text) small.
+    let text = match fsio::read_input_if_exists(file, "settings file", fsio::limits::CLIENT_JSONC) {
         Ok(None) => return Ok(None),
         Ok(Some(t)) => t,
         Err(e) => return Err(Effect::NotCompared(e.source.to_string())),
@@ -299,26 +302,35 @@ fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
     let Some(plain) = strip_comments(&text) else {
         return Err(refused("not JSON: a string or comment is not closed"));
     };
-    match serde_json::from_str::<Value>(&plain) {
+    match parse_node(&plain) {
         Ok(Value::Object(m)) => Ok(Some(m)),
-        Ok(_) => Err(refused("its top level is not an object")),
-        // Node's JSON.parse takes a lone surrogate escape, serde_json does not.
-        Err(_) if has_surrogate_escape(&plain) => Err(Effect::NotCompared(
-            "it holds a lone surrogate escape, which gemini reads and mcp-deploy cannot".into(),
-        )),
+        Ok(other) => {
+            drop_flat(other);
+            Err(refused("its top level is not an object"))
+        }
         Err(e) => Err(refused(&format!("not valid JSON at line {}", e.line()))),
     }
 }
 
-/// Whether `text` holds a `\uD800`-`\uDFFF` escape: Node's JSON.parse takes a lone one,
-/// serde_json refuses it, so a parse error there means "cannot compare", not "refused".
-fn has_surrogate_escape(text: &str) -> bool {
-    text.as_bytes().windows(4).any(|w| {
-        w[0] == b'\\'
-            && w[1] == b'u'
-            && w[2].eq_ignore_ascii_case(&b'd')
-            && matches!(w[3].to_ascii_lowercase(), b'8'..=b'9' | b'a'..=b'f')
-    })
+/// JSON as Node's JSON.parse reads it: any depth, a lone surrogate escape kept (as U+FFFD),
+/// the last of duplicate keys winning. The syntax is checked first without building
+/// anything, so that no partly built deep value is ever dropped by recursion.
+fn parse_node(text: &str) -> Result<Value, serde_json::Error> {
+    crate::clients::claude::parse_lenient::<serde::de::IgnoredAny>(text)?;
+    crate::clients::claude::parse_lenient::<Value>(text).map(|(v, _)| v)
+}
+
+/// Drop `v` without recursion: a settings file may nest as deep as it likes (Node does not
+/// mind), and serde_json's own drop would overflow the stack on it.
+fn drop_flat(v: Value) {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Array(a) => stack.extend(a),
+            Value::Object(m) => stack.extend(m.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
 }
 
 fn strip_comments(text: &str) -> Option<String> {
@@ -398,6 +410,7 @@ fn trusted_folders(file: &Path) -> Option<Finding> {
                     Some("TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST")
                 )
             });
+            drop_flat(Value::Object(doc));
             if !bad {
                 return None;
             }
@@ -427,24 +440,18 @@ fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
         }
     };
     // gemini reads it with JSON.parse and takes an unreadable one as empty.
-    let doc: Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(_) if has_surrogate_escape(&text) => {
-            return Some(Finding::new(
-                file.display(),
-                Effect::NotCompared("a lone surrogate escape".into()),
-            ))
-        }
-        Err(_) => return None,
+    let Ok(doc) = parse_node(&text) else {
+        return None;
     };
     let disabled = doc
         .get(normalized(name))
         .and_then(|s| s.get("enabled"))
         .is_some_and(|e| e == &Value::Bool(false));
+    drop_flat(doc);
     disabled.then(|| {
         Finding::new(
             source,
-            Effect::Blocked("disabled (gemini mcp disable): \"enabled\": false".into()),
+            Effect::Blocked("disabled (/mcp disable in a session): \"enabled\": false".into()),
         )
     })
 }
@@ -605,14 +612,26 @@ mod tests {
         assert!(f
             .iter()
             .all(|f| matches!(&f.effect, Effect::Blocked(w) if w.contains("refuses"))));
-        h.write("work/.gemini/settings.json", r#"{"a": "\ud800"}"#);
+        // Node's JSON.parse takes any depth and a lone surrogate escape: so does the reader.
+        let deep = format!(
+            "{{\"a\": {}{}, \"b\": \"\\ud800\"}}",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        h.write("work/.gemini/settings.json", &deep);
         h.write("home/.gemini/settings.json", "{}");
+        let f = h.read(json!({"command": "/x"}));
+        assert!(f.is_empty(), "{f:?}");
+        // A deep value and then a syntax error: refused, with no stack overflow on the way.
+        let broken = format!("{{\"a\": {}{} x", "[".repeat(100_000), "]".repeat(100_000));
+        h.write("work/.gemini/settings.json", &broken);
+        h.write("home/.gemini/mcp-server-enablement.json", &broken);
         let f = h.read(json!({"command": "/x"}));
         assert!(
             matches!(
                 &f[..],
                 [Finding {
-                    effect: Effect::NotCompared(_),
+                    effect: Effect::Blocked(_),
                     ..
                 }]
             ),

@@ -279,6 +279,10 @@ mod tests {
         assert!(
             matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.contains("provider"))
         );
+        // Deep nesting neither overflows the stack nor counts as refused here.
+        let deep = format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        std::fs::write(&f, deep).unwrap();
+        let _ = check_file(&f);
         // A top level that is not an object the file reader refuses itself: the shadow check
         // counts such a file.
         std::fs::write(&f, "[]").unwrap();
