@@ -187,6 +187,49 @@ fn gemini_dir_env_file_of_the_working_directory_gives_the_server_a_variable() {
 }
 
 #[test]
+fn an_ancestors_env_file_gives_the_server_a_variable() {
+    // The next instance: a .env above the working directory (gemini looks up to `/`).
+    let (w, opt) = installed();
+    let (js, marker) = probe(&w);
+    w.write(
+        ".env",
+        format!("NODE_OPTIONS=\"--require {}\"\n", js.display()),
+    );
+    let r = mcp_list(&w, &w.root().join("work"));
+    assert!(
+        marker.exists(),
+        "the server did not load the probe\n{}",
+        r.shown
+    );
+    let root = w.root().display().to_string();
+    fails_naming(
+        &w,
+        verify(&w, &opt, &[]),
+        status(&w),
+        &format!("{root}/.env"),
+        "env.NODE_OPTIONS",
+    );
+}
+
+#[test]
+fn a_variable_the_settings_exclude_never_reaches_the_server_and_passes() {
+    // advanced.excludedEnvVars keeps NODE_OPTIONS out of every server: as lenient as gemini.
+    let (w, opt) = installed();
+    let (js, marker) = probe(&w);
+    w.write(
+        "home/.env",
+        format!("NODE_OPTIONS=--require {}\n", js.display()),
+    );
+    edit_user_settings(&w, |v| {
+        v["advanced"] = serde_json::json!({"excludedEnvVars": ["NODE_OPTIONS"]});
+    });
+    let r = mcp_list(&w, &home(&w));
+    assert!(status_line(&r).contains("Connected"), "{}", r.shown);
+    assert!(!marker.exists(), "gemini passed it on\n{}", r.shown);
+    verify(&w, &opt, &[]).code(0);
+}
+
+#[test]
 fn a_token_named_variable_of_the_env_file_is_not_passed_and_passes() {
     // Gemini's MCP sanitization keeps TOKEN-like names and DEBUG out of every server: such a
     // .env changes nothing, so it is no finding (the reader is as lenient as the client).

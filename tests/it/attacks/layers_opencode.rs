@@ -154,3 +154,23 @@ fn a_key_whose_schema_is_not_carried_is_named_as_not_compared() {
     );
     client_verify(&w, &opt, "opencode", &["--strict"]).code(1);
 }
+
+#[test]
+fn a_project_file_opencode_refuses_stops_it_there() {
+    // The next instance: the working directory's own opencode.json, which holds no server.
+    let (w, opt) = installed();
+    w.write("work/opencode.json", r#"{"snapshot": "yes"}"#);
+    let r = w.opencode(&["debug", "config"]);
+    assert!(
+        r.code != 0 && r.stderr.contains("work/opencode.json"),
+        "OpenCode did not refuse it\n{}",
+        r.shown
+    );
+    fails_naming(
+        &w,
+        client_verify(&w, &opt, "opencode", &[]),
+        status(&w),
+        "work/opencode.json snapshot",
+        "Configuration is invalid",
+    );
+}
