@@ -48,7 +48,7 @@ const PASSED: &[&str] = &["PATH"];
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
 
 /// The user config files OpenCode merges, lowest first.
-const USER_FILES: [&str; 3] = ["config.json", "opencode.json", "opencode.jsonc"];
+pub(crate) const USER_FILES: [&str; 3] = ["config.json", "opencode.json", "opencode.jsonc"];
 
 pub(crate) struct Opencode {
     file: JsoncFile,
@@ -618,7 +618,7 @@ fn could_become(key: &str, target: &str) -> bool {
 }
 
 /// From `cwd` up to its git root (OpenCode's worktree), or to `/` outside a repository.
-fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
+pub(crate) fn project_dirs(cwd: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for d in cwd.ancestors() {
         out.push(d.to_path_buf());

@@ -18,6 +18,7 @@
 mod claude;
 mod codex;
 mod cursor;
+mod dotenv;
 mod gemini;
 mod grok;
 mod opencode;

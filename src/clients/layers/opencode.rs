@@ -1,7 +1,291 @@
-//! The layers opencode applies to a user-scope entry ([`super`]): none read yet.
+//! The layers opencode applies to a user-scope entry ([`super`]) beyond the same-name
+//! entries of the files it merges (those are shadows, `clients::opencode::shadows_in`):
+//! **whether it accepts its config at all.** OpenCode 1.18.33 decodes every file it merges
+//! against one Effect schema (`identifier:"Config"` in the binary): unknown keys are dropped,
+//! but one known key of the wrong type and it stops with "Configuration is invalid at FILE",
+//! loading nothing — no server runs. So each file is checked the way the schema checks it:
+//!
+//! - `mcp`: an object whose every entry is a local server (`type: "local"`, `command`: array
+//!   of strings, optional `cwd` string, `environment` of strings, `enabled` boolean,
+//!   `timeout` integer > 0), a remote one (`type: "remote"`, `url` string, optional
+//!   `headers` of strings, `enabled`, `oauth` object or `false`, `timeout`), or failing both,
+//!   `{"enabled": boolean}` (which the schema takes as a toggle, whatever else it holds);
+//! - the keys of a simple type: `$schema`, `shell`, `model`, `small_model`,
+//!   `default_agent`, `username` (strings), `snapshot`, `autoshare` (booleans), `share`
+//!   (`manual`, `auto`, `disabled`), `autoupdate` (boolean or `notify`),
+//!   `disabled_providers`, `enabled_providers`, `instructions` (arrays of strings), `tools`
+//!   (booleans), `watcher.ignore` (strings); `null` is no value of any of them;
+//! - the other keys the schema knows (`provider`, `agent`, `permission`, `lsp`, ...) have
+//!   nested schemas mcp-deploy does not carry: a file holding one is named as not compared.
+//!
+//! A file that is not JSON with comments is already counted by the shadow check.
 
-use super::{Context, Finding};
+use std::path::{Path, PathBuf};
 
-pub(super) fn read(_cx: &Context) -> Vec<Finding> {
-    Vec::new()
+use serde_json::{Map, Value};
+
+use super::{Context, Effect, Finding};
+use crate::clients::{file_backed, opencode};
+
+/// The Config keys whose nested schemas are not checked here.
+const NOT_CHECKED: &[&str] = &[
+    "logLevel",
+    "server",
+    "command",
+    "skills",
+    "references",
+    "reference",
+    "plugin",
+    "subagent_depth",
+    "mode",
+    "agent",
+    "provider",
+    "formatter",
+    "lsp",
+    "layout",
+    "permission",
+    "attachment",
+    "enterprise",
+    "tool_output",
+    "compaction",
+    "experimental",
+];
+
+pub(super) fn read(cx: &Context) -> Vec<Finding> {
+    merged_files(cx.user_config)
+        .iter()
+        .flat_map(|f| check_file(f))
+        .collect()
+}
+
+/// The files OpenCode merges into the config of a session started in the working directory,
+/// as `shadows_in` finds them (OpenCode's own order does not matter: any refused file stops
+/// it).
+fn merged_files(config: &Path) -> Vec<PathBuf> {
+    let dir = config
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(opencode::config_dir);
+    let mut files: Vec<PathBuf> = opencode::USER_FILES.iter().map(|f| dir.join(f)).collect();
+    if let Some(f) = crate::dirs::var("OPENCODE_CONFIG") {
+        files.push(PathBuf::from(f));
+    }
+    let mut dirs = Vec::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        if crate::dirs::var("OPENCODE_DISABLE_PROJECT_CONFIG").is_none() {
+            for d in opencode::project_dirs(&cwd) {
+                dirs.push(d.join(".opencode"));
+                dirs.push(d);
+            }
+        }
+    }
+    dirs.push(crate::dirs::home().join(".opencode"));
+    if let Some(d) = crate::dirs::var("OPENCODE_CONFIG_DIR") {
+        dirs.push(PathBuf::from(d));
+    }
+    dirs.push(
+        crate::dirs::var("OPENCODE_TEST_MANAGED_CONFIG_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/etc/opencode")),
+    );
+    for d in dirs {
+        files.extend(["opencode.json", "opencode.jsonc"].map(|f| d.join(f)));
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|f| seen.insert(f.clone()));
+    files
+}
+
+fn check_file(file: &Path) -> Vec<Finding> {
+    // Missing, or not JSON with comments: nothing to add here (the shadow check counts a
+    // file it cannot read).
+    let Ok(Some(doc)) = file_backed::read_document(file) else {
+        return Vec::new();
+    };
+    let refused = |key: &str, why: String| {
+        Finding::new(
+            format!("{} {key}", file.display()),
+            Effect::Blocked(format!(
+                "OpenCode refuses the whole config (\"Configuration is invalid\") and loads no \
+                 server: {why}"
+            )),
+        )
+    };
+    let Value::Object(top) = doc else {
+        return vec![refused("(top level)", "it is not an object".into())];
+    };
+    let mut found: Vec<Finding> = Vec::new();
+    for (key, value) in &top {
+        if let Some(why) = simple_key(key, value) {
+            found.push(refused(key, why));
+        }
+    }
+    match top.get("mcp") {
+        None => {}
+        Some(Value::Object(servers)) => {
+            for (name, entry) in servers {
+                if let Err(why) = mcp_entry(entry) {
+                    found.push(refused(&format!("mcp.{name}"), why));
+                }
+            }
+        }
+        Some(_) => found.push(refused("mcp", "it is not an object".into())),
+    }
+    let unchecked: Vec<&str> = top
+        .keys()
+        .map(String::as_str)
+        .filter(|k| NOT_CHECKED.contains(k))
+        .collect();
+    if !unchecked.is_empty() {
+        found.push(Finding::new(
+            file.display(),
+            Effect::NotCompared(format!(
+                "OpenCode refuses its whole config for one value of the wrong type, and \
+                 mcp-deploy does not check the schema of {}",
+                unchecked.join(", ")
+            )),
+        ));
+    }
+    found
+}
+
+fn is_string_array(v: &Value) -> bool {
+    v.as_array().is_some_and(|a| a.iter().all(Value::is_string))
+}
+
+fn is_string_record(v: &Value) -> bool {
+    v.as_object()
+        .is_some_and(|m| m.values().all(Value::is_string))
+}
+
+/// Why a top-level key of a simple type has a value OpenCode refuses, if it does.
+fn simple_key(key: &str, v: &Value) -> Option<String> {
+    let ok = match key {
+        "$schema" | "shell" | "model" | "small_model" | "default_agent" | "username" => {
+            v.is_string()
+        }
+        "snapshot" | "autoshare" => v.is_boolean(),
+        "share" => matches!(v.as_str(), Some("manual" | "auto" | "disabled")),
+        "autoupdate" => v.is_boolean() || v == "notify",
+        "disabled_providers" | "enabled_providers" | "instructions" => is_string_array(v),
+        "tools" => v
+            .as_object()
+            .is_some_and(|m| m.values().all(Value::is_boolean)),
+        "watcher" => v
+            .as_object()
+            .is_some_and(|m| m.get("ignore").is_none_or(is_string_array)),
+        _ => true,
+    };
+    (!ok).then(|| format!("{key} is not of the type its schema has"))
+}
+
+fn positive_int(v: &Value) -> bool {
+    v.as_u64().is_some_and(|n| n > 0) || v.as_f64().is_some_and(|f| f > 0.0 && f.fract() == 0.0)
+}
+
+/// Whether OpenCode's schema takes an `mcp` entry: `Ok` when it does.
+fn mcp_entry(v: &Value) -> Result<(), String> {
+    let Value::Object(m) = v else {
+        return Err("the entry is not an object".into());
+    };
+    let server = match m.get("type").and_then(Value::as_str) {
+        Some("local") => local(m),
+        Some("remote") => remote(m),
+        _ => Err("its type is neither \"local\" nor \"remote\"".to_string()),
+    };
+    match server {
+        Ok(()) => Ok(()),
+        // The union's second member: a toggle.
+        Err(_) if m.get("enabled").is_some_and(Value::is_boolean) => Ok(()),
+        Err(why) => Err(why),
+    }
+}
+
+fn optional(m: &Map<String, Value>, key: &str, ok: fn(&Value) -> bool) -> Result<(), String> {
+    match m.get(key) {
+        Some(v) if !ok(v) => Err(format!("its {key} is not of the type the schema has")),
+        _ => Ok(()),
+    }
+}
+
+fn local(m: &Map<String, Value>) -> Result<(), String> {
+    if !m.get("command").is_some_and(is_string_array) {
+        return Err("its command is not an array of strings".into());
+    }
+    optional(m, "cwd", Value::is_string)?;
+    optional(m, "environment", is_string_record)?;
+    optional(m, "enabled", Value::is_boolean)?;
+    optional(m, "timeout", positive_int)
+}
+
+fn remote(m: &Map<String, Value>) -> Result<(), String> {
+    if !m.get("url").is_some_and(Value::is_string) {
+        return Err("its url is not a string".into());
+    }
+    optional(m, "headers", is_string_record)?;
+    optional(m, "enabled", Value::is_boolean)?;
+    optional(m, "oauth", |v| v.is_object() || v == &Value::Bool(false))?;
+    optional(m, "timeout", positive_int)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn entries_as_the_schema_takes_them() {
+        for ok in [
+            json!({"type": "local", "command": ["/x"], "timeout": 5, "environment": {"A": "1"}}),
+            json!({"type": "remote", "url": "u", "oauth": false}),
+            json!({"enabled": false, "anything": 1}),
+            // Not a server, but the schema takes it as a toggle.
+            json!({"type": "local", "command": "/x", "enabled": true}),
+        ] {
+            assert!(mcp_entry(&ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            json!({"type": "local", "command": ["/x"], "timeout": 0}),
+            json!({"type": "local", "command": ["/x"], "timeout": 1.5}),
+            json!({"type": "local", "command": [], "environment": {"A": 1}}),
+            json!({"type": "weird"}),
+            json!({"type": "remote", "url": "u", "oauth": true}),
+            json!([]),
+        ] {
+            assert!(mcp_entry(&bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_refused_file_blocks_and_unchecked_keys_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("opencode.json");
+        std::fs::write(
+            &f,
+            r#"{"model": 1, "share": "auto", "bogus": {}, "mcp": {"x": {"type": "no"}}}"#,
+        )
+        .unwrap();
+        let found = check_file(&f);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[0].source.ends_with("opencode.json model"),
+            "{found:?}"
+        );
+        assert!(
+            found[1].source.ends_with("opencode.json mcp.x"),
+            "{found:?}"
+        );
+        std::fs::write(&f, r#"{"provider": {}, "mcp": {}}"#).unwrap();
+        assert!(
+            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.contains("provider"))
+        );
+        // Deep nesting neither overflows the stack nor counts as refused here.
+        let deep = format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        std::fs::write(&f, deep).unwrap();
+        let _ = check_file(&f);
+        // A top level that is not an object the file reader refuses itself: the shadow check
+        // counts such a file.
+        std::fs::write(&f, "[]").unwrap();
+        assert!(file_backed::read_document(&f).is_err());
+    }
 }

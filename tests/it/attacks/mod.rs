@@ -8,5 +8,8 @@ pub mod support;
 mod inputs;
 mod layers_claude;
 mod layers_codex;
+mod layers_gemini;
+mod layers_grok;
+mod layers_opencode;
 mod registration;
 mod vendor;
