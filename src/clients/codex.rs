@@ -204,6 +204,10 @@ impl Client for Codex {
         "codex"
     }
 
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
+    }
+
     fn config_path(&self) -> &Path {
         &self.config
     }

@@ -211,6 +211,10 @@ impl Client for Gemini {
         "gemini"
     }
 
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
+    }
+
     fn config_path(&self) -> &Path {
         &self.config
     }

@@ -241,6 +241,10 @@ impl Client for Grok {
         "grok"
     }
 
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
+    }
+
     fn config_path(&self) -> &Path {
         &self.config
     }

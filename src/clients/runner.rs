@@ -1,5 +1,14 @@
-//! What every client CLI call shares: finding the binary, an empty working directory, a
-//! deadline, and turning a failed call into an error that names the step (never its secrets).
+//! What every client CLI call shares: finding the binary and its release
+//! ([`super::version`]), a working directory, a deadline, and turning a failed call into an
+//! error that names the step (never its secrets).
+//!
+//! The working directory is the same for every run of a client ([`work_dir`]): clients key
+//! what they keep on it (Claude Code before 2.1 writes a `projects.<cwd>` entry into its
+//! config file on every call; every Claude Code keeps `~/.cache/claude-cli-nodejs/<cwd>/`),
+//! so a fresh directory per call left a new entry, or a new cache directory, on every run,
+//! a no-op included. It must hold nothing: a `.mcp.json` (Claude), `.codex/config.toml` or
+//! `.gemini/settings.json` in it would be a project scope that shadows the user scope. So it
+//! is ours (our uid, mode 0700, not a symlink) and empty, checked before each call.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -13,12 +22,17 @@ pub(crate) struct Runner {
     timeout: Duration,
     env: Vec<(&'static str, OsString)>,
     clear_env: bool,
-    /// An empty directory to run from, so that no project or local scope of the caller's
-    /// working directory applies; removed when the runner is dropped.
-    cwd: tempfile::TempDir,
+    /// The stable, private, empty directory to run from ([`work_dir`]), so that no project or
+    /// local scope of the caller's working directory applies.
+    cwd: PathBuf,
+    /// A private directory of this run, removed when the runner is dropped: where a client's
+    /// caches go ([`Runner::scratch_for`]).
+    scratch: tempfile::TempDir,
     /// The directory to run from instead, for a client whose config *is* chosen by the
     /// directory it runs in (grok).
     dir: Option<PathBuf>,
+    /// The client's release, when known ([`super::version::detect`]).
+    pub(crate) version: Option<super::version::Version>,
 }
 
 impl Runner {
@@ -55,10 +69,11 @@ impl Runner {
             Err(_) if !required => PathBuf::from(default_name),
             Err(e) => return Err(e),
         };
+        let cwd = work_dir(default_name);
         // Named with our pid, so that a later run can tell a killed run's directory from a
         // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
         crate::state::sweep_client_tmp_dirs();
-        let cwd = tempfile::Builder::new()
+        let scratch = tempfile::Builder::new()
             .prefix(&format!(
                 "{}{}.",
                 crate::state::CLIENT_TMP_PREFIX,
@@ -66,17 +81,42 @@ impl Runner {
             ))
             .tempdir()
             .map_err(|e| ClientError::Spawn {
-                step: "create an empty working directory".into(),
+                step: "create a private scratch directory".into(),
                 reason: e.to_string(),
             })?;
-        Ok(Runner {
+        let mut runner = Runner {
             binary,
             timeout,
             env,
             clear_env: false,
             cwd,
+            scratch,
             dir: None,
-        })
+            version: None,
+        };
+        // Once per run and binary; `--version` only on a run that calls the client anyway.
+        if runner.binary.is_file() {
+            let name = super::version::supported(default_name).map(|s| s.client);
+            if let Some(client) = name {
+                let run = || runner.call(&["--version"], format!("{client} --version"));
+                let run: &dyn Fn() -> Result<String, ClientError> = &run;
+                let found =
+                    super::version::detect(client, &runner.binary, required.then_some(run))?;
+                runner.version = found;
+            }
+        }
+        Ok(runner)
+    }
+
+    /// Point each of `vars` at this run's scratch directory, removed when the run ends: for
+    /// the variables that choose where a client keeps caches and logs it writes on every
+    /// call (Claude Code's `XDG_CACHE_HOME` and `TMPDIR`), so that a call leaves nothing.
+    pub(crate) fn scratch_for(mut self, vars: &[&'static str]) -> Runner {
+        for var in vars {
+            self.env
+                .push((var, self.scratch.path().as_os_str().to_os_string()));
+        }
+        self
     }
 
     /// Run the client with only the variables passed to [`Runner::open`], not the caller's
@@ -119,12 +159,15 @@ impl Runner {
         shown: &str,
         done: Option<&str>,
     ) -> Result<process::Output, ClientError> {
+        if self.dir.is_none() {
+            ensure_work_dir(&self.cwd)?;
+        }
         let call = Call {
             program: &self.binary,
             args: args.iter().map(OsString::from).collect(),
             env: self.env.clone(),
             clear_env: self.clear_env,
-            cwd: self.dir.as_deref().unwrap_or(self.cwd.path()),
+            cwd: self.dir.as_deref().unwrap_or(&self.cwd),
             timeout: self.timeout,
             // Every client we drive changes its config only with `mcp add|add-json|remove`.
             holds_lock: args.first() == Some(&"mcp")
@@ -158,6 +201,77 @@ impl Runner {
         }
         Ok(out.stdout)
     }
+}
+
+/// The working directory of every call to `client`: `$TMPDIR/mcp-deploy-cwd.<uid>.<client>`,
+/// created 0700 before the first call that needs it, then checked before each
+/// ([`ensure_work_dir`]). In the temp directory, as the per-call directories were, so that the
+/// directories above it (which Claude Code searches for `.mcp.json`) are the same: the temp
+/// directory and `/`. Sticky `/tmp` keeps other users from renaming or removing it; one that
+/// is someone else's is refused.
+pub(crate) fn work_dir(client: &str) -> PathBuf {
+    let uid = rustix::process::geteuid().as_raw();
+    std::env::temp_dir().join(format!("{WORK_DIR_PREFIX}{uid}.{client}"))
+}
+
+/// Create [`work_dir`] `dir` (0700) when it is missing, then [`check_work_dir`] it.
+pub(crate) fn ensure_work_dir(dir: &Path) -> Result<(), ClientError> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(ClientError::WorkDir {
+                path: dir.to_path_buf(),
+                reason: format!("it cannot be created: {e}"),
+            })
+        }
+    }
+    check_work_dir(dir)
+}
+
+/// The prefix of [`work_dir`]'s name in the temp directory.
+pub(crate) const WORK_DIR_PREFIX: &str = "mcp-deploy-cwd.";
+
+/// Refuse a working directory that is not ours alone and empty: a symlink (it could lead
+/// into a project), another user's, one others may write in, or one holding anything (a
+/// planted `.mcp.json` is a project scope for the call).
+pub(crate) fn check_work_dir(dir: &Path) -> Result<(), ClientError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |reason: String| ClientError::WorkDir {
+        path: dir.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
+    if !meta.file_type().is_dir() {
+        return Err(refuse(
+            "it is not a directory (a symlink, or a file)".into(),
+        ));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(refuse(format!(
+            "it belongs to uid {}, not to us",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(refuse(format!(
+            "its mode is {:o}: others may write in it (it must be 0700)",
+            meta.mode() & 0o7777
+        )));
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?;
+    if let Some(entry) = entries.next() {
+        let name = entry
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Err(refuse(format!(
+            "it is not empty (it holds {name:?}): a file there would be a project scope of \
+             every client call"
+        )));
+    }
+    Ok(())
 }
 
 /// A call that exited non-zero, named by its step, with the first lines of its stderr.
