@@ -31,3 +31,4 @@ mod signatures;
 mod status;
 mod transaction;
 mod vendor;
+mod versions;
