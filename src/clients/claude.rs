@@ -57,7 +57,8 @@ impl Claude {
                  (or set MCP_DEPLOY_CLAUDE)"
             ),
         )?
-        .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
+        .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"])
+        .detect_version("claude")?;
         Ok(Claude {
             runner,
             config: config_path(),

@@ -66,7 +66,8 @@ impl Codex {
                 "install Codex (npm install -g {NPM_PACKAGE}), or pass --codex PATH \
                  (or set MCP_DEPLOY_CODEX)"
             ),
-        )?;
+        )?
+        .detect_version("codex")?;
         Ok(Codex {
             runner,
             config: home.dir().join("config.toml"),

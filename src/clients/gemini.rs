@@ -69,7 +69,8 @@ impl Gemini {
                  (or set MCP_DEPLOY_GEMINI)"
             ),
         )?
-        .clearing_env();
+        .clearing_env()
+        .detect_version("gemini")?;
         let config = home.join(".gemini").join("settings.json");
         Ok(Gemini { runner, config })
     }

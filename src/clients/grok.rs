@@ -93,7 +93,8 @@ impl Grok {
         // The server `add-json` starts inherits grok's environment: keep the caller's out.
         .clearing_env()
         // Grok's servers are those of the directory it runs in.
-        .in_dir(home.clone());
+        .in_dir(home.clone())
+        .detect_version("grok")?;
         Ok(Grok {
             runner,
             config: settings_in(&home),

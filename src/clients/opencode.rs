@@ -88,7 +88,8 @@ impl Opencode {
                     "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
                      (or set MCP_DEPLOY_OPENCODE): it confirms each write"
                 ),
-            )?;
+            )?
+            .detect_version("opencode")?;
             Some((runner.binary, options.timeout, runner.version))
         } else {
             None

@@ -31,8 +31,10 @@ pub(crate) struct Runner {
     /// The directory to run from instead, for a client whose config *is* chosen by the
     /// directory it runs in (grok).
     dir: Option<PathBuf>,
-    /// The client's release, when known ([`super::version::detect`]).
+    /// The client's release, when known ([`Runner::detect_version`]).
     pub(crate) version: Option<super::version::Version>,
+    /// Whether this run calls the client (else `--version` is not asked either).
+    may_run: bool,
 }
 
 impl Runner {
@@ -84,7 +86,7 @@ impl Runner {
                 step: "create a private scratch directory".into(),
                 reason: e.to_string(),
             })?;
-        let mut runner = Runner {
+        Ok(Runner {
             binary,
             timeout,
             env,
@@ -93,19 +95,22 @@ impl Runner {
             scratch,
             dir: None,
             version: None,
-        };
-        // Once per run and binary; `--version` only on a run that calls the client anyway.
-        if runner.binary.is_file() {
-            let name = super::version::supported(default_name).map(|s| s.client);
-            if let Some(client) = name {
-                let run = || runner.call(&["--version"], format!("{client} --version"));
-                let run: &dyn Fn() -> Result<String, ClientError> = &run;
-                let found =
-                    super::version::detect(client, &runner.binary, required.then_some(run))?;
-                runner.version = found;
-            }
+            may_run: required,
+        })
+    }
+
+    /// Learn the client's release ([`super::version::detect`]) and refuse one outside the
+    /// supported range: called last when a client is opened, so that `--version` (asked only
+    /// when the package files and the cache do not tell, and only on a run that calls the
+    /// client anyway) runs with the environment and directory of the client's other calls.
+    pub(crate) fn detect_version(mut self, client: &'static str) -> Result<Runner, ClientError> {
+        if self.binary.is_file() {
+            let run = || self.call(&["--version"], format!("{client} --version"));
+            let run: &dyn Fn() -> Result<String, ClientError> = &run;
+            let found = super::version::detect(client, &self.binary, self.may_run.then_some(run))?;
+            self.version = found;
         }
-        Ok(runner)
+        Ok(self)
     }
 
     /// Point each of `vars` at this run's scratch directory, removed when the run ends: for

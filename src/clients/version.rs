@@ -246,6 +246,9 @@ pub(crate) fn detect(
         .and_then(|m| m.as_ref().and_then(|m| m.get(&canonical).copied()))
     {
         if known.is_some() || run_flag.is_none() {
+            if let Some(v) = known {
+                check(s, v, binary)?;
+            }
             return Ok(known);
         }
     }

@@ -413,3 +413,51 @@ fn a_client_working_directory_that_is_not_private_and_empty_is_refused() {
     assert_eq!(meta.mode() & 0o777, 0o700);
     assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
 }
+
+/// The pinned real clients' releases come from their package files: shown by status (which
+/// starts no client), recorded in every ledger line, and no `--version` cache is written.
+#[test]
+fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_ledger() {
+    let w = World::with_every_client();
+    w.sample();
+    let every = "claude,codex,gemini,opencode,grok,cursor";
+    w.on_sample("install", &["--client", every, "--server", "codetools"])
+        .code(0);
+    let want = [
+        ("claude", json!("2.1.332")),
+        ("codex", json!("0.171.0")),
+        ("gemini", json!("0.61.0")),
+        ("opencode", json!("1.18.33")),
+        ("grok", json!("0.0.34")),
+        ("cursor", json!(null)),
+    ];
+    let r = w.on_sample(
+        "status",
+        &["--client", every, "--server", "codetools", "--json"],
+    );
+    r.code(0);
+    let shown: Vec<_> = want
+        .iter()
+        .map(|(c, v)| json!({"client": c, "version": v}))
+        .collect();
+    assert_eq!(r.json()["clients"], json!(shown), "{r}");
+    let human = w.on_sample("status", &["--client", every, "--server", "codetools"]);
+    human.stdout_has(
+        "clients: claude 2.1.332, codex 0.171.0, gemini 0.61.0, opencode 1.18.33, grok 0.0.34, \
+         cursor (no binary)",
+    );
+    let lines = ledger(&w);
+    assert_eq!(lines.len(), 6, "{lines:?}");
+    for line in lines {
+        let client = line["client"].as_str().unwrap();
+        let (_, v) = want.iter().find(|(c, _)| *c == client).unwrap();
+        match v {
+            Value::Null => assert!(line.get("client_version").is_none(), "{line}"),
+            v => assert_eq!(&line["client_version"], v, "{line}"),
+        }
+    }
+    assert!(
+        !w.root().join("home/.cache/mcp-deploy").exists(),
+        "the package files told: nothing to cache"
+    );
+}
