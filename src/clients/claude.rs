@@ -57,7 +57,13 @@ impl Claude {
                  (or set MCP_DEPLOY_CLAUDE)"
             ),
         )?
-        .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"])
+        .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
+        // `CLAUDE_CONFIG_DIR=""` makes Claude Code's own directory its working directory: it
+        // writes `backups/` there. Then each run's scratch directory is the one to run from.
+        let runner = match crate::dirs::var_raw("CLAUDE_CONFIG_DIR") {
+            Some(d) if d.is_empty() => runner.in_scratch(),
+            _ => runner,
+        }
         .detect_version("claude")?;
         Ok(Claude {
             runner,

@@ -72,6 +72,11 @@ impl Runner {
             Err(e) => return Err(e),
         };
         let cwd = work_dir(default_name);
+        // One that is there already but not ours alone and empty is refused now, before any
+        // change (a run that calls no client does not look).
+        if required && std::fs::symlink_metadata(&cwd).is_ok() {
+            check_work_dir(&cwd)?;
+        }
         // Named with our pid, so that a later run can tell a killed run's directory from a
         // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
         crate::state::sweep_client_tmp_dirs();
@@ -131,6 +136,14 @@ impl Runner {
         self
     }
 
+    /// Run the client from this run's scratch directory rather than from [`work_dir`]: for a
+    /// client that writes into the directory it runs in (Claude Code with
+    /// `CLAUDE_CONFIG_DIR=""` keeps its `backups/` there).
+    pub(crate) fn in_scratch(mut self) -> Runner {
+        self.dir = Some(self.scratch.path().to_path_buf());
+        self
+    }
+
     /// Run the client from `dir` rather than from an empty directory.
     pub(crate) fn in_dir(mut self, dir: PathBuf) -> Runner {
         self.dir = Some(dir);
@@ -164,15 +177,21 @@ impl Runner {
         shown: &str,
         done: Option<&str>,
     ) -> Result<process::Output, ClientError> {
-        if self.dir.is_none() {
-            ensure_work_dir(&self.cwd)?;
-        }
+        // Checked before each call. Should it have changed since the client was opened (a
+        // client that wrote into it), the call runs from the run's own scratch directory
+        // instead, private and fresh: a restoring call of a rollback is never blocked by it,
+        // and never runs from a directory that may hold a project scope.
+        let cwd = match &self.dir {
+            Some(dir) => dir.as_path(),
+            None if ensure_work_dir(&self.cwd).is_ok() => &self.cwd,
+            None => self.scratch.path(),
+        };
         let call = Call {
             program: &self.binary,
             args: args.iter().map(OsString::from).collect(),
             env: self.env.clone(),
             clear_env: self.clear_env,
-            cwd: self.dir.as_deref().unwrap_or(&self.cwd),
+            cwd,
             timeout: self.timeout,
             // Every client we drive changes its config only with `mcp add|add-json|remove`.
             holds_lock: args.first() == Some(&"mcp")

@@ -461,3 +461,36 @@ fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_
         "the package files told: nothing to cache"
     );
 }
+
+/// A client that writes into the working directory during a run (as Claude Code does with
+/// `CLAUDE_CONFIG_DIR=""`, which is handled) does not block the rollback: the restoring
+/// calls run from the run's own scratch directory. The next run refuses the directory,
+/// before any change, naming what it holds.
+#[test]
+fn a_working_directory_a_client_wrote_into_does_not_block_the_rollback() {
+    let w = World::new();
+    w.sample();
+    let real = crate::harness::real_claude();
+    write_exec(
+        &w.bin().join("claude"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add-json ] && [ \"$5\" = orchestrata-test ]; then \
+             touch ./litter; echo 'injected failure: boom' >&2; exit 3; fi\n\
+             exec '{}' \"$@\"\n",
+            real.display()
+        ),
+    );
+    let r = w.on_sample("install", &[]);
+    r.code(2)
+        .stderr_has("injected failure")
+        .stderr_has("every change was rolled back");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    let uid = fs::metadata(w.root()).unwrap().uid();
+    let dir = w.root().join(format!("tmp/mcp-deploy-cwd.{uid}.claude"));
+    assert!(dir.join("litter").exists());
+    w.on_sample("install", &[])
+        .code(2)
+        .stderr_has("it is not empty (it holds \"litter\")")
+        .stderr_has("help: ");
+    assert!(w.user_servers().is_empty());
+}
