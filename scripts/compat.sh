@@ -65,12 +65,13 @@ binary_of() {
 entries=()
 while read -r client version rest; do
   case $client in '' | '#'*) continue ;; esac
-  if [ -z "${version:-}" ] || [ -n "${rest:-}" ] || ! package_of "$client" >/dev/null; then
-    echo "error: $list: \"$client ${version:-} ${rest:-}\" is not \`<client> <version>\`" \
-      "with client one of claude, codex, gemini, grok, opencode" >&2
+  if [ -z "${version:-}" ] || { [ -n "${rest:-}" ] && [ "$rest" != refused ]; } ||
+    ! package_of "$client" >/dev/null; then
+    echo "error: $list: \"$client ${version:-} ${rest:-}\" is not \`<client> <version>" \
+      "[refused]\` with client one of claude, codex, gemini, grok, opencode" >&2
     exit 2
   fi
-  entries+=("$client $version")
+  entries+=("$client $version ${rest:-}")
 done <"$list"
 
 install_one() {
@@ -100,7 +101,7 @@ install_one() {
 started=$(date +%s)
 mkdir -p "$cache"
 for e in "${entries[@]}"; do
-  # shellcheck disable=SC2086 # two words: client, version
+  # shellcheck disable=SC2086 # two or three words: client, version, [refused]
   install_one $e || exit 2
 done
 echo "installed in $(($(date +%s) - started)) s" >&2
@@ -127,7 +128,7 @@ stamp() { [ -e "$1" ] && { sha256sum "$1"; stat -c %Y.%y "$1"; }; }
 failed=0
 rows=()
 for e in "${entries[@]}"; do
-  read -r client version <<<"$e"
+  read -r client version expect <<<"$e"
   w=$scratch/$client-$version
   mkdir -p "$w/home" "$w/claude" "$w/tmp" "$w/work"
   client_bin=$(binary_of "$client" "$version")
@@ -149,6 +150,20 @@ for e in "${entries[@]}"; do
   "$bin" sample "$w/opt" >>"$log" 2>&1
   cells=()
   t0=$(date +%s)
+  if [ "${expect:-}" = refused ]; then
+    # Below the supported range: install exits 2 naming the range, and writes no client file.
+    rc=0
+    mcp install "${sample[@]}" || rc=$?
+    if [ "$rc" = 2 ] && grep -q "oldest supported" "$log" && [ ! -e "$(config_of "$client" "$w")" ]; then
+      cells=(refused - - - -)
+    else
+      cells=(FAIL - - - -)
+      failed=1
+      cp "$log" "$cache/last-failure-$client-$version.log" 2>/dev/null || true
+    fi
+    rows+=("$(printf '%-9s %-10s %-8s %-6s %-7s %-7s %-9s %4ss' "$client" "$version" "${cells[@]}" "$(($(date +%s) - t0))")")
+    continue
+  fi
   # install
   if mcp install "${sample[@]}"; then cells+=(ok); else cells+=(FAIL); fi
   # no-op: every server unchanged, and the client's file not written

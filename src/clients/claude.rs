@@ -5,8 +5,17 @@
 //!   we read the file Claude Code itself reads, never write it.
 //! - We read what Node's `JSON.parse` reads: nesting of any depth, and lone UTF-16 surrogate
 //!   escapes (`"\ud800"`), which serde_json refuses; see [`parse_lenient`].
-//! - Every call runs from an empty temporary directory, so that no project (`.mcp.json`) or
-//!   local-scope entry of the caller's working directory shadows the user scope.
+//! - Every call runs from an empty private directory ([`super::runner::work_dir`]), so that no
+//!   project (`.mcp.json`) or local-scope entry of the caller's working directory shadows the
+//!   user scope; the same one on every run, since Claude Code before 2.1 adds a
+//!   `projects.<cwd>` entry to its config file for each directory it runs in. What it writes
+//!   on every call besides (the health check's log in `$XDG_CACHE_HOME/claude-cli-nodejs/`, a
+//!   session directory in `$TMPDIR/claude-<uid>/`; before 2.1, `npm config get prefix`'s log
+//!   in `~/.npm/_logs/`) goes into the run's scratch directory or is not written.
+//! - Every Claude Code 2.x is supported ([`super::version::SUPPORTED`]). They store the entry
+//!   `add-json` is given as it is; before 2.1.285 `mcp get` prints Type, Command and Args
+//!   only for an entry with `"type"`, so a stdio entry is sent to those with
+//!   `"type":"stdio"` ([`entry_for`]); every comparison treats that key as the default it is.
 //! - `claude mcp get` starts the server to health-check it; MCP_TIMEOUT bounds that. It prints
 //!   args joined by spaces (lossy) and env and header values (secrets), so its output is
 //!   parsed for scope, command, args and url only, compared with the config file, and never
@@ -40,12 +49,22 @@ impl Claude {
                 ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string().into()),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+                // Before 2.1 every call runs `npm config get prefix`, which keeps a log file.
+                ("npm_config_logs_max", "0".into()),
             ],
             format!(
                 "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
                  (or set MCP_DEPLOY_CLAUDE)"
             ),
-        )?;
+        )?
+        .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
+        // `CLAUDE_CONFIG_DIR=""` makes Claude Code's own directory its working directory: it
+        // writes `backups/` there. Then each run's scratch directory is the one to run from.
+        let runner = match crate::dirs::var_raw("CLAUDE_CONFIG_DIR") {
+            Some(d) if d.is_empty() => runner.in_scratch(),
+            _ => runner,
+        }
+        .detect_version("claude")?;
         Ok(Claude {
             runner,
             config: config_path(),
@@ -125,6 +144,10 @@ impl Client for Claude {
         "claude"
     }
 
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
+    }
+
     fn config_path(&self) -> &Path {
         &self.config
     }
@@ -144,7 +167,7 @@ impl Client for Claude {
     }
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let json = entry.to_json();
+        let json = entry_for(entry, self.runner.version);
         self.runner
             .call(
                 &["mcp", "add-json", "-s", "user", name, &json],
@@ -166,8 +189,12 @@ impl Client for Claude {
         let step = format!("claude mcp get {name}");
         let out = match self.runner.call(&["mcp", "get", name], step.clone()) {
             Ok(out) => out,
-            // `get` of an unknown name exits 1 with "No MCP server named ..." on stderr.
-            Err(ClientError::Failed { stderr, .. }) if stderr.contains("No MCP server named") => {
+            // `get` of an unknown name exits 1 with "No MCP server named ..." on stderr
+            // (before 2.1.285: "No MCP server found with name: ...").
+            Err(ClientError::Failed { stderr, .. })
+                if stderr.contains("No MCP server named")
+                    || stderr.contains("No MCP server found with name") =>
+            {
                 return Ok(None)
             }
             Err(e) => return Err(e),
@@ -210,8 +237,13 @@ impl Client for Claude {
                     command: c,
                     args: a,
                 },
-            ) => command == c && shown_by_get(args) == *a,
+            ) => {
+                (command == c || expanded(command) == *c)
+                    && (shown_by_get(args) == *a || expanded_args(args) == *a)
+            }
             (Transport::Remote { url, .. }, Shown::Remote { url: u }) => url == u,
+            // Before 2.1.285 an entry without "type" is shown without Type, Command and Args.
+            (Transport::Stdio { .. }, Shown::Untyped) => !entry.raw.contains_key("type"),
             _ => false,
         };
         if !agrees {
@@ -274,8 +306,45 @@ pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
     }
 }
 
+/// The entry `add-json` is given: the entry as rendered, plus `"type":"stdio"` for a stdio
+/// entry without a type when the release is older than 2.1.285, whose `mcp get` would
+/// otherwise not show what it holds (it prints Type, Command and Args only for an entry with
+/// a type; 2.1.285 prints them for every stdio entry). Every Claude Code 2.x stores what it is
+/// given as it is, and a stored `"type":"stdio"` is a default to every comparison
+/// ([`crate::entry::normalized`]), so the flat document and a no-op re-run do not see it.
+fn entry_for(entry: &Entry, version: Option<super::version::Version>) -> String {
+    let old = version.is_some_and(|v| v < TYPE_ALWAYS_SHOWN);
+    if old && matches!(entry.transport, Transport::Stdio { .. }) && !entry.raw.contains_key("type")
+    {
+        let mut raw = Map::new();
+        raw.insert("type".into(), Value::String("stdio".into()));
+        raw.extend(entry.raw.clone());
+        return Value::Object(raw).to_string();
+    }
+    entry.to_json()
+}
+
+/// The first release whose `mcp get` prints Type, Command and Args for a stdio entry stored
+/// without `"type"` (2.1.284 does not; checked with both).
+const TYPE_ALWAYS_SHOWN: super::version::Version = super::version::Version::new(2, 1, 285);
+
+/// `text` with each `${VAR}` and `${VAR:-default}` expanded from mcp-deploy's environment,
+/// which the client inherits: how releases before 2.1.284 print Command and Args (2.1.100
+/// prints `${X:-d}` as `d` when X is unset; `${X}` unset stays as it is).
+fn expanded(text: &str) -> String {
+    let lookup = |name: &str| std::env::var(name).ok();
+    crate::identity::handshake::expand(text, &lookup)
+}
+
+fn expanded_args(args: &[String]) -> String {
+    args.iter()
+        .map(|a| expanded(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Args as `claude mcp get` prints them: joined by spaces, and each `${VAR:-default}` shown
-/// as `${VAR}` (claude 2.1.332 drops the default when it prints a reference).
+/// as `${VAR}` (claude 2.1.284 to 2.1.332 drop the default when they print a reference).
 fn shown_by_get(args: &[String]) -> String {
     let bare = |name: &str| Some(format!("${{{name}}}"));
     args.iter()
@@ -503,8 +572,15 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 
 #[derive(Debug, PartialEq)]
 enum Shown {
-    Stdio { command: String, args: String },
-    Remote { url: String },
+    Stdio {
+        command: String,
+        args: String,
+    },
+    Remote {
+        url: String,
+    },
+    /// No Type line: an entry stored without `"type"`, as releases before 2.1.285 show one.
+    Untyped,
 }
 
 #[derive(Debug, PartialEq)]
@@ -534,7 +610,17 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
         })
     };
     let scope = field("Scope").ok_or("it has no Scope line")?;
-    let kind = field("Type").ok_or("it has no Type line")?;
+    let Some(kind) = field("Type") else {
+        // Releases before 2.1.285 print nothing more for an entry without "type"; output
+        // with a Command or URL but no Type is none that any release prints.
+        if field("Command").is_some() || field("URL").is_some() {
+            return Err("it has no Type line".into());
+        }
+        return Ok(GetOutput {
+            scope,
+            transport: Shown::Untyped,
+        });
+    };
     let transport = match kind.as_str() {
         "stdio" => Shown::Stdio {
             command: field("Command").ok_or("it has no Command line")?,
@@ -581,6 +667,53 @@ mod tests {
             Shown::Remote {
                 url: "http://127.0.0.1:9/mcp".into()
             }
+        );
+    }
+
+    /// What Claude Code 2.0.0 to 2.1.284 print for an entry stored without "type".
+    #[test]
+    fn claude_before_2_1_285_get_output_without_type_is_read() {
+        let old = "ct:\n  Scope: User config (available in all your projects)\n  Status: ✗ Failed to connect\n\nTo remove this server, run: claude mcp remove \"ct\" -s user\n";
+        let g = parse_get("ct", old).unwrap();
+        assert_eq!(g.transport, Shown::Untyped);
+        assert!(g.scope.starts_with("User config"));
+        // A Command line without a Type line is no output any release prints.
+        let odd = "ct:\n  Scope: User config\n  Command: /x\n";
+        assert!(parse_get("ct", odd).unwrap_err().contains("no Type"));
+    }
+
+    #[test]
+    fn claude_before_2_1_285_is_sent_a_typed_stdio_entry() {
+        use super::super::version::Version;
+        let stdio = Entry::from_value(&serde_json::json!({"command":"/x","args":["a"]})).unwrap();
+        let typed: Value =
+            serde_json::from_str(&entry_for(&stdio, Some(Version::new(2, 1, 284)))).unwrap();
+        assert_eq!(
+            typed,
+            serde_json::json!({"type":"stdio","command":"/x","args":["a"]})
+        );
+        let typed_entry = Entry::from_value(&typed).unwrap();
+        assert!(
+            typed_entry.same_registration(&stdio),
+            "a default, not a change"
+        );
+        assert_eq!(
+            typed_entry.flat(),
+            stdio.flat(),
+            "the document keeps its shape"
+        );
+        for v in [
+            Some(Version::new(2, 1, 285)),
+            Some(Version::new(2, 1, 332)),
+            None,
+        ] {
+            assert_eq!(entry_for(&stdio, v), stdio.to_json(), "{v:?}");
+        }
+        let http =
+            Entry::from_value(&serde_json::json!({"type":"http","url":"http://h/m"})).unwrap();
+        assert_eq!(
+            entry_for(&http, Some(Version::new(2, 0, 0))),
+            http.to_json()
         );
     }
 

@@ -66,7 +66,8 @@ impl Codex {
                 "install Codex (npm install -g {NPM_PACKAGE}), or pass --codex PATH \
                  (or set MCP_DEPLOY_CODEX)"
             ),
-        )?;
+        )?
+        .detect_version("codex")?;
         Ok(Codex {
             runner,
             config: home.dir().join("config.toml"),
@@ -202,6 +203,10 @@ impl Client for Codex {
 
     fn name(&self) -> &'static str {
         "codex"
+    }
+
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
     }
 
     fn config_path(&self) -> &Path {

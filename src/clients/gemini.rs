@@ -70,7 +70,8 @@ impl Gemini {
                  (or set MCP_DEPLOY_GEMINI)"
             ),
         )?
-        .clearing_env();
+        .clearing_env()
+        .detect_version("gemini")?;
         let config = home.join(".gemini").join("settings.json");
         let others = gemini_launch::other_candidates(&config);
         Ok(Gemini {
@@ -239,6 +240,10 @@ impl Client for Gemini {
 
     fn name(&self) -> &'static str {
         "gemini"
+    }
+
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
     }
 
     fn config_path(&self) -> &Path {

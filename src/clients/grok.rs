@@ -93,7 +93,8 @@ impl Grok {
         // The server `add-json` starts inherits grok's environment: keep the caller's out.
         .clearing_env()
         // Grok's servers are those of the directory it runs in.
-        .in_dir(home.clone());
+        .in_dir(home.clone())
+        .detect_version("grok")?;
         Ok(Grok {
             runner,
             config: settings_in(&home),
@@ -239,6 +240,10 @@ impl Client for Grok {
 
     fn name(&self) -> &'static str {
         "grok"
+    }
+
+    fn version(&self) -> Option<super::version::Version> {
+        self.runner.version
     }
 
     fn config_path(&self) -> &Path {

@@ -18,6 +18,7 @@ pub(crate) mod runner;
 pub(crate) mod scopes;
 #[cfg(test)]
 pub(crate) mod tests;
+pub(crate) mod version;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -130,6 +131,12 @@ pub(crate) enum ClientError {
     /// A client home named by an environment variable (CODEX_HOME) that does not exist.
     #[error("{var} is set to {path}, which does not exist")]
     HomeMissing { var: &'static str, path: PathBuf },
+    /// A client release outside the supported range, or one whose version cannot be read.
+    #[error(transparent)]
+    Version(#[from] version::VersionError),
+    /// The directory client calls run from is not ours alone and empty.
+    #[error("refusing to run client calls from {path}: {reason}")]
+    WorkDir { path: PathBuf, reason: String },
 }
 
 impl ClientError {
@@ -157,6 +164,12 @@ impl ClientError {
                     .map(|p| p.display().to_string())
                     .collect::<Vec<_>>()
                     .join(", ")
+            )),
+            ClientError::Version(e) => Some(e.help()),
+            ClientError::WorkDir { path, .. } => Some(format!(
+                "mcp-deploy keeps {} empty and private (0700) for its client calls: remove it \
+                 (it is created again), or set TMPDIR to a private directory",
+                path.display()
             )),
             ClientError::HomeMissing { var, .. } => Some(format!(
                 "create that directory, or unset {var} to use the client's default"
@@ -212,6 +225,11 @@ pub(crate) trait Client: Sync {
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
     /// The call that would `op` the entry `name`, as a dry run prints it (never a value).
     fn show(&self, op: Op, name: &str) -> String;
+    /// The client's release, when known ([`version::detect`]); `None` for a client without a
+    /// binary (Cursor) or one whose release could not be learnt without starting it.
+    fn version(&self) -> Option<version::Version> {
+        None
+    }
 }
 
 /// The clients mcp-deploy knows: the one list, which `--client` takes (clap's `ValueEnum`)

@@ -55,6 +55,8 @@ pub(crate) struct Opencode {
     /// The real opencode and its deadline, to confirm each write (`None` for the commands
     /// that only read).
     binary: Option<(PathBuf, std::time::Duration)>,
+    /// OpenCode's release, when known ([`super::version::detect`]).
+    version: Option<super::version::Version>,
 }
 
 impl Opencode {
@@ -86,11 +88,22 @@ impl Opencode {
                     "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
                      (or set MCP_DEPLOY_OPENCODE): it confirms each write"
                 ),
-            )?;
-            Some((runner.binary, options.timeout))
+            )?
+            .detect_version("opencode")?;
+            Some((runner.binary, options.timeout, runner.version))
         } else {
             None
         };
+        // `status` runs no opencode: its release is read from its package files, if found.
+        let version = match &binary {
+            Some((_, _, v)) => *v,
+            None => options
+                .opencode
+                .clone()
+                .or_else(|| which::which("opencode").ok())
+                .and_then(|b| super::version::detect("opencode", &b, None).ok().flatten()),
+        };
+        let binary = binary.map(|(b, t, _)| (b, t));
         Ok(Opencode {
             file: JsoncFile {
                 path: config_path(),
@@ -98,6 +111,7 @@ impl Opencode {
                 new_file: NEW_FILE,
             },
             binary,
+            version,
         })
     }
 
@@ -869,6 +883,10 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
 impl Client for Opencode {
     fn name(&self) -> &'static str {
         "opencode"
+    }
+
+    fn version(&self) -> Option<super::version::Version> {
+        self.version
     }
 
     fn config_path(&self) -> &Path {

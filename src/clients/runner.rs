@@ -1,5 +1,14 @@
-//! What every client CLI call shares: finding the binary, an empty working directory, a
-//! deadline, and turning a failed call into an error that names the step (never its secrets).
+//! What every client CLI call shares: finding the binary and its release
+//! ([`super::version`]), a working directory, a deadline, and turning a failed call into an
+//! error that names the step (never its secrets).
+//!
+//! The working directory is the same for every run of a client ([`work_dir`]): clients key
+//! what they keep on it (Claude Code before 2.1 writes a `projects.<cwd>` entry into its
+//! config file on every call; every Claude Code keeps `~/.cache/claude-cli-nodejs/<cwd>/`),
+//! so a fresh directory per call left a new entry, or a new cache directory, on every run,
+//! a no-op included. It must hold nothing: a `.mcp.json` (Claude), `.codex/config.toml` or
+//! `.gemini/settings.json` in it would be a project scope that shadows the user scope. So it
+//! is ours (our uid, mode 0700, not a symlink) and empty, checked before each call.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -13,12 +22,19 @@ pub(crate) struct Runner {
     timeout: Duration,
     env: Vec<(&'static str, OsString)>,
     clear_env: bool,
-    /// An empty directory to run from, so that no project or local scope of the caller's
-    /// working directory applies; removed when the runner is dropped.
-    cwd: tempfile::TempDir,
+    /// The stable, private, empty directory to run from ([`work_dir`]), so that no project or
+    /// local scope of the caller's working directory applies.
+    cwd: PathBuf,
+    /// A private directory of this run, removed when the runner is dropped: where a client's
+    /// caches go ([`Runner::scratch_for`]).
+    scratch: tempfile::TempDir,
     /// The directory to run from instead, for a client whose config *is* chosen by the
     /// directory it runs in (grok).
     dir: Option<PathBuf>,
+    /// The client's release, when known ([`Runner::detect_version`]).
+    pub(crate) version: Option<super::version::Version>,
+    /// Whether this run calls the client (else `--version` is not asked either).
+    may_run: bool,
 }
 
 impl Runner {
@@ -55,10 +71,16 @@ impl Runner {
             Err(_) if !required => PathBuf::from(default_name),
             Err(e) => return Err(e),
         };
+        let cwd = work_dir(default_name);
+        // One that is there already but not ours alone and empty is refused now, before any
+        // change (a run that calls no client does not look).
+        if required && std::fs::symlink_metadata(&cwd).is_ok() {
+            check_work_dir(&cwd)?;
+        }
         // Named with our pid, so that a later run can tell a killed run's directory from a
         // live one's and remove it ([`crate::state::sweep_client_tmp_dirs`]).
         crate::state::sweep_client_tmp_dirs();
-        let cwd = tempfile::Builder::new()
+        let scratch = tempfile::Builder::new()
             .prefix(&format!(
                 "{}{}.",
                 crate::state::CLIENT_TMP_PREFIX,
@@ -66,7 +88,7 @@ impl Runner {
             ))
             .tempdir()
             .map_err(|e| ClientError::Spawn {
-                step: "create an empty working directory".into(),
+                step: "create a private scratch directory".into(),
                 reason: e.to_string(),
             })?;
         Ok(Runner {
@@ -75,14 +97,50 @@ impl Runner {
             env,
             clear_env: false,
             cwd,
+            scratch,
             dir: None,
+            version: None,
+            may_run: required,
         })
+    }
+
+    /// Learn the client's release ([`super::version::detect`]) and refuse one outside the
+    /// supported range: called last when a client is opened, so that `--version` (asked only
+    /// when the package files and the cache do not tell, and only on a run that calls the
+    /// client anyway) runs with the environment and directory of the client's other calls.
+    pub(crate) fn detect_version(mut self, client: &'static str) -> Result<Runner, ClientError> {
+        if self.binary.is_file() {
+            let run = || self.call(&["--version"], format!("{client} --version"));
+            let run: &dyn Fn() -> Result<String, ClientError> = &run;
+            let found = super::version::detect(client, &self.binary, self.may_run.then_some(run))?;
+            self.version = found;
+        }
+        Ok(self)
+    }
+
+    /// Point each of `vars` at this run's scratch directory, removed when the run ends: for
+    /// the variables that choose where a client keeps caches and logs it writes on every
+    /// call (Claude Code's `XDG_CACHE_HOME` and `TMPDIR`), so that a call leaves nothing.
+    pub(crate) fn scratch_for(mut self, vars: &[&'static str]) -> Runner {
+        for var in vars {
+            self.env
+                .push((var, self.scratch.path().as_os_str().to_os_string()));
+        }
+        self
     }
 
     /// Run the client with only the variables passed to [`Runner::open`], not the caller's
     /// environment (for a client that expands `$VAR` references in what it saves).
     pub(crate) fn clearing_env(mut self) -> Runner {
         self.clear_env = true;
+        self
+    }
+
+    /// Run the client from this run's scratch directory rather than from [`work_dir`]: for a
+    /// client that writes into the directory it runs in (Claude Code with
+    /// `CLAUDE_CONFIG_DIR=""` keeps its `backups/` there).
+    pub(crate) fn in_scratch(mut self) -> Runner {
+        self.dir = Some(self.scratch.path().to_path_buf());
         self
     }
 
@@ -119,12 +177,21 @@ impl Runner {
         shown: &str,
         done: Option<&str>,
     ) -> Result<process::Output, ClientError> {
+        // Checked before each call. Should it have changed since the client was opened (a
+        // client that wrote into it), the call runs from the run's own scratch directory
+        // instead, private and fresh: a restoring call of a rollback is never blocked by it,
+        // and never runs from a directory that may hold a project scope.
+        let cwd = match &self.dir {
+            Some(dir) => dir.as_path(),
+            None if ensure_work_dir(&self.cwd).is_ok() => &self.cwd,
+            None => self.scratch.path(),
+        };
         let call = Call {
             program: &self.binary,
             args: args.iter().map(OsString::from).collect(),
             env: self.env.clone(),
             clear_env: self.clear_env,
-            cwd: self.dir.as_deref().unwrap_or(self.cwd.path()),
+            cwd,
             timeout: self.timeout,
             // Every client we drive changes its config only with `mcp add|add-json|remove`.
             holds_lock: args.first() == Some(&"mcp")
@@ -158,6 +225,77 @@ impl Runner {
         }
         Ok(out.stdout)
     }
+}
+
+/// The working directory of every call to `client`: `$TMPDIR/mcp-deploy-cwd.<uid>.<client>`,
+/// created 0700 before the first call that needs it, then checked before each
+/// ([`ensure_work_dir`]). In the temp directory, as the per-call directories were, so that the
+/// directories above it (which Claude Code searches for `.mcp.json`) are the same: the temp
+/// directory and `/`. Sticky `/tmp` keeps other users from renaming or removing it; one that
+/// is someone else's is refused.
+pub(crate) fn work_dir(client: &str) -> PathBuf {
+    let uid = rustix::process::geteuid().as_raw();
+    std::env::temp_dir().join(format!("{WORK_DIR_PREFIX}{uid}.{client}"))
+}
+
+/// Create [`work_dir`] `dir` (0700) when it is missing, then [`check_work_dir`] it.
+pub(crate) fn ensure_work_dir(dir: &Path) -> Result<(), ClientError> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => {
+            return Err(ClientError::WorkDir {
+                path: dir.to_path_buf(),
+                reason: format!("it cannot be created: {e}"),
+            })
+        }
+    }
+    check_work_dir(dir)
+}
+
+/// The prefix of [`work_dir`]'s name in the temp directory.
+pub(crate) const WORK_DIR_PREFIX: &str = "mcp-deploy-cwd.";
+
+/// Refuse a working directory that is not ours alone and empty: a symlink (it could lead
+/// into a project), another user's, one others may write in, or one holding anything (a
+/// planted `.mcp.json` is a project scope for the call).
+pub(crate) fn check_work_dir(dir: &Path) -> Result<(), ClientError> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |reason: String| ClientError::WorkDir {
+        path: dir.to_path_buf(),
+        reason,
+    };
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| refuse(e.to_string()))?;
+    if !meta.file_type().is_dir() {
+        return Err(refuse(
+            "it is not a directory (a symlink, or a file)".into(),
+        ));
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(refuse(format!(
+            "it belongs to uid {}, not to us",
+            meta.uid()
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(refuse(format!(
+            "its mode is {:o}: others may write in it (it must be 0700)",
+            meta.mode() & 0o7777
+        )));
+    }
+    let mut entries = std::fs::read_dir(dir).map_err(|e| refuse(e.to_string()))?;
+    if let Some(entry) = entries.next() {
+        let name = entry
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .unwrap_or_default();
+        return Err(refuse(format!(
+            "it is not empty (it holds {name:?}): a file there would be a project scope of \
+             every client call"
+        )));
+    }
+    Ok(())
 }
 
 /// A call that exited non-zero, named by its step, with the first lines of its stderr.

@@ -93,7 +93,14 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
             reports.push(report);
         }
     }
-    let report = Report::new(reports, Some(registered_path.display().to_string()));
+    let mut report = Report::new(reports, Some(registered_path.display().to_string()));
+    report.clients = clients
+        .iter()
+        .map(|c| crate::identity::report::ClientRelease {
+            client: c.name().to_string(),
+            version: c.version().map(|v| v.to_string()),
+        })
+        .collect();
     let exit = Exit::from_checks(report.ok);
     crate::output::print(&report, args.json, exit);
     Ok(exit)

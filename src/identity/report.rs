@@ -52,11 +52,22 @@ pub(crate) struct Report {
     /// The flat registration document written or read, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) registered: Option<String>,
+    /// `status`: each client's release, as far as it is known without starting it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) clients: Vec<ClientRelease>,
+}
+
+/// A client and its release (`None`: unknown, or a client without a binary).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ClientRelease {
+    pub(crate) client: String,
+    pub(crate) version: Option<String>,
 }
 
 impl Report {
     pub(crate) fn new(servers: Vec<ServerReport>, registered: Option<String>) -> Report {
         Report {
+            clients: Vec::new(),
             ok: servers.iter().all(ServerReport::ok),
             servers,
             registered,

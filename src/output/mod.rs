@@ -80,6 +80,18 @@ pub(crate) fn human(report: &Report, colour: bool) -> String {
     if let Some(path) = &report.registered {
         out.push_str(&format!("registration document: {path}\n"));
     }
+    if !report.clients.is_empty() {
+        let each: Vec<String> = report
+            .clients
+            .iter()
+            .map(|c| match &c.version {
+                Some(v) => format!("{} {v}", c.client),
+                None if c.client == "cursor" => "cursor (no binary)".to_string(),
+                None => format!("{} (version unknown)", c.client),
+            })
+            .collect();
+        out.push_str(&format!("clients: {}\n", each.join(", ")));
+    }
     let failed: usize = report
         .servers
         .iter()

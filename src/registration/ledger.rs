@@ -1,9 +1,10 @@
 //! The audit ledger: every change to a registration appended as one JSON line to
 //! `$XDG_STATE_HOME/mcp-deploy/ledger.ndjson` (`~/.local/state/mcp-deploy/ledger.ndjson`), or
 //! `--ledger FILE`. A line says when, who, where, which client and server, the old and new
-//! entry (command and args, or type and url — never env or header values), and the release
-//! and commit it points at. Lines are appended with one `write` each under the client-config
-//! lock, then synced; a reader can parse each line on its own.
+//! entry (command and args, or type and url — never env or header values), the release
+//! and commit it points at, and the client's own release (`client_version`, when known).
+//! Lines are appended with one `write` each under the client-config lock, then synced; a
+//! reader can parse each line on its own.
 //!
 //! The ledger records changes; it never decides them. A change that is made (committed, or
 //! restored by a rollback or a recovery) stays made when its ledger line cannot be written:
@@ -26,6 +27,10 @@ pub(crate) struct Record {
     pub(crate) user: String,
     pub(crate) host: String,
     pub(crate) client: String,
+    /// The client's release that made the change (`2.1.332`), when known
+    /// ([`crate::clients::version`]); absent for a client without a binary (Cursor).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) client_version: Option<String>,
     pub(crate) server: String,
     pub(crate) name: String,
     /// added, updated, removed, or restored (a rollback or a recovery).
@@ -44,6 +49,7 @@ impl Record {
             user: user(),
             host: host(),
             client: client.into(),
+            client_version: None,
             server: server.into(),
             name: name.into(),
             action: action.into(),

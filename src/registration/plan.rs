@@ -216,6 +216,7 @@ pub(crate) fn change_record(
     new: Option<serde_json::Value>,
 ) -> Record {
     let mut r = Record::now(client.name(), &s.server.name, &s.registered_name, action);
+    r.client_version = client.version().map(|v| v.to_string());
     r.old = old;
     r.new = new;
     r.release = crate::deployment::layout::release_dir(&s.prefix, s.server.layout)

@@ -528,6 +528,7 @@ impl Outcome {
             _ => return None,
         };
         let mut r = ledger::Record::now(client.name(), &c.name, &c.name, "restored");
+        r.client_version = client.version().map(|v| v.to_string());
         r.old = now
             .as_ref()
             .map(|m| ledger::secret_free(&Value::Object(m.clone())));

@@ -863,7 +863,11 @@ fn a_hung_opencode_is_killed_at_the_deadline_and_the_write_rolled_back() {
     w.sample();
     seed(&w);
     let fake = w.root().join("fake/opencode");
-    write_exec(&fake, "#!/bin/sh\nsleep 60\n");
+    // It answers `--version` (asked when it is opened, as it has no package files).
+    write_exec(
+        &fake,
+        "#!/bin/sh\n[ \"$1\" = --version ] && echo 1.18.33 && exit 0\nsleep 60\n",
+    );
     let start = std::time::Instant::now();
     let r = w
         .sample_cmd("install")

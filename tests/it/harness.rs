@@ -42,15 +42,17 @@ pub fn real_client(name: &str) -> PathBuf {
     pinned
 }
 
-/// An older release of a client CLI from the shared compatibility cache,
-/// `${MCP_DEPLOY_COMPAT_CACHE:-$HOME/.cache/mcp-deploy-compat}/<client>-<version>/` (the
-/// layout scripts/compat.sh installs; opencode: its platform package's binary). A missing one
-/// fails the test, never skips it.
+/// An older release of a client CLI from the shared compatibility cache, which
+/// `bash scripts/compat.sh install` fills from compat/versions.txt:
+/// `$MCP_DEPLOY_COMPAT_CACHE` (else `$HOME/.cache/mcp-deploy-compat`)`/<client>-<version>/`,
+/// an npm prefix whose `node_modules/.bin/<client>` is the binary (opencode: its platform
+/// package's `bin/opencode`). A missing one fails the test, never skips it.
 pub fn compat_client(client: &str, version: &str) -> PathBuf {
     let cache = std::env::var_os("MCP_DEPLOY_COMPAT_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/mcp-deploy-compat")
+            PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+                .join(".cache/mcp-deploy-compat")
         });
     let dir = cache.join(format!("{client}-{version}"));
     let binary = match client {
@@ -59,8 +61,9 @@ pub fn compat_client(client: &str, version: &str) -> PathBuf {
     };
     assert!(
         binary.exists(),
-        "{client} {version} is missing from the compatibility cache ({}): run `bash \
-         scripts/compat.sh install` in {} (it installs every version of compat/versions.txt)",
+        "{client} {version} is missing from the compatibility cache ({}): run \
+         `bash scripts/compat.sh install` in {} (it installs the versions of \
+         compat/versions.txt there)",
         binary.display(),
         env!("CARGO_MANIFEST_DIR")
     );
@@ -825,8 +828,11 @@ impl World {
             };
             cases.push_str(&format!("  {pattern}) {act} ;;\n"));
         }
+        // `--version` (which mcp-deploy asks once, when the package files do not tell) is
+        // not one of the calls a test counts.
         self.write_claude(&format!(
             "#!/bin/sh\n\
+             [ \"$1\" = --version ] && exec '{real}' --version\n\
              echo \"$*\" >> '{log}'\n\
              sub=$2\n\
              n=$(cat '{cnt}.'\"$sub\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{cnt}.'\"$sub\"\n\

@@ -32,3 +32,4 @@ mod signatures;
 mod status;
 mod transaction;
 mod vendor;
+mod versions;
