@@ -203,6 +203,11 @@ impl Opencode {
         }
         env.push(("OPENCODE_DISABLE_AUTOUPDATE", "1".into()));
         env.push(("OPENCODE_DISABLE_MODELS_FETCH", "1".into()));
+        // At every start OpenCode installs its default plugins (auth helpers) from npm with its
+        // bundled bun and loads them: the confirmation would download and run code, and 1.0.x
+        // fails outright where that bun cannot reach or trust the registry. They change no
+        // server (a plugin the user configures is refused before this: see above).
+        env.push(("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()));
         // The user-level view: no project file of wherever the call runs.
         env.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1".into()));
         let seen: Vec<(String, String)> = env
