@@ -21,4 +21,7 @@ GEMINI_CLI_HOME=$scratch ./node_modules/.bin/gemini --version
 # reachable here carries no other platform's package, so a lock with opencode-ai fails npm ci.
 HOME=$scratch XDG_CONFIG_HOME=$scratch/.config XDG_DATA_HOME=$scratch/.local/share XDG_STATE_HOME=$scratch/.local/state XDG_CACHE_HOME=$scratch/.cache ./node_modules/opencode-linux-x64/bin/opencode --version
 HOME=$scratch ./node_modules/.bin/grok --version
+# The older client releases the tests drive (compat/versions.txt), into the shared cache; a
+# release already there is reused.
+bash scripts/compat.sh install
 cargo test --locked "$@"
