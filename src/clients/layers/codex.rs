@@ -95,18 +95,16 @@ pub(crate) fn read_with(cx: &Context, etc: &Path) -> Vec<Finding> {
 /// the whole load on TOML it cannot parse).
 fn load(path: &Path, label: Option<String>, out: &mut Vec<Finding>) -> Option<Layer> {
     let label = label.unwrap_or_else(|| path.display().to_string());
-    let text = match crate::fsio::read_input_if_exists(
+    let read = super::read_layer(
         path,
-        "codex config layer",
+        "codex merges it into every server's entry",
         crate::fsio::limits::CLIENT_CONFIG,
-    ) {
-        Ok(Some(t)) => t,
-        Ok(None) => return None,
-        Err(e) => {
-            out.push(Finding::new(
-                &label,
-                Effect::NotCompared(format!("cannot read it: {}", e.source)),
-            ));
+    );
+    let text = match read {
+        Ok(t) => t?,
+        Err(mut unread) => {
+            unread.source = label;
+            out.push(unread);
             return None;
         }
     };

@@ -429,15 +429,13 @@ fn trusted_folders(file: &Path) -> Option<Finding> {
 fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
     let file = gemini_dir.join("mcp-server-enablement.json");
     let source = format!("{} {}", file.display(), normalized(name));
-    let text = match fsio::read_input_if_exists(&file, "enablement file", fsio::limits::DOCUMENT) {
-        Ok(None) => return None,
-        Ok(Some(t)) => t,
-        Err(e) => {
-            return Some(Finding::new(
-                file.display(),
-                Effect::NotCompared(e.source.to_string()),
-            ))
-        }
+    let text = match super::read_layer(
+        &file,
+        "gemini disables servers it names",
+        fsio::limits::DOCUMENT,
+    ) {
+        Ok(t) => t?,
+        Err(unread) => return Some(unread),
     };
     // gemini reads it with JSON.parse and takes an unreadable one as empty.
     let Ok(doc) = parse_node(&text) else {
@@ -488,18 +486,13 @@ fn env_file(
     ignore_local: bool,
 ) -> Option<Finding> {
     let file = find_env_file(cwd, home, ignore_local)?;
-    let text = match fsio::read_input_string(&file, ".env file", fsio::limits::DOCUMENT) {
-        Ok(t) => t,
-        Err(e) => {
-            return Some(Finding::new(
-                file.display(),
-                Effect::NotCompared(format!(
-                    "gemini loads it into every server it starts, and mcp-deploy cannot read \
-                     it: {}",
-                    e.source
-                )),
-            ))
-        }
+    let text = match super::read_layer(
+        &file,
+        "gemini loads it into every server it starts",
+        fsio::limits::DOCUMENT,
+    ) {
+        Ok(t) => t?,
+        Err(unread) => return Some(unread),
     };
     let excluded: Vec<String> = excluded.iter().map(|s| s.to_uppercase()).collect();
     let reaching = super::dotenv::names(&text)

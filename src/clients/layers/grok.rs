@@ -32,19 +32,13 @@ pub(super) fn read(cx: &Context) -> Vec<Finding> {
 }
 
 fn env_file(cx: &Context, file: &Path) -> Option<Finding> {
-    let text = match fsio::read_input_if_exists(file, ".env file", fsio::limits::DOCUMENT) {
-        Ok(None) => return None,
-        Ok(Some(t)) => t,
-        Err(e) => {
-            return Some(Finding::new(
-                file.display(),
-                Effect::NotCompared(format!(
-                    "grok loads it into every server it starts, and mcp-deploy cannot read \
-                     it: {}",
-                    e.source
-                )),
-            ))
-        }
+    let text = match super::read_layer(
+        file,
+        "grok loads it into every server it starts",
+        fsio::limits::DOCUMENT,
+    ) {
+        Ok(t) => t?,
+        Err(unread) => return Some(unread),
     };
     let names = super::dotenv::names(&text);
     let keys = env_not_declared(

@@ -112,6 +112,22 @@ pub(crate) fn read(kind: ClientKind, cx: &Context) -> Vec<Finding> {
     }
 }
 
+/// Read a layer's file bounded (FIFO-safe): `Ok(None)` when it does not exist, the
+/// `NotCompared` finding naming it when it exists and cannot be read — a layer that cannot be
+/// read is never taken as absent. `what` says what the client does with it ("gemini loads it
+/// into every server it starts").
+pub(crate) fn read_layer(path: &Path, what: &str, max: u64) -> Result<Option<String>, Finding> {
+    crate::fsio::read_input_if_exists(path, "client config layer", max).map_err(|e| {
+        Finding::new(
+            path.display(),
+            Effect::NotCompared(format!(
+                "{what}, and mcp-deploy cannot read it: {}",
+                e.source
+            )),
+        )
+    })
+}
+
 /// The variables of `env` (a layer's environment, merged into the server's process) that the
 /// declared entry does not set itself, as `env.NAME` keys, sorted: the declaration's own
 /// value wins over a merged one in every client that merges, so only the others change
