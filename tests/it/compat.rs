@@ -122,7 +122,7 @@ fn a_gemini_that_writes_elsewhere_fails_and_reports_no_false_rollback() {
     write_exec(
         &fake,
         &format!(
-            "#!/bin/sh\nmkdir -p '{h}/.gemini'\necho \"{{\\\"mcpServers\\\":{{\\\"$5\\\":{{}}}}}}\" > \
+            "#!/bin/sh\n[ \"$1\" = --version ] && {{ echo 0.24.5; exit 0; }}\nmkdir -p '{h}/.gemini'\necho \"{{\\\"mcpServers\\\":{{\\\"$5\\\":{{}}}}}}\" > \
              '{h}/.gemini/settings.json'\n",
             h = home.display()
         ),
