@@ -14,6 +14,35 @@ fn package_dir(binary: &Path) -> PathBuf {
     binary.ancestors().nth(3).unwrap().to_path_buf()
 }
 
+/// The binds that lay each `(scratch, over)` of `shields` over the host's directory `over`,
+/// with every path of `keep` that lies inside `over` (by components) bound back into the
+/// scratch first, at the same place: the world, the repository (its built binary and
+/// `node_modules`), wherever the test's own tools are, stay visible to the run however the
+/// checkout is placed (CI clones it under /tmp or a home). Returns the binds and, per shield,
+/// the kept paths relative to it (for a snapshot to leave out).
+fn shield_binds(
+    shields: &[(PathBuf, PathBuf)],
+    keep: &[&Path],
+) -> (Vec<(PathBuf, PathBuf)>, Vec<Vec<PathBuf>>) {
+    let mut binds = Vec::new();
+    let mut kept = Vec::new();
+    for (scratch, over) in shields {
+        let mut rels = Vec::new();
+        for path in keep {
+            let path = fs::canonicalize(path).unwrap();
+            if let Ok(rel) = path.strip_prefix(over) {
+                let at = scratch.join(rel);
+                fs::create_dir_all(&at).unwrap();
+                binds.push((path.clone(), at));
+                rels.push(rel.to_path_buf());
+            }
+        }
+        binds.push((scratch.clone(), over.clone()));
+        kept.push(rels);
+    }
+    (binds, kept)
+}
+
 /// A world for `gemini <version>` whose run sees a scratch directory in place of the
 /// account's real home: the cached package is bind-mounted into the world first (the cache may
 /// lie under that home), then `shield` over the home. Returns the world, the gemini path as
@@ -25,10 +54,9 @@ fn shielded_gemini(version: &str) -> (World, PathBuf, Vec<(PathBuf, PathBuf)>, P
     let shield = w.root().join("account-home");
     fs::create_dir_all(&pkg).unwrap();
     fs::create_dir_all(&shield).unwrap();
-    let binds = vec![
-        (package_dir(&compat_client("gemini", version)), pkg.clone()),
-        (shield.clone(), account_home()),
-    ];
+    let mut binds = vec![(package_dir(&compat_client("gemini", version)), pkg.clone())];
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    binds.extend(shield_binds(&[(shield.clone(), account_home())], &[w.root(), repo]).0);
     (w, pkg.join("node_modules/.bin/gemini"), binds, shield)
 }
 
@@ -183,21 +211,19 @@ fn every_client_writes_nothing_outside_the_homes_it_was_given() {
     let shield = w.root().join("account-home");
     let tmp = w.root().join("scratch-tmp");
     fs::create_dir_all(&shield).unwrap();
-    let rel = w
-        .root()
-        .strip_prefix("/tmp")
-        .expect("the world lies in /tmp")
-        .to_path_buf();
-    fs::create_dir_all(tmp.join(&rel)).unwrap();
-    let binds = vec![
-        (w.root().to_path_buf(), tmp.join(&rel)),
-        (tmp.clone(), PathBuf::from("/tmp")),
-        (shield.clone(), account_home()),
-    ];
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (binds, kept) = shield_binds(
+        &[
+            (tmp.clone(), PathBuf::from("/tmp")),
+            (shield.clone(), account_home()),
+        ],
+        &[w.root(), repo],
+    );
+    assert!(!kept[0].is_empty(), "the world lies in /tmp");
+    let tmp_skip: Vec<&str> = kept[0].iter().map(|r| r.to_str().unwrap()).collect();
     let repo_skip = ["target", ".git", "node_modules"];
     let repo_before = snapshot(repo, &repo_skip);
-    let tmp_before = snapshot(&tmp, &[rel.to_str().unwrap()]);
+    let tmp_before = snapshot(&tmp, &tmp_skip);
     let run = |cmd: &str, extra: &[&str]| {
         w.sample_cmd(cmd)
             .args(["--client", EVERY])
@@ -227,17 +253,23 @@ fn every_client_writes_nothing_outside_the_homes_it_was_given() {
         .code(0);
     run("uninstall", &[]).code(0);
 
+    // The mount points of what was kept visible (the repository, when it lies in this home)
+    // are the test's own empty directories.
     let stray: Vec<_> = walkdir::WalkDir::new(&shield)
         .min_depth(1)
         .into_iter()
         .flatten()
         .map(|e| e.path().to_path_buf())
+        .filter(|p| {
+            let rel = p.strip_prefix(&shield).unwrap();
+            !(p.is_dir() && kept[1].iter().any(|k| k.starts_with(rel)))
+        })
         .collect();
     assert!(
         stray.is_empty(),
         "written into the account's home: {stray:?}"
     );
-    let tmp_after = snapshot(&tmp, &[rel.to_str().unwrap()]);
+    let tmp_after = snapshot(&tmp, &tmp_skip);
     let new: Vec<_> = tmp_after
         .iter()
         .filter(|a| !tmp_before.contains(a))
