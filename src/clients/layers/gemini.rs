@@ -10,7 +10,10 @@
 //!    refuses to start, so no server runs (`Blocked`). Values are `$VAR`-expanded before use.
 //! 2. **`mcp.excluded`** of every file, joined: a name in any blocks the server.
 //!    **`mcp.allowed`**: every file that has one is intersected, so a list of any file that
-//!    leaves the name out blocks it. Names compare lowercased and trimmed.
+//!    leaves the name out blocks it. Exclusions compare lowercased and trimmed, an allow
+//!    list exactly (a session does not start a server it names in another case). The v1
+//!    top-level `excludeMCPServers` / `allowMCPServers`, which gemini 0.10.0 migrates into
+//!    them, count too.
 //! 3. **`~/.gemini/mcp-server-enablement.json`** (`gemini mcp disable NAME`): `{"name":
 //!    {"enabled": false}}` disables the server.
 //! 4. **The `.env` file**: gemini loads ONE, the first of `.gemini/.env` and `.env` from the
@@ -348,16 +351,38 @@ fn normalized(s: &str) -> String {
     s.to_lowercase().trim().to_string()
 }
 
-/// `mcp.excluded` and `mcp.allowed` of one settings file.
+/// The lists of one settings file: `mcp.excluded` and `mcp.allowed`, and their v1 names
+/// `excludeMCPServers` and `allowMCPServers` at the top level, which gemini 0.10.0 (the
+/// oldest supported) still migrates into `mcp.excluded` / `mcp.allowed` as it loads the file
+/// (`migrateSettingsToV2`; 0.24.5 on ignore them: read anyway, failing rather than passing).
+///
+/// The name matches two ways: an exclusion lowercased and trimmed (0.61.0; 0.10.0 compares
+/// exactly), an allow list exactly (the sessions of 0.10.0, 0.24.5 and 0.61.0 do not start
+/// a server an allow list names in another case). So an exclusion counts when the
+/// normalized names match (the wider match), an allow list admits only the exact name.
 fn lists(name: &str, file: &Path, doc: &Map<String, Value>) -> Vec<Finding> {
     let mut found = Vec::new();
     let mcp = doc.get("mcp");
     let want = normalized(name);
-    for key in ["excluded", "allowed"] {
-        let Some(list) = mcp.and_then(|m| m.get(key)) else {
+    let lists = [
+        (
+            "excluded",
+            "mcp.excluded",
+            mcp.and_then(|m| m.get("excluded")),
+        ),
+        ("allowed", "mcp.allowed", mcp.and_then(|m| m.get("allowed"))),
+        (
+            "excluded",
+            "excludeMCPServers",
+            doc.get("excludeMCPServers"),
+        ),
+        ("allowed", "allowMCPServers", doc.get("allowMCPServers")),
+    ];
+    for (key, spelled, list) in lists {
+        let Some(list) = list else {
             continue;
         };
-        let source = format!("{} mcp.{key}", file.display());
+        let source = format!("{} {spelled}", file.display());
         // gemini only takes an array; anything else is ignored (a schema warning).
         let Value::Array(items) = list else { continue };
         let mut strings = Vec::new();
@@ -373,22 +398,30 @@ fn lists(name: &str, file: &Path, doc: &Map<String, Value>) -> Vec<Finding> {
                         ),
                     ));
                 }
-                Some(s) => strings.push(normalized(s)),
+                Some(s) => strings.push(s),
                 None => found.push(Finding::new(
                     &source,
                     Effect::NotCompared("an item is not a string".into()),
                 )),
             }
         }
-        let listed = strings.contains(&want);
-        match (key, listed) {
-            ("excluded", true) => found.push(Finding::new(
+        let excludes = strings.iter().any(|s| normalized(s) == want);
+        let admits = strings.contains(&name);
+        match (key, excludes, admits) {
+            ("excluded", true, _) => found.push(Finding::new(
                 source,
-                Effect::Blocked(format!("mcp.excluded names {name}")),
+                Effect::Blocked(format!("{spelled} names {name}")),
             )),
-            ("allowed", false) => found.push(Finding::new(
+            ("allowed", _, false) => found.push(Finding::new(
                 source,
-                Effect::Blocked(format!("mcp.allowed does not name {name}")),
+                Effect::Blocked(if excludes {
+                    format!(
+                        "{spelled} names {name} only in another case or with spaces, which \
+                         gemini's allow list does not match"
+                    )
+                } else {
+                    format!("{spelled} does not name {name}")
+                }),
             )),
             _ => {}
         }
@@ -593,6 +626,33 @@ mod tests {
             "{f:?}"
         );
         assert!(matches!(&f[1].effect, Effect::Blocked(w) if w.contains("mcp.allowed")));
+    }
+
+    /// gemini 0.10.0 migrates the v1 keys into `mcp.*` and compares names exactly: a v1
+    /// exclusion blocks, and an allow list naming us only in another case does too.
+    #[test]
+    fn v1_lists_and_an_allow_list_in_another_case_block() {
+        let h = Home::new();
+        h.write(
+            "home/.gemini/settings.json",
+            r#"{"excludeMCPServers": ["codetools"], "allowMCPServers": ["CodeTools"]}"#,
+        );
+        let f = h.read(json!({"command": "/x"}));
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].source
+                .ends_with("home/.gemini/settings.json excludeMCPServers"),
+            "{f:?}"
+        );
+        h.write(
+            "home/.gemini/settings.json",
+            r#"{"mcp": {"allowed": [" codetools"]}}"#,
+        );
+        let f = h.read(json!({"command": "/x"}));
+        assert!(
+            matches!(&f[..], [x] if matches!(&x.effect, Effect::Blocked(w) if w.contains("another case"))),
+            "{f:?}"
+        );
     }
 
     #[test]

@@ -49,13 +49,22 @@ enum Etc {
 struct Row {
     w: World,
     etc: Etc,
+    /// The claude the row confirms with (and that is on the world's PATH).
+    claude: PathBuf,
 }
 
 impl Row {
     fn install(etc: Etc) -> Row {
-        let w = World::with_real_claude();
+        Row::install_with(etc, real_claude())
+    }
+
+    /// A row whose world has `claude` (an older release, [`across`]) on PATH: mcp-deploy
+    /// installs through it and the row confirms with it.
+    fn install_with(etc: Etc, claude: PathBuf) -> Row {
+        let w = World::new();
+        std::os::unix::fs::symlink(&claude, w.bin().join("claude")).unwrap();
         w.sample();
-        let r = Row { w, etc };
+        let r = Row { w, etc, claude };
         r.verify(&[]).code(0);
         r
     }
@@ -94,7 +103,7 @@ impl Row {
     fn claude(&self, args: &[&str], dir: Option<&Path>) -> Run {
         let mut c = self
             .w
-            .program(real_claude())
+            .program(&self.claude)
             .args(args)
             .env("MCP_TIMEOUT", "5000");
         if let Some(d) = dir {
@@ -138,6 +147,10 @@ impl Row {
         let text = fs::read_to_string(&out)
             .unwrap_or_else(|_| panic!("setup error: claude did not start the oracle"));
         serde_json::from_str(&text).unwrap()
+    }
+
+    fn config_dir_settings(&self) -> PathBuf {
+        self.w.config_dir().join("settings.json")
     }
 
     fn user_settings(&self, v: &Value) -> PathBuf {
@@ -447,4 +460,201 @@ fn a_settings_fifo_is_not_compared_never_absent() {
         "{run}"
     );
     r.verify(&["--strict"]).code(1);
+}
+
+/// The main rules again with each supported release of compat/versions.txt as the oracle
+/// (issue 20 across issue 21's range): one test per release and rule, so a failure names the
+/// release. mcp-deploy's reader follows the newest claude; where an older one differs, the
+/// row pins what that release does and that the verdict still fails (errs toward failing),
+/// never that it passes a state the release runs differently.
+mod across {
+    use super::*;
+
+    /// The API key the session is started with (approved in `.claude.json`); the API itself
+    /// is a closed port, so nothing leaves the host.
+    const KEY: &str = "sk-ant-mcp-deploy-test-0000000000000000";
+
+    /// Runs `$1` (claude) in the pty `script` gives it until `$2` has content, then a second
+    /// more (claude connects its servers in parallel), and stops it.
+    const SESSION: &str = r#"#!/bin/sh
+"$1" & pid=$!
+i=0
+while [ ! -s "$2" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+sleep 1
+kill $pid 2>/dev/null
+sleep 0.3
+kill -9 $pid 2>/dev/null
+exit 0
+"#;
+
+    impl Row {
+        /// Register an env oracle under `name` at user scope, recording into `name`.json.
+        fn add_oracle(&self, name: &str) -> PathBuf {
+            let script = self.w.root().join("oracle.py");
+            write_exec(&script, ORACLE);
+            let out = self.w.root().join(format!("{name}.json"));
+            let entry = json!({"command": script, "env": {"ORACLE_OUT": out}});
+            self.claude(
+                &["mcp", "add-json", "-s", "user", name, &entry.to_string()],
+                None,
+            )
+            .code(0);
+            out
+        }
+
+        /// An interactive claude session in the world's `work/` (onboarding done, the folder
+        /// trusted, the key approved): it starts every server it loads, with its settings'
+        /// env applied (2.0.0 applies the whole `env` only here, after the trust dialog:
+        /// neither `claude mcp get` nor `claude -p` give it to a server). Returns once
+        /// `until` was written (or after 30 s).
+        fn session(&self, until: &Path) {
+            let cj = self.w.claude_json();
+            let mut doc: Value = serde_json::from_str(&fs::read_to_string(&cj).unwrap()).unwrap();
+            doc["hasCompletedOnboarding"] = json!(true);
+            doc["theme"] = json!("dark");
+            doc["customApiKeyResponses"] =
+                json!({"approved": [&KEY[KEY.len() - 20..]], "rejected": []});
+            let work = self.w.root().join("work").display().to_string();
+            doc["projects"][work.as_str()] = json!({
+                "hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true,
+                "allowedTools": [], "mcpContextUris": [], "mcpServers": {},
+                "enabledMcpjsonServers": [], "disabledMcpjsonServers": []});
+            fs::write(&cj, doc.to_string()).unwrap();
+            let run = self.w.root().join("session.sh");
+            write_exec(&run, SESSION);
+            let line = format!(
+                "{} {} {}",
+                run.display(),
+                self.claude.display(),
+                until.display()
+            );
+            let c = self
+                .w
+                .program(system_tool("script"))
+                .args(["-qfec", &line, "/dev/null"])
+                .env("TERM", "xterm")
+                .env("ANTHROPIC_API_KEY", KEY)
+                .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+                .env("MCP_TIMEOUT", "5000");
+            self.wrap(c).run();
+        }
+    }
+
+    fn claude_of(release: &str) -> PathBuf {
+        match release {
+            "pinned" => real_claude(),
+            v => compat_client("claude", v),
+        }
+    }
+
+    /// Does `release` obey `deniedMcpServers` / `allowedMcpServers`? 2.0.0 has neither key
+    /// (its cli.js never names them); 2.0.77 on has both.
+    fn has_mcp_policy(release: &str) -> bool {
+        release != "2.0.0"
+    }
+
+    fn recorded(out: &Path) -> Option<Value> {
+        let text = fs::read_to_string(out).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// settings `env` reaches the server a session starts, on every release.
+    pub(super) fn settings_env(release: &str) {
+        let r = Row::install_with(Etc::Host, claude_of(release));
+        let s = r.user_settings(&json!({"env": {"NODE_OPTIONS": "--require /tmp/evil.js"}}));
+        let out = r.add_oracle("oracle");
+        r.session(&out);
+        let seen = recorded(&out).expect("setup error: the session did not start the oracle");
+        assert_eq!(seen["env"]["NODE_OPTIONS"], "--require /tmp/evil.js");
+        r.fails(&[&format!("{} env", s.display()), "env.NODE_OPTIONS"]);
+    }
+
+    /// A session with `settings` in the user settings: whether it starts the `oracle` server
+    /// (the `witness` server, which no rule touches, shows the session started its servers).
+    fn oracle_runs_with(r: &Row, settings: &Value) -> bool {
+        let witness = r.add_oracle("witness");
+        let out = r.add_oracle("oracle");
+        r.user_settings(settings);
+        r.session(&witness);
+        assert!(
+            recorded(&witness).is_some(),
+            "setup error: the session started no server"
+        );
+        recorded(&out).is_some()
+    }
+
+    /// `deniedMcpServers` by name: every release from 2.0.77 drops the name; 2.0.0 runs it
+    /// (no such key), where mcp-deploy fails a state that release runs as registered.
+    pub(super) fn denied_by_name(release: &str) {
+        let r = Row::install_with(Etc::Host, claude_of(release));
+        let runs = oracle_runs_with(
+            &r,
+            &json!({"deniedMcpServers": [{"serverName": "oracle"}, {"serverName": NAME}]}),
+        );
+        assert_eq!(runs, !has_mcp_policy(release), "claude {release}");
+        let s = r.config_dir_settings();
+        r.fails(&[&format!("{} deniedMcpServers", s.display())]);
+    }
+
+    /// `allowedMcpServers` without the name: as `deniedMcpServers`.
+    pub(super) fn allow_list(release: &str) {
+        let r = Row::install_with(Etc::Host, claude_of(release));
+        let runs = oracle_runs_with(
+            &r,
+            &json!({"allowedMcpServers": [{"serverName": "witness"}]}),
+        );
+        assert_eq!(runs, !has_mcp_policy(release), "claude {release}");
+        let s = r.config_dir_settings();
+        r.fails(&[&format!("{} allowedMcpServers", s.display())]);
+    }
+
+    /// `/etc/claude-code/managed-mcp.json` takes exclusive control of a session on every
+    /// release (2.0.0's `claude mcp get` still shows a user server beside it: its session
+    /// does not start it).
+    pub(super) fn managed_mcp_json(release: &str) {
+        let r = Row::install_with(Etc::Private, claude_of(release));
+        let out = r.add_oracle("oracle");
+        let script = r.w.root().join("oracle.py");
+        let witness = r.w.root().join("witness.json");
+        r.managed(
+            "managed-mcp.json",
+            &json!({"mcpServers": {"witness": {"command": script, "env": {"ORACLE_OUT": witness}}}})
+                .to_string(),
+        );
+        r.session(&witness);
+        assert!(
+            recorded(&witness).is_some(),
+            "setup error: the session did not start the managed server"
+        );
+        assert!(
+            recorded(&out).is_none(),
+            "claude {release} ran a user server"
+        );
+        r.fails(&["/etc/claude-code/managed-mcp.json", "only its servers"]);
+    }
+
+    macro_rules! releases {
+        ($($m:ident: $v:expr),* $(,)?) => {$(
+            mod $m {
+                #[test]
+                fn settings_env_reaches_the_server() {
+                    super::settings_env($v)
+                }
+                #[test]
+                fn denied_by_name_drops_it() {
+                    super::denied_by_name($v)
+                }
+                #[test]
+                fn allow_list_without_the_name_drops_it() {
+                    super::allow_list($v)
+                }
+                #[test]
+                fn managed_mcp_json_takes_exclusive_control() {
+                    super::managed_mcp_json($v)
+                }
+            }
+        )*};
+    }
+
+    releases!(v2_0_0: "2.0.0", v2_1_100: "2.1.100", pinned: "pinned");
 }

@@ -356,3 +356,152 @@ fn codex_huge_and_deep_layers_stay_bounded() {
         assert!(r.stdout.contains("mcp-registration"), "{}", r.shown);
     }
 }
+
+/// The main rules again with each supported release of compat/versions.txt as the oracle
+/// (issue 20 across issue 21's range), one test per release and rule so that a failure names
+/// the release. The reader follows the newest codex; where an older one does not obey a
+/// layer, the row pins what that release does and that the verdict still fails (errs toward
+/// failing), never that it passes a state the release runs differently.
+mod across {
+    use super::*;
+
+    fn codex_of(release: &str) -> PathBuf {
+        match release {
+            "pinned" => real_client("codex"),
+            v => compat_client("codex", v),
+        }
+    }
+
+    /// A world with `release` on PATH and the sample registered through it.
+    fn registered_with(release: &str) -> World {
+        let w = World::with_real_claude();
+        std::os::unix::fs::symlink(codex_of(release), w.bin().join("codex")).unwrap();
+        w.sample();
+        w.on_sample("install", &["--server", "codetools", "--client", "codex"])
+            .code(0);
+        verify(&w, &[]).code(0);
+        w
+    }
+
+    fn entry(w: &World, release: &str, etc: &[(&str, &str)]) -> Value {
+        let r = w
+            .in_private_etc(etc, codex_of(release), &["mcp", "get", NAME, "--json"])
+            .run();
+        r.code(0);
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.shown))
+    }
+
+    /// 0.45.0 reads neither `/etc/codex/config.toml` nor `/etc/codex/requirements.toml` (its
+    /// binary names only `/etc/codex/managed_config.toml`); 0.100.0 on reads both.
+    fn has_system_layers(release: &str) -> bool {
+        release != "0.45.0"
+    }
+
+    pub(super) fn system_config_env(release: &str) {
+        let w = registered_with(release);
+        let etc = [(
+            "/etc/codex/config.toml",
+            "[mcp_servers.codetools-test.env]\nNODE_OPTIONS = \"--require=/tmp/hunter2.js\"\n",
+        )];
+        let e = entry(&w, release, &etc);
+        assert_eq!(
+            e["transport"]["env"]["NODE_OPTIONS"].is_string(),
+            has_system_layers(release),
+            "codex {release}: {e}"
+        );
+        fails_naming(
+            &w,
+            &etc,
+            &[
+                "/etc/codex/config.toml [mcp_servers.codetools-test]",
+                "env.NODE_OPTIONS",
+            ],
+        );
+    }
+
+    pub(super) fn requirements_allowlist(release: &str) {
+        let w = registered_with(release);
+        let etc = [(
+            "/etc/codex/requirements.toml",
+            "[mcp_servers.other.identity]\ncommand = \"/bin/true\"\n",
+        )];
+        let e = entry(&w, release, &etc);
+        // 0.45.0 prints no `enabled` at all: it has no way to turn a server off.
+        assert_eq!(
+            e["enabled"] == false,
+            has_system_layers(release),
+            "codex {release}: {e}"
+        );
+        fails_naming(
+            &w,
+            &etc,
+            &[
+                "/etc/codex/requirements.toml [mcp_servers]",
+                "does not name codetools-test",
+            ],
+        );
+    }
+
+    pub(super) fn managed_config_command(release: &str) {
+        let w = registered_with(release);
+        let etc = [(
+            "/etc/codex/managed_config.toml",
+            "[mcp_servers.codetools-test]\ncommand = \"/bin/sh\"\n",
+        )];
+        let e = entry(&w, release, &etc);
+        assert_eq!(e["transport"]["command"], "/bin/sh", "codex {release}: {e}");
+        fails_naming(
+            &w,
+            &etc,
+            &[
+                "/etc/codex/managed_config.toml [mcp_servers.codetools-test]",
+                "command",
+            ],
+        );
+    }
+
+    pub(super) fn wrong_type_refuses_the_file(release: &str) {
+        let w = registered_with(release);
+        let file = user_config(&w);
+        let text = fs::read_to_string(&file).unwrap();
+        fs::write(&file, format!("model = 3\n{text}")).unwrap();
+        w.program(codex_of(release))
+            .args(["mcp", "list", "--json"])
+            .run()
+            .code(1)
+            .stderr_has("failed to load");
+        fails_naming(
+            &w,
+            &[],
+            &[
+                &format!("{} key model", file.display()),
+                "refuses the whole configuration",
+            ],
+        );
+    }
+
+    macro_rules! releases {
+        ($($m:ident: $v:expr),* $(,)?) => {$(
+            mod $m {
+                #[test]
+                fn system_config_env_merges_into_the_entry() {
+                    super::system_config_env($v)
+                }
+                #[test]
+                fn requirements_allowlist_without_the_name_drops_it() {
+                    super::requirements_allowlist($v)
+                }
+                #[test]
+                fn managed_config_replaces_the_command() {
+                    super::managed_config_command($v)
+                }
+                #[test]
+                fn one_wrong_type_refuses_the_whole_file() {
+                    super::wrong_type_refuses_the_file($v)
+                }
+            }
+        )*};
+    }
+
+    releases!(v0_45_0: "0.45.0", v0_100_0: "0.100.0", pinned: "pinned");
+}

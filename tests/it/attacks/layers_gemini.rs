@@ -489,3 +489,205 @@ fn a_large_env_file_is_read_within_a_memory_limit() {
         start.elapsed()
     );
 }
+
+/// The main rules again with each supported release of compat/versions.txt as the oracle
+/// (issue 20 across issue 21's range), one test per release and rule so that a failure names
+/// the release. The oracle is a session: `gemini -p` (a dummy key, the API behind a closed
+/// proxy port) starts every server it loads before it fails to reach the model; 0.10.0's
+/// `gemini mcp list` applies neither `mcp.excluded` nor `mcp.allowed`, so it cannot be the
+/// oracle there. Two env-recording servers sit beside ours: `witness`, which no rule names
+/// (the session did start its servers), and `oracle`, which the rule names as it names ours.
+/// mcp-deploy's verdict must fail wherever a release runs ours differently, and may fail
+/// (errs toward failing) where a release runs it as registered.
+mod across {
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// The record of `ORACLE` in layers_claude.rs, in Python, for the two servers.
+    const ORACLE: &str = r#"#!/usr/bin/python3
+import os, sys, json
+with open(os.environ["ORACLE_OUT"], "w") as f:
+    json.dump({"env": dict(os.environ)}, f)
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if "id" in m:
+        r = {"tools": []}
+        if m.get("method") == "initialize":
+            r = {"protocolVersion": m["params"].get("protocolVersion", "2024-11-05"),
+                 "capabilities": {"tools": {}}, "serverInfo": {"name": "oracle", "version": "1"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+        sys.stdout.flush()
+"#;
+
+    fn gemini_of(release: &str) -> PathBuf {
+        match release {
+            "pinned" => real_client("gemini"),
+            v => compat_client("gemini", v),
+        }
+    }
+
+    /// The sample installed through `release`, the two recording servers added beside it.
+    fn installed_with(release: &str) -> (World, PathBuf) {
+        let w = World::new();
+        std::os::unix::fs::symlink(gemini_of(release), w.bin().join("gemini")).unwrap();
+        let opt = w.sample();
+        w.on_sample("install", &["--client", "gemini"]).code(0);
+        verify(&w, &opt, &[]).code(0);
+        let script = w.root().join("oracle.py");
+        write_exec(&script, ORACLE);
+        edit_user_settings(&w, |v| {
+            for name in ["oracle", "witness"] {
+                let out = w.root().join(format!("{name}.json"));
+                v["mcpServers"][name] = json!({"command": script, "env": {"ORACLE_OUT": out}});
+            }
+        });
+        verify(&w, &opt, &[]).code(0);
+        (w, opt)
+    }
+
+    /// One `gemini -p` session from the home directory: what `oracle` was started with, if
+    /// it was started. Asserts that the session started `witness`.
+    fn session(w: &World, release: &str) -> Option<Value> {
+        let r = w
+            .program(system_tool("timeout"))
+            .arg("30")
+            .arg(gemini_of(release))
+            .args(["-p", "hi"])
+            .current_dir(home(w))
+            .env("GEMINI_CLI_NO_RELAUNCH", "true")
+            .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+            .env("GEMINI_API_KEY", "mcp-deploy-test-dummy")
+            .env("HTTPS_PROXY", "http://127.0.0.1:9")
+            .env("HTTP_PROXY", "http://127.0.0.1:9")
+            .run();
+        let read = |name: &str| -> Option<Value> {
+            let text = fs::read_to_string(w.root().join(format!("{name}.json"))).ok()?;
+            serde_json::from_str(&text).ok()
+        };
+        assert!(
+            read("witness").is_some(),
+            "setup error: gemini {release} started no server\n{}",
+            r.shown
+        );
+        read("oracle")
+    }
+
+    fn set_user(w: &World, key: &str, value: Value) {
+        edit_user_settings(w, |v| {
+            v[key] = value;
+        });
+    }
+
+    pub(super) fn home_env(release: &str) {
+        let (w, opt) = installed_with(release);
+        w.write("home/.env", "NODE_OPTIONS=--max-old-space-size=4000\n");
+        fails_naming(
+            &w,
+            verify(&w, &opt, &[]),
+            status(&w),
+            "home/.env",
+            "env.NODE_OPTIONS",
+        );
+        let seen = session(&w, release).expect("gemini did not start the oracle");
+        assert_eq!(seen["env"]["NODE_OPTIONS"], "--max-old-space-size=4000");
+    }
+
+    pub(super) fn excluded(release: &str) {
+        let (w, opt) = installed_with(release);
+        set_user(&w, "mcp", json!({"excluded": ["oracle", "codetools-test"]}));
+        fails_naming(
+            &w,
+            verify(&w, &opt, &[]),
+            status(&w),
+            ".gemini/settings.json mcp.excluded",
+            "mcp.excluded",
+        );
+        assert!(session(&w, release).is_none(), "gemini {release} ran it");
+    }
+
+    pub(super) fn allowed(release: &str) {
+        let (w, opt) = installed_with(release);
+        set_user(&w, "mcp", json!({"allowed": ["witness"]}));
+        fails_naming(
+            &w,
+            verify(&w, &opt, &[]),
+            status(&w),
+            ".gemini/settings.json mcp.allowed",
+            "does not name codetools-test",
+        );
+        assert!(session(&w, release).is_none(), "gemini {release} ran it");
+    }
+
+    /// An allow list naming us in another case: no release's session runs the server (the
+    /// allow list compares exactly in every release, 0.61.0 included, whose exclusions
+    /// lowercase and trim). The reader, which matched it lowercased, passed this before.
+    pub(super) fn allowed_in_another_case(release: &str) {
+        let (w, opt) = installed_with(release);
+        set_user(
+            &w,
+            "mcp",
+            json!({"allowed": ["witness", "Oracle", "Codetools-Test"]}),
+        );
+        fails_naming(
+            &w,
+            verify(&w, &opt, &[]),
+            status(&w),
+            ".gemini/settings.json mcp.allowed",
+            "another case",
+        );
+        assert!(session(&w, release).is_none(), "gemini {release} ran it");
+    }
+
+    /// The v1 key `excludeMCPServers`: 0.10.0 migrates it into `mcp.excluded` (and rewrites
+    /// the file so), 0.24.5 on ignore it. The verdict fails before and after 0.10.0's
+    /// rewrite. Before the reader read it, verify-identity passed what 0.10.0 does not run.
+    pub(super) fn v1_exclude(release: &str, obeys: bool) {
+        let (w, opt) = installed_with(release);
+        set_user(&w, "excludeMCPServers", json!(["oracle", "codetools-test"]));
+        fails_naming(
+            &w,
+            verify(&w, &opt, &[]),
+            status(&w),
+            ".gemini/settings.json excludeMCPServers",
+            "names codetools-test",
+        );
+        assert_eq!(session(&w, release).is_none(), obeys, "gemini {release}");
+        verify(&w, &opt, &[]).code(1);
+    }
+
+    macro_rules! releases {
+        ($($m:ident: $v:expr, v1: $v1:expr);* $(;)?) => {$(
+            mod $m {
+                #[test]
+                fn home_env_file_reaches_the_server() {
+                    super::home_env($v)
+                }
+                #[test]
+                fn mcp_excluded_drops_it() {
+                    super::excluded($v)
+                }
+                #[test]
+                fn mcp_allowed_without_the_name_drops_it() {
+                    super::allowed($v)
+                }
+                #[test]
+                fn mcp_allowed_in_another_case() {
+                    super::allowed_in_another_case($v)
+                }
+                #[test]
+                fn v1_exclude_mcp_servers() {
+                    super::v1_exclude($v, $v1)
+                }
+            }
+        )*};
+    }
+
+    releases! {
+        v0_10_0: "0.10.0", v1: true;
+        v0_24_5: "0.24.5", v1: false;
+        pinned: "pinned", v1: false;
+    }
+}
