@@ -70,8 +70,9 @@ pub(crate) fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Resu
         _ => PathBuf::from("."),
     };
     fs::create_dir_all(&dir).map_err(|e| IoError::new("cannot create directory", &dir, e))?;
+    sweep_partials(&dir);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".mcp-deploy.")
+        .prefix(&format!("{PARTIAL_PREFIX}{}.", std::process::id()))
         .suffix(".partial")
         .tempfile_in(&dir)
         .map_err(|e| IoError::new("cannot create a temporary file in", &dir, e))?;
@@ -85,6 +86,46 @@ pub(crate) fn write_atomic_mode(path: &Path, contents: &[u8], mode: u32) -> Resu
     tmp.persist(path)
         .map_err(|e| IoError::new("cannot rename into place", path, e.error))?;
     sync_dir(&dir)
+}
+
+/// The name of a file being written: `.mcp-deploy.<pid>.<random>.partial`, renamed into place
+/// when whole. The pid tells a killed run's leftover from a live run's file.
+const PARTIAL_PREFIX: &str = ".mcp-deploy.";
+
+/// Remove the `.partial` files that killed runs left in `dir` (a kill -9 between the write and
+/// the rename): only regular files of ours, named with the pid of a process that is gone.
+/// Best effort: a file that cannot be removed stays, as it would have.
+fn sweep_partials(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let me = rustix::process::geteuid().as_raw();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.ends_with(".partial"))
+            .and_then(|n| n.strip_prefix(PARTIAL_PREFIX))
+            .and_then(|rest| rest.split('.').next())
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let gone = rustix::process::Pid::from_raw(pid).is_none_or(|p| {
+            matches!(
+                rustix::process::test_kill_process(p),
+                Err(rustix::io::Errno::SRCH)
+            )
+        });
+        if pid == std::process::id() as i32 || !gone {
+            continue;
+        }
+        let path = entry.path();
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file() && m.uid() == me) {
+            let _ = fs::remove_file(&path);
+        }
+    }
 }
 
 /// Sync a directory so that a rename inside it is durable.
@@ -369,6 +410,35 @@ mod tests {
         assert_eq!(e.source.kind(), io::ErrorKind::InvalidInput);
         let e = read_input_no_follow(&file, "signature", 3).unwrap_err();
         assert_eq!(e.source.kind(), io::ErrorKind::FileTooLarge);
+    }
+
+    /// The stress test's kill -9 between a write and its rename left `.partial` files that no
+    /// later run removed: the next write into the directory removes those of dead runs.
+    #[test]
+    fn a_killed_runs_partial_file_is_removed_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("doc.json");
+        // A pid that is gone: a child that has exited and been reaped.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let leftover = dir
+            .path()
+            .join(format!(".mcp-deploy.{dead}.abc123.partial"));
+        let live = dir
+            .path()
+            .join(format!(".mcp-deploy.{}.def456.partial", std::process::id()));
+        let other = dir.path().join(".mcp-deploy.notapid.partial");
+        for f in [&leftover, &live, &other] {
+            fs::write(f, b"half").unwrap();
+        }
+        write_atomic(&p, b"whole", false).unwrap();
+        assert!(!leftover.exists(), "a dead run's partial file is removed");
+        assert!(
+            live.exists() && other.exists(),
+            "a live run's, or one not ours by name, stays"
+        );
+        assert_eq!(fs::read(&p).unwrap(), b"whole");
     }
 
     #[test]

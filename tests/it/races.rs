@@ -507,7 +507,11 @@ fn stress_concurrent_runs_and_random_kills_lose_and_resurrect_nothing() {
         "working directories left: {:?}",
         w.client_tmp_dirs()
     );
-    assert!(partial_files(w.root()).is_empty());
+    let partial = partial_files(w.root());
+    assert!(
+        partial.is_empty(),
+        "partial files left: {partial:?} (seed {seed})"
+    );
     assert!(
         wall < Duration::from_secs(300),
         "the stress test must stay bounded"
