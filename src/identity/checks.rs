@@ -85,9 +85,9 @@ pub(crate) struct Target<'a> {
     /// only whether the release is signed.
     pub(crate) trust: &'a [Policy],
     /// Every layer the client applies to the registered name beyond its user-scope entry
-    /// ([`crate::clients::layers`]): a finding that changes what runs fails `mcp-registration`;
+    /// (read per client by `clients::layers`): a finding that changes what runs fails `mcp-registration`;
     /// one that could not be compared is named in its detail, and fails with `strict`.
-    pub(crate) layers: Vec<crate::clients::layers::Finding>,
+    pub(crate) layers: Vec<crate::identity::layer::Finding>,
     /// `--strict`: a layer that exists but could not be compared fails.
     pub(crate) strict: bool,
     /// promote's preflight: the release directory (`<prefix>/releases/<sha>`) checked in place

@@ -6,4 +6,5 @@
 pub(crate) mod checks;
 pub(crate) mod drift;
 pub(crate) mod handshake;
+pub(crate) mod layer;
 pub(crate) mod report;
