@@ -503,24 +503,7 @@ mod across {
     use super::*;
     use serde_json::{json, Value};
 
-    /// The record of `ORACLE` in layers_claude.rs, in Python, for the two servers.
-    const ORACLE: &str = r#"#!/usr/bin/python3
-import os, sys, json
-with open(os.environ["ORACLE_OUT"], "w") as f:
-    json.dump({"env": dict(os.environ)}, f)
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except Exception:
-        continue
-    if "id" in m:
-        r = {"tools": []}
-        if m.get("method") == "initialize":
-            r = {"protocolVersion": m["params"].get("protocolVersion", "2024-11-05"),
-                 "capabilities": {"tools": {}}, "serverInfo": {"name": "oracle", "version": "1"}}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
-        sys.stdout.flush()
-"#;
+    use super::super::support::ORACLE;
 
     fn gemini_of(release: &str) -> PathBuf {
         match release {

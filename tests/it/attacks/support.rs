@@ -135,3 +135,24 @@ pub fn sparse(p: &Path, len: u64) {
     let _ = fs::remove_file(p);
     fs::File::create(p).unwrap().set_len(len).unwrap();
 }
+
+/// A server that records the environment and argv it was started with into
+/// `$ORACLE_OUT` and answers `initialize`: registered beside ours as `oracle`, it shows what
+/// the client gives every user-scope stdio server (the layer rows of claude and gemini).
+pub const ORACLE: &str = r#"#!/usr/bin/python3
+import os, sys, json
+with open(os.environ["ORACLE_OUT"], "w") as f:
+    json.dump({"env": dict(os.environ), "argv": sys.argv}, f)
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if "id" in m:
+        r = {"tools": []}
+        if m.get("method") == "initialize":
+            r = {"protocolVersion": m["params"].get("protocolVersion", "2024-11-05"),
+                 "capabilities": {"tools": {}}, "serverInfo": {"name": "oracle", "version": "1"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+        sys.stdout.flush()
+"#;
