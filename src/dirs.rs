@@ -50,10 +50,13 @@ pub(crate) fn state_home() -> PathBuf {
 /// line there (NSS beyond files is not asked).
 pub(crate) fn account_home() -> Option<PathBuf> {
     let uid = rustix::process::getuid().as_raw().to_string();
-    let text = crate::fsio::read_input_string(
-        std::path::Path::new("/etc/passwd"),
-        "password database",
-        crate::fsio::limits::CLIENT_CONFIG,
+    // Read here, not through fsio (which sits above this leaf and asks it for HOME): the file
+    // is root's, so no other user can make it a FIFO or a link; the read is bounded all the
+    // same (16 MiB, far beyond any real password file).
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(std::fs::File::open("/etc/passwd").ok()?, 16 << 20),
+        &mut text,
     )
     .ok()?;
     text.lines().find_map(|line| {

@@ -41,10 +41,8 @@
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
 //! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
-//! `SessionError`), which `error.rs` converts. Check with
-//! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder, and that
-//! `grep -rn "crate::error" src/deployment src/identity src/registration src/clients
-//! src/content src/vendored_sdk src/entry src/trust src/promotion` prints nothing.
+//! `SessionError`), which `error.rs` converts. `import_direction.rs` holds this diagram as
+//! data, and its test fails on any import against it, naming the file and line.
 
 mod cli;
 mod clients;
@@ -57,6 +55,8 @@ mod error;
 mod exit;
 mod fsio;
 mod identity;
+#[cfg(test)]
+mod import_direction;
 mod notice;
 mod output;
 mod process;
