@@ -42,7 +42,7 @@ impl Claude {
     pub(crate) fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
         let runner = Runner::open(
             "claude",
-            options.claude.as_deref(),
+            options.binary("claude"),
             options.calls_binary,
             options.timeout,
             vec![
@@ -272,6 +272,43 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     }
     if let Ok(cwd) = std::env::current_dir() {
         found.extend(cwd.ancestors().filter_map(|dir| project_shadow(dir, name)));
+    }
+    Ok(found)
+}
+
+/// Same-name entries that win over the user-scope entry `name` of the config file `config`,
+/// for a check without the claude binary: [`shadows_in`], and the `.mcp.json` of every
+/// project directory claude knows (`projects` in its config) and of every directory above
+/// one (claude looks from where it runs up to `/`): whether the user approved that project
+/// server cannot be told from outside, so it counts.
+pub(crate) fn live_shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = shadows_in(config, name)?;
+    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
+    // all the same: it may have been replaced (by a FIFO) since.
+    let projects: Vec<PathBuf> =
+        fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|doc| {
+                doc.get("projects")
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().map(PathBuf::from).collect())
+            })
+            .unwrap_or_default();
+    // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
+    // directory and every directory above it (those above the working directory were read
+    // by shadows_in).
+    let cwd = std::env::current_dir().ok();
+    let mut seen: std::collections::HashSet<PathBuf> = cwd
+        .iter()
+        .flat_map(|c| c.ancestors().map(Path::to_path_buf))
+        .collect();
+    for project in projects.iter().filter(|p| p.is_absolute()) {
+        for dir in project.ancestors() {
+            if seen.insert(dir.to_path_buf()) {
+                found.extend(project_shadow(dir, name));
+            }
+        }
     }
     Ok(found)
 }

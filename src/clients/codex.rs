@@ -38,7 +38,7 @@ pub(crate) struct Codex {
 impl Codex {
     pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
         let home = resolve_home(
-            options.codex_home.as_deref(),
+            options.home("codex"),
             crate::dirs::var_raw("CODEX_HOME"),
             crate::dirs::home(),
         );
@@ -58,7 +58,7 @@ impl Codex {
         }
         let runner = Runner::open(
             "codex",
-            options.codex.as_deref(),
+            options.binary("codex"),
             options.calls_binary,
             options.timeout,
             env,

@@ -54,14 +54,14 @@ pub(crate) struct Gemini {
 impl Gemini {
     pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
         let home = resolve_home(
-            options.gemini_home.as_deref(),
+            options.home("gemini"),
             crate::dirs::var_raw("GEMINI_CLI_HOME"),
             crate::dirs::home(),
         );
         let launch = Launch::new(&home)?;
         let runner = Runner::open(
             "gemini",
-            options.gemini.as_deref(),
+            options.binary("gemini"),
             options.calls_binary,
             options.timeout,
             launch.env.clone(),

@@ -58,7 +58,7 @@ pub(crate) struct Grok {
 
 impl Grok {
     pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
-        let home = resolve_home(options.grok_home.as_deref(), crate::dirs::home());
+        let home = resolve_home(options.home("grok"), crate::dirs::home());
         // Every call runs there: without it, no call could start, and "cannot start grok"
         // would point at the binary.
         if options.calls_binary && !home.is_dir() {
@@ -81,7 +81,7 @@ impl Grok {
         }
         let runner = Runner::open(
             "grok",
-            options.grok.as_deref(),
+            options.binary("grok"),
             options.calls_binary,
             options.timeout,
             env,
@@ -536,19 +536,10 @@ mod tests {
 
     #[test]
     fn a_missing_home_is_named_before_any_call() {
-        let options = ClientOptions {
-            claude: None,
-            codex: None,
-            gemini: None,
-            opencode: None,
-            codex_home: None,
-            gemini_home: None,
-            grok: Some("/bin/true".into()),
-            grok_home: Some("/nonexistent/home".into()),
-            timeout: std::time::Duration::from_secs(1),
-            mcp_timeout_ms: 0,
-            calls_binary: true,
-        };
+        let mut options = ClientOptions::files_only();
+        options.calls_binary = true;
+        options.binaries.insert("grok", "/bin/true".into());
+        options.homes.insert("grok", "/nonexistent/home".into());
         let err = Grok::open(&options)
             .err()
             .expect("open must fail")

@@ -80,7 +80,7 @@ impl Opencode {
         let binary = if options.calls_binary {
             let runner = Runner::open(
                 "opencode",
-                options.opencode.as_deref(),
+                options.binary("opencode"),
                 true,
                 options.timeout,
                 Vec::new(),
@@ -98,8 +98,8 @@ impl Opencode {
         let version = match &binary {
             Some((_, _, v)) => *v,
             None => options
-                .opencode
-                .clone()
+                .binary("opencode")
+                .map(Path::to_path_buf)
                 .or_else(|| which::which("opencode").ok())
                 .and_then(|b| super::version::detect("opencode", &b, None).ok().flatten()),
         };

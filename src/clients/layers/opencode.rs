@@ -51,7 +51,7 @@ const NOT_CHECKED: &[&str] = &[
     "experimental",
 ];
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     merged_files(cx.user_config)
         .iter()
         .flat_map(|f| check_file(f))
