@@ -414,11 +414,8 @@ fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
         path: path.to_path_buf(),
         reason,
     };
-    let text = match fsio::read_input_if_exists(path, "client config", fsio::limits::CLIENT_CONFIG)
-    {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(ClaudeDoc::default()),
-        Err(e) => return Err(bad(e.source.to_string())),
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(ClaudeDoc::default());
     };
     let (doc, replaced) =
         parse_lenient::<ClaudeDocRaw>(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;

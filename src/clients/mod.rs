@@ -6,6 +6,7 @@
 //! client is its module (with its `mod` line below) and one row there.
 
 pub(crate) mod claude;
+mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod cursor;
 mod file_backed;
@@ -73,7 +74,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 171, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(codex::Codex::open(o)?)),
+        open: |o| Ok(Box::new(codex::open(o)?)),
         user_config: codex::config_path,
         read_entries: codex::read_user_entries,
         shadows: codex::shadows_in,
@@ -97,7 +98,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 61, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(gemini::Gemini::open(o)?)),
+        open: |o| Ok(Box::new(gemini::open(o)?)),
         user_config: gemini::config_path,
         read_entries: gemini::read_user_entries,
         shadows: gemini::shadows_in,
@@ -148,7 +149,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 0, 34),
             version_flag: false,
         }),
-        open: |o| Ok(Box::new(grok::Grok::open(o)?)),
+        open: |o| Ok(Box::new(grok::open(o)?)),
         user_config: grok::config_path,
         read_entries: grok::read_user_entries,
         shadows: grok::shadows_in,
@@ -402,6 +403,16 @@ pub(crate) fn live_shadows(
     name: &str,
 ) -> Result<Vec<String>, ClientError> {
     (client.row().shadows)(&live.path, name)
+}
+
+/// A client's config file read bounded (FIFO-safe): `None` when it does not exist, else its
+/// text, or why it cannot be read (never quoting it).
+pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, ClientError> {
+    crate::fsio::read_input_if_exists(path, "client config", crate::fsio::limits::CLIENT_CONFIG)
+        .map_err(|e| ClientError::Config {
+            path: path.to_path_buf(),
+            reason: e.source.to_string(),
+        })
 }
 
 /// The entry `name` of `entries` (a client's user entries, read from `path`), as the client

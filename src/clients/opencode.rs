@@ -929,11 +929,8 @@ impl Client for Opencode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clients::tests::entry;
     use serde_json::json;
-
-    fn entry(v: Value) -> Entry {
-        Entry::from_value(&v).unwrap()
-    }
 
     #[test]
     fn claude_shape_maps_both_ways() {

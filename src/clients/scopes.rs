@@ -173,21 +173,9 @@ pub(crate) fn claude(found: &mut Found, cwd: Option<&Path>) {
     let n = "claude";
     let config = claude::config_path();
     let mut projects: Vec<PathBuf> = Vec::new();
-    match crate::fsio::read_input_if_exists(
-        &config,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    ) {
+    match super::read_config_text(&config) {
         Ok(None) => {}
-        Err(e) => found.add(
-            n,
-            &config,
-            "user and local scopes",
-            Err(ClientError::Config {
-                path: config.clone(),
-                reason: e.source.to_string(),
-            }),
-        ),
+        Err(e) => found.add(n, &config, "user and local scopes", Err(e)),
         Ok(Some(text)) => match claude::parse_lenient::<Value>(&text) {
             Err(e) => found.add(
                 n,
