@@ -199,9 +199,9 @@ impl Client for Claude {
             }
             Err(e) => return Err(e),
         };
-        let shown = parse_get(name, &out).map_err(|reason| ClientError::Garbage {
+        let shown = parse_get(name, &out).map_err(|e| ClientError::Garbage {
             step: step.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         if !shown.scope.starts_with("User config") {
             return Err(ClientError::Disagrees {
@@ -623,6 +623,18 @@ struct GetOutput {
     transport: Shown,
 }
 
+/// Why `claude mcp get NAME` printed something else than an entry; never quoting its output,
+/// which holds env values (the type it names is no secret).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum GetError {
+    #[error("it does not start with \"{name}:\"")]
+    NotNamed { name: String },
+    #[error("it has no {key} line")]
+    NoLine { key: &'static str },
+    #[error("unknown Type {kind:?}")]
+    UnknownType { kind: String },
+}
+
 /// Parse `claude mcp get NAME` output:
 /// ```text
 /// NAME:
@@ -632,10 +644,12 @@ struct GetOutput {
 ///   Command: /x/bin/y
 ///   Args: a b
 /// ```
-fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
+fn parse_get(name: &str, out: &str) -> Result<GetOutput, GetError> {
     let mut lines = out.lines().skip_while(|l| l.trim().is_empty());
     if lines.next().map(str::trim_end) != Some(&format!("{name}:")) {
-        return Err(format!("it does not start with \"{name}:\""));
+        return Err(GetError::NotNamed {
+            name: name.to_string(),
+        });
     }
     let field = |key: &str| -> Option<String> {
         out.lines().find_map(|l| {
@@ -643,12 +657,13 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
             Some(rest.strip_prefix(' ').unwrap_or(rest).to_string())
         })
     };
-    let scope = field("Scope").ok_or("it has no Scope line")?;
+    let line = |key: &'static str| field(key).ok_or(GetError::NoLine { key });
+    let scope = line("Scope")?;
     let Some(kind) = field("Type") else {
         // Releases before 2.1.285 print nothing more for an entry without "type"; output
         // with a Command or URL but no Type is none that any release prints.
         if field("Command").is_some() || field("URL").is_some() {
-            return Err("it has no Type line".into());
+            return Err(GetError::NoLine { key: "Type" });
         }
         return Ok(GetOutput {
             scope,
@@ -657,13 +672,15 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
     };
     let transport = match kind.as_str() {
         "stdio" => Shown::Stdio {
-            command: field("Command").ok_or("it has no Command line")?,
-            args: field("Args").ok_or("it has no Args line")?,
+            command: line("Command")?,
+            args: line("Args")?,
         },
-        "http" | "sse" => Shown::Remote {
-            url: field("URL").ok_or("it has no URL line")?,
-        },
-        other => return Err(format!("unknown Type {other:?}")),
+        "http" | "sse" => Shown::Remote { url: line("URL")? },
+        other => {
+            return Err(GetError::UnknownType {
+                kind: other.to_string(),
+            })
+        }
     };
     Ok(GetOutput { scope, transport })
 }
@@ -713,7 +730,10 @@ mod tests {
         assert!(g.scope.starts_with("User config"));
         // A Command line without a Type line is no output any release prints.
         let odd = "ct:\n  Scope: User config\n  Command: /x\n";
-        assert!(parse_get("ct", odd).unwrap_err().contains("no Type"));
+        assert_eq!(
+            parse_get("ct", odd).unwrap_err(),
+            GetError::NoLine { key: "Type" }
+        );
     }
 
     #[test]
@@ -774,7 +794,7 @@ mod tests {
                 "no Command",
             ),
         ] {
-            let err = parse_get("ct", out).unwrap_err();
+            let err = parse_get("ct", out).unwrap_err().to_string();
             assert!(err.contains(want), "{out:?}: {err}");
         }
     }

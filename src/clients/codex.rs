@@ -207,9 +207,9 @@ fn observe(c: &Codex, name: &str) -> Result<Option<Entry>, ClientError> {
         step: step.clone(),
         reason: format!("not JSON ({})", e.classify_str()),
     })?;
-    let shown = from_get_json(&shown).map_err(|reason| ClientError::Garbage {
+    let shown = from_get_json(&shown).map_err(|e| ClientError::Garbage {
         step: step.clone(),
-        reason,
+        reason: e.to_string(),
     })?;
     let raw = config.get(name).ok_or_else(|| {
         disagree(format!(
@@ -261,7 +261,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     let mut secrets = Vec::new();
     match &entry.transport {
         Transport::Stdio { command, args: a } => {
-            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "command", "args", "env"])
+                .map_err(|e| refuse(e.to_string()))?;
             for (k, v) in string_map(&entry.raw, "env") {
                 if k.is_empty() || k.contains('=') {
                     return Err(refuse(format!(
@@ -282,7 +283,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                     "codex speaks streamable HTTP only, not {kind:?}"
                 )));
             }
-            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "url", "headers"])
+                .map_err(|e| refuse(e.to_string()))?;
             args.push("--url".into());
             args.push(url.clone());
             for (k, v) in string_map(&entry.raw, "headers") {
@@ -416,18 +418,36 @@ fn to_claude_shape(mut rest: Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// Why `codex mcp get NAME --json` printed something else than an entry (never quoting it:
+/// it holds env values; the transport type it names is no secret).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum GetJsonError {
+    #[error("it is not a JSON object")]
+    NotObject,
+    #[error("it has no \"transport\" object")]
+    NoTransport,
+    #[error("unknown transport type {kind:?}")]
+    UnknownTransport { kind: String },
+    #[error("its transport has no \"type\"")]
+    NoType,
+}
+
 /// What `codex mcp get NAME --json` prints, in the claude shape.
-fn from_get_json(v: &Value) -> Result<Map<String, Value>, String> {
-    let top = v.as_object().ok_or("it is not a JSON object")?;
+fn from_get_json(v: &Value) -> Result<Map<String, Value>, GetJsonError> {
+    let top = v.as_object().ok_or(GetJsonError::NotObject)?;
     let transport = top
         .get("transport")
         .and_then(Value::as_object)
-        .ok_or("it has no \"transport\" object")?;
+        .ok_or(GetJsonError::NoTransport)?;
     let mut flat = Map::new();
     match transport.get("type").and_then(Value::as_str) {
         Some("stdio") | Some("streamable_http") => {}
-        Some(other) => return Err(format!("unknown transport type {other:?}")),
-        None => return Err("its transport has no \"type\"".into()),
+        Some(other) => {
+            return Err(GetJsonError::UnknownTransport {
+                kind: other.to_string(),
+            })
+        }
+        None => return Err(GetJsonError::NoType),
     }
     for (k, v) in transport {
         if k != "type" {
@@ -565,8 +585,11 @@ startup_timeout_sec = 20
             Value::Object(from_get_json(&http).unwrap()),
             json!({"type":"http","url":"http://h/mcp","headers":{"Authorization":"Bearer ${TOK}"}})
         );
-        assert!(from_get_json(&json!({"transport":{"type":"ws"}})).is_err());
-        assert!(from_get_json(&json!([])).is_err());
+        assert_eq!(
+            from_get_json(&json!({"transport":{"type":"ws"}})),
+            Err(GetJsonError::UnknownTransport { kind: "ws".into() })
+        );
+        assert_eq!(from_get_json(&json!([])), Err(GetJsonError::NotObject));
     }
 
     #[test]

@@ -248,7 +248,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     let mut secrets = Vec::new();
     match &entry.transport {
         Transport::Stdio { command, args: a } => {
-            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "command", "args", "env"])
+                .map_err(|e| refuse(e.to_string()))?;
             if command.starts_with('-') {
                 return Err(refuse(
                     "a command starting with \"-\" reads as an option".into(),
@@ -293,7 +294,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             if kind != "http" && kind != "sse" {
                 return Err(refuse(format!("gemini knows no transport {kind:?}")));
             }
-            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "url", "headers"])
+                .map_err(|e| refuse(e.to_string()))?;
             args.push("-t".into());
             args.push(kind.clone());
             for (k, v) in string_map(&entry.raw, "headers") {

@@ -249,7 +249,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .into(),
         ));
     };
-    only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+    only_keys(&entry.raw, &["type", "command", "args", "env"])
+        .map_err(|e| refuse(e.to_string()))?;
     let env = string_map(&entry.raw, "env");
     for (k, v) in &env {
         if let Some((_, forced)) = FORCED_ENV.iter().find(|(f, _)| f == k) {

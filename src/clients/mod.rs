@@ -436,10 +436,17 @@ pub(crate) fn entry_in(
 
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).
 
+/// A key of an entry that a client's CLI has no flag for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("its CLI cannot set the key {key:?}")]
+pub(crate) struct UnsettableKey {
+    pub(crate) key: String,
+}
+
 /// Refuse keys a CLI cannot set, naming the first.
-pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), UnsettableKey> {
     match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
+        Some(k) => Err(UnsettableKey { key: k.clone() }),
         None => Ok(()),
     }
 }
