@@ -129,19 +129,21 @@ pub struct DeclarationArgs {
 pub struct ClientArgs {
     /// The clients to act on (`--client`).
     pub clients: Vec<ClientKind>,
-    /// An explicit binary per client name (`--claude`, `--codex`, ...).
+    /// An explicit binary per client name (`--claude`, `--codex`, ...: the flag is the
+    /// binary's name).
     pub binaries: BTreeMap<&'static str, PathBuf>,
     /// Seconds one client call may take (`--client-timeout`).
     pub client_timeout: u64,
 }
 
-/// The binary flags, in the order `--help` lists them: by name.
-fn binary_flags() -> Vec<&'static crate::clients::Binary> {
+/// The binary flags with the name of their client, in the order `--help` lists them: by
+/// flag.
+fn binary_flags() -> Vec<(&'static str, &'static crate::clients::Binary)> {
     let mut flags: Vec<_> = crate::clients::CLIENTS
         .iter()
-        .filter_map(|d| d.binary.as_ref())
+        .filter_map(|d| d.binary.as_ref().map(|b| (d.name, b)))
         .collect();
-    flags.sort_by_key(|b| b.name);
+    flags.sort_by_key(|(_, b)| b.name);
     flags
 }
 
@@ -162,7 +164,7 @@ impl clap::Args for ClientArgs {
                 )),
         );
         let mut ids: Vec<&'static str> = vec!["clients"];
-        for b in binary_flags() {
+        for (_, b) in binary_flags() {
             cmd = cmd.arg(
                 Arg::new(b.name)
                     .long(b.name)
@@ -199,9 +201,9 @@ impl clap::FromArgMatches for ClientArgs {
 
     fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
         let mut binaries = BTreeMap::new();
-        for b in binary_flags() {
+        for (client, b) in binary_flags() {
             if let Some(path) = m.remove_one::<PathBuf>(b.name) {
-                binaries.insert(b.name, path);
+                binaries.insert(client, path);
             }
         }
         Ok(ClientArgs {
