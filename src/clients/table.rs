@@ -203,4 +203,24 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_client_without_http_refuses_a_remote_entry_before_any_call() {
+        let remote = crate::entry::Entry::from_value(
+            &serde_json::json!({"type":"http","url":"http://h/mcp"}),
+        )
+        .unwrap();
+        // Without `calls_binary`, a call would fail as a missing binary, not as this refusal.
+        let options = super::ClientOptions::files_only();
+        let rows = super::super::CLIENTS.iter().filter(|d| !d.http);
+        for row in rows {
+            let client = (row.open)(&options).unwrap();
+            let err = client.add("n", &remote).unwrap_err();
+            assert!(
+                matches!(err, super::ClientError::Unrepresentable { .. }),
+                "{}: {err}",
+                row.name
+            );
+        }
+    }
 }
