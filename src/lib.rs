@@ -14,8 +14,9 @@
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
 //! - `trust/`: the trust policy (an OpenSSH `allowed_signers` file) and the check that a
 //!   release's manifest is signed by a builder it allows;
-//! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, the CLI
-//!   runner and the comment-preserving file edit of the clients without a CLI for it;
+//! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, one row each
+//!   in the client table (`clients::CLIENTS`), the generic CLI-driven client, the CLI runner
+//!   and the comment-preserving file edit of the clients without a CLI for it;
 //! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
 //!   the flat document, the session around them;
 //! - `promotion/`: a release layout's `current` and its atomic switch, the prefix lock, the
@@ -33,7 +34,7 @@
 //!
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
-//! cli -> clients (ClientKind)
+//! cli -> clients (ClientKind, the client table)
 //! promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit

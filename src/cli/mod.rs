@@ -2,6 +2,7 @@
 //! (`docs/design.md`); validation beyond clap's happens in [`crate::deployment::selection`] before any
 //! work starts, so a bad argument never leaves a half-done install behind.
 
+use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
@@ -120,38 +121,110 @@ pub struct DeclarationArgs {
     pub config: Option<PathBuf>,
 }
 
-/// Options for talking to the client CLI.
-#[derive(Debug, Args, Clone)]
+/// Options for talking to the client CLIs: `--client`, one binary flag per client of
+/// [`crate::clients::CLIENTS`] that has a binary (`--codex PATH`, else `MCP_DEPLOY_CODEX`: its
+/// row's `binary`), and `--client-timeout`. Its clap arguments are built from the table
+/// ([`clap::Args`] below), so that a client's row is its flag.
+#[derive(Debug, Clone)]
 pub struct ClientArgs {
-    /// The clients to act on, comma-separated: claude, codex, gemini,
-    /// opencode, grok, cursor.
-    #[arg(
-        long = "client",
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = "claude"
-    )]
+    /// The clients to act on (`--client`).
     pub clients: Vec<ClientKind>,
-    /// The claude binary [default: `claude` on PATH].
-    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CLAUDE")]
-    pub claude: Option<PathBuf>,
-    /// The codex binary [default: `codex` on PATH].
-    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_CODEX")]
-    pub codex: Option<PathBuf>,
-    /// The gemini binary [default: `gemini` on PATH].
-    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GEMINI")]
-    pub gemini: Option<PathBuf>,
-    /// The grok binary [default: `grok` on PATH].
-    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_GROK")]
-    pub grok: Option<PathBuf>,
-    /// The opencode binary, run to confirm each write of its config [default: `opencode` on
-    /// PATH].
-    #[arg(long, value_name = "PATH", env = "MCP_DEPLOY_OPENCODE")]
-    pub opencode: Option<PathBuf>,
-    /// Seconds one client call may take before it is killed (at least 1).
-    #[arg(long, value_name = "SECS", default_value_t = 60,
-          value_parser = clap::value_parser!(u64).range(1..))]
+    /// An explicit binary per client name (`--claude`, `--codex`, ...: the flag is the
+    /// binary's name).
+    pub binaries: BTreeMap<&'static str, PathBuf>,
+    /// Seconds one client call may take (`--client-timeout`).
     pub client_timeout: u64,
+}
+
+/// The binary flags with the name of their client, in the order `--help` lists them: by
+/// flag.
+fn binary_flags() -> Vec<(&'static str, &'static crate::clients::Binary)> {
+    let mut flags: Vec<_> = crate::clients::CLIENTS
+        .iter()
+        .filter_map(|d| d.binary.as_ref().map(|b| (d.name, b)))
+        .collect();
+    flags.sort_by_key(|(_, b)| b.name);
+    flags
+}
+
+impl clap::Args for ClientArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        use clap::{Arg, ArgAction};
+        let mut cmd = cmd.arg(
+            Arg::new("clients")
+                .long("client")
+                .value_name("LIST")
+                .value_delimiter(',')
+                .default_value("claude")
+                .action(ArgAction::Append)
+                .value_parser(clap::value_parser!(ClientKind))
+                .help(crate::clients::client_list_help(
+                    "The clients to act on",
+                    "",
+                )),
+        );
+        let mut ids: Vec<&'static str> = vec!["clients"];
+        for (_, b) in binary_flags() {
+            cmd = cmd.arg(
+                Arg::new(b.name)
+                    .long(b.name)
+                    .value_name("PATH")
+                    .env(b.env)
+                    .action(ArgAction::Set)
+                    .value_parser(clap::value_parser!(PathBuf))
+                    .help(b.help),
+            );
+            ids.push(b.name);
+        }
+        ids.push("client_timeout");
+        cmd.arg(
+            Arg::new("client_timeout")
+                .long("client-timeout")
+                .value_name("SECS")
+                .default_value("60")
+                .action(ArgAction::Set)
+                .value_parser(clap::value_parser!(u64).range(1..))
+                .help("Seconds one client call may take before it is killed (at least 1)"),
+        )
+        .group(clap::ArgGroup::new("ClientArgs").multiple(true).args(ids))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for ClientArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut m.clone())
+    }
+
+    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut binaries = BTreeMap::new();
+        for (client, b) in binary_flags() {
+            if let Some(path) = m.remove_one::<PathBuf>(b.name) {
+                binaries.insert(client, path);
+            }
+        }
+        Ok(ClientArgs {
+            clients: m
+                .remove_many::<ClientKind>("clients")
+                .map(Iterator::collect)
+                .unwrap_or_default(),
+            binaries,
+            client_timeout: m.remove_one::<u64>("client_timeout").ok_or_else(|| {
+                clap::Error::raw(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--client-timeout has no value",
+                )
+            })?,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
 /// Options of the commands that change a client's registrations (install, uninstall).
@@ -175,9 +248,8 @@ pub struct StrictArgs {
 /// takes no binary and no timeout.
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
-    /// The clients to read, comma-separated: claude, codex, gemini,
-    /// opencode, grok, cursor.
     #[arg(
+        help = crate::clients::client_list_help("The clients to read", ""),
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',
@@ -245,10 +317,12 @@ pub struct VerifyArgs {
         requires = "handshake"
     )]
     pub handshake_timeout: u64,
-    /// The clients whose registrations to check, comma-separated: claude, codex, gemini,
-    /// opencode, grok, cursor.
-    /// claude's are the document's `mcpServers`; another client's are `clients.<client>.mcpServers`.
     #[arg(
+        help = crate::clients::client_list_help(
+            "The clients whose registrations to check",
+            ". claude's are the document's `mcpServers`; another client's are \
+             `clients.<client>.mcpServers`",
+        ),
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',

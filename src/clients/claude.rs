@@ -42,7 +42,7 @@ impl Claude {
     pub(crate) fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
         let runner = Runner::open(
             "claude",
-            options.claude.as_deref(),
+            options.binary("claude"),
             options.calls_binary,
             options.timeout,
             vec![
@@ -199,9 +199,9 @@ impl Client for Claude {
             }
             Err(e) => return Err(e),
         };
-        let shown = parse_get(name, &out).map_err(|reason| ClientError::Garbage {
+        let shown = parse_get(name, &out).map_err(|e| ClientError::Garbage {
             step: step.clone(),
-            reason,
+            reason: e.to_string(),
         })?;
         if !shown.scope.starts_with("User config") {
             return Err(ClientError::Disagrees {
@@ -272,6 +272,43 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     }
     if let Ok(cwd) = std::env::current_dir() {
         found.extend(cwd.ancestors().filter_map(|dir| project_shadow(dir, name)));
+    }
+    Ok(found)
+}
+
+/// Same-name entries that win over the user-scope entry `name` of the config file `config`,
+/// for a check without the claude binary: [`shadows_in`], and the `.mcp.json` of every
+/// project directory claude knows (`projects` in its config) and of every directory above
+/// one (claude looks from where it runs up to `/`): whether the user approved that project
+/// server cannot be told from outside, so it counts.
+pub(crate) fn live_shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = shadows_in(config, name)?;
+    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
+    // all the same: it may have been replaced (by a FIFO) since.
+    let projects: Vec<PathBuf> =
+        fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|doc| {
+                doc.get("projects")
+                    .and_then(Value::as_object)
+                    .map(|p| p.keys().map(PathBuf::from).collect())
+            })
+            .unwrap_or_default();
+    // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
+    // directory and every directory above it (those above the working directory were read
+    // by shadows_in).
+    let cwd = std::env::current_dir().ok();
+    let mut seen: std::collections::HashSet<PathBuf> = cwd
+        .iter()
+        .flat_map(|c| c.ancestors().map(Path::to_path_buf))
+        .collect();
+    for project in projects.iter().filter(|p| p.is_absolute()) {
+        for dir in project.ancestors() {
+            if seen.insert(dir.to_path_buf()) {
+                found.extend(project_shadow(dir, name));
+            }
+        }
     }
     Ok(found)
 }
@@ -377,11 +414,8 @@ fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
         path: path.to_path_buf(),
         reason,
     };
-    let text = match fsio::read_input_if_exists(path, "client config", fsio::limits::CLIENT_CONFIG)
-    {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(ClaudeDoc::default()),
-        Err(e) => return Err(bad(e.source.to_string())),
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(ClaudeDoc::default());
     };
     let (doc, replaced) =
         parse_lenient::<ClaudeDocRaw>(&text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
@@ -589,6 +623,18 @@ struct GetOutput {
     transport: Shown,
 }
 
+/// Why `claude mcp get NAME` printed something else than an entry; never quoting its output,
+/// which holds env values (the type it names is no secret).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum GetError {
+    #[error("it does not start with \"{name}:\"")]
+    NotNamed { name: String },
+    #[error("it has no {key} line")]
+    NoLine { key: &'static str },
+    #[error("unknown Type {kind:?}")]
+    UnknownType { kind: String },
+}
+
 /// Parse `claude mcp get NAME` output:
 /// ```text
 /// NAME:
@@ -598,10 +644,12 @@ struct GetOutput {
 ///   Command: /x/bin/y
 ///   Args: a b
 /// ```
-fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
+fn parse_get(name: &str, out: &str) -> Result<GetOutput, GetError> {
     let mut lines = out.lines().skip_while(|l| l.trim().is_empty());
     if lines.next().map(str::trim_end) != Some(&format!("{name}:")) {
-        return Err(format!("it does not start with \"{name}:\""));
+        return Err(GetError::NotNamed {
+            name: name.to_string(),
+        });
     }
     let field = |key: &str| -> Option<String> {
         out.lines().find_map(|l| {
@@ -609,12 +657,13 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
             Some(rest.strip_prefix(' ').unwrap_or(rest).to_string())
         })
     };
-    let scope = field("Scope").ok_or("it has no Scope line")?;
+    let line = |key: &'static str| field(key).ok_or(GetError::NoLine { key });
+    let scope = line("Scope")?;
     let Some(kind) = field("Type") else {
         // Releases before 2.1.285 print nothing more for an entry without "type"; output
         // with a Command or URL but no Type is none that any release prints.
         if field("Command").is_some() || field("URL").is_some() {
-            return Err("it has no Type line".into());
+            return Err(GetError::NoLine { key: "Type" });
         }
         return Ok(GetOutput {
             scope,
@@ -623,13 +672,15 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, String> {
     };
     let transport = match kind.as_str() {
         "stdio" => Shown::Stdio {
-            command: field("Command").ok_or("it has no Command line")?,
-            args: field("Args").ok_or("it has no Args line")?,
+            command: line("Command")?,
+            args: line("Args")?,
         },
-        "http" | "sse" => Shown::Remote {
-            url: field("URL").ok_or("it has no URL line")?,
-        },
-        other => return Err(format!("unknown Type {other:?}")),
+        "http" | "sse" => Shown::Remote { url: line("URL")? },
+        other => {
+            return Err(GetError::UnknownType {
+                kind: other.to_string(),
+            })
+        }
     };
     Ok(GetOutput { scope, transport })
 }
@@ -679,7 +730,10 @@ mod tests {
         assert!(g.scope.starts_with("User config"));
         // A Command line without a Type line is no output any release prints.
         let odd = "ct:\n  Scope: User config\n  Command: /x\n";
-        assert!(parse_get("ct", odd).unwrap_err().contains("no Type"));
+        assert_eq!(
+            parse_get("ct", odd).unwrap_err(),
+            GetError::NoLine { key: "Type" }
+        );
     }
 
     #[test]
@@ -740,7 +794,7 @@ mod tests {
                 "no Command",
             ),
         ] {
-            let err = parse_get("ct", out).unwrap_err();
+            let err = parse_get("ct", out).unwrap_err().to_string();
             assert!(err.contains(want), "{out:?}: {err}");
         }
     }

@@ -21,95 +21,82 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::flow::{self, CliBacked};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
 use super::runner::{self, Runner};
-use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
+use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
 use crate::entry::{Entry, Transport};
-use crate::process;
 
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
 
-pub(crate) struct Codex {
-    runner: Runner,
-    config: PathBuf,
+/// What codex does its own way ([`super::cli_driven`]).
+pub(crate) struct CodexCli;
+
+pub(crate) type Codex = CliDriven<CodexCli>;
+
+pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
+    let home = resolve_home(
+        options.home("codex"),
+        crate::dirs::var_raw("CODEX_HOME"),
+        crate::dirs::home(),
+    );
+    let mut env: Vec<(&'static str, OsString)> = vec![
+        // Its errors come with an (empty) stack backtrace otherwise.
+        ("RUST_BACKTRACE", "0".into()),
+        ("NO_COLOR", "1".into()),
+    ];
+    if let Home::Explicit(dir) = &home {
+        if !dir.is_dir() {
+            return Err(ClientError::HomeMissing {
+                var: "CODEX_HOME",
+                path: dir.clone(),
+            });
+        }
+        env.push(("CODEX_HOME", dir.clone().into_os_string()));
+    }
+    let runner = Runner::open(
+        "codex",
+        options.binary("codex"),
+        options.calls_binary,
+        options.timeout,
+        env,
+        format!(
+            "install Codex (npm install -g {NPM_PACKAGE}), or pass --codex PATH \
+             (or set MCP_DEPLOY_CODEX)"
+        ),
+    )?
+    .detect_version("codex")?;
+    Ok(CliDriven {
+        runner,
+        config: home.dir().join("config.toml"),
+        dialect: CodexCli,
+    })
 }
 
-impl Codex {
-    pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
-        let home = resolve_home(
-            options.codex_home.as_deref(),
-            crate::dirs::var_raw("CODEX_HOME"),
-            crate::dirs::home(),
-        );
-        let mut env: Vec<(&'static str, OsString)> = vec![
-            // Its errors come with an (empty) stack backtrace otherwise.
-            ("RUST_BACKTRACE", "0".into()),
-            ("NO_COLOR", "1".into()),
-        ];
-        if let Home::Explicit(dir) = &home {
-            if !dir.is_dir() {
-                return Err(ClientError::HomeMissing {
-                    var: "CODEX_HOME",
-                    path: dir.clone(),
-                });
-            }
-            env.push(("CODEX_HOME", dir.clone().into_os_string()));
-        }
-        let runner = Runner::open(
-            "codex",
-            options.codex.as_deref(),
-            options.calls_binary,
-            options.timeout,
-            env,
-            format!(
-                "install Codex (npm install -g {NPM_PACKAGE}), or pass --codex PATH \
-                 (or set MCP_DEPLOY_CODEX)"
-            ),
-        )?
-        .detect_version("codex")?;
-        Ok(Codex {
-            runner,
-            config: home.dir().join("config.toml"),
-        })
+impl Dialect for CodexCli {
+    const NAME: &'static str = "codex";
+    // It exits 0 for a name it does not have.
+    const REMOVE_MISSING: Option<&'static str> = Some("No MCP server named");
+    const REWRITES_OTHERS: bool = false;
+
+    const SHOW: Spelling = Spelling {
+        add: "codex mcp add {} <entry>",
+        remove: "codex mcp remove {}",
+        observe: "codex mcp get {} --json",
+    };
+    const REMOVE: &'static [&'static str] = &["mcp", "remove"];
+    const ADD_ARGS: AddArgs = add_args;
+    const READ: ReadEntries = read_user_entries;
+    const SHADOWS: Shadows = shadows_in;
+
+    /// Codex's stderr without its noise ([`codex_stderr`]).
+    fn stderr(stderr: &str) -> String {
+        codex_stderr(stderr)
     }
 
-    /// A failed call. Codex quotes the config values it cannot load (`invalid type: string
-    /// "…"`), so every value the config's entries hold, besides `secrets`, is scrubbed.
-    fn failed(&self, step: String, out: &process::Output, secrets: &[&str]) -> ClientError {
-        let held = self
-            .entries()
-            .map(|m| runner::secret_strings(&m))
-            .unwrap_or_default();
-        let mut all: Vec<&str> = secrets.to_vec();
-        all.extend(held.iter().map(String::as_str));
-        ClientError::Failed {
-            step,
-            status: out.status.to_string(),
-            stderr: crate::entry::secrets::redact(&codex_stderr(&out.stderr), &all),
-        }
-    }
-}
-
-impl flow::CliBacked for Codex {
-    fn client(&self) -> &'static str {
-        "codex"
-    }
-
-    fn config(&self) -> &Path {
-        &self.config
-    }
-
-    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(&self.config)
-    }
-
-    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
-        let out = self.runner.call_raw(args, &shown)?;
-        if !out.status.success() {
-            return Err(self.failed(shown, &out, secrets));
-        }
-        Ok(out.stdout)
+    /// `codex mcp get --json`, compared with the config file.
+    fn observe(c: &Codex, name: &str) -> Result<Option<Entry>, ClientError> {
+        observe(c, name)
     }
 }
 
@@ -192,107 +179,58 @@ fn codex_stderr(stderr: &str) -> String {
     runner::first_lines(&kept.join("\n"))
 }
 
-impl Client for Codex {
-    fn show(&self, op: Op, name: &str) -> String {
-        match op {
-            Op::Add => format!("codex mcp add {name} <entry>"),
-            Op::Remove => format!("codex mcp remove {name}"),
-            Op::Observe => format!("codex mcp get {name} --json"),
+/// What `codex mcp get NAME --json` reports, cross-checked against the config file.
+fn observe(c: &Codex, name: &str) -> Result<Option<Entry>, ClientError> {
+    let step = CodexCli::SHOW.show(Op::Observe, name);
+    // The file first: a malformed one is reported by us, without quoting it (codex quotes
+    // the offending line).
+    let config = c.entries()?;
+    let out = c.runner.call_raw(&["mcp", "get", name, "--json"], &step)?;
+    let disagree = |reason: String| ClientError::Disagrees {
+        name: name.to_string(),
+        reason,
+    };
+    if !out.status.success() {
+        if !out.stderr.contains("No MCP server named") {
+            return Err(c.failed(step, &out, &[]));
         }
-    }
-
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn version(&self) -> Option<super::version::Version> {
-        self.runner.version
-    }
-
-    fn config_path(&self) -> &Path {
-        &self.config
-    }
-
-    /// A trusted project's `.codex/config.toml`, in the directory mcp-deploy runs from or any
-    /// directory above it, overrides the user entry of the same name there.
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(&self.config, name)
-    }
-
-    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
-        self.entries()
-    }
-
-    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let (args, secrets) = add_args(name, entry)?;
-        flow::add(self, name, entry, &args, &secrets, self.show(Op::Add, name))
-    }
-
-    fn remove(&self, name: &str) -> Result<(), ClientError> {
-        flow::remove(
-            self,
-            name,
-            &["mcp", "remove", name],
-            self.show(Op::Remove, name),
-            // It exits 0 for a name it does not have.
-            Some("No MCP server named"),
-        )
-    }
-
-    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        let step = format!("codex mcp get {name} --json");
-        // The file first: a malformed one is reported by us, without quoting it (codex quotes
-        // the offending line).
-        let config = self.entries()?;
-        let out = self
-            .runner
-            .call_raw(&["mcp", "get", name, "--json"], &step)?;
-        let disagree = |reason: String| ClientError::Disagrees {
-            name: name.to_string(),
-            reason,
-        };
-        if !out.status.success() {
-            if !out.stderr.contains("No MCP server named") {
-                return Err(self.failed(step, &out, &[]));
-            }
-            if config.contains_key(name) {
-                return Err(disagree(format!(
-                    "`{step}` does not find it, but {} holds it",
-                    self.config.display()
-                )));
-            }
-            return Ok(None);
-        }
-        // Never echo `out.stdout`: it holds env values.
-        let shown: Value = serde_json::from_str(&out.stdout).map_err(|e| ClientError::Garbage {
-            step: step.clone(),
-            reason: format!("not JSON ({})", e.classify_str()),
-        })?;
-        let shown = from_get_json(&shown).map_err(|reason| ClientError::Garbage {
-            step: step.clone(),
-            reason,
-        })?;
-        let raw = config.get(name).ok_or_else(|| {
-            disagree(format!(
-                "codex reports it, but {} has no entry for it",
-                self.config.display()
-            ))
-        })?;
-        let entry = Entry::from_value(raw).map_err(|e| {
-            disagree(format!(
-                "its entry in {} is malformed: {e}",
-                self.config.display()
-            ))
-        })?;
-        if core(&shown) != core(&entry.raw) {
+        if config.contains_key(name) {
             return Err(disagree(format!(
-                "`{step}` does not show what {} holds ({})",
-                self.config.display(),
-                entry.describe()
+                "`{step}` does not find it, but {} holds it",
+                c.config.display()
             )));
         }
-        Ok(Some(entry))
+        return Ok(None);
     }
+    // Never echo `out.stdout`: it holds env values.
+    let shown: Value = serde_json::from_str(&out.stdout).map_err(|e| ClientError::Garbage {
+        step: step.clone(),
+        reason: format!("not JSON ({})", e.classify_str()),
+    })?;
+    let shown = from_get_json(&shown).map_err(|e| ClientError::Garbage {
+        step: step.clone(),
+        reason: e.to_string(),
+    })?;
+    let raw = config.get(name).ok_or_else(|| {
+        disagree(format!(
+            "codex reports it, but {} has no entry for it",
+            c.config.display()
+        ))
+    })?;
+    let entry = Entry::from_value(raw).map_err(|e| {
+        disagree(format!(
+            "its entry in {} is malformed: {e}",
+            c.config.display()
+        ))
+    })?;
+    if core(&shown) != core(&entry.raw) {
+        return Err(disagree(format!(
+            "`{step}` does not show what {} holds ({})",
+            c.config.display(),
+            entry.describe()
+        )));
+    }
+    Ok(Some(entry))
 }
 
 /// A serde_json error category, which (unlike its message) quotes nothing of the input.
@@ -323,7 +261,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     let mut secrets = Vec::new();
     match &entry.transport {
         Transport::Stdio { command, args: a } => {
-            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "command", "args", "env"])
+                .map_err(|e| refuse(e.to_string()))?;
             for (k, v) in string_map(&entry.raw, "env") {
                 if k.is_empty() || k.contains('=') {
                     return Err(refuse(format!(
@@ -344,7 +283,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                     "codex speaks streamable HTTP only, not {kind:?}"
                 )));
             }
-            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "url", "headers"])
+                .map_err(|e| refuse(e.to_string()))?;
             args.push("--url".into());
             args.push(url.clone());
             for (k, v) in string_map(&entry.raw, "headers") {
@@ -385,14 +325,8 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
         path: path.to_path_buf(),
         reason,
     };
-    let text = match crate::fsio::read_input_if_exists(
-        path,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    ) {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(Map::new()),
-        Err(e) => return Err(bad(e.source.to_string())),
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(Map::new());
     };
     let doc: toml::Table = toml::from_str(&text).map_err(|e| {
         // The message quotes the offending line, which may hold a secret: give its place only.
@@ -484,18 +418,36 @@ fn to_claude_shape(mut rest: Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// Why `codex mcp get NAME --json` printed something else than an entry (never quoting it:
+/// it holds env values; the transport type it names is no secret).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum GetJsonError {
+    #[error("it is not a JSON object")]
+    NotObject,
+    #[error("it has no \"transport\" object")]
+    NoTransport,
+    #[error("unknown transport type {kind:?}")]
+    UnknownTransport { kind: String },
+    #[error("its transport has no \"type\"")]
+    NoType,
+}
+
 /// What `codex mcp get NAME --json` prints, in the claude shape.
-fn from_get_json(v: &Value) -> Result<Map<String, Value>, String> {
-    let top = v.as_object().ok_or("it is not a JSON object")?;
+fn from_get_json(v: &Value) -> Result<Map<String, Value>, GetJsonError> {
+    let top = v.as_object().ok_or(GetJsonError::NotObject)?;
     let transport = top
         .get("transport")
         .and_then(Value::as_object)
-        .ok_or("it has no \"transport\" object")?;
+        .ok_or(GetJsonError::NoTransport)?;
     let mut flat = Map::new();
     match transport.get("type").and_then(Value::as_str) {
         Some("stdio") | Some("streamable_http") => {}
-        Some(other) => return Err(format!("unknown transport type {other:?}")),
-        None => return Err("its transport has no \"type\"".into()),
+        Some(other) => {
+            return Err(GetJsonError::UnknownTransport {
+                kind: other.to_string(),
+            })
+        }
+        None => return Err(GetJsonError::NoType),
     }
     for (k, v) in transport {
         if k != "type" {
@@ -533,11 +485,8 @@ fn core(raw: &Map<String, Value>) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clients::tests::entry;
     use serde_json::json;
-
-    fn entry(v: Value) -> Entry {
-        Entry::from_value(&v).unwrap()
-    }
 
     #[test]
     fn home_is_explicit_then_codex_home_then_home_dot_codex() {
@@ -636,8 +585,11 @@ startup_timeout_sec = 20
             Value::Object(from_get_json(&http).unwrap()),
             json!({"type":"http","url":"http://h/mcp","headers":{"Authorization":"Bearer ${TOK}"}})
         );
-        assert!(from_get_json(&json!({"transport":{"type":"ws"}})).is_err());
-        assert!(from_get_json(&json!([])).is_err());
+        assert_eq!(
+            from_get_json(&json!({"transport":{"type":"ws"}})),
+            Err(GetJsonError::UnknownTransport { kind: "ws".into() })
+        );
+        assert_eq!(from_get_json(&json!([])), Err(GetJsonError::NotObject));
     }
 
     #[test]

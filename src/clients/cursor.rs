@@ -266,11 +266,8 @@ impl Client for Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clients::tests::entry;
     use serde_json::json;
-
-    fn entry(v: Value) -> Entry {
-        Entry::from_value(&v).unwrap()
-    }
 
     /// The examples of Cursor's MCP page (docs.cursor.com/context/mcp, "Using mcp.json"), as
     /// published: a stdio server with `env`, a remote one with `headers` and `${env:...}`.

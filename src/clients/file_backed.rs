@@ -110,7 +110,7 @@ impl JsoncFile {
         };
         let (root, doc) = self.parse(&text)?;
         self.no_duplicate_names(&root)?;
-        servers_of(&doc, self.key).map_err(|r| self.bad(r))
+        servers_of(&doc, self.key).map_err(|r| self.bad(r.to_string()))
     }
 
     /// A name given twice: JSON.parse keeps the last, a CST edit would touch the first. The
@@ -303,12 +303,21 @@ impl JsoncFile {
     }
 }
 
+/// A servers key that holds something else than an object.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("\"{key}\" is not an object")]
+pub(crate) struct NotAnObject {
+    pub(crate) key: String,
+}
+
 /// The servers object of `doc` under `key`.
-pub(crate) fn servers_of(doc: &Value, key: &str) -> Result<Map<String, Value>, String> {
+pub(crate) fn servers_of(doc: &Value, key: &str) -> Result<Map<String, Value>, NotAnObject> {
     match doc.get(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
-        Some(_) => Err(format!("\"{key}\" is not an object")),
+        Some(_) => Err(NotAnObject {
+            key: key.to_string(),
+        }),
     }
 }
 
@@ -379,9 +388,18 @@ fn to_input(v: &Value) -> CstInputValue {
     }
 }
 
+/// A `${...}` that is not a plain `${NAME}` reference; the message names its form (a
+/// `:-default`, or anything else), never its text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("a reference ${{{form}}} that is not a plain ${{NAME}}")]
+pub(crate) struct NotPlainRef {
+    /// `NAME:-default` or `...`.
+    pub(crate) form: &'static str,
+}
+
 /// Replace each `${NAME}` (the claude shape's reference) in `s` by `make(NAME)`; `Err` names
 /// what cannot be carried: a `${...}` that is not a plain reference (a `:-default`).
-pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String, String> {
+pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String, NotPlainRef> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find("${") {
@@ -393,14 +411,13 @@ pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String,
         };
         let body = &after[..end];
         if !is_var_name(body) {
-            return Err(format!(
-                "a reference ${{{}}} that is not a plain ${{NAME}}",
-                if body.contains(":-") {
+            return Err(NotPlainRef {
+                form: if body.contains(":-") {
                     "NAME:-default"
                 } else {
                     "..."
-                }
-            ));
+                },
+            });
         }
         out.push_str(&make(body));
         rest = &after[end + 1..];
@@ -685,7 +702,10 @@ mod tests {
             oc("$HOME and ${ unclosed").unwrap(),
             "$HOME and ${ unclosed"
         );
-        assert!(oc("${T:-x}").unwrap_err().contains("NAME:-default"));
+        assert!(oc("${T:-x}")
+            .unwrap_err()
+            .to_string()
+            .contains("NAME:-default"));
         assert!(oc("${env:T}").is_err());
     }
 }

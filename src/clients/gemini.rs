@@ -30,92 +30,104 @@ use serde_json::{Map, Value};
 
 use std::sync::Mutex;
 
-use super::flow::{self, CliBacked};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
 use super::gemini_launch::{self, Launch, Witness, PASSED};
-use super::runner::{self, Runner};
-use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
+use super::runner::Runner;
+use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
 use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
 pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
 
-pub(crate) struct Gemini {
-    runner: Runner,
-    config: PathBuf,
+/// What gemini does its own way ([`super::cli_driven`]): the launch it runs in and the
+/// witness of where it wrote.
+pub(crate) struct GeminiCli {
     /// Its system defaults file lives as long as the client.
     _launch: Launch,
     /// The other settings files an old version could write instead ([`gemini_launch`]).
     others: Vec<PathBuf>,
-    /// Set once gemini wrote one of [`Gemini::others`]: from then on no entry is read from
-    /// `config`, which is no longer the witness of what gemini did.
+    /// Set once gemini wrote one of [`GeminiCli::others`]: from then on no entry is read
+    /// from its config, which is no longer the witness of what gemini did.
     strayed: Mutex<Vec<PathBuf>>,
 }
 
-impl Gemini {
-    pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
-        let home = resolve_home(
-            options.gemini_home.as_deref(),
-            crate::dirs::var_raw("GEMINI_CLI_HOME"),
-            crate::dirs::home(),
-        );
-        let launch = Launch::new(&home)?;
-        let runner = Runner::open(
-            "gemini",
-            options.gemini.as_deref(),
-            options.calls_binary,
-            options.timeout,
-            launch.env.clone(),
-            format!(
-                "install Gemini CLI (npm install -g {NPM_PACKAGE}), or pass --gemini PATH \
-                 (or set MCP_DEPLOY_GEMINI)"
-            ),
-        )?
-        .clearing_env()
-        .detect_version("gemini")?;
-        let config = home.join(".gemini").join("settings.json");
-        let others = gemini_launch::other_candidates(&config);
-        Ok(Gemini {
-            runner,
-            config,
+pub(crate) type Gemini = CliDriven<GeminiCli>;
+
+pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
+    let home = resolve_home(
+        options.home("gemini"),
+        crate::dirs::var_raw("GEMINI_CLI_HOME"),
+        crate::dirs::home(),
+    );
+    let launch = Launch::new(&home)?;
+    let runner = Runner::open(
+        "gemini",
+        options.binary("gemini"),
+        options.calls_binary,
+        options.timeout,
+        launch.env.clone(),
+        format!(
+            "install Gemini CLI (npm install -g {NPM_PACKAGE}), or pass --gemini PATH \
+             (or set MCP_DEPLOY_GEMINI)"
+        ),
+    )?
+    .clearing_env()
+    .detect_version("gemini")?;
+    let config = home.join(".gemini").join("settings.json");
+    let others = gemini_launch::other_candidates(&config);
+    Ok(CliDriven {
+        runner,
+        config,
+        dialect: GeminiCli {
             _launch: launch,
             others,
             strayed: Mutex::new(Vec::new()),
-        })
-    }
+        },
+    })
+}
 
-    fn strayed(&self) -> Result<(), ClientError> {
+impl GeminiCli {
+    fn strayed(&self, config: &Path) -> Result<(), ClientError> {
         let strayed = self.strayed.lock().unwrap_or_else(|e| e.into_inner());
         if strayed.is_empty() {
             return Ok(());
         }
         Err(ClientError::WroteElsewhere {
             client: "gemini",
-            expected: self.config.clone(),
+            expected: config.to_path_buf(),
             wrote: strayed.clone(),
         })
     }
 }
 
-impl flow::CliBacked for Gemini {
-    fn client(&self) -> &'static str {
-        "gemini"
-    }
+impl Dialect for GeminiCli {
+    const NAME: &'static str = "gemini";
+    // It exits 0 for a name it does not have.
+    const REMOVE_MISSING: Option<&'static str> = Some("not found in user settings");
+    const REWRITES_OTHERS: bool = true;
 
-    fn config(&self) -> &Path {
-        &self.config
-    }
+    const SHOW: Spelling = Spelling {
+        add: "gemini mcp add -s user {} <entry>",
+        remove: "gemini mcp remove -s user {}",
+        observe: "read {} from the gemini settings",
+    };
+    const REMOVE: &'static [&'static str] = &["mcp", "remove", "-s", "user"];
+    const ADD_ARGS: AddArgs = add_args;
+    const READ: ReadEntries = read_user_entries;
+    const SHADOWS: Shadows = shadows_in;
 
-    fn rewrites_others(&self) -> bool {
-        true
-    }
-
-    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
-        self.strayed()?;
-        read_user_entries(&self.config)
+    fn entries(&self, config: &Path) -> Result<Map<String, Value>, ClientError> {
+        self.strayed(config)?;
+        read_user_entries(config)
     }
 
     /// Refuse a mutating call that would make gemini rewrite a stored reference.
-    fn guard(&self, name: &str, entries: &Map<String, Value>) -> Result<(), ClientError> {
+    fn guard(
+        &self,
+        config: &Path,
+        name: &str,
+        entries: &Map<String, Value>,
+    ) -> Result<(), ClientError> {
         let vars: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
         let hit: Vec<&str> = entries
             .iter()
@@ -132,41 +144,31 @@ impl flow::CliBacked for Gemini {
                 "gemini rewrites every user-scope server when it saves, expanding $VAR \
                  references, and {} holds references it would expand (in {}: a variable it \
                  runs with, {}, or a ${{VAR:-default}}); change those first",
-                self.config.display(),
+                config.display(),
                 hit.join(", "),
                 PASSED.join(", ")
             ),
         })
     }
 
-    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
-        self.strayed()?;
+    /// The call, with a witness of the other settings files an old version could write:
+    /// whatever the call's outcome, a write elsewhere is what counts.
+    fn run(
+        &self,
+        runner: &Runner,
+        config: &Path,
+        args: &[&str],
+        shown: &str,
+    ) -> Result<crate::process::Output, ClientError> {
+        self.strayed(config)?;
         let witness = Witness::before(&self.others);
-        let out = self.runner.call_raw(args, &shown);
-        // Whatever the call's outcome, a write elsewhere is what counts.
+        let out = runner.call_raw(args, shown);
         let wrote = witness.changed();
         if !wrote.is_empty() {
             *self.strayed.lock().unwrap_or_else(|e| e.into_inner()) = wrote;
-            self.strayed()?;
+            self.strayed(config)?;
         }
-        let out = out?;
-        if !out.status.success() {
-            return Err(ClientError::Failed {
-                step: shown,
-                status: out.status.to_string(),
-                stderr: {
-                    // It may quote what its settings hold.
-                    let held = self
-                        .entries()
-                        .map(|m| runner::secret_strings(&m))
-                        .unwrap_or_default();
-                    let mut all: Vec<&str> = secrets.to_vec();
-                    all.extend(held.iter().map(String::as_str));
-                    crate::entry::secrets::redact(&runner::first_lines(&out.stderr), &all)
-                },
-            });
-        }
-        Ok(out.stdout)
+        out
     }
 }
 
@@ -229,59 +231,6 @@ fn resolve_home(
         .unwrap_or(home)
 }
 
-impl Client for Gemini {
-    fn show(&self, op: Op, name: &str) -> String {
-        match op {
-            Op::Add => format!("gemini mcp add -s user {name} <entry>"),
-            Op::Remove => format!("gemini mcp remove -s user {name}"),
-            Op::Observe => format!("read {name} from the gemini settings"),
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn version(&self) -> Option<super::version::Version> {
-        self.runner.version
-    }
-
-    fn config_path(&self) -> &Path {
-        &self.config
-    }
-
-    /// The workspace settings (`.gemini/settings.json` of the directory gemini runs in, here
-    /// the one mcp-deploy runs from) and the system settings both override user settings.
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(&self.config, name)
-    }
-
-    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
-        self.entries()
-    }
-
-    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let (args, secrets) = add_args(name, entry)?;
-        flow::add(self, name, entry, &args, &secrets, self.show(Op::Add, name))
-    }
-
-    fn remove(&self, name: &str) -> Result<(), ClientError> {
-        flow::remove(
-            self,
-            name,
-            &["mcp", "remove", "-s", "user", name],
-            self.show(Op::Remove, name),
-            // It exits 0 for a name it does not have.
-            Some("not found in user settings"),
-        )
-    }
-
-    /// Gemini has no `get`: what it reports is what its settings file holds.
-    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        super::entry_in(&self.entries()?, name, &self.config)
-    }
-}
-
 /// The argv of `gemini mcp add` for `entry`, and the values to keep out of error messages; or
 /// why gemini would store something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -299,7 +248,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     let mut secrets = Vec::new();
     match &entry.transport {
         Transport::Stdio { command, args: a } => {
-            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "command", "args", "env"])
+                .map_err(|e| refuse(e.to_string()))?;
             if command.starts_with('-') {
                 return Err(refuse(
                     "a command starting with \"-\" reads as an option".into(),
@@ -344,7 +294,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             if kind != "http" && kind != "sse" {
                 return Err(refuse(format!("gemini knows no transport {kind:?}")));
             }
-            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "url", "headers"])
+                .map_err(|e| refuse(e.to_string()))?;
             args.push("-t".into());
             args.push(kind.clone());
             for (k, v) in string_map(&entry.raw, "headers") {
@@ -496,14 +447,8 @@ pub(crate) fn read_settings(path: &Path) -> Result<Option<Value>, ClientError> {
         path: path.to_path_buf(),
         reason,
     };
-    let text = match crate::fsio::read_input_if_exists(
-        path,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    ) {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(None),
-        Err(e) => return Err(bad(e.source.to_string())),
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(None);
     };
     // JSON with `//` and `/* */` comments, as gemini reads its settings (npm's
     // strip-json-comments): json_comments turns each comment into spaces, so line numbers in
@@ -543,11 +488,8 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clients::tests::entry;
     use serde_json::json;
-
-    fn entry(v: Value) -> Entry {
-        Entry::from_value(&v).unwrap()
-    }
 
     #[test]
     fn home_is_explicit_then_gemini_cli_home_then_home() {

@@ -35,9 +35,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::flow::{self, CliBacked};
-use super::runner::{self, Runner};
-use super::{only_keys, string_map, Client, ClientError, ClientOptions, Op};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::runner::Runner;
+use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
 use crate::entry::{Entry, Transport};
 
 /// The npm package and version the project is tested with.
@@ -51,55 +51,54 @@ const FORCED_ENV: &[(&str, &str)] = &[
     ("NODE_ENV", "production"),
 ];
 
-pub(crate) struct Grok {
-    runner: Runner,
-    config: PathBuf,
-}
+/// What grok does its own way ([`super::cli_driven`]).
+pub(crate) struct GrokCli;
 
-impl Grok {
-    pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
-        let home = resolve_home(options.grok_home.as_deref(), crate::dirs::home());
-        // Every call runs there: without it, no call could start, and "cannot start grok"
-        // would point at the binary.
-        if options.calls_binary && !home.is_dir() {
-            return Err(ClientError::Spawn {
-                step: "grok mcp".into(),
-                reason: format!(
-                    "grok runs in the home directory {} (its servers are those of the \
-                     directory it runs in), which does not exist",
-                    home.display()
-                ),
-            });
-        }
-        let mut env: Vec<(&'static str, OsString)> = vec![
-            ("HOME", crate::dirs::home().into_os_string()),
-            ("NO_COLOR", "1".into()),
-        ];
-        // Its launcher is a node script that finds node on PATH.
-        if let Some(path) = std::env::var_os("PATH") {
-            env.push(("PATH", path));
-        }
-        let runner = Runner::open(
-            "grok",
-            options.grok.as_deref(),
-            options.calls_binary,
-            options.timeout,
-            env,
-            format!(
-                "install Grok CLI (npm install -g {NPM_PACKAGE}), or pass --grok PATH \
-                 (or set MCP_DEPLOY_GROK)"
+pub(crate) type Grok = CliDriven<GrokCli>;
+
+pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
+    let home = resolve_home(options.home("grok"), crate::dirs::home());
+    // Every call runs there: without it, no call could start, and "cannot start grok"
+    // would point at the binary.
+    if options.calls_binary && !home.is_dir() {
+        return Err(ClientError::Spawn {
+            step: "grok mcp".into(),
+            reason: format!(
+                "grok runs in the home directory {} (its servers are those of the \
+                 directory it runs in), which does not exist",
+                home.display()
             ),
-        )?
-        // The server `add-json` starts inherits grok's environment: keep the caller's out.
-        .clearing_env()
-        // Grok's servers are those of the directory it runs in.
-        .in_dir(home.clone())
-        .detect_version("grok")?;
-        Ok(Grok {
-            runner,
-            config: settings_in(&home),
-        })
+        });
     }
+    let mut env: Vec<(&'static str, OsString)> = vec![
+        ("HOME", crate::dirs::home().into_os_string()),
+        ("NO_COLOR", "1".into()),
+    ];
+    // Its launcher is a node script that finds node on PATH.
+    if let Some(path) = std::env::var_os("PATH") {
+        env.push(("PATH", path));
+    }
+    let runner = Runner::open(
+        "grok",
+        options.binary("grok"),
+        options.calls_binary,
+        options.timeout,
+        env,
+        format!(
+            "install Grok CLI (npm install -g {NPM_PACKAGE}), or pass --grok PATH \
+             (or set MCP_DEPLOY_GROK)"
+        ),
+    )?
+    // The server `add-json` starts inherits grok's environment: keep the caller's out.
+    .clearing_env()
+    // Grok's servers are those of the directory it runs in.
+    .in_dir(home.clone())
+    .detect_version("grok")?;
+    Ok(CliDriven {
+        runner,
+        config: settings_in(&home),
+        dialect: GrokCli,
+    })
 }
 
 fn resolve_home(explicit: Option<&Path>, home: PathBuf) -> PathBuf {
@@ -115,55 +114,54 @@ fn added_line(name: &str) -> String {
     format!("✓ Added MCP server: {name}\n")
 }
 
-impl flow::CliBacked for Grok {
-    fn client(&self) -> &'static str {
-        "grok"
+/// `mcp add-json -- NAME JSON`'s line once it has saved, for that call.
+fn added_by(args: &[&str]) -> Option<String> {
+    match args {
+        ["mcp", "add-json", "--", name, _] => Some(added_line(name)),
+        _ => None,
     }
+}
 
-    fn config(&self) -> &Path {
-        &self.config
-    }
+impl Dialect for GrokCli {
+    const NAME: &'static str = "grok";
+    // It prints "✓ Removed" and exits 0 for a name it does not have: flow checks first.
+    const REMOVE_MISSING: Option<&'static str> = None;
+    const REWRITES_OTHERS: bool = true;
 
-    fn rewrites_others(&self) -> bool {
-        true
-    }
+    const SHOW: Spelling = Spelling {
+        add: "grok mcp add-json {} <entry>",
+        remove: "grok mcp remove {}",
+        observe: "read {} from the grok settings",
+    };
+    const REMOVE: &'static [&'static str] = &["mcp", "remove", "--"];
+    const ADD_ARGS: AddArgs = add_args;
+    const READ: ReadEntries = read_user_entries;
+    const SHADOWS: Shadows = shadows_in;
 
-    fn entries(&self) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(&self.config)
-    }
-
-    fn call(&self, args: &[&str], shown: String, secrets: &[&str]) -> Result<String, ClientError> {
-        // `mcp add-json -- NAME JSON`: stop it once it has saved (it may never exit).
-        let added = match args {
-            ["mcp", "add-json", "--", name, _] => Some(added_line(name)),
-            _ => None,
-        };
-        let out = match &added {
-            Some(line) => self.runner.call_until(args, &shown, line)?,
-            None => self.runner.call_raw(args, &shown)?,
-        };
-        // After it saved, its exit status says whether the server answered, not whether it
-        // saved: the file read after the call decides.
-        if out.stopped
-            || added.is_some_and(|line| out.stdout.contains(&line))
-            || out.status.success()
-        {
-            return Ok(out.stdout);
+    /// `add-json` is stopped once it has saved (it may never exit).
+    fn run(
+        &self,
+        runner: &Runner,
+        _config: &Path,
+        args: &[&str],
+        shown: &str,
+    ) -> Result<crate::process::Output, ClientError> {
+        match added_by(args) {
+            Some(line) => runner.call_until(args, shown, &line),
+            None => runner.call_raw(args, shown),
         }
-        Err(ClientError::Failed {
-            step: shown,
-            status: out.status.to_string(),
-            stderr: {
-                let held = self
-                    .entries()
-                    .map(|m| runner::secret_strings(&m))
-                    .unwrap_or_default();
-                let mut all: Vec<&str> = secrets.to_vec();
-                all.extend(held.iter().map(String::as_str));
-                crate::entry::secrets::redact(&runner::first_lines(&out.stderr), &all)
-            },
-        })
     }
+
+    /// After it saved, its exit status says whether the server answered, not whether it
+    /// saved: the file read after the call decides.
+    fn succeeded(&self, args: &[&str], out: &crate::process::Output) -> bool {
+        out.stopped
+            || added_by(args).is_some_and(|line| out.stdout.contains(&line))
+            || out.status.success()
+    }
+
+    // Grok has no `get` and its `list` prints args joined by spaces (and creates the file):
+    // what it holds is what its settings file holds (the default `observe`).
 }
 
 /// Where grok keeps the servers it uses when started in the home directory
@@ -229,58 +227,6 @@ fn known_as(entries: &Map<String, Value>, name: &str) -> Vec<String> {
         .collect()
 }
 
-impl Client for Grok {
-    fn show(&self, op: Op, name: &str) -> String {
-        match op {
-            Op::Add => format!("grok mcp add-json {name} <entry>"),
-            Op::Remove => format!("grok mcp remove {name}"),
-            Op::Observe => format!("read {name} from the grok settings"),
-        }
-    }
-
-    fn name(&self) -> &'static str {
-        "grok"
-    }
-
-    fn version(&self) -> Option<super::version::Version> {
-        self.runner.version
-    }
-
-    fn config_path(&self) -> &Path {
-        &self.config
-    }
-
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(&self.config, name)
-    }
-
-    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
-        self.entries()
-    }
-
-    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let (args, secrets) = add_args(name, entry)?;
-        flow::add(self, name, entry, &args, &secrets, self.show(Op::Add, name))
-    }
-
-    fn remove(&self, name: &str) -> Result<(), ClientError> {
-        // It prints "✓ Removed" and exits 0 for a name it does not have: flow checks first.
-        flow::remove(
-            self,
-            name,
-            &["mcp", "remove", "--", name],
-            self.show(Op::Remove, name),
-            None,
-        )
-    }
-
-    /// Grok has no `get` and its `list` prints args joined by spaces (and creates the file):
-    /// what it holds is what its settings file holds.
-    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        super::entry_in(&self.entries()?, name, &self.config)
-    }
-}
-
 /// The argv of `grok mcp add-json` for `entry`, and the values to keep out of error messages;
 /// or why grok would hold or run something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -303,7 +249,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .into(),
         ));
     };
-    only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+    only_keys(&entry.raw, &["type", "command", "args", "env"])
+        .map_err(|e| refuse(e.to_string()))?;
     let env = string_map(&entry.raw, "env");
     for (k, v) in &env {
         if let Some((_, forced)) = FORCED_ENV.iter().find(|(f, _)| f == k) {
@@ -347,14 +294,8 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
         path: path.to_path_buf(),
         reason,
     };
-    let text = match crate::fsio::read_input_if_exists(
-        path,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    ) {
-        Ok(Some(t)) => t,
-        Ok(None) => return Ok(Map::new()),
-        Err(e) => return Err(bad(e.source.to_string())),
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(Map::new());
     };
     // No message quotes the text, which may hold a secret. (Grok would replace a file it
     // cannot parse by a fresh one on its next `add`, losing every entry.)
@@ -422,11 +363,8 @@ fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clients::tests::entry;
     use serde_json::json;
-
-    fn entry(v: Value) -> Entry {
-        Entry::from_value(&v).unwrap()
-    }
 
     #[test]
     fn add_json_carries_the_entry_whole() {
@@ -536,23 +474,11 @@ mod tests {
 
     #[test]
     fn a_missing_home_is_named_before_any_call() {
-        let options = ClientOptions {
-            claude: None,
-            codex: None,
-            gemini: None,
-            opencode: None,
-            codex_home: None,
-            gemini_home: None,
-            grok: Some("/bin/true".into()),
-            grok_home: Some("/nonexistent/home".into()),
-            timeout: std::time::Duration::from_secs(1),
-            mcp_timeout_ms: 0,
-            calls_binary: true,
-        };
-        let err = Grok::open(&options)
-            .err()
-            .expect("open must fail")
-            .to_string();
+        let mut options = ClientOptions::files_only();
+        options.calls_binary = true;
+        options.binaries.insert("grok", "/bin/true".into());
+        options.homes.insert("grok", "/nonexistent/home".into());
+        let err = open(&options).err().expect("open must fail").to_string();
         assert!(
             err.contains("/nonexistent/home") && err.contains("does not exist"),
             "{err}"

@@ -2,9 +2,11 @@
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
 //! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
 //! file is edited under the lock, comment-preserving and atomically ([`file_backed`]).
-//! Adding a client is one module here and one line in [`open`].
+//! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
+//! client is its module (with its `mod` line below) and one row there.
 
 pub(crate) mod claude;
+mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod cursor;
 mod file_backed;
@@ -16,48 +18,158 @@ pub(crate) mod layers;
 pub(crate) mod opencode;
 pub(crate) mod runner;
 pub(crate) mod scopes;
+mod table;
 #[cfg(test)]
 pub(crate) mod tests;
 pub(crate) mod version;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
+pub use table::ClientKind;
+pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Writes};
+use version::{Supported, Version};
 
-/// How to reach a client's CLI.
-#[derive(Debug, Clone)]
-pub(crate) struct ClientOptions {
-    /// An explicit claude binary (`--claude`, `MCP_DEPLOY_CLAUDE`); else found on PATH.
-    pub(crate) claude: Option<PathBuf>,
-    /// An explicit codex binary (`--codex`, `MCP_DEPLOY_CODEX`); else found on PATH.
-    pub(crate) codex: Option<PathBuf>,
-    /// An explicit gemini binary (`--gemini`, `MCP_DEPLOY_GEMINI`); else found on PATH.
-    pub(crate) gemini: Option<PathBuf>,
-    /// An explicit opencode binary (`--opencode`, `MCP_DEPLOY_OPENCODE`); else found on PATH.
-    /// mcp-deploy writes OpenCode's file itself and runs it only to confirm each write.
-    pub(crate) opencode: Option<PathBuf>,
-    /// Codex's home (its config is `<home>/config.toml`); else `$CODEX_HOME`, else `~/.codex`.
-    /// Passed to codex as CODEX_HOME, so that it and we read the same file.
-    pub(crate) codex_home: Option<PathBuf>,
-    /// Gemini's home (its config is `<home>/.gemini/settings.json`); else `$GEMINI_CLI_HOME`,
-    /// else `$HOME`. Passed to gemini as GEMINI_CLI_HOME.
-    pub(crate) gemini_home: Option<PathBuf>,
-    /// An explicit grok binary (`--grok`, `MCP_DEPLOY_GROK`); else found on PATH.
-    pub(crate) grok: Option<PathBuf>,
-    /// The directory grok runs in, whose `.grok/settings.json` holds the servers it uses
-    /// there; else HOME.
-    pub(crate) grok_home: Option<PathBuf>,
-    pub(crate) timeout: Duration,
-    /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
-    pub(crate) mcp_timeout_ms: u64,
-    /// Whether the client's CLI will be called. `status` only reads config files, so a missing
-    /// binary is no error for it.
-    pub(crate) calls_binary: bool,
-}
+/// Every client mcp-deploy knows, in `--client`'s order: the one table ([`table`]).
+pub(crate) static CLIENTS: &[Description] = &[
+    Description {
+        name: "claude",
+        binary: Some(Binary {
+            name: "claude",
+            env: "MCP_DEPLOY_CLAUDE",
+            help: "The claude binary [default: `claude` on PATH]",
+        }),
+        writes: Writes::Cli,
+        http: true,
+        supported: Some(Supported {
+            client: "claude",
+            packages: &["@anthropic-ai/claude-code"],
+            oldest: Version::new(2, 0, 0),
+            newest_tested: Version::new(2, 1, 332),
+            version_flag: true,
+        }),
+        open: |o| Ok(Box::new(claude::Claude::open(o)?)),
+        user_config: claude::config_path,
+        read_entries: claude::read_user_entries,
+        shadows: claude::live_shadows_in,
+        layers: layers::claude::read,
+        scopes: scopes::claude,
+    },
+    Description {
+        name: "codex",
+        binary: Some(Binary {
+            name: "codex",
+            env: "MCP_DEPLOY_CODEX",
+            help: "The codex binary [default: `codex` on PATH]",
+        }),
+        writes: Writes::Cli,
+        http: true,
+        supported: Some(Supported {
+            client: "codex",
+            packages: &["@openai/codex"],
+            oldest: Version::new(0, 45, 0),
+            newest_tested: Version::new(0, 171, 0),
+            version_flag: true,
+        }),
+        open: |o| Ok(Box::new(codex::open(o)?)),
+        user_config: codex::config_path,
+        read_entries: codex::read_user_entries,
+        shadows: codex::shadows_in,
+        layers: layers::codex::read,
+        scopes: scopes::codex,
+    },
+    Description {
+        name: "gemini",
+        binary: Some(Binary {
+            name: "gemini",
+            env: "MCP_DEPLOY_GEMINI",
+            help: "The gemini binary [default: `gemini` on PATH]",
+        }),
+        writes: Writes::Cli,
+        http: true,
+        // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
+        supported: Some(Supported {
+            client: "gemini",
+            packages: &["@google/gemini-cli"],
+            oldest: Version::new(0, 10, 0),
+            newest_tested: Version::new(0, 61, 0),
+            version_flag: true,
+        }),
+        open: |o| Ok(Box::new(gemini::open(o)?)),
+        user_config: gemini::config_path,
+        read_entries: gemini::read_user_entries,
+        shadows: gemini::shadows_in,
+        layers: layers::gemini::read,
+        scopes: scopes::gemini,
+    },
+    Description {
+        name: "opencode",
+        binary: Some(Binary {
+            name: "opencode",
+            env: "MCP_DEPLOY_OPENCODE",
+            help: "The opencode binary, run to confirm each write of its config [default: \
+                   `opencode` on PATH]",
+        }),
+        writes: Writes::File,
+        http: true,
+        supported: Some(Supported {
+            client: "opencode",
+            packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
+            // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
+            oldest: Version::new(1, 0, 61),
+            newest_tested: Version::new(1, 18, 33),
+            version_flag: true,
+        }),
+        open: |o| Ok(Box::new(opencode::Opencode::open(o)?)),
+        user_config: opencode::config_path,
+        read_entries: opencode::read_user_entries,
+        shadows: opencode::shadows_in,
+        layers: layers::opencode::read,
+        scopes: scopes::opencode,
+    },
+    Description {
+        name: "grok",
+        binary: Some(Binary {
+            name: "grok",
+            env: "MCP_DEPLOY_GROK",
+            help: "The grok binary [default: `grok` on PATH]",
+        }),
+        writes: Writes::Cli,
+        // 0.0.34 speaks no MCP HTTP transport (grok.rs).
+        http: false,
+        // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
+        // so only its package files count.
+        supported: Some(Supported {
+            client: "grok",
+            packages: &["@vibe-kit/grok-cli"],
+            oldest: Version::new(0, 0, 34),
+            newest_tested: Version::new(0, 0, 34),
+            version_flag: false,
+        }),
+        open: |o| Ok(Box::new(grok::open(o)?)),
+        user_config: grok::config_path,
+        read_entries: grok::read_user_entries,
+        shadows: grok::shadows_in,
+        layers: layers::grok::read,
+        scopes: scopes::grok,
+    },
+    Description {
+        name: "cursor",
+        binary: None,
+        writes: Writes::File,
+        http: true,
+        supported: None,
+        open: |o| Ok(Box::new(cursor::Cursor::open(o)?)),
+        user_config: cursor::config_path,
+        read_entries: cursor::read_user_entries,
+        shadows: cursor::shadows_in,
+        layers: layers::cursor::read,
+        scopes: scopes::cursor,
+    },
+];
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ClientError {
@@ -232,65 +344,12 @@ pub(crate) trait Client: Sync {
     }
 }
 
-/// The clients mcp-deploy knows: the one list, which `--client` takes (clap's `ValueEnum`)
-/// and [`open`] opens. Adding a client is a variant here and a module beside this one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ClientKind {
-    Claude,
-    Codex,
-    Gemini,
-    Opencode,
-    Grok,
-    Cursor,
-}
-
-impl ClientKind {
-    /// The name on the command line, in reports and in the flat document.
-    pub fn name(self) -> &'static str {
-        match self {
-            ClientKind::Claude => "claude",
-            ClientKind::Codex => "codex",
-            ClientKind::Gemini => "gemini",
-            ClientKind::Opencode => "opencode",
-            ClientKind::Grok => "grok",
-            ClientKind::Cursor => "cursor",
-        }
-    }
-
-    /// The kind whose [`ClientKind::name`] is `name`.
-    pub(crate) fn named(name: &str) -> Option<ClientKind> {
-        use clap::ValueEnum;
-        ClientKind::value_variants()
-            .iter()
-            .copied()
-            .find(|k| k.name() == name)
-    }
-
-    /// `kinds` each once, in the order first given (`--client claude,claude` is one client).
-    pub(crate) fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
-        let mut out = Vec::new();
-        for &k in kinds {
-            if !out.contains(&k) {
-                out.push(k);
-            }
-        }
-        out
-    }
-}
-
 /// Open the client `kind`.
 pub(crate) fn open(
     kind: ClientKind,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
-    Ok(match kind {
-        ClientKind::Claude => Box::new(claude::Claude::open(options)?),
-        ClientKind::Codex => Box::new(codex::Codex::open(options)?),
-        ClientKind::Gemini => Box::new(gemini::Gemini::open(options)?),
-        ClientKind::Opencode => Box::new(opencode::Opencode::open(options)?),
-        ClientKind::Grok => Box::new(grok::Grok::open(options)?),
-        ClientKind::Cursor => Box::new(cursor::Cursor::open(options)?),
-    })
+    (kind.row().open)(options)
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its
@@ -312,14 +371,7 @@ pub(crate) fn read_live(
 
 /// The user config file of `kind` on this host (whether or not it exists), and its reader.
 pub(crate) fn user_config(kind: ClientKind) -> (PathBuf, ReadEntries) {
-    match kind {
-        ClientKind::Claude => (claude::config_path(), claude::read_user_entries),
-        ClientKind::Codex => (codex::config_path(), codex::read_user_entries),
-        ClientKind::Gemini => (gemini::config_path(), gemini::read_user_entries),
-        ClientKind::Opencode => (opencode::config_path(), opencode::read_user_entries),
-        ClientKind::Grok => (grok::config_path(), grok::read_user_entries),
-        ClientKind::Cursor => (cursor::config_path(), cursor::read_user_entries),
-    }
+    ((kind.row().user_config)(), kind.row().read_entries)
 }
 
 /// A reader of a client's user-scope entries from its config file.
@@ -333,72 +385,34 @@ pub(crate) fn effective_layers(
     declared: &Entry,
 ) -> Vec<layers::Finding> {
     let (user_config, _) = user_config(kind);
-    layers::read(
-        kind,
-        &layers::Context {
-            name,
-            declared,
-            user_config: &user_config,
-        },
-    )
+    (kind.row().layers)(&layers::Context {
+        name,
+        declared,
+        user_config: &user_config,
+    })
 }
 
 /// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
-/// where the client's rules can be read without its binary. Claude: the local scope of every
-/// project and `.mcp.json` in the working directory and above it ([`claude::shadows_in`]),
-/// and the `.mcp.json` of every project directory claude knows (`projects` in its config)
-/// and of every directory above one (claude looks from where it runs up to `/`): whether
-/// the user approved that project server cannot be told from outside, so it counts. Codex: a
-/// project `.codex/config.toml` from the working directory up; gemini: workspace and system
-/// settings ([`codex::shadows_in`], [`gemini::shadows_in`], the rules install warns with);
-/// opencode: the other user files, project files, the `OPENCODE_CONFIG*` variables, managed
-/// and remote defaults ([`opencode::shadows_in`]); grok: the `.grok/settings.json` of the
-/// working directory ([`grok::shadows_in`]); cursor: a project `.cursor/mcp.json`.
+/// where the client's rules can be read without its binary (each row's `shadows`: the rules
+/// install warns with; claude's [`claude::live_shadows_in`], codex's [`codex::shadows_in`],
+/// gemini's [`gemini::shadows_in`], opencode's [`opencode::shadows_in`], grok's
+/// [`grok::shadows_in`], cursor's [`cursor::shadows_in`]).
 pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,
     name: &str,
 ) -> Result<Vec<String>, ClientError> {
-    match client {
-        ClientKind::Codex => return codex::shadows_in(&live.path, name),
-        ClientKind::Gemini => return gemini::shadows_in(&live.path, name),
-        ClientKind::Opencode => return opencode::shadows_in(&live.path, name),
-        ClientKind::Grok => return grok::shadows_in(&live.path, name),
-        ClientKind::Cursor => return cursor::shadows_in(&live.path, name),
-        ClientKind::Claude => {}
-    }
-    let mut found = claude::shadows_in(&live.path, name)?;
-    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
-    // all the same: it may have been replaced (by a FIFO) since.
-    let projects: Vec<PathBuf> = crate::fsio::read_input_string(
-        &live.path,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    )
-    .ok()
-    .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-    .and_then(|doc| {
-        doc.get("projects")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().map(PathBuf::from).collect())
-    })
-    .unwrap_or_default();
-    // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
-    // directory and every directory above it (those above the working directory were read
-    // by shadows_in).
-    let cwd = std::env::current_dir().ok();
-    let mut seen: std::collections::HashSet<PathBuf> = cwd
-        .iter()
-        .flat_map(|c| c.ancestors().map(Path::to_path_buf))
-        .collect();
-    for project in projects.iter().filter(|p| p.is_absolute()) {
-        for dir in project.ancestors() {
-            if seen.insert(dir.to_path_buf()) {
-                found.extend(claude::project_shadow(dir, name));
-            }
-        }
-    }
-    Ok(found)
+    (client.row().shadows)(&live.path, name)
+}
+
+/// A client's config file read bounded (FIFO-safe): `None` when it does not exist, else its
+/// text, or why it cannot be read (never quoting it).
+pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, ClientError> {
+    crate::fsio::read_input_if_exists(path, "client config", crate::fsio::limits::CLIENT_CONFIG)
+        .map_err(|e| ClientError::Config {
+            path: path.to_path_buf(),
+            reason: e.source.to_string(),
+        })
 }
 
 /// The entry `name` of `entries` (a client's user entries, read from `path`), as the client
@@ -422,10 +436,17 @@ pub(crate) fn entry_in(
 
 // For the modules whose CLI takes an entry apart into flags (codex, gemini).
 
+/// A key of an entry that a client's CLI has no flag for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("its CLI cannot set the key {key:?}")]
+pub(crate) struct UnsettableKey {
+    pub(crate) key: String,
+}
+
 /// Refuse keys a CLI cannot set, naming the first.
-pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+pub(crate) fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), UnsettableKey> {
     match raw.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(format!("its CLI cannot set the key {k:?}")),
+        Some(k) => Err(UnsettableKey { key: k.clone() }),
         None => Ok(()),
     }
 }

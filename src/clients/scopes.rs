@@ -3,7 +3,7 @@
 //! whoever wrote it. Read-only, without the clients' binaries; each file read bounded by the
 //! reader its client module already has.
 //!
-//! The files are those the shadow readers ([`super::live_shadows`]) look at, each read whole
+//! The files are those the shadow readers (each row's `shadows` in [`super::CLIENTS`]) look at, each read whole
 //! rather than for one name:
 //! - claude: `mcpServers` of its config (user scope) and `projects.<dir>.mcpServers` (local
 //!   scope, every project); `.mcp.json` (project scope) of every known project directory, of
@@ -79,7 +79,7 @@ pub(crate) struct Found {
 }
 
 impl Found {
-    fn add(
+    pub(crate) fn add(
         &mut self,
         client: &'static str,
         file: &Path,
@@ -109,83 +109,73 @@ impl Found {
     }
 }
 
-/// Every registration of every client in `kinds`, in every scope listed above.
+/// Every registration of every client in `kinds`, in every scope listed above (each row's
+/// `scopes`).
 pub(crate) fn every_registration(kinds: &[ClientKind]) -> Found {
     let mut found = Found::default();
     let cwd = std::env::current_dir().ok();
     for kind in kinds {
-        match kind {
-            ClientKind::Claude => claude_scopes(&mut found, cwd.as_deref()),
-            ClientKind::Codex => codex_scopes(&mut found, cwd.as_deref()),
-            ClientKind::Gemini => {
-                let n = "gemini";
-                let user = gemini::config_path();
-                found.add(n, &user, "user", gemini::read_user_entries(&user));
-                if let Some(c) = &cwd {
-                    let f = c.join(".gemini/settings.json");
-                    if f != user {
-                        found.add(n, &f, "workspace", gemini::read_user_entries(&f));
-                    }
-                }
-                let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-                    .filter(|p| !p.is_empty())
-                    .map(PathBuf::from)
-                    .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
-                found.add(n, &system, "system", gemini::read_user_entries(&system));
-            }
-            ClientKind::Opencode => {
-                let user = opencode::config_path();
-                found.add(
-                    "opencode",
-                    &user,
-                    "user",
-                    opencode::read_user_entries(&user),
-                );
-            }
-            ClientKind::Grok => {
-                let user = grok::config_path();
-                found.add("grok", &user, "user", grok::read_user_entries(&user));
-                if let Some(c) = &cwd {
-                    let f = c.join(".grok/settings.json");
-                    if f != user {
-                        found.add("grok", &f, "project", grok::read_user_entries(&f));
-                    }
-                }
-            }
-            ClientKind::Cursor => {
-                let user = cursor::config_path();
-                found.add("cursor", &user, "user", cursor::read_user_entries(&user));
-                for dir in cwd.iter().flat_map(|c| c.ancestors()) {
-                    let f = dir.join(".cursor/mcp.json");
-                    if f != user {
-                        found.add("cursor", &f, "project", cursor::read_user_entries(&f));
-                    }
-                }
-            }
-        }
+        (kind.row().scopes)(&mut found, cwd.as_deref());
     }
     found
 }
 
-fn claude_scopes(found: &mut Found, cwd: Option<&Path>) {
+pub(crate) fn gemini(found: &mut Found, cwd: Option<&Path>) {
+    let n = "gemini";
+    let user = gemini::config_path();
+    found.add(n, &user, "user", gemini::read_user_entries(&user));
+    if let Some(c) = cwd {
+        let f = c.join(".gemini/settings.json");
+        if f != user {
+            found.add(n, &f, "workspace", gemini::read_user_entries(&f));
+        }
+    }
+    let system = std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    found.add(n, &system, "system", gemini::read_user_entries(&system));
+}
+
+pub(crate) fn opencode(found: &mut Found, _cwd: Option<&Path>) {
+    let user = opencode::config_path();
+    found.add(
+        "opencode",
+        &user,
+        "user",
+        opencode::read_user_entries(&user),
+    );
+}
+
+pub(crate) fn grok(found: &mut Found, cwd: Option<&Path>) {
+    let user = grok::config_path();
+    found.add("grok", &user, "user", grok::read_user_entries(&user));
+    if let Some(c) = cwd {
+        let f = c.join(".grok/settings.json");
+        if f != user {
+            found.add("grok", &f, "project", grok::read_user_entries(&f));
+        }
+    }
+}
+
+pub(crate) fn cursor(found: &mut Found, cwd: Option<&Path>) {
+    let user = cursor::config_path();
+    found.add("cursor", &user, "user", cursor::read_user_entries(&user));
+    for dir in cwd.iter().flat_map(|c| c.ancestors()) {
+        let f = dir.join(".cursor/mcp.json");
+        if f != user {
+            found.add("cursor", &f, "project", cursor::read_user_entries(&f));
+        }
+    }
+}
+
+pub(crate) fn claude(found: &mut Found, cwd: Option<&Path>) {
     let n = "claude";
     let config = claude::config_path();
     let mut projects: Vec<PathBuf> = Vec::new();
-    match crate::fsio::read_input_if_exists(
-        &config,
-        "client config",
-        crate::fsio::limits::CLIENT_CONFIG,
-    ) {
+    match super::read_config_text(&config) {
         Ok(None) => {}
-        Err(e) => found.add(
-            n,
-            &config,
-            "user and local scopes",
-            Err(ClientError::Config {
-                path: config.clone(),
-                reason: e.source.to_string(),
-            }),
-        ),
+        Err(e) => found.add(n, &config, "user and local scopes", Err(e)),
         Ok(Some(text)) => match claude::parse_lenient::<Value>(&text) {
             Err(e) => found.add(
                 n,
@@ -237,7 +227,7 @@ fn claude_scopes(found: &mut Found, cwd: Option<&Path>) {
     }
 }
 
-fn codex_scopes(found: &mut Found, cwd: Option<&Path>) {
+pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
     let n = "codex";
     let user = codex::config_path();
     found.add(n, &user, "user", codex::read_user_entries(&user));

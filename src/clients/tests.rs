@@ -58,14 +58,17 @@ impl Scratch {
     }
     fn options(&self) -> ClientOptions {
         ClientOptions {
-            claude: None,
-            codex: Some(real("codex")),
-            gemini: Some(real("gemini")),
-            opencode: None,
-            codex_home: Some(self.codex_home()),
-            gemini_home: Some(self.gemini_home()),
-            grok: Some(real("grok")),
-            grok_home: Some(self.grok_home()),
+            binaries: ["codex", "gemini", "grok"]
+                .map(|c| (c, real(c)))
+                .into_iter()
+                .collect(),
+            homes: [
+                ("codex", self.codex_home()),
+                ("gemini", self.gemini_home()),
+                ("grok", self.grok_home()),
+            ]
+            .into_iter()
+            .collect(),
             timeout: Duration::from_secs(60),
             mcp_timeout_ms: 5000,
             calls_binary: true,
@@ -225,8 +228,8 @@ fn codex_home_that_is_set_but_missing_is_refused() {
     let s = Scratch::new();
     let mut opts = s.options();
     let missing = s.dir.path().join("no-such-codex-home");
-    opts.codex_home = Some(missing.clone());
-    let err = clients::open(ClientKind::Codex, &opts)
+    opts.homes.insert("codex", missing.clone());
+    let err = clients::open(kind("codex"), &opts)
         .err()
         .expect("open must fail");
     assert!(matches!(err, ClientError::HomeMissing { .. }), "{err:?}");
@@ -385,7 +388,7 @@ done
     std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
     let mut opts = s.options();
     opts.timeout = Duration::from_secs(30);
-    let c = clients::open(ClientKind::Grok, &opts).unwrap();
+    let c = clients::open(kind("grok"), &opts).unwrap();
     let rendered = json!({"command": server.to_str().unwrap()});
     let start = std::time::Instant::now();
     c.add("answers", &entry(rendered.clone())).unwrap();
@@ -460,9 +463,9 @@ fn a_missing_binary_names_the_npm_package() {
         ("grok", "@vibe-kit/grok-cli@0.0.34"),
     ] {
         let mut opts = s.options();
-        opts.codex = Some("/nonexistent/codex".into());
-        opts.gemini = Some("/nonexistent/gemini".into());
-        opts.grok = Some("/nonexistent/grok".into());
+        for c in ["codex", "gemini", "grok"] {
+            opts.binaries.insert(c, format!("/nonexistent/{c}").into());
+        }
         let err = clients::open(kind(name), &opts)
             .err()
             .expect("open must fail");
@@ -489,8 +492,9 @@ fn the_client_list_is_what_client_takes() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
     }
     assert!(ClientKind::from_str("vscode", false).is_err());
+    let (claude, gemini) = (kind("claude"), kind("gemini"));
     assert_eq!(
-        ClientKind::unique(&[ClientKind::Gemini, ClientKind::Claude, ClientKind::Gemini]),
-        [ClientKind::Gemini, ClientKind::Claude]
+        ClientKind::unique(&[gemini, claude, gemini]),
+        [gemini, claude]
     );
 }

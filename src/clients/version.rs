@@ -1,6 +1,6 @@
 //! Which release of a client CLI a run drives, and whether mcp-deploy supports it.
 //!
-//! - [`SUPPORTED`] is the one table of supported ranges: per client the oldest release whose
+//! - Each client's row of [`super::CLIENTS`] holds its supported range: per client the oldest release whose
 //!   MCP commands mcp-deploy can drive (the reason is in docs/clients.md) and the newest
 //!   tested. A newer minor or patch release of the newest tested major is accepted; another
 //!   major is refused, since a client changes its commands and config shapes at a major.
@@ -93,50 +93,11 @@ pub(crate) struct Supported {
     pub(crate) version_flag: bool,
 }
 
-/// The supported range of every client that has a binary (Cursor has none). The reason for
-/// each lower bound is in docs/clients.md ("Supported versions").
-pub(crate) const SUPPORTED: &[Supported] = &[
-    Supported {
-        client: "claude",
-        packages: &["@anthropic-ai/claude-code"],
-        oldest: Version::new(2, 0, 0),
-        newest_tested: Version::new(2, 1, 332),
-        version_flag: true,
-    },
-    Supported {
-        client: "codex",
-        packages: &["@openai/codex"],
-        oldest: Version::new(0, 45, 0),
-        newest_tested: Version::new(0, 171, 0),
-        version_flag: true,
-    },
-    // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
-    Supported {
-        client: "gemini",
-        packages: &["@google/gemini-cli"],
-        oldest: Version::new(0, 10, 0),
-        newest_tested: Version::new(0, 61, 0),
-        version_flag: true,
-    },
-    Supported {
-        client: "opencode",
-        packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
-        // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
-        oldest: Version::new(1, 0, 61),
-        newest_tested: Version::new(1, 18, 33),
-        version_flag: true,
-    },
-    Supported {
-        client: "grok",
-        packages: &["@vibe-kit/grok-cli"],
-        oldest: Version::new(0, 0, 34),
-        newest_tested: Version::new(0, 0, 34),
-        version_flag: false,
-    },
-];
-
+/// The supported range of `client`, from its row of [`super::CLIENTS`] (Cursor, without a
+/// binary, has none). The reason for each lower bound is in docs/clients.md ("Supported
+/// versions").
 pub(crate) fn supported(client: &str) -> Option<&'static Supported> {
-    SUPPORTED.iter().find(|s| s.client == client)
+    super::table::named(client).and_then(|d| d.supported.as_ref())
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -45,14 +45,8 @@ pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
 /// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).
 pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOptions {
     ClientOptions {
-        claude: args.claude.clone(),
-        codex: args.codex.clone(),
-        gemini: args.gemini.clone(),
-        opencode: args.opencode.clone(),
-        codex_home: None,
-        gemini_home: None,
-        grok: args.grok.clone(),
-        grok_home: None,
+        binaries: args.binaries.clone(),
+        homes: Default::default(),
         // clap refuses --client-timeout 0.
         timeout: std::time::Duration::from_secs(args.client_timeout),
         mcp_timeout_ms,

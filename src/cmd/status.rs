@@ -16,20 +16,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let (selected, registered_path) = (&selection.servers, &selection.registered);
     let flat = crate::registration::registered::read_if_exists(registered_path)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
-    let options = ClientOptions {
-        claude: None,
-        codex: None,
-        gemini: None,
-        opencode: None,
-        codex_home: None,
-        gemini_home: None,
-        grok: None,
-        grok_home: None,
-        timeout: std::time::Duration::from_secs(1),
-        mcp_timeout_ms: 0,
-        calls_binary: false,
-    };
-    let clients = open_named(&args.client.clients, &options)?;
+    let clients = open_named(&args.client.clients, &ClientOptions::files_only())?;
     // Running processes: one scan per release layout, its row shown with each client's report.
     let processes: std::collections::HashMap<_, _> = selected
         .iter()

@@ -86,7 +86,11 @@ pub(crate) fn human(report: &Report, colour: bool) -> String {
             .iter()
             .map(|c| match &c.version {
                 Some(v) => format!("{} {v}", c.client),
-                None if c.client == "cursor" => "cursor (no binary)".to_string(),
+                None if crate::clients::ClientKind::named(&c.client)
+                    .is_some_and(|k| k.row().binary.is_none()) =>
+                {
+                    format!("{} (no binary)", c.client)
+                }
                 None => format!("{} (version unknown)", c.client),
             })
             .collect();

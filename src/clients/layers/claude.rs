@@ -62,7 +62,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "allowManagedMcpServersOnly",
 ];
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     let config_home = crate::clients::claude::config_home();
     let cwd = std::env::current_dir().ok();
     read_in(

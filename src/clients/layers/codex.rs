@@ -40,7 +40,7 @@ const MAX_PROFILES: usize = 256;
 /// below that a value is compared whole (the TOML reader refuses nesting past ~128 anyway).
 const MERGE_DEPTH: usize = 6;
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     read_with(cx, Path::new(ETC))
 }
 

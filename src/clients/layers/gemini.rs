@@ -132,7 +132,7 @@ const BLOCKED_EXECUTION: &[&str] = &[
     "DYLD_FRAMEWORK_PATH",
 ];
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     let gemini_dir = cx.user_config.parent().unwrap_or(Path::new("/"));
     let home = gemini_dir.parent().unwrap_or(Path::new("/"));
     let cwd = std::env::current_dir().ok();

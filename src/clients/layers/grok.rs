@@ -21,7 +21,7 @@ use crate::fsio;
 /// What grok sets over every stdio server's environment itself.
 const SET_BY_GROK: &[&str] = &["MCP_REMOTE_QUIET", "MCP_REMOTE_SILENT", "DEBUG", "NODE_ENV"];
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     // `~/.grok/settings.json`: the home directory is two levels up.
     let home = cx
         .user_config

@@ -10,22 +10,22 @@
 //! ([`Effect::NotCompared`]): named in the report, never read as absent.
 //!
 //! Readers never need the client's binary and never fail: whatever they cannot read becomes
-//! `NotCompared`. One module per client; [`read`] picks it.
+//! `NotCompared`. One module per client, each `read` named by its client's row of
+//! [`super::CLIENTS`].
 
 // The readers land one client at a time; until each has, parts of this are unused.
 #![allow(dead_code)]
 
-mod claude;
-mod codex;
-mod cursor;
+pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod cursor;
 mod dotenv;
-mod gemini;
-mod grok;
-mod opencode;
+pub(crate) mod gemini;
+pub(crate) mod grok;
+pub(crate) mod opencode;
 
 use std::path::Path;
 
-use crate::clients::ClientKind;
 use crate::entry::Entry;
 
 // What a finding is belongs to the identity checks, which judge it; what each client obeys
@@ -41,19 +41,6 @@ pub(crate) struct Context<'a> {
     pub(crate) declared: &'a Entry,
     /// The client's user config file (the one its user-scope entries are read from).
     pub(crate) user_config: &'a Path,
-}
-
-/// Every layer of `kind` that changes what it runs for `cx.name`, or that exists and cannot be
-/// compared. Empty: the user-scope entry is what the agent runs.
-pub(crate) fn read(kind: ClientKind, cx: &Context) -> Vec<Finding> {
-    match kind {
-        ClientKind::Claude => claude::read(cx),
-        ClientKind::Codex => codex::read(cx),
-        ClientKind::Gemini => gemini::read(cx),
-        ClientKind::Opencode => opencode::read(cx),
-        ClientKind::Grok => grok::read(cx),
-        ClientKind::Cursor => cursor::read(cx),
-    }
 }
 
 /// Read a layer's file bounded (FIFO-safe): `Ok(None)` when it does not exist, the

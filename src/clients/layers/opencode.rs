@@ -51,7 +51,7 @@ const NOT_CHECKED: &[&str] = &[
     "experimental",
 ];
 
-pub(super) fn read(cx: &Context) -> Vec<Finding> {
+pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     merged_files(cx.user_config)
         .iter()
         .flat_map(|f| check_file(f))
@@ -125,7 +125,7 @@ fn check_file(file: &Path) -> Vec<Finding> {
         Some(Value::Object(servers)) => {
             for (name, entry) in servers {
                 if let Err(why) = mcp_entry(entry) {
-                    found.push(refused(&format!("mcp.{name}"), why));
+                    found.push(refused(&format!("mcp.{name}"), why.to_string()));
                 }
             }
         }
@@ -183,15 +183,30 @@ fn positive_int(v: &Value) -> bool {
     v.as_u64().is_some_and(|n| n > 0) || v.as_f64().is_some_and(|f| f > 0.0 && f.fract() == 0.0)
 }
 
+/// Why OpenCode's schema refuses an `mcp` entry (naming the key, never a value).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SchemaError {
+    #[error("the entry is not an object")]
+    NotObject,
+    #[error("its type is neither \"local\" nor \"remote\"")]
+    NoType,
+    #[error("its command is not an array of strings")]
+    Command,
+    #[error("its url is not a string")]
+    Url,
+    #[error("its {key} is not of the type the schema has")]
+    Type { key: &'static str },
+}
+
 /// Whether OpenCode's schema takes an `mcp` entry: `Ok` when it does.
-fn mcp_entry(v: &Value) -> Result<(), String> {
+fn mcp_entry(v: &Value) -> Result<(), SchemaError> {
     let Value::Object(m) = v else {
-        return Err("the entry is not an object".into());
+        return Err(SchemaError::NotObject);
     };
     let server = match m.get("type").and_then(Value::as_str) {
         Some("local") => local(m),
         Some("remote") => remote(m),
-        _ => Err("its type is neither \"local\" nor \"remote\"".to_string()),
+        _ => Err(SchemaError::NoType),
     };
     match server {
         Ok(()) => Ok(()),
@@ -201,16 +216,20 @@ fn mcp_entry(v: &Value) -> Result<(), String> {
     }
 }
 
-fn optional(m: &Map<String, Value>, key: &str, ok: fn(&Value) -> bool) -> Result<(), String> {
+fn optional(
+    m: &Map<String, Value>,
+    key: &'static str,
+    ok: fn(&Value) -> bool,
+) -> Result<(), SchemaError> {
     match m.get(key) {
-        Some(v) if !ok(v) => Err(format!("its {key} is not of the type the schema has")),
+        Some(v) if !ok(v) => Err(SchemaError::Type { key }),
         _ => Ok(()),
     }
 }
 
-fn local(m: &Map<String, Value>) -> Result<(), String> {
+fn local(m: &Map<String, Value>) -> Result<(), SchemaError> {
     if !m.get("command").is_some_and(is_string_array) {
-        return Err("its command is not an array of strings".into());
+        return Err(SchemaError::Command);
     }
     optional(m, "cwd", Value::is_string)?;
     optional(m, "environment", is_string_record)?;
@@ -218,9 +237,9 @@ fn local(m: &Map<String, Value>) -> Result<(), String> {
     optional(m, "timeout", positive_int)
 }
 
-fn remote(m: &Map<String, Value>) -> Result<(), String> {
+fn remote(m: &Map<String, Value>) -> Result<(), SchemaError> {
     if !m.get("url").is_some_and(Value::is_string) {
-        return Err("its url is not a string".into());
+        return Err(SchemaError::Url);
     }
     optional(m, "headers", is_string_record)?;
     optional(m, "enabled", Value::is_boolean)?;

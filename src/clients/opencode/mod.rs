@@ -1,0 +1,182 @@
+//! OpenCode (npm `opencode-ai`), a locally managed one: its `mcp add` is interactive, so
+//! mcp-deploy edits its user config file itself ([`super::file_backed`]). One file a concept:
+//! which files it reads ([`discovery`]), what else takes a name from ours ([`shadows`]), its
+//! entry shape and ours ([`shape`]), and the confirmation of each write by the real binary
+//! ([`confirm`]).
+//!
+//! What OpenCode 1.18.33 reads (from its bundled source and checked with the real binary):
+//! - The user config directory is `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`. In
+//!   it `config.json`, `opencode.json` and `opencode.jsonc` are *all* read and deep-merged, in
+//!   that order (a later file wins key by key). The file OpenCode itself writes is the first
+//!   that exists of `opencode.jsonc`, `opencode.json`, `config.json`, else a new
+//!   `opencode.jsonc`: mcp-deploy writes the same one, and reports a same-name server in the
+//!   other two as shadowing (its keys are merged into ours).
+//! - Deep-merged after the user config, so winning over it: the file `$OPENCODE_CONFIG`,
+//!   project `opencode.json(c)` from the working directory up to the git root,
+//!   `.opencode/opencode.json(c)` there and in `~`, `$OPENCODE_CONFIG_DIR/opencode.json(c)`,
+//!   `$OPENCODE_CONFIG_CONTENT`, and the managed `/etc/opencode/opencode.json(c)`. Merged
+//!   before it (so adding keys to our entry): remote organisation defaults,
+//!   `<url>/.well-known/opencode` of every `wellknown` login in `auth.json`, which cannot be
+//!   read offline and so count whenever such a login exists. Each is reported as shadowing.
+//! - Entries: `{"type":"local","command":[cmd, ...args],"environment":{...},"enabled":true}`
+//!   and `{"type":"remote","url":...,"headers":{...}}`. OpenCode substitutes `{env:NAME}`
+//!   (an unset one becomes the empty string) and `{file:path}` anywhere in the file's text,
+//!   and leaves `${NAME}` alone: claude's `${NAME}` is written as `{env:NAME}` and read back;
+//!   a `${NAME:-default}` (OpenCode has no default) and a literal `{env:` or `{file:` are
+//!   refused; an entry holding a literal `${` is read in OpenCode's own shape, which no
+//!   check accepts.
+//! - A remote server is tried as streamable HTTP, then SSE: claude's `http` maps to
+//!   `remote`; `sse` cannot be pinned and is refused.
+//! - An OpenCode server started elsewhere (`opencode serve`, reached with `--attach URL` and
+//!   `OPENCODE_SERVER_PASSWORD`) reads its own config, once: it is not supported, and a run
+//!   whose environment points at one (`OPENCODE_SERVER_PASSWORD`/`_USERNAME` set) is refused.
+
+mod confirm;
+mod discovery;
+mod shadows;
+mod shape;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::file_backed::{self, JsoncFile};
+use super::runner::Runner;
+use super::{Client, ClientError, ClientOptions, Op};
+use crate::entry::Entry;
+pub(crate) use discovery::{config_dir, config_path, project_dirs, USER_FILES};
+pub(crate) use shadows::shadows_in;
+pub(crate) use shape::{to_claude, to_opencode};
+
+/// The npm package and version the project is tested with.
+pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
+
+/// What OpenCode writes into a config file it creates.
+const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
+
+pub(crate) struct Opencode {
+    file: JsoncFile,
+    /// The real opencode and its deadline, to confirm each write (`None` for the commands
+    /// that only read).
+    binary: Option<(PathBuf, std::time::Duration)>,
+    /// OpenCode's release, when known ([`super::version::detect`]).
+    version: Option<super::version::Version>,
+}
+
+impl Opencode {
+    pub(crate) fn open(options: &ClientOptions) -> Result<Opencode, ClientError> {
+        if let Some(var) = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]
+            .into_iter()
+            .find(|v| crate::dirs::var(v).is_some())
+        {
+            return Err(ClientError::NotSupported {
+                client: "opencode",
+                reason: format!(
+                    "{var} is set, so the OpenCode in use is a server started elsewhere \
+                     (`opencode serve`, reached with --attach): an externally managed OpenCode"
+                ),
+                help: "mcp-deploy registers servers with a locally managed OpenCode only (its \
+                       user config on this host); register them on the host that runs the \
+                       server, or unset the variable if no server is involved"
+                    .into(),
+            });
+        }
+        let binary = if options.calls_binary {
+            let runner = Runner::open(
+                "opencode",
+                options.binary("opencode"),
+                true,
+                options.timeout,
+                Vec::new(),
+                format!(
+                    "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
+                     (or set MCP_DEPLOY_OPENCODE): it confirms each write"
+                ),
+            )?
+            .detect_version("opencode")?;
+            Some((runner.binary, options.timeout, runner.version))
+        } else {
+            None
+        };
+        // `status` runs no opencode: its release is read from its package files, if found.
+        let version = match &binary {
+            Some((_, _, v)) => *v,
+            None => options
+                .binary("opencode")
+                .map(Path::to_path_buf)
+                .or_else(|| which::which("opencode").ok())
+                .and_then(|b| super::version::detect("opencode", &b, None).ok().flatten()),
+        };
+        let binary = binary.map(|(b, t, _)| (b, t));
+        Ok(Opencode {
+            file: JsoncFile {
+                path: config_path(),
+                key: "mcp",
+                new_file: NEW_FILE,
+            },
+            binary,
+            version,
+        })
+    }
+}
+
+/// Whether OpenCode would substitute part of `s` (`{env:NAME}`, `{file:path}`) before it
+/// parses the file's text: a property name holding one means what OpenCode reads as that
+/// name cannot be known from the file.
+pub(crate) fn substituted(s: &str) -> bool {
+    s.contains("{env:") || s.contains("{file:")
+}
+
+/// The user entries of `path` in the claude shape.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    Ok(file_backed::read_servers(path, "mcp")?
+        .into_iter()
+        .map(|(k, v)| {
+            let shaped = to_claude(&v);
+            (k, shaped)
+        })
+        .collect())
+}
+
+impl Client for Opencode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn version(&self) -> Option<super::version::Version> {
+        self.version
+    }
+
+    fn config_path(&self) -> &Path {
+        &self.file.path
+    }
+
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(&self.file.path, name)
+    }
+
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(&self.file.path)
+    }
+
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        let value = to_opencode(name, entry)?;
+        self.file.add("opencode", name, &value)?;
+        self.confirm(name, &value)
+    }
+
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.file.remove(name)
+    }
+
+    /// What the file holds: OpenCode has no command that prints one entry exactly.
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        super::entry_in(&self.user_entries()?, name, &self.file.path)
+    }
+
+    fn show(&self, op: Op, name: &str) -> String {
+        self.file.show(op, name)
+    }
+}

@@ -1,0 +1,226 @@
+//! What a client is, as data: one [`Description`] per client, the rows of [`super::CLIENTS`].
+//! Everything that differs between clients and is not its module's own code derives from its
+//! row: `--client`'s values ([`ClientKind`], clap's `ValueEnum`), the binary flags and their
+//! environment variables ([`crate::cli::ClientArgs`]), [`ClientOptions`], opening a client,
+//! reading its live entry, shadows, layers and every scope without its binary, and its
+//! supported release range. Adding a client is its module and one row.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use super::layers::{Context, Finding};
+use super::scopes::Found;
+use super::version::Supported;
+use super::{Client, ClientError, ReadEntries};
+
+/// One client: its name and everything mcp-deploy does with it that is not its module's code.
+pub(crate) struct Description {
+    /// The name on the command line (`--client`), in reports and in the flat document.
+    pub(crate) name: &'static str,
+    /// Its CLI, when it has one (Cursor has none).
+    pub(crate) binary: Option<Binary>,
+    /// How a registration is changed: through the client's CLI, or by mcp-deploy writing its
+    /// file (a client whose CLI cannot register a server). The capabilities are data for the
+    /// reader and for the test that pins them against each module; no code branches on them.
+    #[allow(dead_code)]
+    pub(crate) writes: Writes,
+    /// Whether it can hold a remote (HTTP) server; one that cannot refuses it on `add`.
+    #[allow(dead_code)]
+    pub(crate) http: bool,
+    /// The releases supported ([`super::version`]); `None` for a client without a binary.
+    pub(crate) supported: Option<Supported>,
+    /// Open it for calls (or, with `calls_binary` unset, for reading its files only).
+    pub(crate) open: fn(&ClientOptions) -> Result<Box<dyn Client>, ClientError>,
+    /// Its user config file on this host, found without its binary.
+    pub(crate) user_config: fn() -> PathBuf,
+    /// The user-scope entries of such a file, each in the claude shape.
+    pub(crate) read_entries: ReadEntries,
+    /// Where a same-name entry of another scope wins over the user entry `name` of the user
+    /// config at the path given, read without its binary.
+    pub(crate) shadows: fn(&Path, &str) -> Result<Vec<String>, ClientError>,
+    /// Every layer it applies to a user-scope entry ([`super::layers`]).
+    pub(crate) layers: fn(&Context) -> Vec<Finding>,
+    /// Every registration of every scope it reads, for prune ([`super::scopes`]).
+    pub(crate) scopes: fn(&mut Found, Option<&Path>),
+}
+
+/// A client's CLI and how the command line names another one than the one on PATH.
+pub(crate) struct Binary {
+    /// The executable looked up on PATH, and the flag that overrides it (`--codex`).
+    pub(crate) name: &'static str,
+    /// The variable the flag reads when it is not given (`MCP_DEPLOY_CODEX`).
+    pub(crate) env: &'static str,
+    /// The flag's help text.
+    pub(crate) help: &'static str,
+}
+
+/// How a client's registrations are changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// Through its own CLI (`<bin> mcp add` and `remove`); its file is only read.
+    Cli,
+    /// By mcp-deploy, comment-preserving and atomically ([`super::file_backed`]).
+    File,
+}
+
+/// The row of the client named `name`.
+pub(crate) fn named(name: &str) -> Option<&'static Description> {
+    super::CLIENTS.iter().find(|d| d.name == name)
+}
+
+/// A client of [`super::CLIENTS`], as `--client` names it.
+#[derive(Clone, Copy)]
+pub struct ClientKind(&'static Description);
+
+impl ClientKind {
+    /// The name on the command line, in reports and in the flat document.
+    pub fn name(self) -> &'static str {
+        self.0.name
+    }
+
+    /// Its row.
+    pub(crate) fn row(self) -> &'static Description {
+        self.0
+    }
+
+    /// The kind whose [`ClientKind::name`] is `name`.
+    pub(crate) fn named(name: &str) -> Option<ClientKind> {
+        named(name).map(ClientKind)
+    }
+
+    /// Every client, in the table's order.
+    pub(crate) fn all() -> &'static [ClientKind] {
+        static ALL: LazyLock<Vec<ClientKind>> =
+            LazyLock::new(|| super::CLIENTS.iter().map(ClientKind).collect());
+        &ALL
+    }
+
+    /// `kinds` each once, in the order first given (`--client claude,claude` is one client).
+    pub(crate) fn unique(kinds: &[ClientKind]) -> Vec<ClientKind> {
+        let mut out = Vec::new();
+        for &k in kinds {
+            if !out.contains(&k) {
+                out.push(k);
+            }
+        }
+        out
+    }
+}
+
+impl PartialEq for ClientKind {
+    fn eq(&self, other: &ClientKind) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for ClientKind {}
+
+impl std::fmt::Debug for ClientKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl clap::ValueEnum for ClientKind {
+    fn value_variants<'a>() -> &'a [ClientKind] {
+        ClientKind::all()
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
+/// `The clients to act on, comma-separated: claude, codex, ...`: a `--client` help line that
+/// names every client of the table.
+pub(crate) fn client_list_help(what: &str, more: &str) -> String {
+    let names: Vec<&str> = super::CLIENTS.iter().map(|d| d.name).collect();
+    format!("{what}, comma-separated: {}{more}", names.join(", "))
+}
+
+/// How to reach the clients' CLIs.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientOptions {
+    /// An explicit binary per client name (`--codex`, `MCP_DEPLOY_CODEX`: its row's
+    /// [`Binary`]); a client not named here is found on PATH.
+    pub(crate) binaries: BTreeMap<&'static str, PathBuf>,
+    /// A client home per client name, in place of the one its environment names (tests):
+    /// codex's (its config is `<home>/config.toml`; else `$CODEX_HOME`, else `~/.codex`),
+    /// gemini's (`<home>/.gemini/settings.json`; else `$GEMINI_CLI_HOME`, else `$HOME`),
+    /// grok's (the directory it runs in, whose `.grok/settings.json` holds its servers; else
+    /// HOME). Each is passed to its client, so that it and we read the same file.
+    pub(crate) homes: BTreeMap<&'static str, PathBuf>,
+    pub(crate) timeout: Duration,
+    /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
+    pub(crate) mcp_timeout_ms: u64,
+    /// Whether the client's CLI will be called. `status` only reads config files, so a missing
+    /// binary is no error for it.
+    pub(crate) calls_binary: bool,
+}
+
+impl ClientOptions {
+    /// For reading the clients' files only: no binary, no call, so no timeout.
+    pub(crate) fn files_only() -> ClientOptions {
+        ClientOptions {
+            binaries: BTreeMap::new(),
+            homes: BTreeMap::new(),
+            timeout: Duration::from_secs(1),
+            mcp_timeout_ms: 0,
+            calls_binary: false,
+        }
+    }
+
+    /// The binary given for `client`, if any.
+    pub(crate) fn binary(&self, client: &str) -> Option<&Path> {
+        self.binaries.get(client).map(PathBuf::as_path)
+    }
+
+    /// The home given for `client`, if any.
+    pub(crate) fn home(&self, client: &str) -> Option<&Path> {
+        self.homes.get(client).map(PathBuf::as_path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_row_has_its_own_name_binary_and_variable() {
+        let rows = super::super::CLIENTS;
+        for (i, a) in rows.iter().enumerate() {
+            for b in &rows[i + 1..] {
+                assert_ne!(a.name, b.name);
+                if let (Some(x), Some(y)) = (&a.binary, &b.binary) {
+                    assert_ne!(x.name, y.name);
+                    assert_ne!(x.env, y.env);
+                }
+            }
+            // A client with a binary has a supported range, and the other way round.
+            assert_eq!(a.binary.is_some(), a.supported.is_some(), "{}", a.name);
+            if let Some(s) = &a.supported {
+                assert_eq!(s.client, a.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_client_without_http_refuses_a_remote_entry_before_any_call() {
+        let remote = crate::entry::Entry::from_value(
+            &serde_json::json!({"type":"http","url":"http://h/mcp"}),
+        )
+        .unwrap();
+        // Without `calls_binary`, a call would fail as a missing binary, not as this refusal.
+        let options = super::ClientOptions::files_only();
+        let rows = super::super::CLIENTS.iter().filter(|d| !d.http);
+        for row in rows {
+            let client = (row.open)(&options).unwrap();
+            let err = client.add("n", &remote).unwrap_err();
+            assert!(
+                matches!(err, super::ClientError::Unrepresentable { .. }),
+                "{}: {err}",
+                row.name
+            );
+        }
+    }
+}
