@@ -19,7 +19,7 @@ use crate::deployment::layout;
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::Selected;
 use crate::entry::{Entry, Transport};
-use crate::identity::checks;
+use crate::identity::containment;
 use crate::identity::report::{Check, ServerReport};
 
 /// The checks of one server as one client has it.
@@ -163,9 +163,9 @@ fn target(
             let same_command = matches!(&declared.transport,
                 Transport::Stdio { command: declared, .. } if declared == command);
             let path = std::path::Path::new(command);
-            checks::check_command_inside(path, &root)
+            containment::check_command_inside(path, &root)
                 .and_then(|ok| {
-                    checks::check_stable_path(layout, prefix, path, &root)?;
+                    containment::check_stable_path(layout, prefix, path, &root)?;
                     Ok(ok)
                 })
                 .map_err(|e| {
