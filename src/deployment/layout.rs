@@ -16,6 +16,163 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::deployment::declaration::Layout;
+use crate::fsio::IoError;
+
+/// Why a string is not a full commit sha.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ShaError {
+    #[error("it is empty")]
+    Empty,
+    #[error("{0:?} is not a hex digit")]
+    NotHex(char),
+    #[error("it has {0} hex digits: an abbreviated sha (a full one has 40, or 64)")]
+    Abbreviated(usize),
+    #[error("it has {0} hex digits; a full sha has 40, or 64")]
+    TooLong(usize),
+}
+
+/// What is wrong with the text of a VERSION file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VersionFault {
+    #[error("it is not UTF-8")]
+    NotUtf8,
+    #[error("it ends in CRLF; write it with a plain \\n")]
+    Crlf,
+    #[error("it holds more than one line")]
+    Lines,
+    #[error("spaces or tabs around the sha")]
+    Spaces,
+    #[error(transparent)]
+    Sha(#[from] ShaError),
+}
+
+/// Why the layout on disk does not say which release is deployed, or says it wrongly: each
+/// variant carries the paths it is about and what was found there (a file's content only as
+/// [`read_version`] shows it, never what may be a secret).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LayoutError {
+    #[error(transparent)]
+    Read(#[from] IoError),
+    /// `shown`: what the file holds, quoted when it is made of hex digits and line ends, else
+    /// only its length.
+    #[error("{} holds {shown}: {fault}", .path.display())]
+    BadVersion {
+        path: PathBuf,
+        shown: String,
+        fault: VersionFault,
+    },
+    #[error("{} does not exist", .path.display())]
+    Missing { path: PathBuf },
+    #[error("{}{} is a symlink loop", .path.display(), arrow(.link))]
+    Loop {
+        path: PathBuf,
+        link: Option<PathBuf>,
+    },
+    #[error("{}{} is dangling: {source}", .path.display(), arrow(.link))]
+    Dangling {
+        path: PathBuf,
+        link: Option<PathBuf>,
+        source: std::io::Error,
+    },
+    #[error("cannot resolve {}: {source}", .path.display())]
+    Unresolvable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot resolve prefix {}: {source}", .path.display())]
+    UnresolvablePrefix {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} resolves to {}, which is not a directory", .path.display(), .target.display())]
+    NotADirectory { path: PathBuf, target: PathBuf },
+    #[error(
+        "{} is a plain directory, not a symlink to releases/<sha>; promote switches a symlink",
+        .path.display()
+    )]
+    PlainDirectory { path: PathBuf },
+    #[error(
+        "{} resolves to {}, which is not directly inside {}",
+        .path.display(), .target.display(), .releases.display()
+    )]
+    NotInReleases {
+        path: PathBuf,
+        target: PathBuf,
+        releases: PathBuf,
+    },
+    #[error("{} cannot be read: {source}", .path.display())]
+    CannotRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}{} is a symlink; a release is a directory inside releases/, never a link to one",
+        .path.display(), arrow(.link)
+    )]
+    ReleaseIsALink {
+        path: PathBuf,
+        link: Option<PathBuf>,
+    },
+    #[error("{} is not a directory", .path.display())]
+    ReleaseNotADirectory { path: PathBuf },
+    /// `<prefix>/VERSION` and the release's VERSION name different commits; `after_switch`:
+    /// promote's preflight, where they would disagree once `current` names the candidate.
+    #[error(
+        "{} holds {outer_sha} but {} holds {sha}{}",
+        .outer.display(), .version.display(),
+        if *.after_switch { ": they would disagree after the switch" } else { "" }
+    )]
+    VersionsDisagree {
+        outer: PathBuf,
+        outer_sha: Sha,
+        version: PathBuf,
+        sha: Sha,
+        after_switch: bool,
+    },
+    #[error(
+        "{} distributions claim {} in their RECORD ({}): which one was deployed is ambiguous; \
+         write {} or reinstall so that one owns it",
+        .dists.len(), .command.display(), joined(.dists), .outer.display()
+    )]
+    AmbiguousOwner {
+        command: PathBuf,
+        dists: Vec<PathBuf>,
+        outer: PathBuf,
+    },
+    #[error("cannot read {}: {source}", .path.display())]
+    Metadata {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not valid JSON: {source}", .path.display())]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{}: vcs_info.commit_id is not a string", .path.display())]
+    CommitIdNotAString { path: PathBuf },
+    #[error("{}: vcs_info.commit_id {commit:?}: {why}", .path.display())]
+    BadCommitId {
+        path: PathBuf,
+        commit: String,
+        why: ShaError,
+    },
+}
+
+/// ` -> <target>` of a symlink, when it could be read.
+fn arrow(link: &Option<PathBuf>) -> String {
+    link.as_ref()
+        .map(|t| format!(" -> {}", t.display()))
+        .unwrap_or_default()
+}
+
+fn joined(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits, kept lowercase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,19 +180,17 @@ pub(crate) struct Sha(String);
 
 impl Sha {
     /// Parse a full sha. Uppercase hex names the same commit and is accepted.
-    pub(crate) fn parse(s: &str) -> Result<Sha, String> {
+    pub(crate) fn parse(s: &str) -> Result<Sha, ShaError> {
         if s.is_empty() {
-            return Err("it is empty".into());
+            return Err(ShaError::Empty);
         }
         if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
-            return Err(format!("{c:?} is not a hex digit"));
+            return Err(ShaError::NotHex(c));
         }
         match s.len() {
             40 | 64 => Ok(Sha(s.to_ascii_lowercase())),
-            n if n < 40 => Err(format!(
-                "it has {n} hex digits: an abbreviated sha (a full one has 40, or 64)"
-            )),
-            n => Err(format!("it has {n} hex digits; a full sha has 40, or 64")),
+            n if n < 40 => Err(ShaError::Abbreviated(n)),
+            n => Err(ShaError::TooLong(n)),
         }
     }
 
@@ -54,9 +209,8 @@ impl std::fmt::Display for Sha {
 /// Read a VERSION file: exactly one full sha, optionally followed by one `\n`. Anything else
 /// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
 /// of which commit is deployed, and a tool that wrote it wrongly should be found out.
-pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
-    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
-        .map_err(|e| e.to_string())?;
+pub(crate) fn read_version(path: &Path) -> Result<Sha, LayoutError> {
+    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)?;
     // What it holds is shown only when it is made of what a sha and its line end are made
     // of: VERSION may be a link to any file the verifier can read (`-> ~/.npmrc`), and what
     // is not a sha may be a secret.
@@ -71,52 +225,56 @@ pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
     } else {
         format!("{} bytes that are not a sha (not shown)", bytes.len())
     };
-    let bad = |why: &str| format!("{} holds {shown}: {why}", path.display());
-    let text = std::str::from_utf8(&bytes).map_err(|_| bad("it is not UTF-8"))?;
+    let bad = |fault: VersionFault| LayoutError::BadVersion {
+        path: path.to_path_buf(),
+        shown: shown.clone(),
+        fault,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad(VersionFault::NotUtf8))?;
     let line = text.strip_suffix('\n').unwrap_or(text);
     if line.ends_with('\r') {
-        return Err(bad("it ends in CRLF; write it with a plain \\n"));
+        return Err(bad(VersionFault::Crlf));
     }
     if line.contains('\n') {
-        return Err(bad("it holds more than one line"));
+        return Err(bad(VersionFault::Lines));
     }
     if line.trim() != line {
-        return Err(bad("spaces or tabs around the sha"));
+        return Err(bad(VersionFault::Spaces));
     }
-    Sha::parse(line).map_err(|why| bad(&why))
+    Sha::parse(line).map_err(|why| bad(why.into()))
 }
 
 /// Canonical path of what `<prefix>/current` points to, which must be a directory.
-pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, String> {
+pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, LayoutError> {
     let current = prefix.join("current");
     let meta = current
         .symlink_metadata()
-        .map_err(|_| format!("{} does not exist", current.display()))?;
-    let target = fs::canonicalize(&current).map_err(|e| {
-        let link = fs::read_link(&current)
-            .map(|t| format!(" -> {}", t.display()))
-            .unwrap_or_default();
-        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-            format!("{}{link} is a symlink loop", current.display())
+        .map_err(|_| LayoutError::Missing {
+            path: current.clone(),
+        })?;
+    let target = fs::canonicalize(&current).map_err(|source| {
+        let link = fs::read_link(&current).ok();
+        let path = current.clone();
+        if source.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+            LayoutError::Loop { path, link }
         } else if meta.file_type().is_symlink() {
-            format!("{}{link} is dangling: {e}", current.display())
+            LayoutError::Dangling { path, link, source }
         } else {
-            format!("cannot resolve {}: {e}", current.display())
+            LayoutError::Unresolvable { path, source }
         }
     })?;
     if !target.is_dir() {
-        return Err(format!(
-            "{} resolves to {}, which is not a directory",
-            current.display(),
-            target.display()
-        ));
+        return Err(LayoutError::NotADirectory {
+            path: current,
+            target,
+        });
     }
     Ok(target)
 }
 
 /// The `release` check: `current` is a symlink to a directory directly inside `releases/`.
 /// Returns the evidence on success too.
-pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
+pub(crate) fn check_release(prefix: &Path) -> Result<String, LayoutError> {
     let current = prefix.join("current");
     let target = current_target(prefix)?;
     let is_link = current
@@ -124,21 +282,15 @@ pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
         .map(|m| m.file_type().is_symlink())
         .unwrap_or(false);
     if !is_link {
-        return Err(format!(
-            "{} is a plain directory, not a symlink to releases/<sha>; promote switches a symlink",
-            current.display()
-        ));
+        return Err(LayoutError::PlainDirectory { path: current });
     }
-    let releases = prefix.join("releases");
-    let releases_real = fs::canonicalize(&releases)
-        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
+    let releases_real = real_releases(prefix)?;
     if target.parent() != Some(releases_real.as_path()) {
-        return Err(format!(
-            "{} resolves to {}, which is not directly inside {}",
-            current.display(),
-            target.display(),
-            releases_real.display()
-        ));
+        return Err(LayoutError::NotInReleases {
+            path: current,
+            target,
+            releases: releases_real,
+        });
     }
     Ok(format!("{} -> {}", current.display(), target.display()))
 }
@@ -146,35 +298,32 @@ pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
 /// promote's `release` check of the release about to be made live, `dir` =
 /// `<prefix>/releases/<sha>`: a directory itself (never a symlink, which could lead anywhere),
 /// directly inside the real `releases/`.
-pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, String> {
+pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, LayoutError> {
     let meta = dir
         .symlink_metadata()
-        .map_err(|e| format!("{} cannot be read: {e}", dir.display()))?;
+        .map_err(|source| LayoutError::CannotRead {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     if meta.file_type().is_symlink() {
-        let to = fs::read_link(dir)
-            .map(|t| format!(" -> {}", t.display()))
-            .unwrap_or_default();
-        return Err(format!(
-            "{}{to} is a symlink; a release is a directory inside releases/, never a link to \
-             one",
-            dir.display()
-        ));
+        return Err(LayoutError::ReleaseIsALink {
+            path: dir.to_path_buf(),
+            link: fs::read_link(dir).ok(),
+        });
     }
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
+        return Err(LayoutError::ReleaseNotADirectory {
+            path: dir.to_path_buf(),
+        });
     }
-    let releases = prefix.join("releases");
-    let releases_real = fs::canonicalize(&releases)
-        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
-    let real =
-        fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    let releases_real = real_releases(prefix)?;
+    let real = canonical(dir)?;
     if real.parent() != Some(releases_real.as_path()) {
-        return Err(format!(
-            "{} resolves to {}, which is not directly inside {}",
-            dir.display(),
-            real.display(),
-            releases_real.display()
-        ));
+        return Err(LayoutError::NotInReleases {
+            path: dir.to_path_buf(),
+            target: real,
+            releases: releases_real,
+        });
     }
     Ok(format!(
         "{} is a release directory inside {}",
@@ -183,10 +332,23 @@ pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, Strin
     ))
 }
 
+/// `fs::canonicalize`, the error naming the path.
+pub(crate) fn canonical(path: &Path) -> Result<PathBuf, LayoutError> {
+    fs::canonicalize(path).map_err(|source| LayoutError::Unresolvable {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The canonical `<prefix>/releases`.
+fn real_releases(prefix: &Path) -> Result<PathBuf, LayoutError> {
+    canonical(&prefix.join("releases"))
+}
+
 /// promote's `commit` evidence of the release `dir` about to be made live: its VERSION, and
 /// `<prefix>/VERSION` as it will read after the switch (a link through `current/` follows
 /// the switch; a plain file must already agree).
-pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), String> {
+pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), LayoutError> {
     let version = dir.join("VERSION");
     let sha = read_version(&version)?;
     let mut evidence = format!("{} holds {sha}", version.display());
@@ -202,12 +364,13 @@ pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String
         } else {
             let outer_sha = read_version(&outer)?;
             if outer_sha != sha {
-                return Err(format!(
-                    "{} holds {outer_sha} but {} holds {sha}: they would disagree after the \
-                     switch",
-                    outer.display(),
-                    version.display()
-                ));
+                return Err(LayoutError::VersionsDisagree {
+                    outer,
+                    outer_sha,
+                    version,
+                    sha,
+                    after_switch: true,
+                });
             }
             evidence.push_str(&format!("; {} agrees", outer.display()));
         }
@@ -216,7 +379,7 @@ pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String
 }
 
 /// The directory whose VERSION names the deployed commit.
-pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
     match layout {
         Layout::Release => current_target(prefix),
         Layout::Prefix => Ok(prefix.to_path_buf()),
@@ -224,17 +387,21 @@ pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, Stri
 }
 
 /// Canonical containment root: the resolved release, or the prefix itself.
-pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
     match layout {
         Layout::Release => current_target(prefix),
-        Layout::Prefix => fs::canonicalize(prefix)
-            .map_err(|e| format!("cannot resolve prefix {}: {e}", prefix.display())),
+        Layout::Prefix => {
+            fs::canonicalize(prefix).map_err(|source| LayoutError::UnresolvablePrefix {
+                path: prefix.to_path_buf(),
+                source,
+            })
+        }
     }
 }
 
 /// The commit the deployment says it is: the release's VERSION, cross-checked with
 /// `<prefix>/VERSION` when a release layout also has one.
-pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), String> {
+pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), LayoutError> {
     let dir = release_dir(prefix, layout)?;
     let version = dir.join("VERSION");
     let sha = read_version(&version)?;
@@ -243,11 +410,13 @@ pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, Str
     if layout == Layout::Release && outer.symlink_metadata().is_ok() {
         let outer_sha = read_version(&outer)?;
         if outer_sha != sha {
-            return Err(format!(
-                "{} holds {outer_sha} but {} holds {sha}",
-                outer.display(),
-                version.display()
-            ));
+            return Err(LayoutError::VersionsDisagree {
+                outer,
+                outer_sha,
+                version,
+                sha,
+                after_switch: false,
+            });
         }
         evidence.push_str(&format!("; {} agrees", outer.display()));
     }
@@ -274,7 +443,7 @@ pub(crate) fn commit_evidence(
     prefix: &Path,
     layout: Layout,
     command: Option<&Path>,
-) -> Result<Evidence, String> {
+) -> Result<Evidence, LayoutError> {
     let outer = prefix.join("VERSION");
     if layout == Layout::Release || outer.symlink_metadata().is_ok() {
         return deployed_commit(prefix, layout).map(|(sha, ev)| Evidence::Commit(sha, ev));
@@ -289,7 +458,7 @@ pub(crate) fn commit_evidence(
 }
 
 /// `<prefix>/lib/python3.*/site-packages/*.dist-info` whose RECORD lists `command`.
-fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, String> {
+fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, LayoutError> {
     let command = normalize(command);
     let mut owners: Vec<PathBuf> = Vec::new();
     let mut site_dirs = Vec::new();
@@ -342,21 +511,15 @@ fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, String> {
             }
         ))),
         [dist] => direct_url_commit(dist, &command),
-        many => Err(format!(
-            "{} distributions claim {} in their RECORD ({}): which one was deployed is \
-             ambiguous; write {} or reinstall so that one owns it",
-            many.len(),
-            command.display(),
-            many.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            outer.display()
-        )),
+        many => Err(LayoutError::AmbiguousOwner {
+            command,
+            dists: many.to_vec(),
+            outer,
+        }),
     }
 }
 
-fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
+fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, LayoutError> {
     let path = dist.join("direct_url.json");
     let dist_name = dist
         .file_name()
@@ -371,10 +534,13 @@ fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
                 command.display()
             )))
         }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => return Err(LayoutError::Metadata { path, source }),
     };
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
+    let doc: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| LayoutError::NotJson {
+            path: path.clone(),
+            source,
+        })?;
     let Some(commit) = doc.pointer("/vcs_info/commit_id") else {
         let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("?");
         return Ok(Evidence::Nothing(format!(
@@ -384,9 +550,12 @@ fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
     };
     let commit = commit
         .as_str()
-        .ok_or_else(|| format!("{}: vcs_info.commit_id is not a string", path.display()))?;
-    let sha = Sha::parse(commit)
-        .map_err(|why| format!("{}: vcs_info.commit_id {commit:?}: {why}", path.display()))?;
+        .ok_or_else(|| LayoutError::CommitIdNotAString { path: path.clone() })?;
+    let sha = Sha::parse(commit).map_err(|why| LayoutError::BadCommitId {
+        path: path.clone(),
+        commit: commit.to_string(),
+        why,
+    })?;
     Ok(Evidence::Commit(
         sha.clone(),
         format!(
@@ -429,7 +598,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("VERSION");
         fs::write(&p, bytes).unwrap();
-        read_version(&p)
+        read_version(&p).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -518,7 +687,9 @@ mod tests {
             ("b-1", "../../../bin/tool,,\n", None),
         ]);
         let cmd = dir.path().join("bin/tool");
-        let err = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap_err();
+        let err = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ambiguous"), "{err}");
         let dir = venv_with(&[(
             "a-1",
@@ -535,7 +706,10 @@ mod tests {
 
     #[test]
     fn sha_parse_refuses_abbreviations() {
-        assert!(Sha::parse(&SHA[..7]).unwrap_err().contains("abbreviated"));
+        assert!(Sha::parse(&SHA[..7])
+            .unwrap_err()
+            .to_string()
+            .contains("abbreviated"));
         assert!(Sha::parse("g".repeat(40).as_str()).is_err());
         assert!(Sha::parse("").is_err());
     }

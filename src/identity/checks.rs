@@ -41,16 +41,73 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::deployment::declaration::{Layout, Server};
-use crate::deployment::layout::{self, Sha};
-use crate::entry::{Entry, Transport};
+use crate::deployment::layout::{self, LayoutError, Sha};
+use crate::entry::{Entry, EntryError, Transport};
 use crate::identity::containment::{
-    check_command_inside_via, check_stable_path_via, resolve_command_via,
+    check_command_inside_via, check_stable_path_via, resolve_command_via, ContainmentError,
 };
 use crate::identity::content_signature::content_and_signature;
 use crate::identity::handshake;
 use crate::identity::mcp_registration::check_registration;
 use crate::identity::report::{Check, ServerReport};
 use crate::trust::allowed_signers::Policy;
+
+/// Why the `commit` check fails: the commit found, the one expected, and where it was read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CommitError {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    /// promote's preflight: the candidate release is another commit.
+    #[error("the release's commit is {found}, expected {expected} ({evidence})")]
+    Candidate {
+        found: Sha,
+        expected: Sha,
+        evidence: String,
+    },
+    // Say the deployed commit first: "…VERSION agrees, expected Y" reads like success.
+    #[error("the deployed commit is {found}, expected {expected} ({evidence})")]
+    Deployed {
+        found: Sha,
+        expected: Sha,
+        evidence: String,
+    },
+    #[error("no commit evidence: {why}; expected {expected}")]
+    NoEvidence { why: String, expected: Sha },
+}
+
+/// Why the declared command fails install's gate (its `mcp-registration` row).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DeclaredCommandError {
+    #[error("the declared command cannot run: {0}")]
+    Root(#[from] LayoutError),
+    #[error("the declared command cannot run: {0}")]
+    Command(#[from] ContainmentError),
+}
+
+/// Why the `handshake` check (or promote's candidate handshake) failed or did not start the
+/// server.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HandshakeCheckError {
+    #[error("not started: the mcp-registration check failed")]
+    RegistrationFailed,
+    #[error("not started: no registered entry")]
+    NoEntry,
+    #[error("not started: {0}")]
+    Malformed(#[from] EntryError),
+    #[error("not started: the candidate release cannot be resolved")]
+    NoCandidate,
+    #[error("not started: {0}")]
+    Unresolvable(#[from] ContainmentError),
+    #[error("{0}")]
+    Failed(Box<handshake::Failure>),
+    /// The candidate's server, `command` as declared, started as the file `real` it reaches.
+    #[error("{command} started as {}: {failure}", .real.display())]
+    CandidateFailed {
+        command: String,
+        real: PathBuf,
+        failure: Box<handshake::Failure>,
+    },
+}
 
 /// The live registration: the client's user-scope entries as its own config file holds them,
 /// read without the client's binary, and the same-name entries of other scopes.
@@ -173,14 +230,12 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
         let via = switched_view(target);
-        let r = containment_root_of(target)
-            .and_then(|root| {
-                let ok = check_command_inside_via(Path::new(command), &root, via.as_ref())?;
-                check_stable_path_via(layout, prefix, Path::new(command), &root, via.as_ref())?;
-                Ok(ok)
-            })
-            .map(|ok| format!("the declared command {ok}"))
-            .map_err(|e| format!("the declared command cannot run: {e}"));
+        let r = (|| -> Result<String, DeclaredCommandError> {
+            let root = containment_root_of(target)?;
+            let ok = check_command_inside_via(Path::new(command), &root, via.as_ref())?;
+            check_stable_path_via(layout, prefix, Path::new(command), &root, via.as_ref())?;
+            Ok(format!("the declared command {ok}"))
+        })();
         checks.push(Check::from_result("mcp-registration", r));
     }
     checks
@@ -201,7 +256,10 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
 ///
 /// An http server is skipped, saying why: the client does not start it, and its URL answers
 /// for whatever process serves it, which switching `current` neither starts nor restarts.
-pub(crate) fn candidate_handshake(target: &Target, timeout: Duration) -> Result<String, String> {
+pub(crate) fn candidate_handshake(
+    target: &Target,
+    timeout: Duration,
+) -> Result<String, HandshakeCheckError> {
     let Transport::Stdio { command, args } = &target.declared.transport else {
         return Ok(
             "skipped: an http server is not started by its client; its URL answers for \
@@ -209,16 +267,14 @@ pub(crate) fn candidate_handshake(target: &Target, timeout: Duration) -> Result<
                 .into(),
         );
     };
-    let via = switched_view(target)
-        .ok_or_else(|| "not started: the candidate release cannot be resolved".to_string())?;
+    let via = switched_view(target).ok_or(HandshakeCheckError::NoCandidate)?;
     let prefix_real = fs::canonicalize(&target.prefix).ok();
     let under_prefix = |p: &Path| {
         p.is_absolute()
             && (p.starts_with(&target.prefix)
                 || prefix_real.as_ref().is_some_and(|r| p.starts_with(r)))
     };
-    let real = resolve_command_via(Path::new(command), Some(&via))
-        .map_err(|e| format!("not started: {e}"))?;
+    let real = resolve_command_via(Path::new(command), Some(&via))?;
     let args: Vec<Value> = args
         .iter()
         .map(|a| {
@@ -232,14 +288,19 @@ pub(crate) fn candidate_handshake(target: &Target, timeout: Duration) -> Result<
     let mut raw = target.declared.raw.clone();
     raw.insert("command".into(), Value::from(real.display().to_string()));
     raw.insert("args".into(), Value::Array(args));
-    let entry = Entry::from_value(&Value::Object(raw)).map_err(|e| format!("not started: {e}"))?;
-    handshake::handshake(&entry, timeout)
-        .map(|info| format!("{} started as {}: {info}", command, real.display()))
-        .map_err(|f| format!("{} started as {}: {f}", command, real.display()))
+    let entry = Entry::from_value(&Value::Object(raw))?;
+    match handshake::handshake(&entry, timeout) {
+        Ok(info) => Ok(format!("{} started as {}: {info}", command, real.display())),
+        Err(failure) => Err(HandshakeCheckError::CandidateFailed {
+            command: command.clone(),
+            real,
+            failure: Box::new(failure),
+        }),
+    }
 }
 
 /// The `release` check: `current` as it is, or for promote's preflight the candidate release.
-fn check_release(target: &Target) -> Result<String, String> {
+fn check_release(target: &Target) -> Result<String, LayoutError> {
     match &target.candidate {
         Some(dir) => layout::check_candidate(&target.prefix, dir),
         None => layout::check_release(&target.prefix),
@@ -248,7 +309,7 @@ fn check_release(target: &Target) -> Result<String, String> {
 
 /// The directory whose files the `content` check (and any check of the release's own files)
 /// reads: the candidate in promote's preflight, else what the layout says is deployed.
-pub(crate) fn release_of(target: &Target) -> Result<PathBuf, String> {
+pub(crate) fn release_of(target: &Target) -> Result<PathBuf, LayoutError> {
     match &target.candidate {
         Some(dir) => Ok(dir.clone()),
         None => layout::release_dir(&target.prefix, target.server.layout),
@@ -256,11 +317,9 @@ pub(crate) fn release_of(target: &Target) -> Result<PathBuf, String> {
 }
 
 /// The canonical containment root: the candidate's, in promote's preflight.
-pub(crate) fn containment_root_of(target: &Target) -> Result<PathBuf, String> {
+pub(crate) fn containment_root_of(target: &Target) -> Result<PathBuf, LayoutError> {
     match &target.candidate {
-        Some(dir) => {
-            fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))
-        }
+        Some(dir) => layout::canonical(dir),
         None => layout::containment_root(&target.prefix, target.server.layout),
     }
 }
@@ -275,13 +334,15 @@ fn switched_view(target: &Target) -> Option<(PathBuf, PathBuf)> {
     Some((prefix.join("current"), dir))
 }
 
-fn check_commit(target: &Target) -> Result<String, String> {
+fn check_commit(target: &Target) -> Result<String, CommitError> {
     if let Some(dir) = &target.candidate {
         let (sha, evidence) = layout::candidate_commit(&target.prefix, dir)?;
         return match &target.expected {
-            Some(expected) if *expected != sha => Err(format!(
-                "the release's commit is {sha}, expected {expected} ({evidence})"
-            )),
+            Some(expected) if *expected != sha => Err(CommitError::Candidate {
+                found: sha,
+                expected: expected.clone(),
+                evidence,
+            }),
             _ => Ok(format!("{evidence}, as expected")),
         };
     }
@@ -295,7 +356,10 @@ fn check_commit(target: &Target) -> Result<String, String> {
         // No evidence at all fails only when a commit is expected.
         layout::Evidence::Nothing(why) => {
             return match &target.expected {
-                Some(expected) => Err(format!("no commit evidence: {why}; expected {expected}")),
+                Some(expected) => Err(CommitError::NoEvidence {
+                    why,
+                    expected: expected.clone(),
+                }),
                 None => Ok(format!(
                     "no commit evidence: {why} (no expected commit given)"
                 )),
@@ -303,10 +367,11 @@ fn check_commit(target: &Target) -> Result<String, String> {
         }
     };
     match &target.expected {
-        // Say the deployed commit first: "…VERSION agrees, expected Y" reads like success.
-        Some(expected) if *expected != sha => Err(format!(
-            "the deployed commit is {sha}, expected {expected} ({evidence})"
-        )),
+        Some(expected) if *expected != sha => Err(CommitError::Deployed {
+            found: sha,
+            expected: expected.clone(),
+            evidence,
+        }),
         Some(_) => Ok(format!("{evidence}, as expected")),
         None => Ok(format!("{evidence} (no expected commit given)")),
     }
@@ -317,12 +382,12 @@ fn check_handshake(
     registrations: &Map<String, Value>,
     registered_ok: bool,
     timeout: Duration,
-) -> Result<String, String> {
+) -> Result<String, HandshakeCheckError> {
     if !registered_ok {
-        return Err("not started: the mcp-registration check failed".into());
+        return Err(HandshakeCheckError::RegistrationFailed);
     }
     if !registrations.contains_key(&target.registered_name) {
-        return Err("not started: no registered entry".into());
+        return Err(HandshakeCheckError::NoEntry);
     }
     // The registration check proved the registered entry is the declared one, key by key; the
     // document records references and digests, not values, so what is started is the live
@@ -332,10 +397,9 @@ fn check_handshake(
         .as_ref()
         .and_then(|l| l.entries.get(&target.registered_name))
         .map(Entry::from_value)
-        .transpose()
-        .map_err(|e| format!("not started: {e}"))?;
+        .transpose()?;
     let entry = live.unwrap_or_else(|| target.declared.clone());
     handshake::handshake(&entry, timeout)
         .map(|info| info.to_string())
-        .map_err(|f| f.to_string())
+        .map_err(|f| HandshakeCheckError::Failed(Box::new(f)))
 }

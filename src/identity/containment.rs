@@ -10,6 +10,90 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::deployment::declaration::{has_dot_components, Layout};
 
+/// Why a registered command is not vouched for: the command as registered, and where its
+/// resolution went (`real`) and the root it had to stay inside.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ContainmentError {
+    #[error("command {} is relative; a registration needs an absolute path", .command.display())]
+    Relative { command: PathBuf },
+    #[error(
+        "command {} holds . or .. components; register the normalized path",
+        .command.display()
+    )]
+    DotComponents { command: PathBuf },
+    /// A step of the resolution is, passes through, or links to (`how`) the magic path `at`.
+    #[error(
+        "command {} {how} {}: a path under /proc or /dev/fd means something different to each \
+         process, so the verifier cannot vouch for what the agent would run",
+        .command.display(), .at.display()
+    )]
+    Magic {
+        command: PathBuf,
+        how: MagicStep,
+        at: PathBuf,
+    },
+    #[error("command {} cannot be resolved: {}: {source}", .command.display(), .at.display())]
+    Unresolvable {
+        command: PathBuf,
+        at: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "command {} cannot be resolved: more than {MAX_LINKS} symlinks (a loop?)",
+        .command.display()
+    )]
+    TooManyLinks { command: PathBuf },
+    #[error("command {}: {source}", .command.display())]
+    Unreadable {
+        command: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("command {} resolves to {}, not a file", .command.display(), .real.display())]
+    NotAFile { command: PathBuf, real: PathBuf },
+    #[error("command {} ({}) is not executable", .command.display(), .real.display())]
+    NotExecutable { command: PathBuf, real: PathBuf },
+    #[error(
+        "command {} resolves to {}, outside {}",
+        .command.display(), .real.display(), .root.display()
+    )]
+    Outside {
+        command: PathBuf,
+        real: PathBuf,
+        root: PathBuf,
+    },
+    /// Release layouts: the stable path leads to another file of the release than its own.
+    #[error(
+        "command {} resolves to {}, not to the release's own {}",
+        .command.display(), .real.display(), .own.display()
+    )]
+    NotItsOwn {
+        command: PathBuf,
+        real: PathBuf,
+        own: PathBuf,
+    },
+}
+
+/// How a resolution step met a magic path.
+#[derive(Debug)]
+pub(crate) enum MagicStep {
+    /// The command itself is one.
+    Is,
+    /// A prefix of the path, as resolved so far, is one.
+    Through,
+    /// The symlink `link` points to one.
+    LinksTo { link: PathBuf },
+}
+
+impl std::fmt::Display for MagicStep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MagicStep::Is => f.write_str("is"),
+            MagicStep::Through => f.write_str("resolves through"),
+            MagicStep::LinksTo { link } => write!(f, "links ({}) to", link.display()),
+        }
+    }
+}
+
 /// Release layouts: the stable path `<prefix>/P` must lead to the release's own `P`
 /// (`bin/codetools -> ../current/bin/codetools`), not to another file of the release: a
 /// re-pointed `bin/codetools -> ../current/bin/helper` stays inside the release, but it is
@@ -21,7 +105,7 @@ pub fn check_stable_path(
     prefix: &Path,
     command: &Path,
     root: &Path,
-) -> Result<(), String> {
+) -> Result<(), ContainmentError> {
     check_stable_path_via(layout, prefix, command, root, None)
 }
 
@@ -31,7 +115,7 @@ pub(crate) fn check_stable_path_via(
     command: &Path,
     root: &Path,
     via: Option<&(PathBuf, PathBuf)>,
-) -> Result<(), String> {
+) -> Result<(), ContainmentError> {
     if layout != Layout::Release {
         return Ok(());
     }
@@ -46,12 +130,11 @@ pub(crate) fn check_stable_path_via(
         return Ok(());
     };
     if real != own {
-        return Err(format!(
-            "command {} resolves to {}, not to the release's own {}",
-            command.display(),
-            real.display(),
-            own.display()
-        ));
+        return Err(ContainmentError::NotItsOwn {
+            command: command.to_path_buf(),
+            real,
+            own,
+        });
     }
     Ok(())
 }
@@ -59,7 +142,10 @@ pub(crate) fn check_stable_path_via(
 /// The registered command must be absolute, free of `.`/`..`, reached through no magic link
 /// ([`resolve_command`]), an executable regular file, and resolve (every symlink followed) to
 /// a path inside `root` (already canonical).
-pub(crate) fn check_command_inside(command: &Path, root: &Path) -> Result<String, String> {
+pub(crate) fn check_command_inside(
+    command: &Path,
+    root: &Path,
+) -> Result<String, ContainmentError> {
     check_command_inside_via(command, root, None)
 }
 
@@ -68,39 +154,39 @@ pub(crate) fn check_command_inside_via(
     command: &Path,
     root: &Path,
     via: Option<&(PathBuf, PathBuf)>,
-) -> Result<String, String> {
+) -> Result<String, ContainmentError> {
     let shown = command.display();
+    let cmd = || command.to_path_buf();
     if !command.is_absolute() {
-        return Err(format!(
-            "command {shown} is relative; a registration needs an absolute path"
-        ));
+        return Err(ContainmentError::Relative { command: cmd() });
     }
     if has_dot_components(command) {
-        return Err(format!(
-            "command {shown} holds . or .. components; register the normalized path"
-        ));
+        return Err(ContainmentError::DotComponents { command: cmd() });
     }
     let real = resolve_command_via(command, via)?;
-    let meta = fs::metadata(&real).map_err(|e| format!("command {shown}: {e}"))?;
+    let meta = fs::metadata(&real).map_err(|source| ContainmentError::Unreadable {
+        command: cmd(),
+        source,
+    })?;
     if !meta.is_file() {
-        return Err(format!(
-            "command {shown} resolves to {}, not a file",
-            real.display()
-        ));
+        return Err(ContainmentError::NotAFile {
+            command: cmd(),
+            real,
+        });
     }
     if meta.permissions().mode() & 0o111 == 0 {
-        return Err(format!(
-            "command {shown} ({}) is not executable",
-            real.display()
-        ));
+        return Err(ContainmentError::NotExecutable {
+            command: cmd(),
+            real,
+        });
     }
     // Path::starts_with compares whole components: /opt/ct-evil does not start with /opt/ct.
     if !real.starts_with(root) {
-        return Err(format!(
-            "command {shown} resolves to {}, outside {}",
-            real.display(),
-            root.display()
-        ));
+        return Err(ContainmentError::Outside {
+            command: cmd(),
+            real,
+            root: root.to_path_buf(),
+        });
     }
     Ok(format!(
         "{shown} -> {} inside {}",
@@ -118,7 +204,7 @@ const MAX_LINKS: usize = 40;
 /// release for the verifier and to anything at all for the agent. Returns the resolved path,
 /// which agrees with `realpath` when nothing magic is on the way.
 #[cfg(test)]
-pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, String> {
+pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, ContainmentError> {
     resolve_command_via(command, None)
 }
 
@@ -128,17 +214,19 @@ pub(crate) fn resolve_command(command: &Path) -> Result<PathBuf, String> {
 pub(crate) fn resolve_command_via(
     command: &Path,
     via: Option<&(PathBuf, PathBuf)>,
-) -> Result<PathBuf, String> {
-    let shown = command.display();
-    let magic = |at: &Path, how: String| {
-        format!(
-            "command {shown} {how} {}: a path under /proc or /dev/fd means something different \
-             to each process, so the verifier cannot vouch for what the agent would run",
-            at.display()
-        )
+) -> Result<PathBuf, ContainmentError> {
+    let magic = |at: &Path, how: MagicStep| ContainmentError::Magic {
+        command: command.to_path_buf(),
+        how,
+        at: at.to_path_buf(),
+    };
+    let unresolvable = |at: &Path, source| ContainmentError::Unresolvable {
+        command: command.to_path_buf(),
+        at: at.to_path_buf(),
+        source,
     };
     if is_magic(command) {
-        return Err(magic(command, "is".into()));
+        return Err(magic(command, MagicStep::Is));
     }
     let mut resolved = PathBuf::from("/");
     let mut queue: VecDeque<PathBuf> = command
@@ -159,7 +247,7 @@ pub(crate) fn resolve_command_via(
         }
         let next = resolved.join(&part);
         if is_magic(&next) {
-            return Err(magic(&next, "resolves through".into()));
+            return Err(magic(&next, MagicStep::Through));
         }
         if let Some((_, dir)) = via.filter(|(link, _)| *link == next) {
             links += 1;
@@ -171,31 +259,21 @@ pub(crate) fn resolve_command_via(
             }
             continue;
         }
-        let meta = fs::symlink_metadata(&next).map_err(|e| {
-            format!(
-                "command {shown} cannot be resolved: {}: {e}",
-                next.display()
-            )
-        })?;
+        let meta = fs::symlink_metadata(&next).map_err(|e| unresolvable(&next, e))?;
         if !meta.file_type().is_symlink() {
             resolved = next;
             continue;
         }
         links += 1;
         if links > MAX_LINKS {
-            return Err(format!(
-                "command {shown} cannot be resolved: more than {MAX_LINKS} symlinks (a loop?)"
-            ));
+            return Err(ContainmentError::TooManyLinks {
+                command: command.to_path_buf(),
+            });
         }
-        let target = fs::read_link(&next).map_err(|e| {
-            format!(
-                "command {shown} cannot be resolved: {}: {e}",
-                next.display()
-            )
-        })?;
+        let target = fs::read_link(&next).map_err(|e| unresolvable(&next, e))?;
         if target.is_absolute() {
             if is_magic(&target) {
-                return Err(magic(&target, format!("links ({}) to", next.display())));
+                return Err(magic(&target, MagicStep::LinksTo { link: next }));
             }
             resolved = PathBuf::from("/");
         }
@@ -232,14 +310,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("via-proc");
         std::os::unix::fs::symlink("/proc/self/root/bin/sh", &link).unwrap();
-        let err = resolve_command(&link).unwrap_err();
+        let err = resolve_command(&link).unwrap_err().to_string();
         assert!(err.contains("/proc/self/root/bin/sh"), "{err}");
         // A relative link that climbs into /proc is found too.
         let depth = dir.path().components().count() - 1;
         let rel = format!("{}proc/self/exe", "../".repeat(depth));
         let link2 = dir.path().join("rel-proc");
         std::os::unix::fs::symlink(&rel, &link2).unwrap();
-        assert!(resolve_command(&link2).unwrap_err().contains("/proc"));
+        assert!(resolve_command(&link2)
+            .unwrap_err()
+            .to_string()
+            .contains("/proc"));
         // An ordinary chain resolves like realpath.
         let real = dir.path().join("real");
         std::fs::write(&real, "").unwrap();

@@ -13,10 +13,19 @@ use crate::identity::checks::{containment_root_of, Target, DOCUMENT_ONLY};
 use crate::identity::compare::compare;
 use crate::identity::containment::{check_command_inside, check_stable_path};
 
+/// The failed `mcp-registration` check: every problem found, each naming its witness and its
+/// evidence (values redacted), and whether only the document was compared.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}", .problems.join("; "), if *.document_only { format!(" ({DOCUMENT_ONLY})") } else { String::new() })]
+pub(crate) struct RegistrationMismatch {
+    pub(crate) problems: Vec<String>,
+    pub(crate) document_only: bool,
+}
+
 pub(crate) fn check_registration(
     target: &Target,
     registrations: &Map<String, Value>,
-) -> Result<String, String> {
+) -> Result<String, RegistrationMismatch> {
     let name = &target.registered_name;
     let declared = &target.declared;
     let mut problems: Vec<String> = Vec::new();
@@ -124,34 +133,33 @@ fn finish_registration(
     target: &Target,
     mut problems: Vec<String>,
     commands: &[String],
-) -> Result<String, String> {
+) -> Result<String, RegistrationMismatch> {
     let declared = &target.declared;
     let mut evidence = Vec::new();
     let (layer_problems, notes) = layer_problems(target);
     problems.extend(layer_problems);
     if matches!(declared.transport, Transport::Stdio { .. }) {
         match containment_root_of(target) {
-            Err(e) => problems.push(e),
+            Err(e) => problems.push(e.to_string()),
             Ok(root) => {
                 for command in commands {
                     match check_command_inside(Path::new(command), &root) {
                         Ok(e) => evidence.push(e),
-                        Err(e) => problems.push(e),
+                        Err(e) => problems.push(e.to_string()),
                     }
                     let (layout, prefix) = (target.server.layout, &target.prefix);
                     if let Err(e) = check_stable_path(layout, prefix, Path::new(command), &root) {
-                        problems.push(e);
+                        problems.push(e.to_string());
                     }
                 }
             }
         }
     }
     if !problems.is_empty() {
-        let mut detail = problems.join("; ");
-        if target.live.is_none() {
-            detail.push_str(&format!(" ({DOCUMENT_ONLY})"));
-        }
-        return Err(detail);
+        return Err(RegistrationMismatch {
+            problems,
+            document_only: target.live.is_none(),
+        });
     }
     let what = match &declared.transport {
         Transport::Stdio { .. } => format!("{}; as declared", evidence.join("; ")),
