@@ -3,13 +3,26 @@
 //! once. A policy that lies inside the prefix it vouches for fails.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::content::manifest::{self, ManifestError};
 use crate::identity::checks::{release_of, Target};
 use crate::identity::report::Check;
 use crate::trust::allowed_signers::Policy;
-use crate::trust::signature;
+use crate::trust::signature::{self, SignatureError};
+
+/// Why one trust policy does not vouch for the release.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TrustError {
+    #[error(
+        "the trust policy {} lies inside the prefix {} it vouches for: whoever can write the \
+         release can write the policy; keep it outside, owned by root",
+        .policy.display(), .prefix.display()
+    )]
+    PolicyInsidePrefix { policy: PathBuf, prefix: PathBuf },
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+}
 
 /// The `content` check, and the `signature` check ([`signature::check`]) over the very bytes
 /// of the manifest that `content` checks the release against: read once, so that a manifest
@@ -69,17 +82,17 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
         )),
         Ok(manifest) => {
             let now = std::time::SystemTime::now();
-            let verdicts: Vec<Result<String, String>> = target
+            let verdicts: Vec<Result<String, TrustError>> = target
                 .trust
                 .iter()
                 .map(|p| {
                     policy_outside(p, &target.prefix)?;
-                    signature::check(p, &dir, manifest, now)
+                    Ok(signature::check(p, &dir, manifest, now)?)
                 })
                 .collect();
-            let failed: Vec<&str> = verdicts
+            let failed: Vec<String> = verdicts
                 .iter()
-                .filter_map(|v| v.as_ref().err().map(String::as_str))
+                .filter_map(|v| v.as_ref().err().map(TrustError::to_string))
                 .collect();
             if failed.is_empty() {
                 let passed: Vec<&str> = verdicts
@@ -98,17 +111,15 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
 
 /// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
 /// release can write the policy too. Compared by path components after resolving both.
-fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), String> {
+fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), TrustError> {
     let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
         return Ok(());
     };
     if file.starts_with(&root) {
-        return Err(format!(
-            "the trust policy {} lies inside the prefix {} it vouches for: whoever can write \
-             the release can write the policy; keep it outside, owned by root",
-            policy.path.display(),
-            prefix.display()
-        ));
+        return Err(TrustError::PolicyInsidePrefix {
+            policy: policy.path.clone(),
+            prefix: prefix.to_path_buf(),
+        });
     }
     Ok(())
 }
