@@ -594,11 +594,11 @@ mod tests {
 
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
-    fn version(bytes: &[u8]) -> Result<Sha, String> {
+    fn version(bytes: &[u8]) -> Result<Sha, LayoutError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("VERSION");
         fs::write(&p, bytes).unwrap();
-        read_version(&p).map_err(|e| e.to_string())
+        read_version(&p)
     }
 
     #[test]
@@ -621,7 +621,7 @@ mod tests {
             (format!("{}zz", &SHA[..38]), "not a hex digit"),
             ("a".repeat(50), "50 hex digits"),
         ] {
-            let err = version(bytes.as_bytes()).unwrap_err();
+            let err = version(bytes.as_bytes()).unwrap_err().to_string();
             assert!(err.contains(why), "{bytes:?}: {err}");
         }
     }
