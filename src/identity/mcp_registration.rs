@@ -68,22 +68,7 @@ pub(crate) fn check_registration(
         Some(Ok(entry)) => {
             live_problems = compare(&declared.raw, &entry.raw);
             if let Some(doc) = &document {
-                let (d, l) = (
-                    normalized(as_map(&doc.flat())),
-                    normalized(as_map(&entry.flat())),
-                );
-                let mut keys: Vec<&String> = d.keys().filter(|k| d.get(*k) != l.get(*k)).collect();
-                keys.extend(l.keys().filter(|k| !d.contains_key(*k)));
-                if !keys.is_empty() {
-                    let keys: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
-                    problems.push(format!(
-                        "the document and the client's config {path} disagree on {} (the \
-                         document has {}, the client {})",
-                        keys.join(", "),
-                        doc.describe(),
-                        entry.describe()
-                    ));
-                }
+                problems.extend(witnesses_disagree(doc, &entry, &live.path));
             }
             if let Transport::Stdio { command, .. } = &entry.transport {
                 if !commands.contains(command) {
@@ -110,6 +95,31 @@ pub(crate) fn check_registration(
         ));
     }
     finish_registration(target, problems, &commands)
+}
+
+/// The two witnesses compared with each other, in the recorded form: the keys on which the
+/// document and the client's config `path` disagree, with both entries (redacted).
+fn witnesses_disagree(doc: &Entry, live: &Entry, path: &Path) -> Option<String> {
+    let (d, l) = (
+        normalized(as_map(&doc.flat())),
+        normalized(as_map(&live.flat())),
+    );
+    let mut keys: Vec<&str> = d
+        .keys()
+        .filter(|k| d.get(*k) != l.get(*k))
+        .map(String::as_str)
+        .collect();
+    keys.extend(l.keys().filter(|k| !d.contains_key(*k)).map(String::as_str));
+    (!keys.is_empty()).then(|| {
+        format!(
+            "the document and the client's config {} disagree on {} (the document has {}, the \
+             client {})",
+            path.display(),
+            keys.join(", "),
+            doc.describe(),
+            live.describe()
+        )
+    })
 }
 
 /// The layers' part of `mcp-registration`: each finding that changes what the agent runs (or,
