@@ -8,6 +8,7 @@ pub(crate) mod compare;
 pub(crate) mod containment;
 pub(crate) mod content_signature;
 pub(crate) mod drift;
+pub(crate) mod expand;
 pub(crate) mod handshake;
 pub(crate) mod layer;
 pub(crate) mod mcp_registration;
