@@ -184,7 +184,7 @@ fn transition(
                 })?;
             let before = history
                 .before(live)
-                .map_err(|why| PromotionError::NoRollbackTarget { why })?;
+                .map_err(|e| PromotionError::NoRollbackTarget { why: e.to_string() })?;
             Sha::parse(&before).map_err(|why| PromotionError::BadHistory {
                 path: history.path.clone(),
                 line: 0,

@@ -30,7 +30,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
                     checks: vec![crate::identity::report::Check {
                         check: "release",
                         ok: false,
-                        detail,
+                        detail: detail.to_string(),
                     }],
                 }],
                 None,

@@ -86,6 +86,17 @@ pub(crate) enum DeclarationError {
     },
 }
 
+/// Why a name is not one every client accepts.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum NameError {
+    #[error("a name has 1 to 64 characters")]
+    Length,
+    #[error("a name may not start with '-'")]
+    LeadingDash,
+    #[error("{0:?} is not allowed: use letters, digits, '-' and '_'")]
+    Character(char),
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawDeclaration {
@@ -111,7 +122,11 @@ impl Declaration {
                 .iter()
                 .find(|(n, _)| Path::new(n) == name)
                 .map(|(_, text)| text.to_string())
-                .ok_or_else(|| format!("no built-in template {}", name.display()))
+                .ok_or_else(|| fsio::IoError {
+                    action: "read the built-in template",
+                    path: name.to_path_buf(),
+                    source: std::io::ErrorKind::NotFound.into(),
+                })
         })
         .expect("the built-in declaration is valid (tested)")
     }
@@ -126,7 +141,6 @@ impl Declaration {
         let mut decl = Self::parse(&text, &file.display().to_string(), |name| {
             let path = base.join(name);
             fsio::read_input_string(&path, "template", fsio::limits::DOCUMENT)
-                .map_err(|e| e.to_string())
         })?;
         // Like a template, a relative trust policy is the declaration's neighbour, wherever
         // the command runs from.
@@ -141,7 +155,7 @@ impl Declaration {
     fn parse(
         text: &str,
         source_name: &str,
-        read_template: impl Fn(&Path) -> Result<String, String>,
+        read_template: impl Fn(&Path) -> Result<String, fsio::IoError>,
     ) -> Result<Declaration, DeclarationError> {
         let malformed = |reason: String| DeclarationError::Malformed {
             source_name: source_name.to_string(),
@@ -168,7 +182,7 @@ impl Declaration {
             }
             let template = match (s.template, s.entry) {
                 (Some(t), None) => {
-                    let text = read_template(&t).map_err(&malformed)?;
+                    let text = read_template(&t).map_err(|e| malformed(e.to_string()))?;
                     serde_json::from_str(&text).map_err(|e| DeclarationError::BadTemplate {
                         server: s.name.clone(),
                         template: t.display().to_string(),
@@ -225,20 +239,18 @@ impl Declaration {
 
 /// A server or registered name: what the clients accept (letters, digits, `-`, `_`), so that
 /// a name is never an option, a path or a shell word.
-pub(crate) fn validate_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_name(name: &str) -> Result<(), NameError> {
     if name.is_empty() || name.len() > 64 {
-        return Err("a name has 1 to 64 characters".into());
+        return Err(NameError::Length);
     }
     if name.starts_with('-') {
-        return Err("a name may not start with '-'".into());
+        return Err(NameError::LeadingDash);
     }
     match name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '-' || *c == '_'))
     {
-        Some(c) => Err(format!(
-            "{c:?} is not allowed: use letters, digits, '-' and '_'"
-        )),
+        Some(c) => Err(NameError::Character(c)),
         None => Ok(()),
     }
 }
@@ -319,9 +331,15 @@ mod tests {
             ),
         ];
         for (text, want) in cases {
-            let err = Declaration::parse(text, "test.json", |_| Err("no".into()))
-                .unwrap_err()
-                .to_string();
+            let err = Declaration::parse(text, "test.json", |p| {
+                Err(fsio::IoError {
+                    action: "read",
+                    path: p.to_path_buf(),
+                    source: std::io::ErrorKind::NotFound.into(),
+                })
+            })
+            .unwrap_err()
+            .to_string();
             assert!(
                 err.contains(want) && err.contains("test.json"),
                 "{text}: {err}"

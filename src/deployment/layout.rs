@@ -16,6 +16,130 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::deployment::declaration::Layout;
+use crate::deployment::python_commit::{self, PythonCommitError};
+use crate::fsio::IoError;
+
+/// Why a string is not a full commit sha.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum ShaError {
+    #[error("it is empty")]
+    Empty,
+    #[error("{0:?} is not a hex digit")]
+    NotHex(char),
+    #[error("it has {0} hex digits: an abbreviated sha (a full one has 40, or 64)")]
+    Abbreviated(usize),
+    #[error("it has {0} hex digits; a full sha has 40, or 64")]
+    TooLong(usize),
+}
+
+/// What is wrong with the text of a VERSION file.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VersionFault {
+    #[error("it is not UTF-8")]
+    NotUtf8,
+    #[error("it ends in CRLF; write it with a plain \\n")]
+    Crlf,
+    #[error("it holds more than one line")]
+    Lines,
+    #[error("spaces or tabs around the sha")]
+    Spaces,
+    #[error(transparent)]
+    Sha(#[from] ShaError),
+}
+
+/// Why the layout on disk does not say which release is deployed, or says it wrongly: each
+/// variant carries the paths it is about and what was found there (a file's content only as
+/// [`read_version`] shows it, never what may be a secret).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LayoutError {
+    #[error(transparent)]
+    Read(#[from] IoError),
+    /// `shown`: what the file holds, quoted when it is made of hex digits and line ends, else
+    /// only its length.
+    #[error("{} holds {shown}: {fault}", .path.display())]
+    BadVersion {
+        path: PathBuf,
+        shown: String,
+        fault: VersionFault,
+    },
+    #[error("{} does not exist", .path.display())]
+    Missing { path: PathBuf },
+    #[error("{}{} is a symlink loop", .path.display(), arrow(.link))]
+    Loop {
+        path: PathBuf,
+        link: Option<PathBuf>,
+    },
+    #[error("{}{} is dangling: {source}", .path.display(), arrow(.link))]
+    Dangling {
+        path: PathBuf,
+        link: Option<PathBuf>,
+        source: std::io::Error,
+    },
+    #[error("cannot resolve {}: {source}", .path.display())]
+    Unresolvable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot resolve prefix {}: {source}", .path.display())]
+    UnresolvablePrefix {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} resolves to {}, which is not a directory", .path.display(), .target.display())]
+    NotADirectory { path: PathBuf, target: PathBuf },
+    #[error(
+        "{} is a plain directory, not a symlink to releases/<sha>; promote switches a symlink",
+        .path.display()
+    )]
+    PlainDirectory { path: PathBuf },
+    #[error(
+        "{} resolves to {}, which is not directly inside {}",
+        .path.display(), .target.display(), .releases.display()
+    )]
+    NotInReleases {
+        path: PathBuf,
+        target: PathBuf,
+        releases: PathBuf,
+    },
+    #[error("{} cannot be read: {source}", .path.display())]
+    CannotRead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{}{} is a symlink; a release is a directory inside releases/, never a link to one",
+        .path.display(), arrow(.link)
+    )]
+    ReleaseIsALink {
+        path: PathBuf,
+        link: Option<PathBuf>,
+    },
+    #[error("{} is not a directory", .path.display())]
+    ReleaseNotADirectory { path: PathBuf },
+    /// `<prefix>/VERSION` and the release's VERSION name different commits; `after_switch`:
+    /// promote's preflight, where they would disagree once `current` names the candidate.
+    #[error(
+        "{} holds {outer_sha} but {} holds {sha}{}",
+        .outer.display(), .version.display(),
+        if *.after_switch { ": they would disagree after the switch" } else { "" }
+    )]
+    VersionsDisagree {
+        outer: PathBuf,
+        outer_sha: Sha,
+        version: PathBuf,
+        sha: Sha,
+        after_switch: bool,
+    },
+    #[error(transparent)]
+    Python(#[from] PythonCommitError),
+}
+
+/// ` -> <target>` of a symlink, when it could be read.
+fn arrow(link: &Option<PathBuf>) -> String {
+    link.as_ref()
+        .map(|t| format!(" -> {}", t.display()))
+        .unwrap_or_default()
+}
 
 /// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits, kept lowercase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,19 +147,17 @@ pub(crate) struct Sha(String);
 
 impl Sha {
     /// Parse a full sha. Uppercase hex names the same commit and is accepted.
-    pub(crate) fn parse(s: &str) -> Result<Sha, String> {
+    pub(crate) fn parse(s: &str) -> Result<Sha, ShaError> {
         if s.is_empty() {
-            return Err("it is empty".into());
+            return Err(ShaError::Empty);
         }
         if let Some(c) = s.chars().find(|c| !c.is_ascii_hexdigit()) {
-            return Err(format!("{c:?} is not a hex digit"));
+            return Err(ShaError::NotHex(c));
         }
         match s.len() {
             40 | 64 => Ok(Sha(s.to_ascii_lowercase())),
-            n if n < 40 => Err(format!(
-                "it has {n} hex digits: an abbreviated sha (a full one has 40, or 64)"
-            )),
-            n => Err(format!("it has {n} hex digits; a full sha has 40, or 64")),
+            n if n < 40 => Err(ShaError::Abbreviated(n)),
+            n => Err(ShaError::TooLong(n)),
         }
     }
 
@@ -54,9 +176,8 @@ impl std::fmt::Display for Sha {
 /// Read a VERSION file: exactly one full sha, optionally followed by one `\n`. Anything else
 /// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
 /// of which commit is deployed, and a tool that wrote it wrongly should be found out.
-pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
-    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)
-        .map_err(|e| e.to_string())?;
+pub(crate) fn read_version(path: &Path) -> Result<Sha, LayoutError> {
+    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)?;
     // What it holds is shown only when it is made of what a sha and its line end are made
     // of: VERSION may be a link to any file the verifier can read (`-> ~/.npmrc`), and what
     // is not a sha may be a secret.
@@ -71,52 +192,56 @@ pub(crate) fn read_version(path: &Path) -> Result<Sha, String> {
     } else {
         format!("{} bytes that are not a sha (not shown)", bytes.len())
     };
-    let bad = |why: &str| format!("{} holds {shown}: {why}", path.display());
-    let text = std::str::from_utf8(&bytes).map_err(|_| bad("it is not UTF-8"))?;
+    let bad = |fault: VersionFault| LayoutError::BadVersion {
+        path: path.to_path_buf(),
+        shown: shown.clone(),
+        fault,
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| bad(VersionFault::NotUtf8))?;
     let line = text.strip_suffix('\n').unwrap_or(text);
     if line.ends_with('\r') {
-        return Err(bad("it ends in CRLF; write it with a plain \\n"));
+        return Err(bad(VersionFault::Crlf));
     }
     if line.contains('\n') {
-        return Err(bad("it holds more than one line"));
+        return Err(bad(VersionFault::Lines));
     }
     if line.trim() != line {
-        return Err(bad("spaces or tabs around the sha"));
+        return Err(bad(VersionFault::Spaces));
     }
-    Sha::parse(line).map_err(|why| bad(&why))
+    Sha::parse(line).map_err(|why| bad(why.into()))
 }
 
 /// Canonical path of what `<prefix>/current` points to, which must be a directory.
-pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, String> {
+pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, LayoutError> {
     let current = prefix.join("current");
     let meta = current
         .symlink_metadata()
-        .map_err(|_| format!("{} does not exist", current.display()))?;
-    let target = fs::canonicalize(&current).map_err(|e| {
-        let link = fs::read_link(&current)
-            .map(|t| format!(" -> {}", t.display()))
-            .unwrap_or_default();
-        if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-            format!("{}{link} is a symlink loop", current.display())
+        .map_err(|_| LayoutError::Missing {
+            path: current.clone(),
+        })?;
+    let target = fs::canonicalize(&current).map_err(|source| {
+        let link = fs::read_link(&current).ok();
+        let path = current.clone();
+        if source.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+            LayoutError::Loop { path, link }
         } else if meta.file_type().is_symlink() {
-            format!("{}{link} is dangling: {e}", current.display())
+            LayoutError::Dangling { path, link, source }
         } else {
-            format!("cannot resolve {}: {e}", current.display())
+            LayoutError::Unresolvable { path, source }
         }
     })?;
     if !target.is_dir() {
-        return Err(format!(
-            "{} resolves to {}, which is not a directory",
-            current.display(),
-            target.display()
-        ));
+        return Err(LayoutError::NotADirectory {
+            path: current,
+            target,
+        });
     }
     Ok(target)
 }
 
 /// The `release` check: `current` is a symlink to a directory directly inside `releases/`.
 /// Returns the evidence on success too.
-pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
+pub(crate) fn check_release(prefix: &Path) -> Result<String, LayoutError> {
     let current = prefix.join("current");
     let target = current_target(prefix)?;
     let is_link = current
@@ -124,21 +249,15 @@ pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
         .map(|m| m.file_type().is_symlink())
         .unwrap_or(false);
     if !is_link {
-        return Err(format!(
-            "{} is a plain directory, not a symlink to releases/<sha>; promote switches a symlink",
-            current.display()
-        ));
+        return Err(LayoutError::PlainDirectory { path: current });
     }
-    let releases = prefix.join("releases");
-    let releases_real = fs::canonicalize(&releases)
-        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
+    let releases_real = real_releases(prefix)?;
     if target.parent() != Some(releases_real.as_path()) {
-        return Err(format!(
-            "{} resolves to {}, which is not directly inside {}",
-            current.display(),
-            target.display(),
-            releases_real.display()
-        ));
+        return Err(LayoutError::NotInReleases {
+            path: current,
+            target,
+            releases: releases_real,
+        });
     }
     Ok(format!("{} -> {}", current.display(), target.display()))
 }
@@ -146,35 +265,32 @@ pub(crate) fn check_release(prefix: &Path) -> Result<String, String> {
 /// promote's `release` check of the release about to be made live, `dir` =
 /// `<prefix>/releases/<sha>`: a directory itself (never a symlink, which could lead anywhere),
 /// directly inside the real `releases/`.
-pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, String> {
+pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, LayoutError> {
     let meta = dir
         .symlink_metadata()
-        .map_err(|e| format!("{} cannot be read: {e}", dir.display()))?;
+        .map_err(|source| LayoutError::CannotRead {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     if meta.file_type().is_symlink() {
-        let to = fs::read_link(dir)
-            .map(|t| format!(" -> {}", t.display()))
-            .unwrap_or_default();
-        return Err(format!(
-            "{}{to} is a symlink; a release is a directory inside releases/, never a link to \
-             one",
-            dir.display()
-        ));
+        return Err(LayoutError::ReleaseIsALink {
+            path: dir.to_path_buf(),
+            link: fs::read_link(dir).ok(),
+        });
     }
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", dir.display()));
+        return Err(LayoutError::ReleaseNotADirectory {
+            path: dir.to_path_buf(),
+        });
     }
-    let releases = prefix.join("releases");
-    let releases_real = fs::canonicalize(&releases)
-        .map_err(|e| format!("cannot resolve {}: {e}", releases.display()))?;
-    let real =
-        fs::canonicalize(dir).map_err(|e| format!("cannot resolve {}: {e}", dir.display()))?;
+    let releases_real = real_releases(prefix)?;
+    let real = canonical(dir)?;
     if real.parent() != Some(releases_real.as_path()) {
-        return Err(format!(
-            "{} resolves to {}, which is not directly inside {}",
-            dir.display(),
-            real.display(),
-            releases_real.display()
-        ));
+        return Err(LayoutError::NotInReleases {
+            path: dir.to_path_buf(),
+            target: real,
+            releases: releases_real,
+        });
     }
     Ok(format!(
         "{} is a release directory inside {}",
@@ -183,10 +299,23 @@ pub(crate) fn check_candidate(prefix: &Path, dir: &Path) -> Result<String, Strin
     ))
 }
 
+/// `fs::canonicalize`, the error naming the path.
+pub(crate) fn canonical(path: &Path) -> Result<PathBuf, LayoutError> {
+    fs::canonicalize(path).map_err(|source| LayoutError::Unresolvable {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The canonical `<prefix>/releases`.
+fn real_releases(prefix: &Path) -> Result<PathBuf, LayoutError> {
+    canonical(&prefix.join("releases"))
+}
+
 /// promote's `commit` evidence of the release `dir` about to be made live: its VERSION, and
 /// `<prefix>/VERSION` as it will read after the switch (a link through `current/` follows
 /// the switch; a plain file must already agree).
-pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), String> {
+pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), LayoutError> {
     let version = dir.join("VERSION");
     let sha = read_version(&version)?;
     let mut evidence = format!("{} holds {sha}", version.display());
@@ -202,12 +331,13 @@ pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String
         } else {
             let outer_sha = read_version(&outer)?;
             if outer_sha != sha {
-                return Err(format!(
-                    "{} holds {outer_sha} but {} holds {sha}: they would disagree after the \
-                     switch",
-                    outer.display(),
-                    version.display()
-                ));
+                return Err(LayoutError::VersionsDisagree {
+                    outer,
+                    outer_sha,
+                    version,
+                    sha,
+                    after_switch: true,
+                });
             }
             evidence.push_str(&format!("; {} agrees", outer.display()));
         }
@@ -216,7 +346,7 @@ pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String
 }
 
 /// The directory whose VERSION names the deployed commit.
-pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
     match layout {
         Layout::Release => current_target(prefix),
         Layout::Prefix => Ok(prefix.to_path_buf()),
@@ -224,17 +354,21 @@ pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, Stri
 }
 
 /// Canonical containment root: the resolved release, or the prefix itself.
-pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, String> {
+pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
     match layout {
         Layout::Release => current_target(prefix),
-        Layout::Prefix => fs::canonicalize(prefix)
-            .map_err(|e| format!("cannot resolve prefix {}: {e}", prefix.display())),
+        Layout::Prefix => {
+            fs::canonicalize(prefix).map_err(|source| LayoutError::UnresolvablePrefix {
+                path: prefix.to_path_buf(),
+                source,
+            })
+        }
     }
 }
 
 /// The commit the deployment says it is: the release's VERSION, cross-checked with
 /// `<prefix>/VERSION` when a release layout also has one.
-pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), String> {
+pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), LayoutError> {
     let dir = release_dir(prefix, layout)?;
     let version = dir.join("VERSION");
     let sha = read_version(&version)?;
@@ -243,11 +377,13 @@ pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, Str
     if layout == Layout::Release && outer.symlink_metadata().is_ok() {
         let outer_sha = read_version(&outer)?;
         if outer_sha != sha {
-            return Err(format!(
-                "{} holds {outer_sha} but {} holds {sha}",
-                outer.display(),
-                version.display()
-            ));
+            return Err(LayoutError::VersionsDisagree {
+                outer,
+                outer_sha,
+                version,
+                sha,
+                after_switch: false,
+            });
         }
         evidence.push_str(&format!("; {} agrees", outer.display()));
     }
@@ -274,7 +410,7 @@ pub(crate) fn commit_evidence(
     prefix: &Path,
     layout: Layout,
     command: Option<&Path>,
-) -> Result<Evidence, String> {
+) -> Result<Evidence, LayoutError> {
     let outer = prefix.join("VERSION");
     if layout == Layout::Release || outer.symlink_metadata().is_ok() {
         return deployed_commit(prefix, layout).map(|(sha, ev)| Evidence::Commit(sha, ev));
@@ -285,138 +421,7 @@ pub(crate) fn commit_evidence(
             outer.display()
         )));
     };
-    python_evidence(prefix, command)
-}
-
-/// `<prefix>/lib/python3.*/site-packages/*.dist-info` whose RECORD lists `command`.
-fn python_evidence(prefix: &Path, command: &Path) -> Result<Evidence, String> {
-    let command = normalize(command);
-    let mut owners: Vec<PathBuf> = Vec::new();
-    let mut site_dirs = Vec::new();
-    if let Ok(lib) = fs::read_dir(prefix.join("lib")) {
-        for e in lib.flatten() {
-            let name = e.file_name();
-            if name.to_string_lossy().starts_with("python3") {
-                let site = e.path().join("site-packages");
-                if site.is_dir() {
-                    site_dirs.push(site);
-                }
-            }
-        }
-    }
-    site_dirs.sort();
-    for site in &site_dirs {
-        let Ok(entries) = fs::read_dir(site) else {
-            continue;
-        };
-        let mut dists: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "dist-info"))
-            .collect();
-        dists.sort();
-        for dist in dists {
-            let Ok(record) = read_small(&dist.join("RECORD")) else {
-                continue;
-            };
-            let owns = record.lines().any(|line| {
-                // RECORD is CSV: path,hash,size. A path with a comma is quoted; ours never is.
-                let path = line.split(',').next().unwrap_or_default();
-                !path.is_empty() && normalize(&site.join(path)) == command
-            });
-            if owns {
-                owners.push(dist);
-            }
-        }
-    }
-    let outer = prefix.join("VERSION");
-    match owners.as_slice() {
-        [] => Ok(Evidence::Nothing(format!(
-            "{} does not exist and no installed Python distribution's RECORD lists {}{}",
-            outer.display(),
-            command.display(),
-            if site_dirs.is_empty() {
-                format!(" (no {}/lib/python3*/site-packages)", prefix.display())
-            } else {
-                String::new()
-            }
-        ))),
-        [dist] => direct_url_commit(dist, &command),
-        many => Err(format!(
-            "{} distributions claim {} in their RECORD ({}): which one was deployed is \
-             ambiguous; write {} or reinstall so that one owns it",
-            many.len(),
-            command.display(),
-            many.iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            outer.display()
-        )),
-    }
-}
-
-fn direct_url_commit(dist: &Path, command: &Path) -> Result<Evidence, String> {
-    let path = dist.join("direct_url.json");
-    let dist_name = dist
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let text = match read_small(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Evidence::Nothing(format!(
-                "{dist_name}, which owns {}, has no direct_url.json: it was not installed from \
-                 a VCS URL, and there is no VERSION",
-                command.display()
-            )))
-        }
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
-    };
-    let doc: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{} is not valid JSON: {e}", path.display()))?;
-    let Some(commit) = doc.pointer("/vcs_info/commit_id") else {
-        let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("?");
-        return Ok(Evidence::Nothing(format!(
-            "{} records no vcs_info.commit_id (installed from {url}, not from a VCS)",
-            path.display()
-        )));
-    };
-    let commit = commit
-        .as_str()
-        .ok_or_else(|| format!("{}: vcs_info.commit_id is not a string", path.display()))?;
-    let sha = Sha::parse(commit)
-        .map_err(|why| format!("{}: vcs_info.commit_id {commit:?}: {why}", path.display()))?;
-    Ok(Evidence::Commit(
-        sha.clone(),
-        format!(
-            "{} holds vcs_info.commit_id {sha} (PEP 610) for {dist_name}, which installed {}",
-            path.display(),
-            command.display()
-        ),
-    ))
-}
-
-/// A file of metadata, read whole but never more than 16 MiB, and only if it is a regular
-/// file ([`fsio::read_input`]): a FIFO or `/dev/zero` planted in a prefix must not hang us.
-fn read_small(path: &Path) -> std::io::Result<String> {
-    crate::fsio::read_input_string(path, "Python distribution metadata file", 16 << 20)
-        .map_err(|e| e.source)
-}
-
-/// `a/b/../c` -> `a/c`, lexically (RECORD paths climb out of site-packages with `..`).
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
+    Ok(python_commit::evidence(prefix, command)?)
 }
 
 #[cfg(test)]
@@ -425,7 +430,7 @@ mod tests {
 
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
-    fn version(bytes: &[u8]) -> Result<Sha, String> {
+    fn version(bytes: &[u8]) -> Result<Sha, LayoutError> {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("VERSION");
         fs::write(&p, bytes).unwrap();
@@ -452,90 +457,16 @@ mod tests {
             (format!("{}zz", &SHA[..38]), "not a hex digit"),
             ("a".repeat(50), "50 hex digits"),
         ] {
-            let err = version(bytes.as_bytes()).unwrap_err();
+            let err = version(bytes.as_bytes()).unwrap_err().to_string();
             assert!(err.contains(why), "{bytes:?}: {err}");
         }
     }
-
-    fn venv_with(dists: &[(&str, &str, Option<&str>)]) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let site = dir.path().join("lib/python3.11/site-packages");
-        for (name, record, direct_url) in dists {
-            let d = site.join(format!("{name}.dist-info"));
-            fs::create_dir_all(&d).unwrap();
-            fs::write(d.join("RECORD"), record).unwrap();
-            if let Some(j) = direct_url {
-                fs::write(d.join("direct_url.json"), j).unwrap();
-            }
-        }
-        dir
-    }
-
-    #[test]
-    fn python_prefix_commit_comes_from_the_owning_distribution() {
-        let url =
-            format!(r#"{{"url":"git+file:///r","vcs_info":{{"vcs":"git","commit_id":"{SHA}"}}}}"#);
-        let dir = venv_with(&[
-            (
-                "other-1.0",
-                "../../../bin/other,,\n",
-                Some(r#"{"url":"file:///x","dir_info":{}}"#),
-            ),
-            (
-                "tool-1.0",
-                "tool/__init__.py,,\n../../../bin/tool,sha256=x,1\n",
-                Some(&url),
-            ),
-        ]);
-        let cmd = dir.path().join("bin/tool");
-        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
-            Evidence::Commit(sha, ev) => {
-                assert_eq!(sha.as_str(), SHA);
-                assert!(ev.contains("tool-1.0.dist-info"), "{ev}");
-            }
-            other => panic!("{other:?}"),
-        }
-        // VERSION, when present, wins.
-        let other = "a".repeat(40);
-        fs::write(dir.path().join("VERSION"), format!("{other}\n")).unwrap();
-        match commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap() {
-            Evidence::Commit(sha, _) => assert_eq!(sha.as_str(), other),
-            e => panic!("{e:?}"),
-        }
-    }
-
-    #[test]
-    fn python_prefix_without_evidence_or_with_two_owners() {
-        let dir = venv_with(&[("other-1.0", "../../../bin/other,,\n", None)]);
-        let cmd = dir.path().join("bin/tool");
-        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
-        assert!(
-            matches!(&e, Evidence::Nothing(why) if why.contains("no installed Python distribution")),
-            "{e:?}"
-        );
-        let dir = venv_with(&[
-            ("a-1", "../../../bin/tool,,\n", None),
-            ("b-1", "../../../bin/tool,,\n", None),
-        ]);
-        let cmd = dir.path().join("bin/tool");
-        let err = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap_err();
-        assert!(err.contains("ambiguous"), "{err}");
-        let dir = venv_with(&[(
-            "a-1",
-            "../../../bin/tool,,\n",
-            Some(r#"{"url":"file:///src","dir_info":{}}"#),
-        )]);
-        let cmd = dir.path().join("bin/tool");
-        let e = commit_evidence(dir.path(), Layout::Prefix, Some(&cmd)).unwrap();
-        assert!(
-            matches!(&e, Evidence::Nothing(why) if why.contains("not from a VCS")),
-            "{e:?}"
-        );
-    }
-
     #[test]
     fn sha_parse_refuses_abbreviations() {
-        assert!(Sha::parse(&SHA[..7]).unwrap_err().contains("abbreviated"));
+        assert!(Sha::parse(&SHA[..7])
+            .unwrap_err()
+            .to_string()
+            .contains("abbreviated"));
         assert!(Sha::parse("g".repeat(40).as_str()).is_err());
         assert!(Sha::parse("").is_err());
     }

@@ -94,7 +94,7 @@ pub(crate) fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderE
     let raw = servers
         .get(&server.name)
         .ok_or_else(|| shape("the server key is not the server's name"))?;
-    let entry = Entry::from_value(raw).map_err(|r| shape(&r))?;
+    let entry = Entry::from_value(raw).map_err(|r| shape(&r.to_string()))?;
     let secrets = crate::entry::secrets::literal_secrets(&entry);
     if !secrets.is_empty() {
         return Err(RenderError::LiteralSecret {

@@ -18,6 +18,27 @@ pub(crate) enum Transport {
     Remote { kind: String, url: String },
 }
 
+/// Why a JSON value is no entry a client accepts: the field at fault, and what it should be.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum EntryError {
+    #[error("the entry is not a JSON object")]
+    NotAnObject,
+    #[error("\"type\" is not a string")]
+    TypeNotAString,
+    #[error("\"{key}\" is not an object of strings")]
+    NotStringMap { key: String },
+    #[error("a stdio entry needs a non-empty \"command\" string")]
+    NoCommand,
+    #[error("\"args\" holds something that is not a string")]
+    ArgNotAString,
+    #[error("\"args\" is not an array of strings")]
+    ArgsNotAnArray,
+    #[error("a {kind} entry needs a non-empty \"url\" string")]
+    NoUrl { kind: String },
+    #[error("unknown transport type {kind:?}")]
+    UnknownType { kind: String },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Entry {
     pub(crate) raw: Map<String, Value>,
@@ -26,26 +47,23 @@ pub(crate) struct Entry {
 
 impl Entry {
     /// Parse an entry, refusing shapes no client accepts. The reason names the field.
-    pub(crate) fn from_value(v: &Value) -> Result<Entry, String> {
-        let raw = v
-            .as_object()
-            .ok_or("the entry is not a JSON object")?
-            .clone();
+    pub(crate) fn from_value(v: &Value) -> Result<Entry, EntryError> {
+        let raw = v.as_object().ok_or(EntryError::NotAnObject)?.clone();
         let kind = match raw.get("type") {
             None => "stdio",
             Some(Value::String(t)) => t.as_str(),
-            Some(_) => return Err("\"type\" is not a string".into()),
+            Some(_) => return Err(EntryError::TypeNotAString),
         };
         let string_map_ok = |key: &str| match raw.get(key) {
             None => Ok(()),
             Some(Value::Object(m)) if m.values().all(Value::is_string) => Ok(()),
-            Some(_) => Err(format!("\"{key}\" is not an object of strings")),
+            Some(_) => Err(EntryError::NotStringMap { key: key.into() }),
         };
         let transport = match kind {
             "stdio" => {
                 let command = match raw.get("command") {
                     Some(Value::String(c)) if !c.is_empty() => c.clone(),
-                    _ => return Err("a stdio entry needs a non-empty \"command\" string".into()),
+                    _ => return Err(EntryError::NoCommand),
                 };
                 let args = match raw.get("args") {
                     None => Vec::new(),
@@ -53,8 +71,8 @@ impl Entry {
                         .iter()
                         .map(|x| x.as_str().map(str::to_string))
                         .collect::<Option<Vec<_>>>()
-                        .ok_or("\"args\" holds something that is not a string")?,
-                    Some(_) => return Err("\"args\" is not an array of strings".into()),
+                        .ok_or(EntryError::ArgNotAString)?,
+                    Some(_) => return Err(EntryError::ArgsNotAnArray),
                 };
                 string_map_ok("env")?;
                 Transport::Stdio { command, args }
@@ -62,7 +80,7 @@ impl Entry {
             "http" | "sse" => {
                 let url = match raw.get("url") {
                     Some(Value::String(u)) if !u.is_empty() => u.clone(),
-                    _ => return Err(format!("a {kind} entry needs a non-empty \"url\" string")),
+                    _ => return Err(EntryError::NoUrl { kind: kind.into() }),
                 };
                 string_map_ok("headers")?;
                 Transport::Remote {
@@ -70,7 +88,7 @@ impl Entry {
                     url,
                 }
             }
-            other => return Err(format!("unknown transport type {other:?}")),
+            other => return Err(EntryError::UnknownType { kind: other.into() }),
         };
         Ok(Entry { raw, transport })
     }
@@ -252,7 +270,7 @@ mod tests {
             (json!({"type":"http"}), "\"url\""),
             (json!({"type":"ws","url":"x"}), "unknown transport"),
         ] {
-            let err = Entry::from_value(&v).unwrap_err();
+            let err = Entry::from_value(&v).unwrap_err().to_string();
             assert!(err.contains(want), "{v}: {err}");
         }
     }

@@ -14,13 +14,93 @@
 //! - `shadowing`: a same-name entry in another scope; a warning, or with `--strict` a failed
 //!   check.
 
+use std::path::PathBuf;
+
+use crate::content::manifest::ManifestError;
 use crate::deployment::declaration::Layout;
-use crate::deployment::layout;
+use crate::deployment::layout::{self, LayoutError};
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::Selected;
-use crate::entry::{Entry, Transport};
-use crate::identity::checks;
+use crate::entry::{Entry, EntryError, Transport};
+use crate::fsio::IoError;
+use crate::identity::containment::{self, ContainmentError};
 use crate::identity::report::{Check, ServerReport};
+
+/// A drift: what disagrees, with the paths and the (redacted) entries involved, and what
+/// `install` would do about it. One variant per way a check fails.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Drift {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error("{} is missing; install would write it", .path.display())]
+    RenderedMissing { path: PathBuf },
+    #[error("{0}; install would replace it")]
+    RenderedUnreadable(IoError),
+    #[error("{} is not valid JSON; install would rewrite it", .path.display())]
+    RenderedNotJson { path: PathBuf },
+    #[error("{} no longer matches the template; install would rewrite it", .path.display())]
+    RenderedStale { path: PathBuf },
+    #[error("{name} is not registered; install would add it")]
+    NotRegistered { name: String },
+    /// `opaque`: the entry's digest, never its values.
+    #[error(
+        "{name}'s entry cannot be parsed ({why}): {opaque}; install refuses to replace it: fix \
+         or remove it by hand"
+    )]
+    Unparseable {
+        name: String,
+        why: EntryError,
+        opaque: String,
+    },
+    /// Both entries as [`Entry::describe`] shows them (secrets redacted).
+    #[error(
+        "{name} is registered as {registered} but renders as {rendered} (edited by hand, or the \
+         template changed); install would update it"
+    )]
+    RegisteredOtherwise {
+        name: String,
+        registered: String,
+        rendered: String,
+    },
+    /// The content check's summary of what differs.
+    #[error("{0}")]
+    Content(String),
+    #[error(transparent)]
+    Manifest(ManifestError),
+    /// The registered command is the declared one, and the deployment's own link leads
+    /// elsewhere.
+    #[error(
+        "{why}: the deployment's {command} does not lead into the current release; fix that \
+         link (e.g. ln -sfn ../current/bin/<exe>), install cannot"
+    )]
+    OwnLinkElsewhere {
+        command: String,
+        why: ContainmentError,
+    },
+    #[error(
+        "{0}: it points into a release that is gone or was replaced; install would \
+         re-register it"
+    )]
+    TargetGone(ContainmentError),
+    #[error("{} does not exist; install would write it", .path.display())]
+    NoDocument { path: PathBuf },
+    #[error(
+        "{} records {name}, which is not registered as rendered; install would update it",
+        .path.display()
+    )]
+    RecordedNotRegistered { path: PathBuf, name: String },
+    #[error("{} does not record {name}; install would record it", .path.display())]
+    NotRecorded { path: PathBuf, name: String },
+    #[error(
+        "{} records {name} differently from the client ({client}); install would rewrite it",
+        .path.display()
+    )]
+    RecordedOtherwise {
+        path: PathBuf,
+        name: String,
+        client: String,
+    },
+}
 
 /// The checks of one server as one client has it.
 pub(crate) fn server_status(
@@ -43,26 +123,24 @@ pub(crate) fn server_status(
     let name = &s.registered_name;
     let parsed = entries.get(name).map(Entry::from_value);
     let registered = match &parsed {
-        None => Err(format!("{name} is not registered; install would add it")),
-        Some(Err(e)) => Err(format!(
-            "{name}'s entry cannot be parsed ({e}): {}; install refuses to replace it: fix or \
-             remove it by hand",
-            crate::content::digest::opaque(&entries[name.as_str()])
-        )),
-        Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(format!(
-            "{name} is registered as {} but renders as {} (edited by hand, or the template \
-                 changed); install would update it",
-            e.describe(),
-            rendered.entry.describe()
-        )),
+        None => Err(Drift::NotRegistered { name: name.clone() }),
+        Some(Err(e)) => Err(Drift::Unparseable {
+            name: name.clone(),
+            why: e.clone(),
+            opaque: crate::content::digest::opaque(&entries[name.as_str()]).to_string(),
+        }),
+        Some(Ok(e)) if !e.same_registration(&rendered.entry) => Err(Drift::RegisteredOtherwise {
+            name: name.clone(),
+            registered: e.describe(),
+            rendered: rendered.entry.describe(),
+        }),
         Some(Ok(e)) => Ok(e.clone()),
     };
     checks.push(Check::from_result(
         "registered",
         registered
             .as_ref()
-            .map(|e| format!("{name}: {}", e.describe()))
-            .map_err(String::clone),
+            .map(|e| format!("{name}: {}", e.describe())),
     ));
     // What the agent would run now, whether or not it is what we render.
     if let Some(Ok(entry)) = &parsed {
@@ -89,7 +167,7 @@ pub(crate) fn server_status(
     })
 }
 
-fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Result<String, String> {
+fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Result<String, Drift> {
     let dir = layout::release_dir(prefix, layout)?;
     let command = match &declared.transport {
         Transport::Stdio { command, .. } => Some(std::path::Path::new(command.as_str())),
@@ -109,7 +187,7 @@ fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Resul
     Ok(format!("release {id}, {commit}"))
 }
 
-fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, String> {
+fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String, Drift> {
     let path = render::rendered_path(prefix, &rendered.server);
     let text = match crate::fsio::read_input_if_exists(
         &path,
@@ -117,37 +195,25 @@ fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String
         crate::fsio::limits::DOCUMENT,
     ) {
         Ok(Some(t)) => t,
-        Ok(None) => {
-            return Err(format!(
-                "{} is missing; install would write it",
-                path.display()
-            ))
-        }
-        Err(e) => return Err(format!("{e}; install would replace it")),
+        Ok(None) => return Err(Drift::RenderedMissing { path }),
+        Err(e) => return Err(Drift::RenderedUnreadable(e)),
     };
-    let on_disk: serde_json::Value = serde_json::from_str(&text).map_err(|_| {
-        format!(
-            "{} is not valid JSON; install would rewrite it",
-            path.display()
-        )
-    })?;
+    let on_disk: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| Drift::RenderedNotJson { path: path.clone() })?;
     if on_disk != rendered.document {
-        return Err(format!(
-            "{} no longer matches the template; install would rewrite it",
-            path.display()
-        ));
+        return Err(Drift::RenderedStale { path });
     }
     Ok(format!("{} matches the template", path.display()))
 }
 
 /// The release's files against its `MANIFEST.sha256`; `None` when it holds none.
-fn content(s: &Selected) -> Option<Result<String, String>> {
+fn content(s: &Selected) -> Option<Result<String, Drift>> {
     let dir = layout::release_dir(&s.prefix, s.server.layout).ok()?;
     match crate::content::manifest::verify_release(&dir) {
         Ok(report) if report.ok() => Some(Ok(report.summary())),
-        Ok(report) => Some(Err(report.summary())),
-        Err(crate::content::manifest::ManifestError::NoManifest { .. }) => None,
-        Err(e) => Some(Err(e.to_string())),
+        Ok(report) => Some(Err(Drift::Content(report.summary()))),
+        Err(ManifestError::NoManifest { .. }) => None,
+        Err(e) => Some(Err(Drift::Manifest(e))),
     }
 }
 
@@ -156,31 +222,28 @@ fn target(
     declared: &Entry,
     layout: Layout,
     prefix: &std::path::Path,
-) -> Result<String, String> {
+) -> Result<String, Drift> {
     match &entry.transport {
         Transport::Stdio { command, .. } => {
             let root = layout::containment_root(prefix, layout)?;
             let same_command = matches!(&declared.transport,
                 Transport::Stdio { command: declared, .. } if declared == command);
             let path = std::path::Path::new(command);
-            checks::check_command_inside(path, &root)
+            containment::check_command_inside(path, &root)
                 .and_then(|ok| {
-                    checks::check_stable_path(layout, prefix, path, &root)?;
+                    containment::check_stable_path(layout, prefix, path, &root)?;
                     Ok(ok)
                 })
-                .map_err(|e| {
+                .map_err(|why| {
                     if same_command {
                         // The registered path is the declared one: re-registering it changes
                         // nothing; the deployment's own link is what points elsewhere.
-                        format!(
-                        "{e}: the deployment's {command} does not lead into the current release; \
-                         fix that link (e.g. ln -sfn ../current/bin/<exe>), install cannot"
-                    )
+                        Drift::OwnLinkElsewhere {
+                            command: command.clone(),
+                            why,
+                        }
                     } else {
-                        format!(
-                            "{e}: it points into a release that is gone or was replaced; install \
-                         would re-register it"
-                        )
+                        Drift::TargetGone(why)
                     }
                 })
         }
@@ -195,12 +258,11 @@ fn recorded(
     name: &str,
     registered: Option<&Entry>,
     path: &std::path::Path,
-) -> Result<String, String> {
+) -> Result<String, Drift> {
     let Some(flat) = flat else {
-        return Err(format!(
-            "{} does not exist; install would write it",
-            path.display()
-        ));
+        return Err(Drift::NoDocument {
+            path: path.to_path_buf(),
+        });
     };
     let recorded = flat.get(name);
     match (recorded, registered) {
@@ -208,19 +270,19 @@ fn recorded(
             "neither registered nor recorded in {}",
             path.display()
         )),
-        (Some(_), None) => Err(format!(
-            "{} records {name}, which is not registered as rendered; install would update it",
-            path.display()
-        )),
-        (None, Some(_)) => Err(format!(
-            "{} does not record {name}; install would record it",
-            path.display()
-        )),
-        (Some(r), Some(e)) if *r != e.flat() => Err(format!(
-            "{} records {name} differently from the client ({}); install would rewrite it",
-            path.display(),
-            e.describe()
-        )),
+        (Some(_), None) => Err(Drift::RecordedNotRegistered {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+        }),
+        (None, Some(_)) => Err(Drift::NotRecorded {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+        }),
+        (Some(r), Some(e)) if *r != e.flat() => Err(Drift::RecordedOtherwise {
+            path: path.to_path_buf(),
+            name: name.to_string(),
+            client: e.describe(),
+        }),
         (Some(_), Some(_)) => Ok(format!("{} agrees", path.display())),
     }
 }

@@ -4,7 +4,13 @@
 //! of secrets in everything these print.
 
 pub(crate) mod checks;
+pub(crate) mod compare;
+pub(crate) mod containment;
+pub(crate) mod content_signature;
 pub(crate) mod drift;
+pub(crate) mod expand;
 pub(crate) mod handshake;
 pub(crate) mod layer;
+pub(crate) mod mcp_registration;
 pub(crate) mod report;
+pub(crate) mod url;

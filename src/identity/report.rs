@@ -12,10 +12,24 @@ pub(crate) struct Check {
 }
 
 impl Check {
-    pub(crate) fn from_result(check: &'static str, r: Result<String, String>) -> Check {
+    /// A passing row.
+    pub(crate) fn pass(check: &'static str, detail: String) -> Check {
+        Check {
+            check,
+            ok: true,
+            detail,
+        }
+    }
+
+    /// A check's row from its verdict: the evidence of a pass, or the failure's own message
+    /// (a typed error whose variant carries the evidence).
+    pub(crate) fn from_result<E: std::fmt::Display>(
+        check: &'static str,
+        r: Result<String, E>,
+    ) -> Check {
         let (ok, detail) = match r {
             Ok(d) => (true, d),
-            Err(d) => (false, d),
+            Err(e) => (false, e.to_string()),
         };
         Check { check, ok, detail }
     }

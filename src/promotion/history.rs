@@ -48,6 +48,16 @@ impl By {
 }
 
 /// The history as read: its records and its exact text (kept for the append).
+/// Why the history names no release to roll back to.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BeforeError {
+    #[error("the history {} has no record of {live} becoming live", .path.display())]
+    NoRecord { path: PathBuf, live: String },
+    /// `time`: when the record says `live` became live.
+    #[error("{live} was the first release promoted here ({time}); nothing was live before it")]
+    FirstRelease { live: String, time: String },
+}
+
 #[derive(Debug, Default)]
 pub(crate) struct History {
     pub(crate) path: PathBuf,
@@ -106,18 +116,16 @@ impl History {
     /// The release that was live before `live` became live: the `from` of the latest record
     /// that made it live. A rollback is a record too, so two rollbacks in a row go back and
     /// forth, like `cd -`.
-    pub(crate) fn before(&self, live: &str) -> Result<String, String> {
+    pub(crate) fn before(&self, live: &str) -> Result<String, BeforeError> {
         let Some(r) = self.records.iter().rev().find(|r| r.to == live) else {
-            return Err(format!(
-                "the history {} has no record of {live} becoming live",
-                self.path.display()
-            ));
+            return Err(BeforeError::NoRecord {
+                path: self.path.clone(),
+                live: live.to_string(),
+            });
         };
-        r.from.clone().ok_or_else(|| {
-            format!(
-                "{live} was the first release promoted here ({}); nothing was live before it",
-                r.time
-            )
+        r.from.clone().ok_or_else(|| BeforeError::FirstRelease {
+            live: live.to_string(),
+            time: r.time.clone(),
         })
     }
 
@@ -165,7 +173,11 @@ mod tests {
         let before = std::fs::read(&p).unwrap();
         let mut h = History::read(&p).unwrap();
         assert_eq!(h.before("b").unwrap(), "a");
-        assert!(h.before("a").unwrap_err().contains("first release"));
+        assert!(h
+            .before("a")
+            .unwrap_err()
+            .to_string()
+            .contains("first release"));
         h.append(rec("3", Some("b"), "a")).unwrap();
         let after = std::fs::read(&p).unwrap();
         assert!(after.starts_with(&before));

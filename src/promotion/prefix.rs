@@ -28,6 +28,15 @@ use crate::promotion::PromotionError;
 use crate::registration::lock::Lock;
 use crate::registration::transaction::Change;
 
+/// Why `releases/<name>` is not a release `current` may be pointed (back) at.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReleaseDirError {
+    #[error("{name:?} is not the name of a release directory")]
+    NotAName { name: String },
+    #[error(transparent)]
+    Layout(#[from] crate::deployment::layout::LayoutError),
+}
+
 /// A release layout's prefix: as given (what rendering and registration name) and as its
 /// canonical path (where every file operation happens, resolved once at the start so that a
 /// component swapped for a symlink mid-run cannot redirect it).
@@ -163,11 +172,14 @@ impl Prefix {
     /// `releases/<name>` is a release `current` may be pointed back at: a directory, not a
     /// link, directly inside `releases/` (a journal naming `releases/evil -> /etc`, or a
     /// release removed since, must never become `current`).
-    pub(crate) fn check_release_dir(&self, name: &str) -> Result<(), String> {
+    pub(crate) fn check_release_dir(&self, name: &str) -> Result<(), ReleaseDirError> {
         if !is_release_name(name) {
-            return Err(format!("{name:?} is not the name of a release directory"));
+            return Err(ReleaseDirError::NotAName {
+                name: name.to_string(),
+            });
         }
-        crate::deployment::layout::check_candidate(&self.real, &self.release(name)).map(|_| ())
+        crate::deployment::layout::check_candidate(&self.real, &self.release(name))?;
+        Ok(())
     }
 
     /// Whether `current` is still the very link a switch to `sha` wrote (`releases/<sha>`, by

@@ -34,7 +34,7 @@ pub(crate) enum PolicyError {
     Malformed {
         path: PathBuf,
         line: usize,
-        why: String,
+        why: LineFault,
     },
     #[error("trust policy {}:{line}: cert-authority is not supported (mcp-deploy checks signatures by plain keys, not certificates)", path.display())]
     CertAuthority { path: PathBuf, line: usize },
@@ -42,6 +42,65 @@ pub(crate) enum PolicyError {
     Empty { path: PathBuf },
     #[error("trust policy {}: {why}: whoever can write it chooses which builders are trusted", path.display())]
     Writable { path: PathBuf, why: String },
+}
+
+/// What is wrong with one line of a trust policy; the policy's own text is shown quoted and cut
+/// at 64 characters ([`shown`]).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LineFault {
+    #[error(
+        "the file starts with a byte-order mark (U+FEFF), which ssh-keygen reads as part of the \
+         first principal; save it without one"
+    )]
+    ByteOrderMark,
+    #[error("a quoted field has no closing quote")]
+    UnclosedField,
+    #[error("text right after a closing quote")]
+    TextAfterQuote,
+    #[error("a quoted value has no closing quote")]
+    UnclosedQuote,
+    #[error("empty principals")]
+    EmptyPrincipals,
+    #[error("only principals ({}); a key must follow", shown(.principals))]
+    OnlyPrincipals { principals: String },
+    #[error("{} is neither a key type nor options, and no key follows", shown(.token))]
+    NeitherKeyNorOptions { token: String },
+    #[error("the key {} has no base64 data", shown(.kind))]
+    NoKeyData { kind: String },
+    #[error(
+        "a certificate ({}) as a signer's key is not supported: list the plain public key",
+        shown(.kind)
+    )]
+    Certificate { kind: String },
+    #[error("the key ({}) does not parse: {why}", shown(.kind))]
+    BadKey { kind: String, why: ssh_key::Error },
+    #[error("an empty option")]
+    EmptyOption,
+    #[error("the value of {} must be in double quotes", shown(.name))]
+    UnquotedValue { name: String },
+    #[error("the value of {} has no closing quote", shown(.name))]
+    UnclosedValue { name: String },
+    #[error("{name} needs a value in double quotes: {name}=\"...\"")]
+    NeedsValue { name: String },
+    #[error("unsupported option {}", shown(.name))]
+    UnsupportedOption { name: String },
+    #[error("options must be separated by commas near {}", shown(.near))]
+    NoComma { near: String },
+    #[error(
+        "the time {} has no trailing Z: OpenSSH reads it in the host's local time zone, which \
+         mcp-deploy does not guess; write it in UTC with a Z, e.g. 20270101Z",
+        shown(.text)
+    )]
+    NoZone { text: String },
+    #[error(
+        "the time {} is not YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS followed by Z",
+        shown(.text)
+    )]
+    TimeForm { text: String },
+    #[error("the time {} is not a valid UTC date and time", shown(.text))]
+    InvalidTime { text: String },
+    #[error("valid-before is not after valid-after: no time is valid")]
+    EmptyWindow,
 }
 
 impl PolicyError {
@@ -146,9 +205,7 @@ impl Policy {
             return Err(PolicyError::Malformed {
                 path: path.to_path_buf(),
                 line: 1,
-                why: "the file starts with a byte-order mark (U+FEFF), which ssh-keygen reads as \
-                      part of the first principal; save it without one"
-                    .into(),
+                why: LineFault::ByteOrderMark,
             });
         }
         // Lines may end in CRLF: Rust's `lines` drops the `\r`, as ssh-keygen accepts it
@@ -156,7 +213,7 @@ impl Policy {
         let mut signers = Vec::new();
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
-            let malformed = |why: String| PolicyError::Malformed {
+            let malformed = |why: LineFault| PolicyError::Malformed {
                 path: path.to_path_buf(),
                 line,
                 why,
@@ -167,13 +224,10 @@ impl Policy {
             }
             let (principals, rest) = token(rest).map_err(&malformed)?;
             if principals.is_empty() {
-                return Err(malformed("empty principals".into()));
+                return Err(malformed(LineFault::EmptyPrincipals));
             }
             if rest.is_empty() {
-                return Err(malformed(format!(
-                    "only principals ({}); a key must follow",
-                    shown(&principals)
-                )));
+                return Err(malformed(LineFault::OnlyPrincipals { principals }));
             }
             // OpenSSH tries a key first and reads options only when that fails; a token that
             // names a key algorithm is the key.
@@ -182,10 +236,7 @@ impl Policy {
                 (String::new(), rest)
             } else {
                 if after.is_empty() {
-                    return Err(malformed(format!(
-                        "{} is neither a key type nor options, and no key follows",
-                        shown(&first)
-                    )));
+                    return Err(malformed(LineFault::NeitherKeyNorOptions { token: first }));
                 }
                 (first, after)
             };
@@ -211,9 +262,7 @@ impl Policy {
             }
             if let (Some(a), Some(b)) = (signer.valid_after, signer.valid_before) {
                 if b <= a {
-                    return Err(malformed(
-                        "valid-before is not after valid-after: no time is valid".into(),
-                    ));
+                    return Err(malformed(LineFault::EmptyWindow));
                 }
             }
             signers.push(signer);
@@ -297,15 +346,13 @@ fn shown(s: &str) -> String {
 /// The next blank-separated token, a `"..."` quoted one taken whole (quotes dropped), and the
 /// rest with its leading blanks skipped. Quotes inside a token (options' values) are kept,
 /// and blanks inside them do not end it.
-fn token(s: &str) -> Result<(String, &str), String> {
+fn token(s: &str) -> Result<(String, &str), LineFault> {
     let is_blank = |c: char| c == ' ' || c == '\t';
     if let Some(quoted) = s.strip_prefix('"') {
-        let end = quoted
-            .find('"')
-            .ok_or_else(|| "a quoted field has no closing quote".to_string())?;
+        let end = quoted.find('"').ok_or(LineFault::UnclosedField)?;
         let rest = &quoted[end + 1..];
         if !rest.is_empty() && !rest.starts_with(is_blank) {
-            return Err("text right after a closing quote".into());
+            return Err(LineFault::TextAfterQuote);
         }
         return Ok((quoted[..end].to_string(), rest.trim_start_matches(is_blank)));
     }
@@ -320,7 +367,7 @@ fn token(s: &str) -> Result<(String, &str), String> {
         }
     }
     if in_quotes {
-        return Err("a quoted value has no closing quote".into());
+        return Err(LineFault::UnclosedQuote);
     }
     Ok((s[..end].to_string(), s[end..].trim_start_matches(is_blank)))
 }
@@ -330,26 +377,23 @@ fn is_key_type(token: &str) -> bool {
 }
 
 /// `keytype base64 [comment]`.
-fn parse_key(text: &str) -> Result<PublicKey, String> {
+fn parse_key(text: &str) -> Result<PublicKey, LineFault> {
     let (kind, rest) = token(text)?;
     let (data, _comment) = token(rest)?;
     if data.is_empty() {
-        return Err(format!("the key {} has no base64 data", shown(&kind)));
+        return Err(LineFault::NoKeyData { kind });
     }
     if kind.contains("-cert-v01@openssh.com") {
-        return Err(format!(
-            "a certificate ({}) as a signer's key is not supported: list the plain public key",
-            shown(&kind)
-        ));
+        return Err(LineFault::Certificate { kind });
     }
     let key = PublicKey::from_openssh(&format!("{kind} {data}"))
-        .map_err(|e| format!("the key ({}) does not parse: {e}", shown(&kind)))?;
+        .map_err(|why| LineFault::BadKey { kind, why })?;
     Ok(key)
 }
 
 enum OptionError {
     CertAuthority,
-    Bad(String),
+    Bad(LineFault),
 }
 
 fn parse_options(options: &str, signer: &mut Signer) -> Result<(), OptionError> {
@@ -367,49 +411,40 @@ fn parse_options(options: &str, signer: &mut Signer) -> Result<(), OptionError> 
                 signer.valid_before = Some(parse_time(&v).map_err(OptionError::Bad)?)
             }
             ("namespaces" | "valid-after" | "valid-before", None) => {
-                return Err(OptionError::Bad(format!(
-                    "{name} needs a value in double quotes: {name}=\"...\""
-                )))
+                return Err(OptionError::Bad(LineFault::NeedsValue { name }))
             }
-            _ => {
-                return Err(OptionError::Bad(format!(
-                    "unsupported option {}",
-                    shown(&name)
-                )))
-            }
+            _ => return Err(OptionError::Bad(LineFault::UnsupportedOption { name })),
         }
         match after.strip_prefix(',') {
             Some(more) => rest = more,
             None if after.is_empty() => return Ok(()),
             None => {
-                return Err(OptionError::Bad(format!(
-                    "options must be separated by commas near {}",
-                    shown(after)
-                )))
+                return Err(OptionError::Bad(LineFault::NoComma {
+                    near: after.to_string(),
+                }))
             }
         }
     }
 }
 
 /// `name` or `name="value"`, and what follows it.
-fn next_option(s: &str) -> Result<(String, Option<String>, &str), String> {
+fn next_option(s: &str) -> Result<(String, Option<String>, &str), LineFault> {
     let name_end = s.find(['=', ',']).unwrap_or(s.len());
     let name = &s[..name_end];
     if name.is_empty() {
-        return Err("an empty option".into());
+        return Err(LineFault::EmptyOption);
     }
     let Some(after_eq) = s[name_end..].strip_prefix('=') else {
         return Ok((name.to_string(), None, &s[name_end..]));
     };
     let Some(quoted) = after_eq.strip_prefix('"') else {
-        return Err(format!(
-            "the value of {} must be in double quotes",
-            shown(name)
-        ));
+        return Err(LineFault::UnquotedValue {
+            name: name.to_string(),
+        });
     };
-    let end = quoted
-        .find('"')
-        .ok_or_else(|| format!("the value of {} has no closing quote", shown(name)))?;
+    let end = quoted.find('"').ok_or_else(|| LineFault::UnclosedValue {
+        name: name.to_string(),
+    })?;
     Ok((
         name.to_string(),
         Some(quoted[..end].to_string()),
@@ -420,19 +455,13 @@ fn next_option(s: &str) -> Result<(String, Option<String>, &str), String> {
 /// `YYYYMMDD[HHMM[SS]]Z` as seconds since the epoch. OpenSSH's `parse_absolute_time` takes 8,
 /// 12 or 14 digits, a trailing `Z` for UTC, else the local time zone — which mcp-deploy does
 /// not guess: it refuses a time without `Z`.
-pub(crate) fn parse_time(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_time(text: &str) -> Result<u64, LineFault> {
+    let text_of = || text.to_string();
     let Some(digits) = text.strip_suffix(['Z', 'z']) else {
-        return Err(format!(
-            "the time {} has no trailing Z: OpenSSH reads it in the host's local time zone, \
-             which mcp-deploy does not guess; write it in UTC with a Z, e.g. 20270101Z",
-            shown(text)
-        ));
+        return Err(LineFault::NoZone { text: text_of() });
     };
     if !matches!(digits.len(), 8 | 12 | 14) || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "the time {} is not YYYYMMDD, YYYYMMDDHHMM or YYYYMMDDHHMMSS followed by Z",
-            shown(text)
-        ));
+        return Err(LineFault::TimeForm { text: text_of() });
     }
     let num =
         |r: std::ops::Range<usize>| digits.get(r).map_or(0, |d| d.parse::<u64>().unwrap_or(0));
@@ -461,10 +490,7 @@ pub(crate) fn parse_time(text: &str) -> Result<u64, String> {
         && minute < 60
         && second < 60;
     if !valid {
-        return Err(format!(
-            "the time {} is not a valid UTC date and time",
-            shown(text)
-        ));
+        return Err(LineFault::InvalidTime { text: text_of() });
     }
     let days_before_year: u64 = (1970..year)
         .map(|y| {
@@ -631,11 +657,12 @@ mod tests {
 
     #[test]
     fn times_follow_openssh_and_need_a_z() {
-        assert_eq!(parse_time("19700101Z"), Ok(0));
-        assert_eq!(parse_time("197001020001Z"), Ok(86_400 + 60));
-        assert_eq!(parse_time("20240229235959Z"), Ok(1_709_251_199));
+        assert_eq!(parse_time("19700101Z").ok(), Some(0));
+        assert_eq!(parse_time("197001020001Z").ok(), Some(86_400 + 60));
+        assert_eq!(parse_time("20240229235959Z").ok(), Some(1_709_251_199));
         assert!(parse_time("20240229")
             .unwrap_err()
+            .to_string()
             .contains("no trailing Z"));
         for bad in [
             "2024022Z",

@@ -18,17 +18,91 @@
 //! 6. The manifest must list `VERSION`.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use ssh_key::{Algorithm as Alg, HashAlg, SshSig};
 
 use crate::content::digest::Algorithm;
 use crate::content::manifest::MANIFEST_NAME;
-use crate::content::sumfile;
-use crate::fsio;
+use crate::content::sumfile::{self, SumFileError};
+use crate::fsio::{self, IoError};
 use crate::trust::allowed_signers::{Policy, Standing};
 use crate::trust::{NAMESPACE, SIGNATURE_NAME};
+
+/// Why the `signature` check fails. `key` is the signing key as `key SHA256:… (type)`, and
+/// `signer` the policy line that lists it (`principals (file:line)`): public evidence, never
+/// more of the policy or the release than that.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SignatureError {
+    #[error(
+        "unsigned: no {SIGNATURE_NAME} in {}, and the trust policy {} requires a signature by \
+         one of its signers",
+        .release.display(), .policy.display()
+    )]
+    Unsigned { release: PathBuf, policy: PathBuf },
+    #[error(
+        "{} is a symlink (-> {}): a release's signature must be a regular file in it, never \
+         followed out of it",
+        .path.display(), .target.display()
+    )]
+    IsALink { path: PathBuf, target: PathBuf },
+    #[error(transparent)]
+    Read(#[from] IoError),
+    #[error(
+        "{} is not an SSH signature (`ssh-keygen -Y sign` output): {why}",
+        .path.display()
+    )]
+    NotASignature { path: PathBuf, why: ssh_key::Error },
+    /// `namespace`: at most 64 characters of it.
+    #[error(
+        "signed by {key} for the namespace {namespace:?}, not {NAMESPACE:?}: a signature made \
+         for another purpose is not a release signature"
+    )]
+    WrongNamespace { key: String, namespace: String },
+    #[error("signed by {key}, which the trust policy {} does not list", .policy.display())]
+    NotListed { key: String, policy: PathBuf },
+    #[error(
+        "signed by {signer} with {key}: mcp-deploy verifies Ed25519, ECDSA and RSA signatures, \
+         not {algorithm}"
+    )]
+    Unsupported {
+        signer: String,
+        key: String,
+        algorithm: String,
+    },
+    #[error(
+        "signed by {signer} with {key}, an RSA key of {bits} bits: mcp-deploy verifies RSA keys \
+         of 2048 to 4096 bits (sign with an Ed25519 key, or RSA within those sizes)"
+    )]
+    RsaSize {
+        signer: String,
+        key: String,
+        bits: usize,
+    },
+    #[error(
+        "the signature by {signer} with {key} does not verify over {MANIFEST_NAME} ({why}): the \
+         manifest changed after it was signed, or the signature is over another file"
+    )]
+    DoesNotVerify {
+        signer: String,
+        key: String,
+        why: ssh_key::Error,
+    },
+    /// Each line listing the key, and why it does not allow the signature now.
+    #[error(
+        "the signature by {key} verifies, but the trust policy does not allow it now: {}",
+        .refusals.join("; ")
+    )]
+    NotAllowedNow { key: String, refusals: Vec<String> },
+    #[error("signed, but {0}")]
+    Manifest(SumFileError),
+    #[error(
+        "signed by {signer} with {key}, but {MANIFEST_NAME} does not list VERSION, so the \
+         signature does not cover the commit"
+    )]
+    VersionNotListed { signer: String, key: String },
+}
 
 /// What the report says of a release's signature when no trust policy is given: whether it
 /// is signed, never a verdict.
@@ -48,7 +122,7 @@ pub(crate) fn check(
     release: &Path,
     manifest: &[u8],
     now: SystemTime,
-) -> Result<String, String> {
+) -> Result<String, SignatureError> {
     let now = now
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -58,44 +132,35 @@ pub(crate) fn check(
     let sig_path = release.join(SIGNATURE_NAME);
     match fs::symlink_metadata(&sig_path) {
         Err(_) => {
-            return Err(format!(
-                "unsigned: no {SIGNATURE_NAME} in {}, and the trust policy {policy_name} requires \
-                 a signature by one of its signers",
-                release.display()
-            ))
+            return Err(SignatureError::Unsigned {
+                release: release.to_path_buf(),
+                policy: policy.path.clone(),
+            })
         }
         Ok(m) if m.file_type().is_symlink() => {
             let target = fs::read_link(&sig_path).unwrap_or_default();
-            return Err(format!(
-                "{} is a symlink (-> {}): a release's signature must be a regular file in it, \
-                 never followed out of it",
-                sig_path.display(),
-                target.display()
-            ));
+            return Err(SignatureError::IsALink {
+                path: sig_path,
+                target,
+            });
         }
         Ok(_) => {}
     }
     // O_NOFOLLOW: a link swapped in after the look above is refused too.
-    let armored = fsio::read_input_no_follow(&sig_path, "signature", fsio::limits::SIGNATURE)
-        .map_err(|e| e.to_string())?;
+    let armored = fsio::read_input_no_follow(&sig_path, "signature", fsio::limits::SIGNATURE)?;
     let manifest_path = release.join(MANIFEST_NAME);
 
     // 2. Decode; the namespace is fixed.
-    let sig = SshSig::from_pem(&armored).map_err(|e| {
-        format!(
-            "{} is not an SSH signature (`ssh-keygen -Y sign` output): {e}",
-            sig_path.display()
-        )
+    let sig = SshSig::from_pem(&armored).map_err(|why| SignatureError::NotASignature {
+        path: sig_path.clone(),
+        why,
     })?;
     let fingerprint = sig.public_key().fingerprint(HashAlg::Sha256);
     let algorithm = sig.public_key().algorithm();
     let key = format!("key {fingerprint} ({algorithm})");
     if sig.namespace() != NAMESPACE {
         let ns: String = sig.namespace().chars().take(64).collect();
-        return Err(format!(
-            "signed by {key} for the namespace {ns:?}, not {NAMESPACE:?}: a signature made for \
-             another purpose is not a release signature"
-        ));
+        return Err(SignatureError::WrongNamespace { key, namespace: ns });
     }
 
     // 3. The policy's lines for this key.
@@ -105,9 +170,10 @@ pub(crate) fn check(
         .filter(|s| s.key.key_data() == sig.public_key())
         .collect();
     if lines.is_empty() {
-        return Err(format!(
-            "signed by {key}, which the trust policy {policy_name} does not list"
-        ));
+        return Err(SignatureError::NotListed {
+            key,
+            policy: policy.path.clone(),
+        });
     }
     let who = |s: &crate::trust::allowed_signers::Signer| {
         let p = printable(&s.principals);
@@ -119,11 +185,11 @@ pub(crate) fn check(
         algorithm,
         Alg::Ed25519 | Alg::Ecdsa { .. } | Alg::Rsa { .. }
     ) {
-        return Err(format!(
-            "signed by {} with {key}: mcp-deploy verifies Ed25519, ECDSA and RSA signatures, \
-             not {algorithm}",
-            who(lines[0])
-        ));
+        return Err(SignatureError::Unsupported {
+            signer: who(lines[0]),
+            key,
+            algorithm: algorithm.to_string(),
+        });
     }
     // The RSA crate verifies moduli of 2048 to 4096 bits only; any other fails as a
     // "cryptographic error", which would read like a tampered manifest. Say what it is.
@@ -134,21 +200,21 @@ pub(crate) fn check(
             None => 0,
         };
         if !(2048..=4096).contains(&bits) {
-            return Err(format!(
-                "signed by {} with {key}, an RSA key of {bits} bits: mcp-deploy verifies RSA keys \
-                 of 2048 to 4096 bits (sign with an Ed25519 key, or RSA within those sizes)",
-                who(lines[0])
-            ));
+            return Err(SignatureError::RsaSize {
+                signer: who(lines[0]),
+                key,
+                bits,
+            });
         }
     }
 
     // 4. The signature itself, over the manifest's exact bytes.
-    if let Err(e) = lines[0].key.verify(NAMESPACE, manifest, &sig) {
-        return Err(format!(
-            "the signature by {} with {key} does not verify over {MANIFEST_NAME} ({e}): the \
-             manifest changed after it was signed, or the signature is over another file",
-            who(lines[0])
-        ));
+    if let Err(why) = lines[0].key.verify(NAMESPACE, manifest, &sig) {
+        return Err(SignatureError::DoesNotVerify {
+            signer: who(lines[0]),
+            key,
+            why,
+        });
     }
 
     // 5. A line that allows it now.
@@ -178,21 +244,17 @@ pub(crate) fn check(
         }
     }
     let Some(signer) = allowed else {
-        return Err(format!(
-            "the signature by {key} verifies, but the trust policy does not allow it now: {}",
-            refusals.join("; ")
-        ));
+        return Err(SignatureError::NotAllowedNow { key, refusals });
     };
 
     // 6. The signature covers the commit only if the manifest lists VERSION.
     let entries = sumfile::parse(Algorithm::Sha256, &manifest_path, manifest)
-        .map_err(|e| format!("signed, but {e}"))?;
+        .map_err(SignatureError::Manifest)?;
     if !entries.iter().any(|e| e.path == Path::new("VERSION")) {
-        return Err(format!(
-            "signed by {} with {key}, but {MANIFEST_NAME} does not list VERSION, so the \
-             signature does not cover the commit",
-            who(signer)
-        ));
+        return Err(SignatureError::VersionNotListed {
+            signer: who(signer),
+            key,
+        });
     }
     Ok(format!(
         "{MANIFEST_NAME} (listing VERSION) is signed by {} with {key} for {NAMESPACE}",
@@ -361,7 +423,8 @@ mod tests {
                 &manifest_of(&dir),
                 SystemTime::now(),
             )
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
             assert!(e.contains(want), "{name}: {e}");
         }
         let no_version =
@@ -373,7 +436,8 @@ mod tests {
             &manifest_of(&dir),
             SystemTime::now(),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("does not list VERSION"), "{e}");
     }
 

@@ -1,0 +1,125 @@
+//! The `content` and `signature` checks of a release: its files against its `MANIFEST.sha256`,
+//! and that manifest's signature against every trust policy given, over the same bytes read
+//! once. A policy that lies inside the prefix it vouches for fails.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::content::manifest::{self, ManifestError};
+use crate::identity::checks::{release_of, Target};
+use crate::identity::report::Check;
+use crate::trust::allowed_signers::Policy;
+use crate::trust::signature::{self, SignatureError};
+
+/// Why one trust policy does not vouch for the release.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TrustError {
+    #[error(
+        "the trust policy {} lies inside the prefix {} it vouches for: whoever can write the \
+         release can write the policy; keep it outside, owned by root",
+        .policy.display(), .prefix.display()
+    )]
+    PolicyInsidePrefix { policy: PathBuf, prefix: PathBuf },
+    #[error(transparent)]
+    Signature(#[from] SignatureError),
+}
+
+/// The `content` check, and the `signature` check ([`signature::check`]) over the very bytes
+/// of the manifest that `content` checks the release against: read once, so that a manifest
+/// swapped between two reads cannot have one checked for content and another for the signature.
+///
+/// `content` runs when the release holds a manifest, or one is required (`--content`, or a trust
+/// policy: the signature covers the manifest, the manifest the files). `signature` runs with a
+/// trust policy, every one of `target.trust` having to pass; without one, `unchecked_row` adds a
+/// pass that only says whether the release is signed ("unsigned", "signed, not checked").
+pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
+    let required = target.require_content || !target.trust.is_empty();
+    let signed = !target.trust.is_empty();
+    let mut checks = Vec::new();
+    let dir = match release_of(target) {
+        Ok(dir) => dir,
+        Err(e) => {
+            if required {
+                checks.push(Check::from_result("content", Err(&e)));
+            }
+            if signed {
+                let why = format!("no release to check: {e}");
+                checks.push(Check::from_result("signature", Err(why)));
+            } else if unchecked_row {
+                let why = "not checked: no trust policy".to_string();
+                checks.push(Check::pass("signature", why));
+            }
+            return checks;
+        }
+    };
+    let shown = |e: &ManifestError| match e.help() {
+        Some(help) => format!("{e} ({help})"),
+        None => e.to_string(),
+    };
+    let bytes = manifest::read_manifest(&dir);
+    let content = match &bytes {
+        Ok(b) => match manifest::verify_release_against(&dir, b, manifest::default_jobs()) {
+            Ok(report) if report.ok() => Some(Ok(report.summary())),
+            Ok(report) => Some(Err(report.summary())),
+            Err(e) => Some(Err(shown(&e))),
+        },
+        Err(ManifestError::NoManifest { .. }) if !required => None,
+        Err(e) => Some(Err(shown(e))),
+    };
+    if let Some(content) = content {
+        checks.push(Check::from_result("content", content));
+    }
+    if !signed {
+        if unchecked_row {
+            checks.push(Check::pass("signature", signature::unchecked(&dir)));
+        }
+        return checks;
+    }
+    let result = match &bytes {
+        Err(e) => Err(format!(
+            "{}; a signature covers the manifest, so it must be there",
+            shown(e)
+        )),
+        Ok(manifest) => {
+            let now = std::time::SystemTime::now();
+            let verdicts: Vec<Result<String, TrustError>> = target
+                .trust
+                .iter()
+                .map(|p| {
+                    policy_outside(p, &target.prefix)?;
+                    Ok(signature::check(p, &dir, manifest, now)?)
+                })
+                .collect();
+            let failed: Vec<String> = verdicts
+                .iter()
+                .filter_map(|v| v.as_ref().err().map(TrustError::to_string))
+                .collect();
+            if failed.is_empty() {
+                let passed: Vec<&str> = verdicts
+                    .iter()
+                    .filter_map(|v| v.as_ref().ok().map(String::as_str))
+                    .collect();
+                Ok(passed.join("; "))
+            } else {
+                Err(failed.join("; "))
+            }
+        }
+    };
+    checks.push(Check::from_result("signature", result));
+    checks
+}
+
+/// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
+/// release can write the policy too. Compared by path components after resolving both.
+fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), TrustError> {
+    let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
+        return Ok(());
+    };
+    if file.starts_with(&root) {
+        return Err(TrustError::PolicyInsidePrefix {
+            policy: policy.path.clone(),
+            prefix: prefix.to_path_buf(),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,191 @@
+//! The `mcp-registration` check: the registered entry is, key by key, the declared one in
+//! both witnesses (the flat document and, when readable, the client's live config), the two
+//! agree, no other scope shadows it, no config layer changes what runs, and every registered
+//! command stays inside the release ([`crate::identity::containment`]).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::entry::secrets::shown_url;
+use crate::entry::{normalized, Entry, Transport};
+use crate::identity::checks::{containment_root_of, Target, DOCUMENT_ONLY};
+use crate::identity::compare::compare;
+use crate::identity::containment::{check_command_inside, check_stable_path};
+
+/// The failed `mcp-registration` check: every problem found, each naming its witness and its
+/// evidence (values redacted), and whether only the document was compared.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}", .problems.join("; "), if *.document_only { format!(" ({DOCUMENT_ONLY})") } else { String::new() })]
+pub(crate) struct RegistrationMismatch {
+    pub(crate) problems: Vec<String>,
+    pub(crate) document_only: bool,
+}
+
+pub(crate) fn check_registration(
+    target: &Target,
+    registrations: &Map<String, Value>,
+) -> Result<String, RegistrationMismatch> {
+    let name = &target.registered_name;
+    let declared = &target.declared;
+    let mut problems: Vec<String> = Vec::new();
+    let mut doc_problems: Vec<String> = Vec::new();
+    let mut commands: Vec<String> = Vec::new();
+    let document = match registrations.get(name) {
+        None => {
+            problems.push(format!(
+                "no entry named {name:?} is registered in the document"
+            ));
+            None
+        }
+        Some(raw) => match Entry::from_value(raw) {
+            Err(e) => {
+                problems.push(format!("entry {name:?} is malformed: {e}"));
+                None
+            }
+            Ok(doc) => {
+                // Compared in the recorded form: what install wrote records the same again,
+                // and a hand-written value is compared by its digest.
+                doc_problems = compare(as_map(&declared.flat()), as_map(&doc.flat()));
+                if let Transport::Stdio { command, .. } = &doc.transport {
+                    commands.push(command.clone());
+                }
+                Some(doc)
+            }
+        },
+    };
+    let Some(live) = &target.live else {
+        problems.extend(doc_problems);
+        return finish_registration(target, problems, &commands);
+    };
+    let path = live.path.display();
+    let mut live_problems = Vec::new();
+    match live.entries.get(name).map(Entry::from_value) {
+        None => problems.push(format!(
+            "the client's config {path} has no user-scope entry {name:?}"
+        )),
+        Some(Err(e)) => problems.push(format!("live entry in {path} is malformed: {e}")),
+        Some(Ok(entry)) => {
+            live_problems = compare(&declared.raw, &entry.raw);
+            if let Some(doc) = &document {
+                problems.extend(witnesses_disagree(doc, &entry, &live.path));
+            }
+            if let Transport::Stdio { command, .. } = &entry.transport {
+                if !commands.contains(command) {
+                    commands.push(command.clone());
+                }
+            }
+        }
+    }
+    // A problem both witnesses have is said once; one only one has, with its witness.
+    for p in &doc_problems {
+        if live_problems.contains(p) {
+            problems.push(p.clone());
+        } else {
+            problems.push(format!("in the document: {p}"));
+        }
+    }
+    for p in live_problems.iter().filter(|p| !doc_problems.contains(p)) {
+        problems.push(format!("in {path}: {p}"));
+    }
+    for shadow in &live.shadows {
+        problems.push(format!(
+            "{name} is shadowed by a same-name entry in the {shadow}, which the client prefers \
+             there"
+        ));
+    }
+    finish_registration(target, problems, &commands)
+}
+
+/// The two witnesses compared with each other, in the recorded form: the keys on which the
+/// document and the client's config `path` disagree, with both entries (redacted).
+fn witnesses_disagree(doc: &Entry, live: &Entry, path: &Path) -> Option<String> {
+    let (d, l) = (
+        normalized(as_map(&doc.flat())),
+        normalized(as_map(&live.flat())),
+    );
+    let mut keys: Vec<&str> = d
+        .keys()
+        .filter(|k| d.get(*k) != l.get(*k))
+        .map(String::as_str)
+        .collect();
+    keys.extend(l.keys().filter(|k| !d.contains_key(*k)).map(String::as_str));
+    (!keys.is_empty()).then(|| {
+        format!(
+            "the document and the client's config {} disagree on {} (the document has {}, the \
+             client {})",
+            path.display(),
+            keys.join(", "),
+            doc.describe(),
+            live.describe()
+        )
+    })
+}
+
+/// The layers' part of `mcp-registration`: each finding that changes what the agent runs (or,
+/// with `--strict`, that could not be compared) is a problem; the others are notes for the
+/// pass's detail, so that a source that was not compared is never silent.
+fn layer_problems(target: &Target) -> (Vec<String>, Vec<String>) {
+    let (mut problems, mut notes) = (Vec::new(), Vec::new());
+    for f in &target.layers {
+        let said = f.describe(&target.registered_name);
+        if f.fails(target.strict) {
+            problems.push(said);
+        } else {
+            notes.push(said);
+        }
+    }
+    (problems, notes)
+}
+
+/// The command checks, and the verdict with its evidence.
+fn finish_registration(
+    target: &Target,
+    mut problems: Vec<String>,
+    commands: &[String],
+) -> Result<String, RegistrationMismatch> {
+    let declared = &target.declared;
+    let mut evidence = Vec::new();
+    let (layer_problems, notes) = layer_problems(target);
+    problems.extend(layer_problems);
+    if matches!(declared.transport, Transport::Stdio { .. }) {
+        match containment_root_of(target) {
+            Err(e) => problems.push(e.to_string()),
+            Ok(root) => {
+                for command in commands {
+                    match check_command_inside(Path::new(command), &root) {
+                        Ok(e) => evidence.push(e),
+                        Err(e) => problems.push(e.to_string()),
+                    }
+                    let (layout, prefix) = (target.server.layout, &target.prefix);
+                    if let Err(e) = check_stable_path(layout, prefix, Path::new(command), &root) {
+                        problems.push(e.to_string());
+                    }
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(RegistrationMismatch {
+            problems,
+            document_only: target.live.is_none(),
+        });
+    }
+    let what = match &declared.transport {
+        Transport::Stdio { .. } => format!("{}; as declared", evidence.join("; ")),
+        Transport::Remote { kind, url } => format!("{kind} {}; as declared", shown_url(url)),
+    };
+    let mut detail = match &target.live {
+        Some(live) => format!("{what}, in the document and in {}", live.path.display()),
+        None => format!("{what}; {DOCUMENT_ONLY}"),
+    };
+    for note in notes {
+        detail.push_str("; ");
+        detail.push_str(&note);
+    }
+    Ok(detail)
+}
+
+fn as_map(v: &Value) -> &Map<String, Value> {
+    v.as_object().expect("an entry's flat form is an object")
+}
