@@ -16,10 +16,13 @@
 //!   release's manifest is signed by a builder it allows;
 //! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, the CLI
 //!   runner and the comment-preserving file edit of the clients without a CLI for it;
-//! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
-//!   the flat document, the session around them;
-//! - `promotion/`: a release layout's `current` and its atomic switch, the prefix lock, the
-//!   promote journal and history, pruning old releases.
+//! - `registration/`: the registration session (lock, recover, apply and observe a thread
+//!   per client, record, commit, ledger) that install, uninstall, promote and rollback run;
+//!   install and uninstall themselves, the gate, the plan, the transaction and its journal,
+//!   locks, the ledger, the flat document;
+//! - `promotion/`: the promote/rollback transition (preflight, switch, undo, recovery), a
+//!   release layout's `current` and its atomic switch, the prefix lock, the promote journal
+//!   and history, pruning old releases.
 //!
 //! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
@@ -41,7 +44,7 @@
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
 //! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
-//! `SessionError`), which `error.rs` converts. Check with
+//! `SessionError`, `InstallError`, `TransitionError`), which `error.rs` converts. Check with
 //! `grep -rhE 'crate::[a-z_]+' src/<folder> | grep -vE '^\s*//'` per folder, and that
 //! `grep -rn "crate::error" src/deployment src/identity src/registration src/clients
 //! src/content src/vendored_sdk src/entry src/trust src/promotion` prints nothing.

@@ -234,11 +234,9 @@ pub(crate) fn transition(
         rendered,
         trust,
     } = prepared;
-    let (want, action) = (t.want.clone(), t.action);
-    let server = &server;
     let run = Run {
         t,
-        action,
+        action: t.action,
         prefix,
         selected,
         rendered,
@@ -248,62 +246,16 @@ pub(crate) fn transition(
         trust,
         notify,
     };
+    let (action, server) = (t.action, &server);
 
-    // 2. Lock the prefix; undo an interrupted promote. A dry run only reads: no lock, and
-    // an interrupted promote is only reported (`from` is then what `current` names now).
-    let mut interrupted = None;
-    let (_prefix_lock, journal_path, mut history) = if t.dry_run {
-        let journal_path = run.prefix.peek_state_file("promote.journal.json")?;
-        if Journal::read(&journal_path)?.is_some() {
-            interrupted = Some(journal_path.clone());
-        }
-        let history = History::read(&run.prefix.peek_state_file("history.ndjson")?)?;
-        (None, journal_path, history)
-    } else {
-        let lock = run.prefix.lock(t.lock_timeout, notify)?;
-        transaction::checkpoint("prefix-locked");
-        let journal_path = run.prefix.journal_path()?;
-        let history = History::read(&run.prefix.history_path()?)?;
-        recover(&run, &journal_path, &history)?;
-        (Some(lock), journal_path, history)
-    };
-
+    // 2. Lock the prefix; undo an interrupted promote.
+    let locked = lock_prefix(&run)?;
     // 3. What is live, what is wanted.
     let from = run.prefix.live_release()?;
-    let to_sha = match want {
-        Some(sha) => sha,
-        None => {
-            let live = from
-                .as_deref()
-                .ok_or_else(|| PromotionError::NoRollbackTarget {
-                    why: format!("{} has no current release", run.prefix.given.display()),
-                })?;
-            let before = history
-                .before(live)
-                .map_err(|why| PromotionError::NoRollbackTarget { why })?;
-            Sha::parse(&before).map_err(|why| PromotionError::BadHistory {
-                path: history.path.clone(),
-                line: 0,
-                why: format!("it names {before:?} as the release before {live}: {why}"),
-            })?
-        }
-    };
+    let to_sha = wanted(&run, t.want.clone(), from.as_deref(), &locked.history)?;
     let to = to_sha.to_string();
 
     // 4. Preflight: install's gate, on the release about to be live.
-    let candidate = run.prefix.release(&to);
-    let expected: BTreeMap<String, Sha> = [(server.name.clone(), to_sha.clone())].into();
-    let gate = gate_reports(
-        &Gate {
-            clients: t.clients,
-            require_content: t.content,
-            candidate: Some(&candidate),
-            trust: &run.trust,
-        },
-        &run.selected,
-        &run.rendered,
-        &expected,
-    );
     let mut outcome = Outcome {
         dry_run: t.dry_run,
         ok: false,
@@ -316,50 +268,11 @@ pub(crate) fn transition(
         result: String::new(),
         servers: Vec::new(),
         registered: run.registered_path.display().to_string(),
-        history: history.path.display().to_string(),
+        history: locked.history.path.display().to_string(),
         handshake: None,
         still_running: None,
     };
-    // 4b. The handshake gate: the candidate's server must answer before anything switches.
-    // Only once the rest of the gate passed: a release whose content or signature failed is
-    // never executed.
-    let mut gate = gate;
-    if gate.iter().all(ServerReport::ok) {
-        if t.no_handshake {
-            outcome.handshake = Some("skipped (--no-handshake)".into());
-        } else {
-            notify(Notice::Progress(format!("handshaking with releases/{to}…")));
-            let timeout = std::time::Duration::from_secs(t.handshake_timeout);
-            for ((s, r), (report, trust)) in run
-                .selected
-                .iter()
-                .zip(&run.rendered)
-                .zip(gate.iter_mut().zip(&run.trust))
-            {
-                let target = Target {
-                    server: &s.server,
-                    client: &report.client,
-                    prefix: s.prefix.clone(),
-                    registered_name: s.registered_name.clone(),
-                    declared: r.entry.clone(),
-                    expected: Some(to_sha.clone()),
-                    require_content: t.content,
-                    handshake: None,
-                    live: None,
-                    layers: Vec::new(),
-                    strict: false,
-                    candidate: Some(candidate.clone()),
-                    trust,
-                };
-                let c = crate::identity::report::Check::from_result(
-                    "handshake",
-                    checks::candidate_handshake(&target, timeout),
-                );
-                outcome.handshake = Some(c.detail.clone());
-                report.checks.push(c);
-            }
-        }
-    }
+    let gate = preflight(&run, &to_sha, &mut outcome);
     if !gate.iter().all(ServerReport::ok) {
         outcome.result = format!(
             "nothing was switched or registered: releases/{to} failed the checks above, \
@@ -373,28 +286,17 @@ pub(crate) fn transition(
     }
 
     // 5. Journal, switch.
-    let switched = from.as_deref() != Some(to.as_str());
+    let sw = Switch {
+        switched: from.as_deref() != Some(to.as_str()),
+        from,
+        to,
+        journal_path: locked.journal_path.clone(),
+    };
     if t.dry_run {
         outcome.ok = true;
-        outcome.switched = switched;
+        outcome.switched = sw.switched;
         outcome.servers = gate;
-        outcome.result = match (&from, switched) {
-            (_, false) => format!("dry run: releases/{to} is already live; nothing would switch"),
-            (Some(f), true) => format!(
-                "dry run: releases/{to} passed the preflight; {action} would switch \
-                 releases/{f} -> releases/{to}, then register and verify"
-            ),
-            (None, true) => format!(
-                "dry run: releases/{to} passed the preflight; {action} would make it live (the \
-                 first), then register and verify"
-            ),
-        };
-        if let Some(j) = interrupted {
-            outcome.result.push_str(&format!(
-                "; first it would undo the interrupted promote journalled in {}",
-                j.display()
-            ));
-        }
+        outcome.result = dry_run_result(&run, &sw, locked.interrupted.as_deref());
         return Ok(Transitioned {
             outcome,
             exit: Exit::Success,
@@ -406,89 +308,23 @@ pub(crate) fn transition(
         id: format!("{}-{}", ledger::rfc3339(now), std::process::id()),
         pid: std::process::id(),
         action: action.to_string(),
-        from: from.clone(),
-        to: to.clone(),
+        from: sw.from.clone(),
+        to: sw.to.clone(),
         registered_document: run.registered_path.clone(),
         registered: Vec::new(),
     };
     // From here SIGINT and SIGTERM are failures like any other: the run stops its client
-    // call, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
+    // calls, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
     crate::process::catch_signals();
-    if switched {
-        journal.write(&journal_path)?;
-        transaction::checkpoint("promote-journal-written");
-        // `current` is switched only while it still names what the preflight read: a hand
-        // `ln -sfn` (which takes no lock) since then is someone else's change, never
-        // overwritten. (rename(2) has no compare-and-swap; this leaves a window of a few
-        // system calls, not the length of the preflight.)
-        let now_live = run.prefix.live_release();
-        if !matches!(&now_live, Ok(l) if *l == from) {
-            let _ = Journal::remove(&journal_path);
-            return Err(PromotionError::CurrentChanged {
-                path: run.prefix.current(),
-                action,
-                read: Prefix::describe_live(&Ok(from.clone())),
-                now: Prefix::describe_live(&now_live),
-            }
-            .into());
-        }
-        if let Err(e) = run.prefix.switch(Some(&to)) {
-            // rename(2) either happened or did not: `current` is what it was.
-            let _ = Journal::remove(&journal_path);
-            return Err(e.into());
-        }
-        transaction::checkpoint("after-switch");
+    if sw.switched {
+        switch(&run, &sw, &journal)?;
     }
 
     // 6. Register and verify; 7. commit.
-    let result = register_and_verify(&run, switched, &mut journal, &journal_path);
-    let undo_switch = |why: &str| -> String {
-        if !switched {
-            return format!("{why}; `current` was not switched: releases/{to} is still live");
-        }
-        // Compare-and-swap, as every restore: put back only while `current` still names
-        // what this run switched it to. Someone else's switch since is theirs to keep.
-        if !run.prefix.is_switched_to(&to) {
-            let _ = Journal::remove(&journal_path);
-            return format!(
-                "{why}; `current` was NOT put back: this run switched it to releases/{to}, but \
-                 it is {} now, a change made since by someone else, left as it is; check \
-                 which release should be live",
-                run.prefix.describe_link()
-            );
-        }
-        if let Some(f) = &from {
-            if let Err(e) = run.prefix.check_release_dir(f) {
-                return format!(
-                    "{why}; `current` could NOT be put back: the previous release is gone or \
-                     replaced ({e}), so `current` stays at releases/{to}; the journal {} keeps \
-                     what was live: restore releases/{f} and run promote or rollback, or \
-                     delete the journal to keep releases/{to}",
-                    journal_path.display()
-                );
-            }
-        }
-        match run.prefix.switch(from.as_deref()) {
-            Ok(()) => {
-                let _ = Journal::remove(&journal_path);
-                match &from {
-                    Some(f) => format!(
-                        "{why}; `current` is back at releases/{f}: the previous release is live \
-                         again"
-                    ),
-                    None => format!("{why}; `current` is removed again, as it was before"),
-                }
-            }
-            Err(e) => format!(
-                "{why}; `current` could NOT be put back ({e}); the journal {} keeps what was \
-                 live and the next promote or rollback puts it back",
-                journal_path.display()
-            ),
-        }
-    };
-    match result {
+    let (from, to) = (&sw.from, &sw.to);
+    match register_and_verify(&run, sw.switched, &mut journal, &sw.journal_path) {
         Err(failure) => {
-            let undone = undo_switch(&format!("{action} of releases/{to} failed"));
+            let undone = undo_switch(&run, &sw, &format!("{action} of releases/{to} failed"));
             Err(TransitionError::Undone {
                 failure: Box::new(failure),
                 undone,
@@ -500,14 +336,15 @@ pub(crate) fn transition(
             changed,
         }) => {
             outcome.servers = reports;
-            outcome.result = undo_switch(&format!(
+            let why = format!(
                 "{action} of releases/{to} failed the checks above after the switch; {}",
                 if changed {
                     "every registration change was undone"
                 } else {
                     "no registration had changed"
                 }
-            ));
+            );
+            outcome.result = undo_switch(&run, &sw, &why);
             Ok(Transitioned {
                 outcome,
                 exit: Exit::CheckFailed,
@@ -518,7 +355,8 @@ pub(crate) fn transition(
             verified: true,
             ..
         }) => {
-            if switched {
+            let mut history = locked.history;
+            if sw.switched {
                 history.append(Record {
                     id: journal.id.clone(),
                     time: ledger::rfc3339(now),
@@ -530,33 +368,263 @@ pub(crate) fn transition(
                     by: By::me(),
                 })?;
                 transaction::checkpoint("after-history");
-                Journal::remove(&journal_path)?;
+                Journal::remove(&sw.journal_path)?;
             }
             outcome.ok = true;
-            outcome.switched = switched;
+            outcome.switched = sw.switched;
             outcome.servers = reports;
-            if let (true, Some(f)) = (switched, &from) {
+            if let (true, Some(f)) = (sw.switched, from) {
                 outcome.still_running =
                     crate::promotion::running::StillRunning::after_switch(&run.prefix.given, f);
             }
-            outcome.result = if switched {
-                match &from {
-                    Some(f) => {
-                        format!("{action}d: releases/{f} -> releases/{to}, live and verified")
-                    }
-                    None => format!("{action}d: releases/{to} is live (the first), verified"),
+            outcome.result = match (sw.switched, from) {
+                (true, Some(f)) => {
+                    format!("{action}d: releases/{f} -> releases/{to}, live and verified")
                 }
-            } else {
-                format!(
+                (true, None) => format!("{action}d: releases/{to} is live (the first), verified"),
+                (false, _) => format!(
                     "releases/{to} is already live: nothing switched, no history written, \
                      registrations verified"
-                )
+                ),
             };
+            drop(locked.lock);
             Ok(Transitioned {
                 outcome,
                 exit: Exit::Success,
             })
         }
+    }
+}
+
+/// Step 2's result: the prefix lock (none for a dry run), the journal's path, the history,
+/// and (a dry run) the journal of an interrupted promote it only reports.
+struct Locked {
+    lock: Option<crate::registration::lock::Lock>,
+    journal_path: PathBuf,
+    history: History,
+    interrupted: Option<PathBuf>,
+}
+
+/// Step 2: lock the prefix and undo an interrupted promote. A dry run only reads: no lock,
+/// and an interrupted promote is only reported (`from` is then what `current` names now).
+fn lock_prefix(run: &Run) -> Result<Locked, TransitionError> {
+    if run.t.dry_run {
+        let journal_path = run.prefix.peek_state_file("promote.journal.json")?;
+        let interrupted = Journal::read(&journal_path)?
+            .is_some()
+            .then(|| journal_path.clone());
+        let history = History::read(&run.prefix.peek_state_file("history.ndjson")?)?;
+        return Ok(Locked {
+            lock: None,
+            journal_path,
+            history,
+            interrupted,
+        });
+    }
+    let lock = run.prefix.lock(run.t.lock_timeout, run.notify)?;
+    transaction::checkpoint("prefix-locked");
+    let journal_path = run.prefix.journal_path()?;
+    let history = History::read(&run.prefix.history_path()?)?;
+    recover(run, &journal_path, &history)?;
+    Ok(Locked {
+        lock: Some(lock),
+        journal_path,
+        history,
+        interrupted: None,
+    })
+}
+
+/// Step 3: the release wanted: `want`, or rollback's, the one before `from` in the history.
+fn wanted(
+    run: &Run,
+    want: Option<Sha>,
+    from: Option<&str>,
+    history: &History,
+) -> Result<Sha, TransitionError> {
+    if let Some(sha) = want {
+        return Ok(sha);
+    }
+    let live = from.ok_or_else(|| PromotionError::NoRollbackTarget {
+        why: format!("{} has no current release", run.prefix.given.display()),
+    })?;
+    let before = history
+        .before(live)
+        .map_err(|why| PromotionError::NoRollbackTarget { why })?;
+    Ok(
+        Sha::parse(&before).map_err(|why| PromotionError::BadHistory {
+            path: history.path.clone(),
+            line: 0,
+            why: format!("it names {before:?} as the release before {live}: {why}"),
+        })?,
+    )
+}
+
+/// Step 4: install's gate on the candidate release `to`, as if `current` already pointed at
+/// it; then, only when that passed (a release whose content or signature failed is never
+/// executed), the handshake gate: the candidate's server must answer before anything
+/// switches. Says the handshake's result in `outcome`.
+fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<ServerReport> {
+    let t = run.t;
+    let candidate = run.prefix.release(&to.to_string());
+    let expected: BTreeMap<String, Sha> = run
+        .selected
+        .iter()
+        .map(|s| (s.server.name.clone(), to.clone()))
+        .collect();
+    let mut gate = gate_reports(
+        &Gate {
+            clients: t.clients,
+            require_content: t.content,
+            candidate: Some(&candidate),
+            trust: &run.trust,
+        },
+        &run.selected,
+        &run.rendered,
+        &expected,
+    );
+    if !gate.iter().all(ServerReport::ok) {
+        return gate;
+    }
+    if t.no_handshake {
+        outcome.handshake = Some("skipped (--no-handshake)".into());
+        return gate;
+    }
+    (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
+    let timeout = std::time::Duration::from_secs(t.handshake_timeout);
+    for ((s, r), (report, trust)) in run
+        .selected
+        .iter()
+        .zip(&run.rendered)
+        .zip(gate.iter_mut().zip(&run.trust))
+    {
+        let target = Target {
+            server: &s.server,
+            client: &report.client,
+            prefix: s.prefix.clone(),
+            registered_name: s.registered_name.clone(),
+            declared: r.entry.clone(),
+            expected: Some(to.clone()),
+            require_content: t.content,
+            handshake: None,
+            live: None,
+            layers: Vec::new(),
+            strict: false,
+            candidate: Some(candidate.clone()),
+            trust,
+        };
+        let c = crate::identity::report::Check::from_result(
+            "handshake",
+            checks::candidate_handshake(&target, timeout),
+        );
+        outcome.handshake = Some(c.detail.clone());
+        report.checks.push(c);
+    }
+    gate
+}
+
+/// The switch a run makes (or, `switched` false, does not: the release is already live).
+struct Switch {
+    switched: bool,
+    from: Option<String>,
+    to: String,
+    journal_path: PathBuf,
+}
+
+/// What a dry run that passed the preflight would do.
+fn dry_run_result(run: &Run, sw: &Switch, interrupted: Option<&Path>) -> String {
+    let (action, to) = (run.action, &sw.to);
+    let mut result = match (&sw.from, sw.switched) {
+        (_, false) => format!("dry run: releases/{to} is already live; nothing would switch"),
+        (Some(f), true) => format!(
+            "dry run: releases/{to} passed the preflight; {action} would switch \
+             releases/{f} -> releases/{to}, then register and verify"
+        ),
+        (None, true) => format!(
+            "dry run: releases/{to} passed the preflight; {action} would make it live (the \
+             first), then register and verify"
+        ),
+    };
+    if let Some(j) = interrupted {
+        result.push_str(&format!(
+            "; first it would undo the interrupted promote journalled in {}",
+            j.display()
+        ));
+    }
+    result
+}
+
+/// Step 5: write the journal, then switch `current`.
+fn switch(run: &Run, sw: &Switch, journal: &Journal) -> Result<(), TransitionError> {
+    journal.write(&sw.journal_path)?;
+    transaction::checkpoint("promote-journal-written");
+    // `current` is switched only while it still names what the preflight read: a hand
+    // `ln -sfn` (which takes no lock) since then is someone else's change, never
+    // overwritten. (rename(2) has no compare-and-swap; this leaves a window of a few
+    // system calls, not the length of the preflight.)
+    let now_live = run.prefix.live_release();
+    if !matches!(&now_live, Ok(l) if *l == sw.from) {
+        let _ = Journal::remove(&sw.journal_path);
+        return Err(PromotionError::CurrentChanged {
+            path: run.prefix.current(),
+            action: run.action,
+            read: Prefix::describe_live(&Ok(sw.from.clone())),
+            now: Prefix::describe_live(&now_live),
+        }
+        .into());
+    }
+    if let Err(e) = run.prefix.switch(Some(&sw.to)) {
+        // rename(2) either happened or did not: `current` is what it was.
+        let _ = Journal::remove(&sw.journal_path);
+        return Err(e.into());
+    }
+    transaction::checkpoint("after-switch");
+    Ok(())
+}
+
+/// The undo of step 5 after a failure in 6 (`why`): `current` put back, and what it says.
+fn undo_switch(run: &Run, sw: &Switch, why: &str) -> String {
+    let (from, to, journal_path) = (&sw.from, &sw.to, &sw.journal_path);
+    if !sw.switched {
+        return format!("{why}; `current` was not switched: releases/{to} is still live");
+    }
+    // Compare-and-swap, as every restore: put back only while `current` still names
+    // what this run switched it to. Someone else's switch since is theirs to keep.
+    if !run.prefix.is_switched_to(to) {
+        let _ = Journal::remove(journal_path);
+        return format!(
+            "{why}; `current` was NOT put back: this run switched it to releases/{to}, but \
+             it is {} now, a change made since by someone else, left as it is; check \
+             which release should be live",
+            run.prefix.describe_link()
+        );
+    }
+    if let Some(f) = from {
+        if let Err(e) = run.prefix.check_release_dir(f) {
+            return format!(
+                "{why}; `current` could NOT be put back: the previous release is gone or \
+                 replaced ({e}), so `current` stays at releases/{to}; the journal {} keeps \
+                 what was live: restore releases/{f} and run promote or rollback, or \
+                 delete the journal to keep releases/{to}",
+                journal_path.display()
+            );
+        }
+    }
+    match run.prefix.switch(from.as_deref()) {
+        Ok(()) => {
+            let _ = Journal::remove(journal_path);
+            match from {
+                Some(f) => format!(
+                    "{why}; `current` is back at releases/{f}: the previous release is live \
+                     again"
+                ),
+                None => format!("{why}; `current` is removed again, as it was before"),
+            }
+        }
+        Err(e) => format!(
+            "{why}; `current` could NOT be put back ({e}); the journal {} keeps what was \
+             live and the next promote or rollback puts it back",
+            journal_path.display()
+        ),
     }
 }
 
