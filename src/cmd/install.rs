@@ -27,6 +27,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
         lock_timeout: args.lock.lock_timeout,
         ledger: ledger_path(args.ledger.as_deref()),
     };
+    install::check(&opts)?;
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
     let gated = install::gate(&opts)?;
     if !gated.ok && !args.dry_run {

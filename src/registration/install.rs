@@ -102,12 +102,17 @@ pub(crate) enum Installed {
     Done(Report),
 }
 
-/// Steps 1 and 1b: validate the deployment and pass the gate (no client is opened yet).
+/// Step 1, the flat document: validated now (a malformed one is refused before anything
+/// changes), read again under its lock.
+pub(crate) fn check(opts: &InstallOptions) -> Result<(), InstallError> {
+    Flat::read_or_empty(&opts.selection.registered)?;
+    Ok(())
+}
+
+/// Steps 1 (the deployment) and 1b: validate the deployment and pass the gate (no client is
+/// opened yet).
 pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
     let selected = &opts.selection.servers;
-    // Validated now (a malformed one is refused before anything changes), read again under
-    // its lock.
-    Flat::read_or_empty(&opts.selection.registered)?;
     let mut rendered = Vec::new();
     let mut trust = Vec::new();
     for s in selected {

@@ -269,7 +269,10 @@ fn client_steps<'a>(
         }
     };
     if !tx.is_empty() {
-        notify(Notice::Progress(format!("registering with {name}…")));
+        notify(Notice::Progress(match then {
+            Then::Observe => format!("registering with {name}…"),
+            Then::Forget => format!("removing from {name}…"),
+        }));
     }
     let result = tx.apply().map_err(SessionError::from).and_then(|()| {
         if then != Then::Observe {
