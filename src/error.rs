@@ -14,7 +14,9 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::SelectionError;
 use crate::fsio::IoError;
+use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
+use crate::registration::install::InstallError;
 use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
 use crate::registration::registered::RegisteredError;
@@ -66,13 +68,9 @@ impl Error {
     fn general_help(&self) -> String {
         match self {
             Error::Io(e) => io_help(e),
-            Error::Client(_) => "run the client's command shown above by hand to see what it \
-                                 says; mcp-deploy changed nothing it did not roll back"
-                .into(),
-            Error::Transaction(_) => "the lines above say the state of each name; fix the \
-                                      cause and run again"
-                .into(),
-            _ => "`mcp-deploy <command> --help` describes the inputs each command takes".into(),
+            Error::Client(_) => CLIENT_HELP.into(),
+            Error::Transaction(_) => TRANSACTION_HELP.into(),
+            _ => INPUT_HELP.into(),
         }
     }
 
@@ -109,6 +107,12 @@ impl Error {
         Error::Usage(UsageError::new(message, help))
     }
 }
+
+const CLIENT_HELP: &str = "run the client's command shown above by hand to see what it says; \
+                           mcp-deploy changed nothing it did not roll back";
+const TRANSACTION_HELP: &str =
+    "the lines above say the state of each name; fix the cause and run again";
+const INPUT_HELP: &str = "`mcp-deploy <command> --help` describes the inputs each command takes";
 
 fn io_help(e: &IoError) -> String {
     match e.source.kind() {
@@ -160,6 +164,62 @@ impl From<SessionError> for Error {
             SessionError::Io(e) => e.into(),
             SessionError::Lock(e) => e.into(),
             SessionError::Transaction(e) => e.into(),
+            SessionError::Client(e) => e.into(),
+            SessionError::Registered(e) => e.into(),
+            SessionError::Plan(e) => e.into(),
+        }
+    }
+}
+
+impl From<InstallError> for Error {
+    fn from(e: InstallError) -> Self {
+        match e {
+            InstallError::Io(e) => e.into(),
+            InstallError::Render(e) => e.into(),
+            InstallError::Registered(e) => e.into(),
+            InstallError::Trust(e) => e.into(),
+            InstallError::Client(e) => e.into(),
+            InstallError::Session(e) => (*e).into(),
+        }
+    }
+}
+
+impl From<TransitionError> for Error {
+    fn from(e: TransitionError) -> Self {
+        match e {
+            TransitionError::Io(e) => e.into(),
+            TransitionError::Declaration(e) => e.into(),
+            TransitionError::Selection(e) => e.into(),
+            TransitionError::Usage(e) => e.into(),
+            TransitionError::Registered(e) => e.into(),
+            TransitionError::Render(e) => e.into(),
+            TransitionError::Trust(e) => e.into(),
+            TransitionError::Client(e) => e.into(),
+            TransitionError::Promotion(e) => e.into(),
+            TransitionError::Session(e) => (*e).into(),
+            TransitionError::Transaction(e) => Error::Transaction(e),
+            TransitionError::Undone { failure, undone } => Error::Undone {
+                failure: Box::new((*failure).into()),
+                undone,
+            },
+        }
+    }
+}
+
+/// The help of a session step that failed and was rolled back: the same line as the
+/// [`Error`] it converts into.
+impl Failure for SessionError {
+    fn help(&self) -> Option<String> {
+        let or = |h: Option<String>, general: &str| Some(h.unwrap_or_else(|| general.into()));
+        match self {
+            SessionError::Io(e) => Some(e.help().unwrap_or_else(|| io_help(e))),
+            SessionError::Lock(e) => or(e.help(), INPUT_HELP),
+            SessionError::Transaction(e) => or(e.help(), TRANSACTION_HELP),
+            SessionError::Client(e) | SessionError::Plan(PlanError::Client(e)) => {
+                or(e.help(), CLIENT_HELP)
+            }
+            SessionError::Registered(e) => or(e.help(), INPUT_HELP),
+            SessionError::Plan(PlanError::Usage(e)) => or(e.help(), INPUT_HELP),
         }
     }
 }

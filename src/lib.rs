@@ -17,10 +17,13 @@
 //! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, one row each
 //!   in the client table (`clients::CLIENTS`), the generic CLI-driven client, the CLI runner
 //!   and the comment-preserving file edit of the clients without a CLI for it;
-//! - `registration/`: the install plan, the transaction and its journal, locks, the ledger,
-//!   the flat document, the session around them;
-//! - `promotion/`: a release layout's `current` and its atomic switch, the prefix lock, the
-//!   promote journal and history, pruning old releases.
+//! - `registration/`: the registration session (lock, recover, apply and observe a thread
+//!   per client, record, commit, ledger) that install, uninstall, promote and rollback run;
+//!   install and uninstall themselves, the gate, the plan, the transaction and its journal,
+//!   locks, the ledger, the flat document;
+//! - `promotion/`: the promote/rollback transition (preflight, switch, undo, recovery), a
+//!   release layout's `current` and its atomic switch, the prefix lock, the promote journal
+//!   and history, pruning old releases.
 //!
 //! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
@@ -42,8 +45,9 @@
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
 //! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
-//! `SessionError`), which `error.rs` converts. `import_direction.rs` holds this diagram as
-//! data, and its test fails on any import against it, naming the file and line.
+//! `SessionError`, `InstallError`, `TransitionError`), which `error.rs` converts.
+//! `import_direction.rs` holds this diagram as data, and its test fails on any import against
+//! it, naming the file and line.
 
 mod cli;
 mod clients;

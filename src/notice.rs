@@ -30,9 +30,13 @@ pub(crate) enum Notice {
     /// A promote of this prefix was interrupted after it wrote its journal: its switch may
     /// still be in place until a promote or rollback undoes it.
     InterruptedPromote { server: String, journal: PathBuf },
+    /// What a long step is doing now ("registering with codex…"): shown only on a terminal.
+    /// Steps of several clients run side by side, so each is one whole line.
+    Progress(String),
     /// `--prefix` is one server's own deployment, not a root of several.
     OwnPrefix { prefix: PathBuf, server: String },
 }
 
-/// Where the domain sends its notices; the command passes `&output::notice`.
-pub(crate) type Notify<'a> = &'a dyn Fn(Notice);
+/// Where the domain sends its notices; the command passes `&output::notice`. `Sync`: the
+/// per-client steps of a run call it from a thread per client.
+pub(crate) type Notify<'a> = &'a (dyn Fn(Notice) + Sync);

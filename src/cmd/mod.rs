@@ -1,7 +1,8 @@
-//! One file per subcommand. Each turns its arguments into validated work, calls the domain
-//! (deployment, registration, clients, identity, content, vendored_sdk) and hands the report
-//! to [`crate::output`]. No command imports another: what two share lives in the domain, or
-//! here when it only converts arguments.
+//! One file per subcommand. Each only turns its arguments into an options struct, calls the
+//! domain (where every algorithm is: `registration::install`, `registration::uninstall`,
+//! `promotion::transition`, ...) and hands the report to [`crate::output`]. No command
+//! imports another: what two share lives in the domain, or here when it only converts
+//! arguments (the selection, the clients of `--client`).
 
 pub(crate) mod completions;
 pub(crate) mod install;
@@ -80,105 +81,5 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
     )?)
 }
 
-/// The trust policies `server`'s release must satisfy, all of them: the command line's
-/// `--trusted-signers` (for every selected server) and the server's own `trusted_signers`.
-/// Both given means both must pass — the stricter reading. A policy that cannot be read or
-/// parsed is exit 2, before anything is checked or changed.
-pub(crate) fn trust_policies(
-    flag: Option<&std::path::Path>,
-    server: &crate::deployment::declaration::Server,
-) -> Result<Vec<crate::trust::allowed_signers::Policy>, Error> {
-    use crate::trust::allowed_signers::Policy;
-    let mut policies = Vec::new();
-    for path in [flag, server.trusted_signers.as_deref()]
-        .into_iter()
-        .flatten()
-    {
-        if !policies.iter().any(|p: &Policy| p.path == path) {
-            policies.push(Policy::load(path)?);
-        }
-    }
-    Ok(policies)
-}
-
-/// What the gate checks besides the deployment itself: for install and promote alike, so
-/// that a check added to the gate (a trust policy, say) reaches both.
-pub(crate) struct Gate<'a> {
-    /// The clients of `--client`, named in the report.
-    pub(crate) clients: &'a [crate::clients::ClientKind],
-    /// `--content`: a release must hold a manifest its files match.
-    pub(crate) require_content: bool,
-    /// promote's preflight: the release to check in place of what `current` resolves to.
-    pub(crate) candidate: Option<&'a std::path::Path>,
-    /// The trust policies of each selected server, `trust[i]` for `selected[i]` (see
-    /// [`trust_policies`]); the `signature` check runs where there is one.
-    pub(crate) trust: &'a [Vec<crate::trust::allowed_signers::Policy>],
-}
-
-/// The gate, install's step 1b and promote's preflight: [`checks::deployment_checks`] for
-/// every selected server, before anything is written or registered.
-///
-/// [`checks::deployment_checks`]: crate::identity::checks::deployment_checks
-pub(crate) fn gate_reports(
-    gate: &Gate,
-    selected: &[crate::deployment::selection::Selected],
-    rendered: &[crate::deployment::render::Rendered],
-    expected: &std::collections::BTreeMap<String, crate::deployment::layout::Sha>,
-) -> Vec<crate::identity::report::ServerReport> {
-    use crate::identity::checks::{self, Target};
-    let clients = gate
-        .clients
-        .iter()
-        .map(|k| k.name())
-        .collect::<Vec<_>>()
-        .join(",");
-    selected
-        .iter()
-        .zip(rendered)
-        .zip(gate.trust)
-        .map(|((s, r), trust)| {
-            let target = Target {
-                server: &s.server,
-                client: &clients,
-                prefix: s.prefix.clone(),
-                registered_name: s.registered_name.clone(),
-                declared: r.entry.clone(),
-                expected: expected.get(&s.server.name).cloned(),
-                require_content: gate.require_content,
-                handshake: None,
-                live: None,
-                // The gate checks the deployment, not a registration.
-                layers: Vec::new(),
-                strict: false,
-                candidate: gate.candidate.map(std::path::Path::to_path_buf),
-                trust,
-            };
-            crate::identity::report::ServerReport {
-                name: s.server.name.clone(),
-                client: clients.clone(),
-                registered_name: s.registered_name.clone(),
-                prefix: s.prefix.display().to_string(),
-                registration: None,
-                witnesses: None,
-                checks: checks::deployment_checks(&target),
-            }
-        })
-        .collect()
-}
-
-/// Say, before anything changes, which selected release layouts hold the journal of an
-/// interrupted promote (install goes on: it registers the stable path, whichever release
-/// `current` names; promote or rollback undoes the switch).
-pub(crate) fn warn_interrupted_promotes(selected: &[crate::deployment::selection::Selected]) {
-    for s in selected {
-        if s.server.layout != crate::deployment::declaration::Layout::Release {
-            continue;
-        }
-        if let Some(journal) = crate::promotion::prefix::interrupted(&s.prefix) {
-            crate::output::notice(crate::notice::Notice::InterruptedPromote {
-                server: s.server.name.clone(),
-                journal,
-            });
-        }
-    }
-}
+/// Moved to the domain ([`crate::registration::gate`]); re-exported for `verify-identity`.
+pub(crate) use crate::registration::gate::trust_policies;

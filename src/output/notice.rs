@@ -24,6 +24,7 @@ pub(crate) fn notice(n: Notice) {
             );
         }
         Notice::Shadowed(detail) => eprintln!("{detail}"),
+        Notice::Progress(line) => super::progress(&line),
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")
         }

@@ -1,8 +1,8 @@
 //! Promoting a release of a release layout: switching `<prefix>/current` atomically, the
 //! prefix's lock, the promote journal that lets the next run undo an interrupted switch, the
-//! promote history that rollback reads, and pruning old releases. The commands that use them
-//! (`cmd/promote.rs`, `cmd/prune.rs`) wrap the registration step (`registration/`) between
-//! the switch and the commit.
+//! promote history that rollback reads, and pruning old releases; and the transition itself
+//! ([`transition`]: preflight, switch, register, commit, undo, recovery), which wraps the
+//! registration session (`registration/`) between the switch and the commit.
 //!
 //! Everything mcp-deploy keeps in a prefix lives in `<prefix>/.mcp-deploy/` (mode 0700, files
 //! 0600, see [`crate::state`]): `prefix.lock`, `promote.journal.json`, `history.ndjson`.
@@ -16,6 +16,7 @@ pub(crate) mod history;
 pub(crate) mod prefix;
 pub(crate) mod prune;
 pub(crate) mod running;
+pub(crate) mod transition;
 
 use std::path::PathBuf;
 
@@ -26,6 +27,26 @@ use crate::identity::report::ServerReport;
 use crate::registration::lock::LockError;
 
 /// Why a promote, rollback or prune could not run (exit 2), with the evidence.
+/// Say, before anything changes, which selected release layouts hold the journal of an
+/// interrupted promote (install goes on: it registers the stable path, whichever release
+/// `current` names; promote or rollback undoes the switch).
+pub(crate) fn warn_interrupted(
+    selected: &[crate::deployment::selection::Selected],
+    notify: crate::notice::Notify,
+) {
+    for s in selected {
+        if s.server.layout != crate::deployment::declaration::Layout::Release {
+            continue;
+        }
+        if let Some(journal) = prefix::interrupted(&s.prefix) {
+            notify(crate::notice::Notice::InterruptedPromote {
+                server: s.server.name.clone(),
+                journal,
+            });
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PromotionError {
     #[error(transparent)]

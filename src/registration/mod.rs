@@ -3,6 +3,8 @@
 //! journal and the per-client lock in the state directory, the ledger of what was done, and
 //! the flat registration document written from what the client itself reports.
 
+pub(crate) mod gate;
+pub(crate) mod install;
 pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod plan;
@@ -11,3 +13,5 @@ pub(crate) mod session;
 #[cfg(test)]
 mod tests;
 pub(crate) mod transaction;
+pub(crate) mod uninstall;
+pub(crate) mod verify;

@@ -1,4 +1,4 @@
-//! Steps 3–4 of install (see [`crate::cmd::install`]): what a client holds now, what install
+//! Steps 3–4 of install (see [`crate::registration::install`]): what a client holds now, what install
 //! would do about each name (`unchanged`, `added`, `updated`), the entries it refuses to
 //! touch, and the record of each change for the ledger.
 

@@ -1,18 +1,42 @@
-//! What every run that changes registrations does first and last: open the clients of
-//! `--client`, take every lock (each once, in path order), finish off what an interrupted
-//! earlier run journalled, and after the commit append to the ledger.
+//! The registration session: what every run that changes registrations does, written once
+//! and used by install, uninstall, promote and rollback. [`Session`] owns, in order:
+//!
+//! 1. lock: every lock the run needs, each once and in path order (waiting up to
+//!    `--lock-timeout`): each client's, and the flat document's, which every run writing that
+//!    document takes whatever its clients;
+//! 2. recover: roll back what an interrupted earlier run journalled, saying so; the flat
+//!    document is read only now, under its lock, and its lines for the recovered names are
+//!    brought back in agreement with the client (the interrupted run may have written them
+//!    just before it was stopped);
+//! 3. plan: the caller's ([`crate::registration::plan`]), from what each client holds now;
+//! 4. apply: one transaction per client (journal first, then one mutating call at a time);
+//! 5. observe: ask each client what it now has (all names side by side);
+//! 6. record: the flat document, written from what the clients reported;
+//! 7. commit, or on a failure in 4–6 for ANY client, roll EVERY client back;
+//! 8. ledger: after the commit, a ledger that cannot be written is a warning;
+//! 9. verify ([`crate::registration::verify`]), against what was recorded.
+//!
+//! Steps 4 and 5 run side by side, a thread per client: each client has its own lock, journal
+//! and config file, so one client's calls never wait for another's. The rest is in the
+//! `--client` order: the transactions are kept in that order whichever finished first, the
+//! flat document is written from them in that order, and the rollback of a failure is the
+//! same as one after a sequential run (the last client first). A SIGINT or SIGTERM stops the
+//! call in progress in every thread ([`crate::process`]), which fails that client's step and
+//! so rolls every client back. A crash leaves each client's journal for the next run's step 2.
 
 use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
+use crate::entry::Entry;
 use crate::fsio::IoError;
 use crate::notice::{Notice, Notify};
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock, LockError};
-use crate::registration::registered::{self, Flat};
-use crate::registration::transaction::{self, Failure, TransactionError};
+use crate::registration::plan::{observe_all, PlanError};
+use crate::registration::registered::{self, Flat, RegisteredError};
+use crate::registration::transaction::{self, Change, Failure, Transaction, TransactionError};
 use serde_json::{Map, Value};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-/// Why the locks could not all be taken or an interrupted run not finished off.
+/// Why a session step failed: the locks, a recovery, a client, or the flat document.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SessionError {
     #[error(transparent)]
@@ -21,6 +45,248 @@ pub(crate) enum SessionError {
     Lock(#[from] LockError),
     #[error(transparent)]
     Transaction(#[from] TransactionError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Registered(#[from] RegisteredError),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+}
+
+/// What a run does after applying a client's changes.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Then {
+    /// install, promote: ask the client what it now has and record that.
+    Observe,
+    /// uninstall: forget the removed names in the flat document.
+    Forget,
+}
+
+/// When the flat document is written after the changes.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Write {
+    /// install: every run (unchanged bytes leave the file alone, see [`Flat::write`]).
+    Always,
+    /// promote, rollback: when a line changed, or there is no document yet.
+    WhenChangedOrMissing,
+    /// uninstall: only when a line was removed; a missing document stays missing.
+    WhenChanged,
+}
+
+/// One client's changes in a session.
+pub(crate) struct Work<'a> {
+    pub(crate) client: &'a dyn Client,
+    pub(crate) changes: Vec<Change>,
+}
+
+/// Steps 1–2 done, 4–8 to do: the locks held and the flat document read under them.
+pub(crate) struct Session<'a> {
+    document: PathBuf,
+    ledger: PathBuf,
+    notify: Notify<'a>,
+    locks: Vec<Lock>,
+    flat: Option<Flat>,
+}
+
+/// How a session opens.
+pub(crate) struct Opening<'p> {
+    /// The flat document.
+    pub(crate) document: &'p Path,
+    pub(crate) ledger: &'p Path,
+    pub(crate) lock_timeout: u64,
+    /// A dry run only reads: no lock, no recovery.
+    pub(crate) dry_run: bool,
+    /// Whether a missing flat document is read as an empty one (install, promote) or as none
+    /// (uninstall, which never creates it).
+    pub(crate) missing_is_empty: bool,
+}
+
+impl<'a> Session<'a> {
+    /// Steps 1–2: lock, recover, read the flat document and bring it in agreement with what
+    /// was recovered.
+    pub(crate) fn open(
+        clients: &'a [Box<dyn Client>],
+        how: &Opening,
+        notify: Notify<'a>,
+    ) -> Result<Session<'a>, SessionError> {
+        let (locks, recovered) = if how.dry_run {
+            (Vec::new(), Recovered::new())
+        } else {
+            lock_and_recover(clients, how.document, how.lock_timeout, how.ledger, notify)?
+        };
+        let mut flat = match Flat::read(how.document) {
+            Ok(f) => Some(f),
+            Err(RegisteredError::Missing { .. }) if how.missing_is_empty => {
+                Some(Flat::read_or_empty(how.document)?)
+            }
+            Err(RegisteredError::Missing { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(f) = flat.as_mut() {
+            if agree_recovered(f, &recovered) {
+                f.write(how.document)?;
+            }
+        }
+        Ok(Session {
+            document: how.document.to_path_buf(),
+            ledger: how.ledger.to_path_buf(),
+            notify,
+            locks,
+            flat,
+        })
+    }
+
+    /// The flat document as read under the lock and as the run recorded it (empty when the
+    /// run reads a missing one as none).
+    pub(crate) fn flat(&self) -> Flat {
+        self.flat.clone().unwrap_or_default()
+    }
+
+    /// The flat document to change (an empty one when the run read a missing one as none).
+    pub(crate) fn flat_mut(&mut self) -> &mut Flat {
+        self.flat.get_or_insert_with(Flat::default)
+    }
+
+    /// Steps 4–7: apply `work` (a client each, in the `--client` order), a thread per client,
+    /// then `then`, record, and commit; a failure anywhere rolls every client back.
+    /// `names` are the selected registered names: observed, or forgotten in the document.
+    pub(crate) fn apply(
+        &mut self,
+        work: &[Work<'a>],
+        then: Then,
+        names: &[&str],
+        write: Write,
+    ) -> Result<(), SessionError> {
+        let (notify, ledger) = (self.notify, self.ledger.as_path());
+        let ran: Vec<Ran<'a>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = work
+                .iter()
+                .map(|w| scope.spawn(move || client_steps(w, then, names, ledger, notify)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut txs = Vec::new();
+        let mut failure = None;
+        let mut observed = Vec::new();
+        for (w, r) in work.iter().zip(ran) {
+            txs.extend(r.tx);
+            match r.result {
+                Ok(entries) => observed.push((w, entries)),
+                // The first failure in the `--client` order is the one reported, as when the
+                // clients ran one after another; every client is rolled back either way.
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
+        }
+        let outcome = match failure {
+            Some(e) => Err(e),
+            None => self.record(&observed, then, names, write),
+        };
+        finish_all(txs, outcome)
+    }
+
+    /// Step 6, after every client's steps succeeded.
+    fn record(
+        &mut self,
+        observed: &[(&Work, Vec<(String, Entry)>)],
+        then: Then,
+        names: &[&str],
+        write: Write,
+    ) -> Result<(), SessionError> {
+        transaction::checkpoint("after-observe");
+        if let Some(flat) = self.flat.as_mut() {
+            let before = flat.clone();
+            for (w, entries) in observed {
+                match then {
+                    Then::Observe => {
+                        for (name, entry) in entries {
+                            flat.set(w.client.name(), name, entry.flat());
+                        }
+                    }
+                    // Every selected name, also a line the client no longer had.
+                    Then::Forget => {
+                        for name in names {
+                            flat.remove(w.client.name(), name);
+                        }
+                    }
+                }
+            }
+            let changed = !flat.same_as(&before);
+            let wanted = match write {
+                Write::Always => true,
+                Write::WhenChangedOrMissing => {
+                    changed || !std::fs::exists(&self.document).unwrap_or(false)
+                }
+                Write::WhenChanged => changed,
+            };
+            if wanted {
+                flat.write(&self.document)?;
+            }
+        }
+        transaction::checkpoint("after-record");
+        Ok(())
+    }
+
+    /// Step 8: append `records` to the ledger after the commit (a failure is a warning).
+    pub(crate) fn ledger(&self, records: &[Record]) {
+        ledger_after_commit(&self.ledger, records, self.notify);
+    }
+
+    /// Release the locks; the flat document as recorded.
+    pub(crate) fn close(self) -> Flat {
+        drop(self.locks);
+        self.flat.unwrap_or_default()
+    }
+}
+
+/// What one client's thread did: the transaction it began (to commit or roll back with the
+/// others), and what it observed or why it failed.
+struct Ran<'a> {
+    tx: Option<Transaction<'a>>,
+    result: Result<Vec<(String, Entry)>, SessionError>,
+}
+
+/// Steps 4–5 for one client, in its own thread.
+fn client_steps<'a>(
+    w: &Work<'a>,
+    then: Then,
+    names: &[&str],
+    ledger: &Path,
+    notify: Notify<'a>,
+) -> Ran<'a> {
+    let name = w.client.name();
+    let mut tx = match Transaction::begin(w.client, w.changes.clone(), ledger, notify) {
+        Ok(tx) => tx,
+        Err(e) => {
+            return Ran {
+                tx: None,
+                result: Err(e.into()),
+            }
+        }
+    };
+    if !tx.is_empty() {
+        notify(Notice::Progress(match then {
+            Then::Observe => format!("registering with {name}…"),
+            Then::Forget => format!("removing from {name}…"),
+        }));
+    }
+    let result = tx.apply().map_err(SessionError::from).and_then(|()| {
+        if then != Then::Observe {
+            return Ok(Vec::new());
+        }
+        notify(Notice::Progress(format!(
+            "asking {name} what it has registered…"
+        )));
+        Ok(observe_all(w.client, names)?)
+    });
+    Ran {
+        tx: Some(tx),
+        result,
+    }
 }
 
 /// What recoveries restored: `(client, name, its entry now)`.

@@ -258,3 +258,143 @@ fn a_failure_in_the_last_of_six_clients_rolls_back_the_other_five() {
     assert!(!w.root().join("nowhere").exists());
     assert!(!w.registered().exists());
 }
+
+/// A shell loop that waits (up to 15 s) until `file` exists, then runs `then`; else prints
+/// `why` and exits 4. A wait on the condition, not a sleep.
+fn wait_for(file: &std::path::Path, then: &str, why: &str) -> String {
+    format!(
+        "i=0; while [ ! -e '{f}' ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i+1)); done\n\
+         if [ -e '{f}' ]; then {then}; else echo '{why}' >&2; exit 4; fi\n",
+        f = file.display()
+    )
+}
+
+/// Issue 22: the clients of a run are changed side by side, and a failure in the last one,
+/// met while an earlier one is still registering, still rolls every client back. codex's
+/// add waits until gemini (the last) has failed, and gemini fails only once codex's add has
+/// begun: run one after another, codex would give up first (and gemini never fail).
+#[test]
+fn a_failure_in_the_last_client_while_the_others_still_register_rolls_them_all_back() {
+    let w = World::with_every_client();
+    w.sample();
+    let (adding, failed) = (
+        w.root().join("codex-adding"),
+        w.root().join("gemini-failed"),
+    );
+    let codex = real_client("codex");
+    write_exec(
+        &w.bin().join("codex"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add ]; then touch '{}'; {}fi\nexec '{}' \"$@\"\n",
+            adding.display(),
+            wait_for(
+                &failed,
+                "true",
+                "codex ran before gemini failed: not side by side"
+            ),
+            codex.display()
+        ),
+    );
+    write_exec(
+        &w.bin().join("gemini"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add ]; then {}fi\nexec '{}' \"$@\"\n",
+            wait_for(
+                &adding,
+                &format!(
+                    "echo 'injected failure: boom' >&2; touch '{}'; exit 3",
+                    failed.display()
+                ),
+                "gemini ran after codex: not side by side"
+            ),
+            real_client("gemini").display()
+        ),
+    );
+    let r = w.on_sample(
+        "install",
+        &["--client", "claude,codex,gemini", "--server", "codetools"],
+    );
+    r.code(2)
+        .stderr_has("injected failure: boom")
+        .stderr_has("every change was rolled back")
+        .stderr_has("claude:")
+        .stderr_has("codex:");
+    assert!(!r.stderr.contains("not side by side"), "{}", r.stderr);
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+    let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
+    assert!(!codex.contains("codetools-test"), "{codex}");
+    assert!(!w.registered().exists());
+    // Every journal is gone: each client's transaction ended rolled back, none left behind.
+    fn journals(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+        for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                journals(&path, found);
+            } else if path.to_string_lossy().ends_with(".journal.json") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    journals(w.root(), &mut found);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+/// Issue 22: side by side, the report, the ledger and the flat document keep the `--client`
+/// order, whichever client finished first. gemini, named first, finishes last: its add waits
+/// until claude's is done.
+#[test]
+fn the_report_and_the_ledger_keep_the_client_order_whichever_finishes_first() {
+    let w = World::with_every_client();
+    w.sample();
+    let added = w.root().join("claude-added");
+    let claude = real_claude();
+    write_exec(
+        &w.bin().join("claude"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add-json ]; then '{c}' \"$@\"; rc=$?; touch '{a}'; exit $rc; fi\n\
+             exec '{c}' \"$@\"\n",
+            c = claude.display(),
+            a = added.display()
+        ),
+    );
+    write_exec(
+        &w.bin().join("gemini"),
+        &format!(
+            "#!/bin/sh\nif [ \"$2\" = add ]; then {}fi\nexec '{}' \"$@\"\n",
+            wait_for(&added, "true", "gemini ran before claude: not side by side"),
+            real_client("gemini").display()
+        ),
+    );
+    let ledger = w.root().join("ledger.ndjson");
+    let r = w.on_sample(
+        "install",
+        &[
+            "--client",
+            "gemini,claude",
+            "--json",
+            "--ledger",
+            ledger.to_str().unwrap(),
+        ],
+    );
+    r.code(0);
+    let order = |v: Vec<serde_json::Value>| {
+        let mut clients: Vec<String> = v
+            .iter()
+            .map(|s| s["client"].as_str().unwrap().to_string())
+            .collect();
+        clients.dedup();
+        clients
+    };
+    assert_eq!(
+        order(r.json()["servers"].as_array().unwrap().clone()),
+        ["gemini", "claude"]
+    );
+    let records: Vec<serde_json::Value> = fs::read_to_string(&ledger)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 4, "{records:?}");
+    assert_eq!(order(records), ["gemini", "claude"]);
+}

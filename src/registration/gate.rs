@@ -1,0 +1,97 @@
+//! The gate: install's step 1b and promote's preflight. Every selected server's deployment
+//! is checked ([`checks::deployment_checks`]) before anything is written or registered, so a
+//! dangling `current`, a wrong commit, tampered content, an unsigned release or a command that
+//! cannot run never reaches a client. One gate for install and promote alike, so that a check
+//! added to it (a trust policy, say) reaches both.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::clients::ClientKind;
+use crate::deployment::declaration::Server;
+use crate::deployment::layout::Sha;
+use crate::deployment::render::Rendered;
+use crate::deployment::selection::Selected;
+use crate::identity::checks::{self, Target};
+use crate::identity::report::ServerReport;
+use crate::trust::allowed_signers::{Policy, PolicyError};
+
+/// The trust policies `server`'s release must satisfy, all of them: the command line's
+/// `--trusted-signers` (for every selected server) and the server's own `trusted_signers`.
+/// Both given means both must pass — the stricter reading. A policy that cannot be read or
+/// parsed is exit 2, before anything is checked or changed.
+pub(crate) fn trust_policies(
+    flag: Option<&Path>,
+    server: &Server,
+) -> Result<Vec<Policy>, PolicyError> {
+    let mut policies = Vec::new();
+    for path in [flag, server.trusted_signers.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        if !policies.iter().any(|p: &Policy| p.path == path) {
+            policies.push(Policy::load(path)?);
+        }
+    }
+    Ok(policies)
+}
+
+/// What the gate checks besides the deployment itself.
+pub(crate) struct Gate<'a> {
+    /// The clients of `--client`, named in the report.
+    pub(crate) clients: &'a [ClientKind],
+    /// `--content`: a release must hold a manifest its files match.
+    pub(crate) require_content: bool,
+    /// promote's preflight: the release to check in place of what `current` resolves to.
+    pub(crate) candidate: Option<&'a Path>,
+    /// The trust policies of each selected server, `trust[i]` for `selected[i]` (see
+    /// [`trust_policies`]); the `signature` check runs where there is one.
+    pub(crate) trust: &'a [Vec<Policy>],
+}
+
+/// The gate's report: a [`ServerReport`] of deployment checks per selected server.
+pub(crate) fn gate_reports(
+    gate: &Gate,
+    selected: &[Selected],
+    rendered: &[Rendered],
+    expected: &BTreeMap<String, Sha>,
+) -> Vec<ServerReport> {
+    let clients = gate
+        .clients
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(",");
+    selected
+        .iter()
+        .zip(rendered)
+        .zip(gate.trust)
+        .map(|((s, r), trust)| {
+            let target = Target {
+                server: &s.server,
+                client: &clients,
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: expected.get(&s.server.name).cloned(),
+                require_content: gate.require_content,
+                handshake: None,
+                live: None,
+                // The gate checks the deployment, not a registration.
+                layers: Vec::new(),
+                strict: false,
+                candidate: gate.candidate.map(Path::to_path_buf),
+                trust,
+            };
+            ServerReport {
+                name: s.server.name.clone(),
+                client: clients.clone(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                witnesses: None,
+                checks: checks::deployment_checks(&target),
+            }
+        })
+        .collect()
+}

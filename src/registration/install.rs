@@ -1,0 +1,263 @@
+//! `install`: make the clients' user-scope registrations follow the deployed releases, through
+//! each client's own CLI (or its file, for the clients without one), as one transaction.
+//!
+//! The install algorithm:
+//! 1. Validate everything first (the command does the arguments): the declaration, the
+//!    selected servers and their registered names, `--expect-commit NAME=SHA`, the flat
+//!    document (a malformed one is refused, never overwritten), and that each prefix holds a
+//!    deployed server. 1b. The gate ([`crate::registration::gate`]): the deployment is checked
+//!    before anything is written or registered.
+//! 2. The session ([`crate::registration::session`]) takes every lock the run needs and rolls
+//!    back what an interrupted earlier run journalled, saying so; the flat document is read
+//!    only now, under its lock.
+//! 3. Read each client's current user-scope entries, read-only, from its config file.
+//! 4. Plan each name: `unchanged` when the entry already equals the rendered one, `added` when
+//!    there is none, `updated` otherwise. Note same-name entries in other scopes that would
+//!    shadow it (a warning; a failed check with `--strict`).
+//! 5. Write each server's rendered document, `<prefix>/mcp/<name>.mcp.json`.
+//! 6. In one transaction per client (journal first), the clients side by side: apply the plan
+//!    one mutating call at a time — `remove` (only when present), then `add`.
+//! 7. Ask each client what it now has (`claude mcp get`, all names side by side): each must be
+//!    at user scope and agree with the config file, whose exact entry is what we record.
+//! 8. Write the flat registration document (other names in it are kept), then commit (remove
+//!    the journals). A failure in 6–8, for any client, rolls every name of every client back to
+//!    its previous entry and reports the state of each. SIGINT or SIGTERM is such a failure:
+//!    the client calls in progress are stopped and everything rolled back. After the commit, a
+//!    ledger that cannot be written is a warning: the registration is made.
+//! 9. Verify identity for each server against what was recorded, and report a registration
+//!    line and the checks per server, in the `--client` order.
+//!
+//! A second install with nothing changed makes no mutating client call and writes no journal.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::clients::{Client, ClientError, ClientKind, Op};
+use crate::deployment::layout::Sha;
+use crate::deployment::render::{self, RenderError, Rendered};
+use crate::deployment::selection::{Selected, Selection};
+use crate::fsio::IoError;
+use crate::identity::report::{Report, ServerReport};
+use crate::notice::Notify;
+use crate::registration::gate::{self, Gate};
+use crate::registration::ledger;
+use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
+use crate::registration::registered::{Flat, RegisteredError};
+use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
+use crate::registration::verify::{self, Verify};
+use crate::trust::allowed_signers::{Policy, PolicyError};
+
+/// An install, its arguments validated.
+pub(crate) struct InstallOptions<'a> {
+    pub(crate) selection: &'a Selection,
+    /// `--expect-commit`, by server name.
+    pub(crate) expected: BTreeMap<String, Sha>,
+    pub(crate) trusted_signers: Option<&'a Path>,
+    /// The clients of `--client`, in its order (named in the gate's report).
+    pub(crate) clients: &'a [ClientKind],
+    pub(crate) content: bool,
+    pub(crate) strict: bool,
+    pub(crate) dry_run: bool,
+    pub(crate) lock_timeout: u64,
+    pub(crate) ledger: PathBuf,
+}
+
+/// Why an install could not run (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InstallError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Render(#[from] RenderError),
+    #[error(transparent)]
+    Registered(#[from] RegisteredError),
+    #[error(transparent)]
+    Trust(#[from] PolicyError),
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(transparent)]
+    Session(#[from] Box<SessionError>),
+}
+
+impl From<SessionError> for InstallError {
+    fn from(e: SessionError) -> Self {
+        InstallError::Session(Box::new(e))
+    }
+}
+
+/// Step 1 done: the rendered entries, the trust policies and the gate's report.
+pub(crate) struct Gated {
+    pub(crate) rendered: Vec<Rendered>,
+    pub(crate) trust: Vec<Vec<Policy>>,
+    pub(crate) gate: Vec<ServerReport>,
+    /// Whether the deployment passed the gate.
+    pub(crate) ok: bool,
+}
+
+/// What an install ended with.
+pub(crate) enum Installed {
+    /// `--dry-run`: the plan.
+    DryRun(DryRun),
+    /// Registered (or a check failed after): the report per name and client.
+    Done(Report),
+}
+
+/// Step 1, the flat document: validated now (a malformed one is refused before anything
+/// changes), read again under its lock.
+pub(crate) fn check(opts: &InstallOptions) -> Result<(), InstallError> {
+    Flat::read_or_empty(&opts.selection.registered)?;
+    Ok(())
+}
+
+/// Steps 1 (the deployment) and 1b: validate the deployment and pass the gate (no client is
+/// opened yet).
+pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
+    let selected = &opts.selection.servers;
+    let mut rendered = Vec::new();
+    let mut trust = Vec::new();
+    for s in selected {
+        render::check_deployed(&s.server, &s.prefix)?;
+        rendered.push(render::render(&s.server, &s.prefix)?);
+        trust.push(gate::trust_policies(opts.trusted_signers, &s.server)?);
+    }
+    let gate = gate::gate_reports(
+        &Gate {
+            clients: opts.clients,
+            require_content: opts.content,
+            candidate: None,
+            trust: &trust,
+        },
+        selected,
+        &rendered,
+        &opts.expected,
+    );
+    let ok = gate.iter().all(ServerReport::ok);
+    if ok || opts.dry_run {
+        ledger::check_appendable(&opts.ledger)?;
+    }
+    Ok(Gated {
+        rendered,
+        trust,
+        gate,
+        ok,
+    })
+}
+
+/// Steps 2–9 into `clients` (opened in the `--client` order), after the gate passed (or for
+/// a dry run, whatever it found).
+pub(crate) fn install(
+    opts: &InstallOptions,
+    gated: Gated,
+    clients: &[Box<dyn Client>],
+    notify: Notify,
+) -> Result<Installed, InstallError> {
+    let selected = &opts.selection.servers;
+    let registered_path = &opts.selection.registered;
+    let rendered = &gated.rendered;
+    // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
+    let mut session = Session::open(
+        clients,
+        &Opening {
+            document: registered_path,
+            ledger: &opts.ledger,
+            lock_timeout: opts.lock_timeout,
+            dry_run: opts.dry_run,
+            missing_is_empty: true,
+        },
+        notify,
+    )?;
+    // 3. Read; 4. plan.
+    let plans: Vec<ClientPlan> = clients
+        .iter()
+        .map(|c| plan_client(c.as_ref(), selected, rendered))
+        .collect::<Result<_, _>>()
+        .map_err(SessionError::from)?;
+    if opts.dry_run {
+        return Ok(Installed::DryRun(dry_run(
+            selected,
+            rendered,
+            &plans,
+            &gated.gate,
+            registered_path,
+        )));
+    }
+    // 5. Write the rendered documents.
+    for (s, r) in selected.iter().zip(rendered) {
+        render::write_rendered(r, &s.prefix)?;
+    }
+    // 6–8. The transactions: all clients change, or none does.
+    let names: Vec<&str> = selected
+        .iter()
+        .map(|s| s.registered_name.as_str())
+        .collect();
+    let work: Vec<Work> = plans
+        .iter()
+        .map(|p| Work {
+            client: p.client,
+            changes: p.changes.clone(),
+        })
+        .collect();
+    session.apply(&work, Then::Observe, &names, Write::Always)?;
+    session.ledger(&verify::change_records(&plans, selected, rendered));
+    let flat = session.close();
+    // 9. Verify and report.
+    let reports = verify::verify_plans(
+        &plans,
+        &flat,
+        &Verify {
+            selected,
+            rendered,
+            trust: &gated.trust,
+            expected: &opts.expected,
+            require_content: opts.content,
+            strict: opts.strict,
+            shadows: true,
+        },
+        notify,
+    )?;
+    Ok(Installed::Done(Report::new(
+        reports,
+        Some(registered_path.display().to_string()),
+    )))
+}
+
+/// `install --dry-run`: the plan, each step with the gate checks of its server.
+fn dry_run(
+    selected: &[Selected],
+    rendered: &[Rendered],
+    plans: &[ClientPlan],
+    gate: &[ServerReport],
+    registered_path: &Path,
+) -> DryRun {
+    let mut steps = Vec::new();
+    for p in plans {
+        for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
+            let file = render::rendered_path(&s.prefix, &s.server.name);
+            let name = &s.registered_name;
+            let mut calls = Vec::new();
+            if *action == Action::Update {
+                calls.push(p.client.show(Op::Remove, name));
+            }
+            if *action != Action::Unchanged {
+                calls.push(p.client.show(Op::Add, name));
+            }
+            calls.push(p.client.show(Op::Observe, name));
+            steps.push(PlannedStep {
+                name: s.server.name.clone(),
+                client: p.client.name(),
+                registered_name: name.clone(),
+                registration: action.word(),
+                entry: Some(r.entry.describe()),
+                writes: Some(vec![file.display().to_string()]),
+                client_calls: calls,
+                gate: Some(g.checks.clone()),
+            });
+        }
+    }
+    DryRun {
+        dry_run: true,
+        ok: gate.iter().all(ServerReport::ok),
+        servers: steps,
+        registered: registered_path.display().to_string(),
+    }
+}

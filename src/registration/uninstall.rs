@@ -1,0 +1,182 @@
+//! `uninstall`: remove the names `install` with the same options registers, from every client
+//! of `--client`, and their flat document entries, as one transaction (the session's steps,
+//! [`crate::registration::session`], with removals for a plan). A name that is not registered
+//! is not an error.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::clients::{Client, Op};
+use crate::deployment::selection::{Selected, Selection};
+use crate::identity::report::{Report, ServerReport};
+use crate::notice::Notify;
+use crate::registration::plan::{
+    change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
+};
+use crate::registration::registered::{Flat, RegisteredError};
+use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
+use crate::registration::transaction::Change;
+
+/// An uninstall, its arguments validated.
+pub(crate) struct UninstallOptions<'a> {
+    pub(crate) selection: &'a Selection,
+    pub(crate) dry_run: bool,
+    pub(crate) lock_timeout: u64,
+    pub(crate) ledger: PathBuf,
+}
+
+/// What an uninstall ended with.
+pub(crate) enum Uninstalled {
+    DryRun(DryRun),
+    Done(Report),
+}
+
+/// Uninstall's plan for one client: it, its current user-scope entries, and the removals.
+struct RemovalPlan<'a> {
+    client: &'a dyn Client,
+    current: Map<String, Value>,
+    changes: Vec<Change>,
+}
+
+/// Before any client is opened: the ledger can be appended to, and the flat document (when
+/// there is one) can be read.
+pub(crate) fn check(opts: &UninstallOptions) -> Result<(), SessionError> {
+    crate::registration::ledger::check_appendable(&opts.ledger)?;
+    match Flat::read(&opts.selection.registered) {
+        Ok(_) | Err(RegisteredError::Missing { .. }) => Ok(()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Everything after [`check`], into `clients` (opened in the `--client` order).
+pub(crate) fn uninstall(
+    opts: &UninstallOptions,
+    clients: &[Box<dyn Client>],
+    notify: Notify,
+) -> Result<Uninstalled, SessionError> {
+    let selected = &opts.selection.servers;
+    let registered_path = &opts.selection.registered;
+    let mut session = Session::open(
+        clients,
+        &Opening {
+            document: registered_path,
+            ledger: &opts.ledger,
+            lock_timeout: opts.lock_timeout,
+            dry_run: opts.dry_run,
+            missing_is_empty: false,
+        },
+        notify,
+    )?;
+    let plans = clients
+        .iter()
+        .map(|c| plan_removal(c.as_ref(), selected))
+        .collect::<Result<Vec<_>, _>>()?;
+    if opts.dry_run {
+        return Ok(Uninstalled::DryRun(dry_run(
+            selected,
+            &plans,
+            registered_path,
+        )));
+    }
+    let names: Vec<&str> = selected
+        .iter()
+        .map(|s| s.registered_name.as_str())
+        .collect();
+    let work: Vec<Work> = plans
+        .iter()
+        .map(|p| Work {
+            client: p.client,
+            changes: p.changes.clone(),
+        })
+        .collect();
+    session.apply(&work, Then::Forget, &names, Write::WhenChanged)?;
+    let mut records = Vec::new();
+    let mut reports = Vec::new();
+    for p in &plans {
+        for s in selected {
+            let removed = p.changes.iter().any(|c| c.name == s.registered_name);
+            if removed {
+                let old = p
+                    .current
+                    .get(&s.registered_name)
+                    .map(crate::registration::ledger::secret_free);
+                records.push(change_record(p.client, s, "removed", old, None));
+            }
+            reports.push(ServerReport {
+                name: s.server.name.clone(),
+                client: p.client.name().to_string(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: Some(if removed { "removed" } else { "absent" }.into()),
+                witnesses: None,
+                checks: Vec::new(),
+            });
+        }
+    }
+    session.ledger(&records);
+    session.close();
+    Ok(Uninstalled::Done(Report::new(
+        reports,
+        Some(registered_path.display().to_string()),
+    )))
+}
+
+fn plan_removal<'a>(
+    client: &'a dyn Client,
+    selected: &[Selected],
+) -> Result<RemovalPlan<'a>, SessionError> {
+    let current = client.user_entries()?;
+    refuse_opaque(client, &current, selected)
+        .map_err(crate::registration::plan::PlanError::from)?;
+    refuse_literal_secrets(client, &current, selected)
+        .map_err(crate::registration::plan::PlanError::from)?;
+    let changes = selected
+        .iter()
+        .filter_map(|s| {
+            let previous = current.get(&s.registered_name)?.as_object()?.clone();
+            Some(Change {
+                name: s.registered_name.clone(),
+                previous: Some(previous),
+                target: None,
+            })
+        })
+        .collect();
+    Ok(RemovalPlan {
+        client,
+        current,
+        changes,
+    })
+}
+
+/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
+fn dry_run(selected: &[Selected], plans: &[RemovalPlan], registered_path: &Path) -> DryRun {
+    let mut steps = Vec::new();
+    for p in plans {
+        for s in selected {
+            let name = &s.registered_name;
+            let present = p.changes.iter().any(|c| &c.name == name);
+            let calls: Vec<String> = if present {
+                vec![p.client.show(Op::Remove, name)]
+            } else {
+                Vec::new()
+            };
+            steps.push(PlannedStep {
+                name: s.server.name.clone(),
+                client: p.client.name(),
+                registered_name: name.clone(),
+                registration: if present { "removed" } else { "absent" },
+                entry: None,
+                writes: None,
+                client_calls: calls,
+                gate: None,
+            });
+        }
+    }
+    DryRun {
+        dry_run: true,
+        ok: true,
+        servers: steps,
+        registered: registered_path.display().to_string(),
+    }
+}

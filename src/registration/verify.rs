@@ -1,0 +1,122 @@
+//! The session's last steps for install, promote and rollback: the ledger records of what
+//! changed, and the identity verification of each client's registration against what was
+//! recorded and the client's config as it is now.
+
+use std::collections::BTreeMap;
+
+use crate::clients::ClientError;
+use crate::deployment::layout::Sha;
+use crate::deployment::render::Rendered;
+use crate::deployment::selection::Selected;
+use crate::entry::Entry;
+use crate::identity::checks::{self, Target};
+use crate::identity::report::ServerReport;
+use crate::notice::Notify;
+use crate::registration::ledger::{self, Record};
+use crate::registration::plan::{change_record, shadow_check, Action, ClientPlan};
+use crate::registration::registered::Flat;
+use crate::trust::allowed_signers::Policy;
+
+/// What the verification checks, besides the plans and the flat document.
+pub(crate) struct Verify<'a> {
+    pub(crate) selected: &'a [Selected],
+    pub(crate) rendered: &'a [Rendered],
+    /// The trust policies of each selected server.
+    pub(crate) trust: &'a [Vec<Policy>],
+    /// The commit each server's release must be, by server name.
+    pub(crate) expected: &'a BTreeMap<String, Sha>,
+    pub(crate) require_content: bool,
+    /// `--strict`: a shadowing entry fails the check.
+    pub(crate) strict: bool,
+    /// install: add the shadowing check (a warning without `--strict`) of each name.
+    pub(crate) shadows: bool,
+}
+
+/// The ledger records of the plans' changes, a client at a time in the `--client` order.
+pub(crate) fn change_records(
+    plans: &[ClientPlan],
+    selected: &[Selected],
+    rendered: &[Rendered],
+) -> Vec<Record> {
+    let mut records = Vec::new();
+    for p in plans {
+        for ((s, r), action) in selected.iter().zip(rendered).zip(&p.actions) {
+            if *action != Action::Unchanged {
+                let old = p.current.get(&s.registered_name).map(ledger::secret_free);
+                records.push(change_record(
+                    p.client,
+                    s,
+                    action.word(),
+                    old,
+                    Some(r.entry.flat()),
+                ));
+            }
+        }
+    }
+    records
+}
+
+/// Install's step 9: each server of each client verified against what was recorded and the
+/// client's config as it is now; a report per name, in the `--client` order.
+pub(crate) fn verify_plans(
+    plans: &[ClientPlan],
+    flat: &Flat,
+    v: &Verify,
+    notify: Notify,
+) -> Result<Vec<ServerReport>, ClientError> {
+    let mut reports = Vec::new();
+    for p in plans {
+        let registrations = flat.servers(p.client.name());
+        // The live witness: the client's config as it is now (shadows are install's own
+        // warning below, a failure only with --strict).
+        let live = checks::Live {
+            path: p.client.config_path().to_path_buf(),
+            entries: p.client.user_entries()?,
+            shadows: Vec::new(),
+        };
+        for ((((s, r), action), shadowed), trust) in v
+            .selected
+            .iter()
+            .zip(v.rendered)
+            .zip(&p.actions)
+            .zip(&p.shadows)
+            .zip(v.trust)
+        {
+            let target = Target {
+                server: &s.server,
+                client: p.client.name(),
+                prefix: s.prefix.clone(),
+                registered_name: s.registered_name.clone(),
+                declared: r.entry.clone(),
+                expected: v.expected.get(&s.server.name).cloned(),
+                require_content: v.require_content,
+                handshake: None,
+                live: Some(live.clone()),
+                layers: layers_of(p.client.name(), &s.registered_name, &r.entry),
+                strict: v.strict,
+                trust,
+                candidate: None,
+            };
+            let mut report = checks::verify(&target, &registrations);
+            report.registration = Some(action.word().to_string());
+            if v.shadows && !shadowed.is_empty() {
+                report
+                    .checks
+                    .push(shadow_check(&s.registered_name, shadowed, v.strict, notify));
+            }
+            reports.push(report);
+        }
+    }
+    Ok(reports)
+}
+
+/// The layers the client `client` applies to `name` ([`crate::clients::layers`]).
+pub(crate) fn layers_of(
+    client: &str,
+    name: &str,
+    declared: &Entry,
+) -> Vec<crate::clients::layers::Finding> {
+    crate::clients::ClientKind::named(client)
+        .map(|kind| crate::clients::effective_layers(kind, name, declared))
+        .unwrap_or_default()
+}
