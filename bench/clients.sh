@@ -4,6 +4,7 @@
 # file), on the sample deployment, in a scratch HOME (every client's config under it).
 #
 #   bench/clients.sh [CLIENTS] [RUNS]
+#   bench/clients.sh --side-by-side [CLIENTS] [RUNS]
 #       CLIENTS  comma-separated --client list
 #                (default claude,codex,gemini,opencode,grok,cursor)
 #       RUNS     runs per scenario (default 3), after one warm-up run
@@ -14,8 +15,20 @@
 # and, for comparison, the plain bash installer (bench/plain-installer.sh), which knows claude
 # only, so it is timed on claude alone when CLIENTS has claude. Both get MCP_TIMEOUT=5000.
 # Uses hyperfine when present, else a `date +%s%N` loop.
+#
+# --side-by-side: the first install into all of CLIENTS in one run against the first install
+# into each client alone (issue 22's target: all of them at most 1.3x the slowest alone). Each
+# round times every scenario once, in an order rotated from round to round, each on a fresh
+# HOME, so that the load of a shared machine falls on all of them alike; the load average is
+# printed beside each round. Prints each scenario's mean, stddev and min, and the ratio
+# all / slowest single client, from the means and from the minima.
 set -euo pipefail
 
+mode=default
+if [ "${1:-}" = --side-by-side ]; then
+    mode=side-by-side
+    shift
+fi
 clients="${1:-claude,codex,gemini,opencode,grok,cursor}"
 runs="${2:-3}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -92,6 +105,86 @@ if ! bash -c "$ours_cmd" >"$scratch/check.out" 2>&1; then
     cat "$scratch/check.out" >&2
     echo "$0: install into $clients failed; nothing timed" >&2
     exit 1
+fi
+
+# install_cmd CLIENTS: our first-install command line for that --client list.
+install_cmd() {
+    echo "$(q "$ours") install --prefix $(q "$root") --name-suffix -bench --mcp-timeout 5000 --client $(q "$1")"
+}
+
+# The side-by-side mode: scenario 0 is every client of CLIENTS in one run, 1.. each alone.
+if [ "$mode" = side-by-side ]; then
+    scenarios=("$clients" "${list[@]}")
+    n=${#scenarios[@]}
+    for c in "${list[@]}"; do # each alone must work too before it is timed
+        bash -c "$reset_cmd"
+        if ! bash -c "$(install_cmd "$c")" >"$scratch/check.out" 2>&1; then
+            cat "$scratch/check.out" >&2
+            echo "$0: install into $c alone failed; nothing timed" >&2
+            exit 1
+        fi
+    done
+    printf '%-6s' round >&2
+    for ((k = 0; k < n; k++)); do printf ' %9s' "$([ "$k" = 0 ] && echo all || echo "${scenarios[$k]}")" >&2; done
+    printf '   %s\n' "load average (1/5/15 min)" >&2
+    for ((r = 0; r <= runs; r++)); do # round 0 is the warm-up, not counted
+        for ((j = 0; j < n; j++)); do
+            k=$(((r + j) % n))
+            bash -c "$reset_cmd"
+            t0="$(date +%s%N)"
+            bash -c "$(install_cmd "${scenarios[$k]}")" >/dev/null 2>&1 || {
+                echo "$0: failed: install into ${scenarios[$k]}" >&2
+                exit 1
+            }
+            t1="$(date +%s%N)"
+            echo "$((t1 - t0))" >"$scratch/side.$k.last"
+            [ "$r" -gt 0 ] && echo "$((t1 - t0))" >>"$scratch/side.$k.times"
+        done
+        printf '%-6s' "$([ "$r" = 0 ] && echo warm || echo "$r")" >&2
+        for ((k = 0; k < n; k++)); do
+            printf ' %9.3f' "$(awk '{ print $1 / 1e9 }' "$scratch/side.$k.last")" >&2
+        done
+        printf '   %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    done
+    # stats K: "mean stddev min" (seconds) of scenario K.
+    stats() {
+        awk '{ s += $1; ss += $1 * $1; n++; if (n == 1 || $1 < min) min = $1 }
+            END { m = s / n; v = ss / n - m * m; if (v < 0) v = 0
+                  printf "%.3f %.3f %.3f\n", m / 1e9, sqrt(v) / 1e9, min / 1e9 }' "$scratch/side.$1.times"
+    }
+    slow_mean=0 slow_min=0 slow_by_mean="" slow_by_min="" sum_mean=0
+    echo
+    echo "load average (1/5/15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "all = --client $clients in one run"
+    printf '%-44s %8s %8s %8s\n' "first install ($runs runs, 2 servers)" "mean s" "stddev" "min s"
+    for ((k = 0; k < n; k++)); do
+        read -r mean sd min <<<"$(stats "$k")"
+        if [ "$k" = 0 ]; then
+            all_mean=$mean all_min=$min
+            label="all in one run"
+        else
+            label="${scenarios[$k]} alone"
+            sum_mean=$(awk -v a="$sum_mean" -v b="$mean" 'BEGIN { printf "%.3f", a + b }')
+            if awk -v a="$mean" -v b="$slow_mean" 'BEGIN { exit !(a > b) }'; then
+                slow_mean=$mean slow_by_mean=${scenarios[$k]}
+            fi
+            if awk -v a="$min" -v b="$slow_min" 'BEGIN { exit !(a > b) }'; then
+                slow_min=$min slow_by_min=${scenarios[$k]}
+            fi
+        fi
+        printf '%-44s %8.3f %8.3f %8.3f\n' "$label" "$mean" "$sd" "$min"
+    done
+    r_mean=$(awk -v a="$all_mean" -v b="$slow_mean" 'BEGIN { printf "%.2f", a / b }')
+    r_min=$(awk -v a="$all_min" -v b="$slow_min" 'BEGIN { printf "%.2f", a / b }')
+    r_sum=$(awk -v a="$all_mean" -v b="$sum_mean" 'BEGIN { printf "%.2f", a / b }')
+    printf '%-44s %8.3f\n' "sum of the means alone" "$sum_mean"
+    verdict() { awk -v r="$1" 'BEGIN { print (r <= 1.3) ? "met" : "MISSED" }'; }
+    echo
+    printf '%-44s %8s %9s %-6s\n' "ratio (target <= 1.3)" measured slowest result
+    printf '%-44s %8s %9s %-6s\n' "all / slowest alone, of the means" "$r_mean" "$slow_by_mean" "$(verdict "$r_mean")"
+    printf '%-44s %8s %9s %-6s\n' "all / slowest alone, of the minima" "$r_min" "$slow_by_min" "$(verdict "$r_min")"
+    printf '%-44s %8s %9s %-6s\n' "all / sum alone, of the means (1 = serial)" "$r_sum" - -
+    exit 0
 fi
 
 measure ours_first "$reset_cmd" "$ours_cmd"
