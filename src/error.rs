@@ -16,10 +16,10 @@ use crate::deployment::selection::SelectionError;
 use crate::fsio::IoError;
 use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
+use crate::registration::flat_document::FlatDocumentError;
 use crate::registration::install::InstallError;
 use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
-use crate::registration::registered::RegisteredError;
 use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
 use crate::trust::allowed_signers::PolicyError;
@@ -37,7 +37,7 @@ pub(crate) enum Error {
     #[error(transparent)]
     Client(#[from] ClientError),
     #[error(transparent)]
-    Registered(#[from] RegisteredError),
+    FlatDocument(#[from] FlatDocumentError),
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]
@@ -93,7 +93,7 @@ impl Error {
             Error::Client(e) => e.help(),
             Error::Lock(e) => e.help(),
             Error::Transaction(e) => e.help(),
-            Error::Registered(e) => e.help(),
+            Error::FlatDocument(e) => e.help(),
             Error::Manifest(e) => e.help(),
             Error::Vendor(e) => e.help(),
             Error::Usage(e) => e.help(),
@@ -165,7 +165,7 @@ impl From<SessionError> for Error {
             SessionError::Lock(e) => e.into(),
             SessionError::Transaction(e) => e.into(),
             SessionError::Client(e) => e.into(),
-            SessionError::Registered(e) => e.into(),
+            SessionError::FlatDocument(e) => e.into(),
             SessionError::Plan(e) => e.into(),
         }
     }
@@ -176,7 +176,7 @@ impl From<InstallError> for Error {
         match e {
             InstallError::Io(e) => e.into(),
             InstallError::Render(e) => e.into(),
-            InstallError::Registered(e) => e.into(),
+            InstallError::FlatDocument(e) => e.into(),
             InstallError::Trust(e) => e.into(),
             InstallError::Client(e) => e.into(),
             InstallError::Session(e) => (*e).into(),
@@ -191,7 +191,7 @@ impl From<TransitionError> for Error {
             TransitionError::Declaration(e) => e.into(),
             TransitionError::Selection(e) => e.into(),
             TransitionError::Usage(e) => e.into(),
-            TransitionError::Registered(e) => e.into(),
+            TransitionError::FlatDocument(e) => e.into(),
             TransitionError::Render(e) => e.into(),
             TransitionError::Trust(e) => e.into(),
             TransitionError::Client(e) => e.into(),
@@ -218,7 +218,7 @@ impl Failure for SessionError {
             SessionError::Client(e) | SessionError::Plan(PlanError::Client(e)) => {
                 or(e.help(), CLIENT_HELP)
             }
-            SessionError::Registered(e) => or(e.help(), INPUT_HELP),
+            SessionError::FlatDocument(e) => or(e.help(), INPUT_HELP),
             SessionError::Plan(PlanError::Usage(e)) => or(e.help(), INPUT_HELP),
         }
     }

@@ -107,8 +107,8 @@ pub struct SelectionArgs {
     )]
     pub name_suffix: String,
     /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[arg(long = "registered", value_name = "FILE")]
+    pub flat_document: Option<PathBuf>,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
 }
@@ -522,8 +522,8 @@ pub struct TransitionArgs {
     )]
     pub name_suffix: String,
     /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[arg(long = "registered", value_name = "FILE")]
+    pub flat_document: Option<PathBuf>,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
     /// Require the release to hold a MANIFEST.sha256 that its files match.
@@ -615,8 +615,8 @@ pub struct PruneArgs {
     pub dry_run: bool,
     /// The flat registration document whose entries protect releases [default:
     /// ~/.claude/mcp-registered.json].
-    #[arg(long, value_name = "FILE")]
-    pub registered: Option<PathBuf>,
+    #[arg(long = "registered", value_name = "FILE")]
+    pub flat_document: Option<PathBuf>,
     /// Seconds to wait for another run's lock on the prefix.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,

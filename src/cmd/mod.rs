@@ -74,9 +74,9 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         args.prefix.as_deref(),
         &args.servers,
         &args.name_suffix,
-        args.registered
+        args.flat_document
             .clone()
-            .unwrap_or_else(crate::registration::registered::default_path),
+            .unwrap_or_else(crate::registration::flat_document::default_path),
         &crate::output::notice,
     )?)
 }

@@ -36,10 +36,10 @@ fn transition(
         config: t.declaration.config.as_deref(),
         server: t.server.as_deref(),
         name_suffix: &t.name_suffix,
-        registered: t
-            .registered
+        flat_document: t
+            .flat_document
             .clone()
-            .unwrap_or_else(crate::registration::registered::default_path),
+            .unwrap_or_else(crate::registration::flat_document::default_path),
         ledger: ledger_path(t.ledger.as_deref()),
         trusted_signers: t.trusted_signers.as_deref(),
         clients: &t.client.clients,

@@ -18,10 +18,10 @@ use crate::promotion::PromotionError;
 
 pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
     let given = selection::absolute_prefix(&args.prefix)?;
-    let registered_path = args
-        .registered
+    let flat_document = args
+        .flat_document
         .clone()
-        .unwrap_or_else(crate::registration::registered::default_path);
+        .unwrap_or_else(crate::registration::flat_document::default_path);
     let prefix = Prefix::open(&given)?;
     let _lock = prefix.lock(args.lock_timeout, &crate::output::notice)?;
     let journal = prefix.journal_path()?;
@@ -35,13 +35,13 @@ pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
     // Every registration mcp-deploy can read here: the flat document's, and every one each
     // client reads, in every scope; and every running process.
     let mut holders = Holders::default();
-    if let Some(flat) = crate::registration::registered::read_if_exists(&registered_path)? {
+    if let Some(flat) = crate::registration::flat_document::read_if_exists(&flat_document)? {
         for kind in ClientKind::value_variants() {
             for (name, entry) in flat.servers(kind.name()) {
                 holders.registrations.push((
                     format!(
                         "{name} in {} ({}, the flat document)",
-                        registered_path.display(),
+                        flat_document.display(),
                         kind.name()
                     ),
                     entry,

@@ -13,8 +13,8 @@ use crate::registration::session::open_named;
 pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
-    let (selected, registered_path) = (&selection.servers, &selection.registered);
-    let flat = crate::registration::registered::read_if_exists(registered_path)?;
+    let (selected, flat_document) = (&selection.servers, &selection.flat_document);
+    let flat = crate::registration::flat_document::read_if_exists(flat_document)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
     let clients = open_named(&args.client.clients, &ClientOptions::files_only())?;
     // Running processes: one scan per release layout, its row shown with each client's report.
@@ -36,7 +36,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
                 client.name(),
                 &entries,
                 recorded_servers.as_ref(),
-                registered_path,
+                flat_document,
             )?;
             if let Some(journal) = crate::promotion::prefix::interrupted(&s.prefix) {
                 report.checks.push(crate::identity::report::Check {
@@ -80,7 +80,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
             reports.push(report);
         }
     }
-    let mut report = Report::new(reports, Some(registered_path.display().to_string()));
+    let mut report = Report::new(reports, Some(flat_document.display().to_string()));
     report.clients = clients
         .iter()
         .map(|c| crate::identity::report::ClientRelease {

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::Report;
-use crate::registration::registered;
+use crate::registration::flat_document;
 use std::time::Duration;
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
@@ -21,8 +21,8 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
     let mcp_json = args
         .mcp_json
         .clone()
-        .unwrap_or_else(registered::default_path);
-    let flat = registered::Flat::read(&mcp_json)?;
+        .unwrap_or_else(flat_document::default_path);
+    let flat = flat_document::FlatDocument::read(&mcp_json)?;
     let declared = render::render(server, &prefix)?.entry;
     let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
     let mut reports = Vec::new();

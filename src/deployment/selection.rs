@@ -80,7 +80,7 @@ pub(crate) fn single<'a>(
 /// The servers an install, uninstall or status acts on, and the flat document it uses.
 pub(crate) struct Selection {
     pub(crate) servers: Vec<Selected>,
-    pub(crate) registered: PathBuf,
+    pub(crate) flat_document: PathBuf,
     /// Whether the servers were named (`--server`, or a server's own prefix given as
     /// `--prefix`): a named server whose deployment is absent is an error, not a skip.
     pub(crate) named: bool,
@@ -90,20 +90,20 @@ pub(crate) struct Selection {
 
 impl Selection {
     /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
-    /// as [`many`] takes them; `registered`: the flat document.
+    /// as [`many`] takes them; `flat_document`: the flat document.
     pub(crate) fn load(
         config: Option<&Path>,
         root: Option<&Path>,
         servers: &[String],
         name_suffix: &str,
-        registered: PathBuf,
+        flat_document: PathBuf,
         notify: Notify,
     ) -> Result<Selection, SelectionError> {
         let decl = Declaration::load(config)?;
         let (servers, named) = many(&decl, root, servers, name_suffix, notify)?;
         Ok(Selection {
             servers,
-            registered,
+            flat_document,
             named,
             skipped: Vec::new(),
         })

@@ -166,7 +166,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
     checks.push(Check::from_result("commit", check_commit(target)));
     checks.extend(content_and_signature(target, true));
     let registration = check_registration(target, registrations);
-    let registered_ok = registration.is_ok();
+    let registration_ok = registration.is_ok();
     checks.push(Check::from_result("mcp-registration", registration));
     // A registration that carries a credential in clear fails, naming where (never the value).
     let live_entry = target
@@ -199,7 +199,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
     if let Some(timeout) = target.handshake {
         checks.push(Check::from_result(
             "handshake",
-            check_handshake(target, registrations, registered_ok, timeout),
+            check_handshake(target, registrations, registration_ok, timeout),
         ));
     }
     ServerReport {
@@ -380,10 +380,10 @@ fn check_commit(target: &Target) -> Result<String, CommitError> {
 fn check_handshake(
     target: &Target,
     registrations: &Map<String, Value>,
-    registered_ok: bool,
+    registration_ok: bool,
     timeout: Duration,
 ) -> Result<String, HandshakeCheckError> {
-    if !registered_ok {
+    if !registration_ok {
         return Err(HandshakeCheckError::RegistrationFailed);
     }
     if !registrations.contains_key(&target.registered_name) {

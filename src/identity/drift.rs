@@ -108,7 +108,7 @@ pub(crate) fn server_status(
     client: &str,
     entries: &serde_json::Map<String, serde_json::Value>,
     flat: Option<&serde_json::Map<String, serde_json::Value>>,
-    registered_path: &std::path::Path,
+    flat_document: &std::path::Path,
 ) -> Result<ServerReport, RenderError> {
     let mut checks = Vec::new();
     let rendered = render::render(&s.server, &s.prefix)?;
@@ -154,7 +154,7 @@ pub(crate) fn server_status(
     }
     checks.push(Check::from_result(
         "recorded",
-        recorded(flat, name, registered.as_ref().ok(), registered_path),
+        recorded(flat, name, registered.as_ref().ok(), flat_document),
     ));
     Ok(ServerReport {
         name: s.server.name.clone(),

@@ -64,8 +64,8 @@ pub(crate) struct Report {
     pub(crate) ok: bool,
     pub(crate) servers: Vec<ServerReport>,
     /// The flat registration document written or read, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) registered: Option<String>,
+    #[serde(rename = "registered", skip_serializing_if = "Option::is_none")]
+    pub(crate) flat_document: Option<String>,
     /// `status`: each client's release, as far as it is known without starting it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) clients: Vec<ClientRelease>,
@@ -79,12 +79,12 @@ pub(crate) struct ClientRelease {
 }
 
 impl Report {
-    pub(crate) fn new(servers: Vec<ServerReport>, registered: Option<String>) -> Report {
+    pub(crate) fn new(servers: Vec<ServerReport>, flat_document: Option<String>) -> Report {
         Report {
             clients: Vec::new(),
             ok: servers.iter().all(ServerReport::ok),
             servers,
-            registered,
+            flat_document,
         }
     }
 }

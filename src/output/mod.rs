@@ -77,7 +77,7 @@ pub(crate) fn human(report: &Report, colour: bool) -> String {
             out.push_str(&format!("  {mark} {:<17} {}\n", c.check, c.detail));
         }
     }
-    if let Some(path) = &report.registered {
+    if let Some(path) = &report.flat_document {
         out.push_str(&format!("registration document: {path}\n"));
     }
     if !report.clients.is_empty() {
@@ -188,7 +188,7 @@ pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
             text.push_str(&format!("  run   {item}\n"));
         }
     }
-    text.push_str(&format!("write {}\n", plan.registered));
+    text.push_str(&format!("write {}\n", plan.flat_document));
     if !plan.ok {
         text.push_str(
             "the deployment failed the checks marked FAIL: install would register nothing\n",
@@ -221,7 +221,7 @@ pub(crate) fn removal_plan(plan: &DryRun, json: bool, exit: Exit) {
     }
     text.push_str(&format!(
         "remove those names from {} (when recorded)\n",
-        plan.registered
+        plan.flat_document
     ));
     emit(&text);
 }

@@ -146,7 +146,8 @@ pub(crate) struct Outcome {
     /// What happened, in a sentence.
     pub(crate) result: String,
     pub(crate) servers: Vec<ServerReport>,
-    pub(crate) registered: String,
+    #[serde(rename = "registered")]
+    pub(crate) flat_document: String,
     pub(crate) history: String,
     /// The handshake gate: what the candidate's server answered, or why it was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]

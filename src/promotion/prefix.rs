@@ -255,7 +255,7 @@ pub(crate) fn is_release_name(name: &str) -> bool {
 
 /// One client's registration changes that an interrupted promote had committed.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Registered {
+pub(crate) struct Committed {
     pub(crate) client: String,
     pub(crate) changes: Vec<Change>,
 }
@@ -273,10 +273,12 @@ pub(crate) struct Journal {
     pub(crate) from: Option<String>,
     pub(crate) to: String,
     /// The flat document the registration step writes.
-    pub(crate) registered_document: PathBuf,
+    #[serde(rename = "registered_document")]
+    pub(crate) flat_document: PathBuf,
     /// Registration changes committed before the promote itself committed.
-    #[serde(default)]
-    pub(crate) registered: Vec<Registered>,
+    /// (`registered` on disk, as journals written by earlier releases have it.)
+    #[serde(default, rename = "registered")]
+    pub(crate) committed: Vec<Committed>,
 }
 
 impl Journal {

@@ -47,12 +47,12 @@ use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
 use crate::notice::{Notice, Notify};
 use crate::promotion::history::{By, History, Record};
-use crate::promotion::prefix::{Journal, Prefix, Registered};
+use crate::promotion::prefix::{Committed, Journal, Prefix};
 use crate::promotion::{Outcome, PromotionError};
+use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{gate_reports, trust_policies, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, ClientPlan};
-use crate::registration::registered::{Flat, RegisteredError};
 use crate::registration::session::{
     self, agree_recovered, lock_and_recover, Opening, Recovered, Session, SessionError, Then, Work,
     Write,
@@ -74,7 +74,7 @@ pub(crate) enum TransitionError {
     #[error(transparent)]
     Usage(#[from] UsageError),
     #[error(transparent)]
-    Registered(#[from] RegisteredError),
+    FlatDocument(#[from] FlatDocumentError),
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]
@@ -123,7 +123,7 @@ pub(crate) struct TransitionOptions<'a> {
     pub(crate) config: Option<&'a Path>,
     pub(crate) server: Option<&'a str>,
     pub(crate) name_suffix: &'a str,
-    pub(crate) registered: PathBuf,
+    pub(crate) flat_document: PathBuf,
     pub(crate) ledger: PathBuf,
     pub(crate) trusted_signers: Option<&'a Path>,
     /// The clients of `--client`, in its order.
@@ -170,7 +170,7 @@ struct Run<'a> {
     prefix: Prefix,
     selected: Vec<Selected>,
     rendered: Vec<Rendered>,
-    registered_path: PathBuf,
+    flat_document: PathBuf,
     ledger_file: PathBuf,
     clients: &'a [Box<dyn Client>],
     trust: Vec<Vec<Policy>>,
@@ -202,7 +202,7 @@ pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, 
         prefix: given.clone(),
         registered_name,
     }];
-    Flat::read_or_empty(&t.registered)?;
+    FlatDocument::read_or_empty(&t.flat_document)?;
     ledger::check_appendable(&t.ledger)?;
     let prefix = Prefix::open(&given)?;
     let rendered = vec![render::render(server, &given)?];
@@ -240,7 +240,7 @@ pub(crate) fn transition(
         prefix,
         selected,
         rendered,
-        registered_path: t.registered.clone(),
+        flat_document: t.flat_document.clone(),
         ledger_file: t.ledger.clone(),
         clients,
         trust,
@@ -267,7 +267,7 @@ pub(crate) fn transition(
         switched: false,
         result: String::new(),
         servers: Vec::new(),
-        registered: run.registered_path.display().to_string(),
+        flat_document: run.flat_document.display().to_string(),
         history: locked.history.path.display().to_string(),
         handshake: None,
         still_running: None,
@@ -310,8 +310,8 @@ pub(crate) fn transition(
         action: action.to_string(),
         from: sw.from.clone(),
         to: sw.to.clone(),
-        registered_document: run.registered_path.clone(),
-        registered: Vec::new(),
+        flat_document: run.flat_document.clone(),
+        committed: Vec::new(),
     };
     // From here SIGINT and SIGTERM are failures like any other: the run stops its client
     // calls, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
@@ -653,7 +653,7 @@ fn register_and_verify(
     let mut session = Session::open(
         run.clients,
         &Opening {
-            document: &run.registered_path,
+            document: &run.flat_document,
             ledger: &run.ledger_file,
             lock_timeout: run.t.lock_timeout,
             dry_run: false,
@@ -680,16 +680,16 @@ fn register_and_verify(
         })
         .collect();
     session.apply(&work, Then::Observe, &names, Write::WhenChangedOrMissing)?;
-    let committed: Vec<Registered> = plans
+    let committed: Vec<Committed> = plans
         .iter()
         .filter(|p| !p.changes.is_empty())
-        .map(|p| Registered {
+        .map(|p| Committed {
             client: p.client.name().to_string(),
             changes: p.changes.clone(),
         })
         .collect();
     if switched && !committed.is_empty() {
-        journal.registered = committed.clone();
+        journal.committed = committed.clone();
         if let Err(e) = journal.write(journal_path) {
             let e: TransitionError = e.into();
             return Err(undo_registrations(run, &committed, session.flat_mut(), e));
@@ -772,8 +772,8 @@ fn register_and_verify(
 /// for those names brought back in agreement with each client.
 fn undo_registrations(
     run: &Run,
-    committed: &[Registered],
-    flat: &mut Flat,
+    committed: &[Committed],
+    flat: &mut FlatDocument,
     failure: TransitionError,
 ) -> TransitionError {
     match undo_changes(
@@ -781,7 +781,7 @@ fn undo_registrations(
         committed,
         &run.ledger_file,
         flat,
-        &run.registered_path,
+        &run.flat_document,
         run.notify,
     ) {
         Ok(lines) => TransitionError::Undone {
@@ -797,10 +797,10 @@ fn undo_registrations(
 
 fn undo_changes(
     clients: &[Box<dyn Client>],
-    committed: &[Registered],
+    committed: &[Committed],
     ledger_file: &Path,
-    flat: &mut Flat,
-    registered_path: &Path,
+    flat: &mut FlatDocument,
+    flat_document: &Path,
     notify: Notify,
 ) -> Result<String, TransitionError> {
     let mut recovered = Recovered::new();
@@ -851,7 +851,7 @@ fn undo_changes(
         }
     }
     if agree_recovered(flat, &recovered) {
-        flat.write(registered_path)?;
+        flat.write(flat_document)?;
     }
     Ok(format!(
         "every registration change was undone:\n{}",
@@ -882,21 +882,21 @@ fn recover(run: &Run, journal_path: &Path, history: &History) -> Result<(), Tran
             .unwrap_or_else(|| "no current".into()),
         journal.to
     )));
-    if !journal.registered.is_empty() {
+    if !journal.committed.is_empty() {
         let (locks, _) = lock_and_recover(
             run.clients,
-            &journal.registered_document,
+            &journal.flat_document,
             run.t.lock_timeout,
             &run.ledger_file,
             notify,
         )?;
-        let mut flat = Flat::read_or_empty(&journal.registered_document)?;
+        let mut flat = FlatDocument::read_or_empty(&journal.flat_document)?;
         let lines = undo_changes(
             run.clients,
-            &journal.registered,
+            &journal.committed,
             &run.ledger_file,
             &mut flat,
-            &journal.registered_document,
+            &journal.flat_document,
             notify,
         )?;
         drop(locks);

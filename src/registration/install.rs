@@ -39,10 +39,10 @@ use crate::deployment::selection::{Selected, Selection};
 use crate::fsio::IoError;
 use crate::identity::report::{Report, ServerReport};
 use crate::notice::Notify;
+use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{self, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
-use crate::registration::registered::{Flat, RegisteredError};
 use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
 use crate::registration::verify::{self, Verify};
 use crate::trust::allowed_signers::{Policy, PolicyError};
@@ -70,7 +70,7 @@ pub(crate) enum InstallError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]
-    Registered(#[from] RegisteredError),
+    FlatDocument(#[from] FlatDocumentError),
     #[error(transparent)]
     Trust(#[from] PolicyError),
     #[error(transparent)]
@@ -105,7 +105,7 @@ pub(crate) enum Installed {
 /// Step 1, the flat document: validated now (a malformed one is refused before anything
 /// changes), read again under its lock.
 pub(crate) fn check(opts: &InstallOptions) -> Result<(), InstallError> {
-    Flat::read_or_empty(&opts.selection.registered)?;
+    FlatDocument::read_or_empty(&opts.selection.flat_document)?;
     Ok(())
 }
 
@@ -152,13 +152,13 @@ pub(crate) fn install(
     notify: Notify,
 ) -> Result<Installed, InstallError> {
     let selected = &opts.selection.servers;
-    let registered_path = &opts.selection.registered;
+    let flat_document = &opts.selection.flat_document;
     let rendered = &gated.rendered;
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut session = Session::open(
         clients,
         &Opening {
-            document: registered_path,
+            document: flat_document,
             ledger: &opts.ledger,
             lock_timeout: opts.lock_timeout,
             dry_run: opts.dry_run,
@@ -178,7 +178,7 @@ pub(crate) fn install(
             rendered,
             &plans,
             &gated.gate,
-            registered_path,
+            flat_document,
         )));
     }
     // 5. Write the rendered documents.
@@ -217,7 +217,7 @@ pub(crate) fn install(
     )?;
     Ok(Installed::Done(Report::new(
         reports,
-        Some(registered_path.display().to_string()),
+        Some(flat_document.display().to_string()),
     )))
 }
 
@@ -227,7 +227,7 @@ fn dry_run(
     rendered: &[Rendered],
     plans: &[ClientPlan],
     gate: &[ServerReport],
-    registered_path: &Path,
+    flat_document: &Path,
 ) -> DryRun {
     let mut steps = Vec::new();
     for p in plans {
@@ -258,6 +258,6 @@ fn dry_run(
         dry_run: true,
         ok: gate.iter().all(ServerReport::ok),
         servers: steps,
-        registered: registered_path.display().to_string(),
+        flat_document: flat_document.display().to_string(),
     }
 }

@@ -3,12 +3,12 @@
 //! journal and the per-client lock in the state directory, the ledger of what was done, and
 //! the flat registration document written from what the client itself reports.
 
+pub(crate) mod flat_document;
 pub(crate) mod gate;
 pub(crate) mod install;
 pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod plan;
-pub(crate) mod registered;
 pub(crate) mod session;
 #[cfg(test)]
 mod tests;

@@ -251,7 +251,8 @@ pub(crate) struct DryRun {
     /// install: whether the deployment passed its gate checks; uninstall: always.
     pub(crate) ok: bool,
     pub(crate) servers: Vec<PlannedStep>,
-    pub(crate) registered: String,
+    #[serde(rename = "registered")]
+    pub(crate) flat_document: String,
 }
 
 /// One name in one client, in a [`DryRun`].

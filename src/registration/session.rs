@@ -28,10 +28,10 @@ use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
 use crate::entry::Entry;
 use crate::fsio::IoError;
 use crate::notice::{Notice, Notify};
+use crate::registration::flat_document::{self, FlatDocument, FlatDocumentError};
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock, LockError};
 use crate::registration::plan::{observe_all, PlanError};
-use crate::registration::registered::{self, Flat, RegisteredError};
 use crate::registration::transaction::{self, Change, Failure, Transaction, TransactionError};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -48,7 +48,7 @@ pub(crate) enum SessionError {
     #[error(transparent)]
     Client(#[from] ClientError),
     #[error(transparent)]
-    Registered(#[from] RegisteredError),
+    FlatDocument(#[from] FlatDocumentError),
     #[error(transparent)]
     Plan(#[from] PlanError),
 }
@@ -65,7 +65,7 @@ pub(crate) enum Then {
 /// When the flat document is written after the changes.
 #[derive(Clone, Copy, PartialEq)]
 pub(crate) enum Write {
-    /// install: every run (unchanged bytes leave the file alone, see [`Flat::write`]).
+    /// install: every run (unchanged bytes leave the file alone, see [`FlatDocument::write`]).
     Always,
     /// promote, rollback: when a line changed, or there is no document yet.
     WhenChangedOrMissing,
@@ -85,7 +85,7 @@ pub(crate) struct Session<'a> {
     ledger: PathBuf,
     notify: Notify<'a>,
     locks: Vec<Lock>,
-    flat: Option<Flat>,
+    flat: Option<FlatDocument>,
 }
 
 /// How a session opens.
@@ -114,12 +114,12 @@ impl<'a> Session<'a> {
         } else {
             lock_and_recover(clients, how.document, how.lock_timeout, how.ledger, notify)?
         };
-        let mut flat = match Flat::read(how.document) {
+        let mut flat = match FlatDocument::read(how.document) {
             Ok(f) => Some(f),
-            Err(RegisteredError::Missing { .. }) if how.missing_is_empty => {
-                Some(Flat::read_or_empty(how.document)?)
+            Err(FlatDocumentError::Missing { .. }) if how.missing_is_empty => {
+                Some(FlatDocument::read_or_empty(how.document)?)
             }
-            Err(RegisteredError::Missing { .. }) => None,
+            Err(FlatDocumentError::Missing { .. }) => None,
             Err(e) => return Err(e.into()),
         };
         if let Some(f) = flat.as_mut() {
@@ -138,13 +138,13 @@ impl<'a> Session<'a> {
 
     /// The flat document as read under the lock and as the run recorded it (empty when the
     /// run reads a missing one as none).
-    pub(crate) fn flat(&self) -> Flat {
+    pub(crate) fn flat(&self) -> FlatDocument {
         self.flat.clone().unwrap_or_default()
     }
 
     /// The flat document to change (an empty one when the run read a missing one as none).
-    pub(crate) fn flat_mut(&mut self) -> &mut Flat {
-        self.flat.get_or_insert_with(Flat::default)
+    pub(crate) fn flat_mut(&mut self) -> &mut FlatDocument {
+        self.flat.get_or_insert_with(FlatDocument::default)
     }
 
     /// Steps 4–7: apply `work` (a client each, in the `--client` order), a thread per client,
@@ -237,7 +237,7 @@ impl<'a> Session<'a> {
     }
 
     /// Release the locks; the flat document as recorded.
-    pub(crate) fn close(self) -> Flat {
+    pub(crate) fn close(self) -> FlatDocument {
         drop(self.locks);
         self.flat.unwrap_or_default()
     }
@@ -321,7 +321,7 @@ pub(crate) fn lock_and_recover(
             &format!("{}.lock", c.name()),
         )?);
     }
-    paths.push(registered::lock_path(document)?);
+    paths.push(flat_document::lock_path(document)?);
     let locks = lock::acquire_all(
         &paths,
         std::time::Duration::from_secs(lock_timeout),
@@ -349,7 +349,7 @@ pub(crate) fn lock_and_recover(
 /// Bring the document's lines for names a recovery restored back in agreement with the
 /// client: an interrupted run may have written them just before it was stopped. Only lines
 /// the document holds are touched. Whether anything changed.
-pub(crate) fn agree_recovered(flat: &mut Flat, recovered: &Recovered) -> bool {
+pub(crate) fn agree_recovered(flat: &mut FlatDocument, recovered: &Recovered) -> bool {
     let mut changed = false;
     for (client, name, entry) in recovered {
         if !flat.servers(client).contains_key(name) {

@@ -11,10 +11,10 @@ use crate::clients::{Client, Op};
 use crate::deployment::selection::{Selected, Selection};
 use crate::identity::report::{Report, ServerReport};
 use crate::notice::Notify;
+use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::plan::{
     change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
 };
-use crate::registration::registered::{Flat, RegisteredError};
 use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
 use crate::registration::transaction::Change;
 
@@ -43,8 +43,8 @@ struct RemovalPlan<'a> {
 /// there is one) can be read.
 pub(crate) fn check(opts: &UninstallOptions) -> Result<(), SessionError> {
     crate::registration::ledger::check_appendable(&opts.ledger)?;
-    match Flat::read(&opts.selection.registered) {
-        Ok(_) | Err(RegisteredError::Missing { .. }) => Ok(()),
+    match FlatDocument::read(&opts.selection.flat_document) {
+        Ok(_) | Err(FlatDocumentError::Missing { .. }) => Ok(()),
         Err(e) => Err(e.into()),
     }
 }
@@ -56,11 +56,11 @@ pub(crate) fn uninstall(
     notify: Notify,
 ) -> Result<Uninstalled, SessionError> {
     let selected = &opts.selection.servers;
-    let registered_path = &opts.selection.registered;
+    let flat_document = &opts.selection.flat_document;
     let mut session = Session::open(
         clients,
         &Opening {
-            document: registered_path,
+            document: flat_document,
             ledger: &opts.ledger,
             lock_timeout: opts.lock_timeout,
             dry_run: opts.dry_run,
@@ -76,7 +76,7 @@ pub(crate) fn uninstall(
         return Ok(Uninstalled::DryRun(dry_run(
             selected,
             &plans,
-            registered_path,
+            flat_document,
         )));
     }
     let names: Vec<&str> = selected
@@ -118,7 +118,7 @@ pub(crate) fn uninstall(
     session.close();
     Ok(Uninstalled::Done(Report::new(
         reports,
-        Some(registered_path.display().to_string()),
+        Some(flat_document.display().to_string()),
     )))
 }
 
@@ -150,7 +150,7 @@ fn plan_removal<'a>(
 }
 
 /// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
-fn dry_run(selected: &[Selected], plans: &[RemovalPlan], registered_path: &Path) -> DryRun {
+fn dry_run(selected: &[Selected], plans: &[RemovalPlan], flat_document: &Path) -> DryRun {
     let mut steps = Vec::new();
     for p in plans {
         for s in selected {
@@ -177,6 +177,6 @@ fn dry_run(selected: &[Selected], plans: &[RemovalPlan], registered_path: &Path)
         dry_run: true,
         ok: true,
         servers: steps,
-        registered: registered_path.display().to_string(),
+        flat_document: flat_document.display().to_string(),
     }
 }

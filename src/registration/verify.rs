@@ -12,9 +12,9 @@ use crate::entry::Entry;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
 use crate::notice::Notify;
+use crate::registration::flat_document::FlatDocument;
 use crate::registration::ledger::{self, Record};
 use crate::registration::plan::{change_record, shadow_check, Action, ClientPlan};
-use crate::registration::registered::Flat;
 use crate::trust::allowed_signers::Policy;
 
 /// What the verification checks, besides the plans and the flat document.
@@ -60,7 +60,7 @@ pub(crate) fn change_records(
 /// client's config as it is now; a report per name, in the `--client` order.
 pub(crate) fn verify_plans(
     plans: &[ClientPlan],
-    flat: &Flat,
+    flat: &FlatDocument,
     v: &Verify,
     notify: Notify,
 ) -> Result<Vec<ServerReport>, ClientError> {

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::fsio;
 
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum RegisteredError {
+pub(crate) enum FlatDocumentError {
     #[error("the registration document {path} does not exist")]
     Missing { path: PathBuf },
     #[error("the registration document {path} is malformed: {reason}")]
@@ -26,19 +26,19 @@ pub(crate) enum RegisteredError {
     Io(#[from] fsio::IoError),
 }
 
-impl RegisteredError {
+impl FlatDocumentError {
     pub(crate) fn help(&self) -> Option<String> {
         match self {
-            RegisteredError::Missing { .. } => Some(
+            FlatDocumentError::Missing { .. } => Some(
                 "run `mcp-deploy install` first, or pass the document that holds the registration"
                     .into(),
             ),
-            RegisteredError::Malformed { .. } => Some(
+            FlatDocumentError::Malformed { .. } => Some(
                 "it must be {\"mcpServers\":{...}} (other clients under \"clients\"); move it \
                  aside (install writes a new one) or fix it"
                     .into(),
             ),
-            RegisteredError::Io(e) => e.help(),
+            FlatDocumentError::Io(e) => e.help(),
         }
     }
 }
@@ -53,10 +53,10 @@ pub(crate) fn default_path() -> PathBuf {
 
 /// The flat document at `path`; `None` when it does not exist yet. A malformed one is an
 /// error: it is never overwritten.
-pub(crate) fn read_if_exists(path: &Path) -> Result<Option<Flat>, RegisteredError> {
-    match Flat::read(path) {
+pub(crate) fn read_if_exists(path: &Path) -> Result<Option<FlatDocument>, FlatDocumentError> {
+    match FlatDocument::read(path) {
         Ok(f) => Ok(Some(f)),
-        Err(RegisteredError::Missing { .. }) => Ok(None),
+        Err(FlatDocumentError::Missing { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -79,23 +79,23 @@ pub(crate) fn lock_path(path: &Path) -> Result<PathBuf, fsio::IoError> {
 
 /// A whole flat document.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Flat {
+pub(crate) struct FlatDocument {
     doc: Map<String, Value>,
 }
 
-impl Flat {
+impl FlatDocument {
     /// Read and validate a document; a missing file is an error.
-    pub(crate) fn read(path: &Path) -> Result<Flat, RegisteredError> {
+    pub(crate) fn read(path: &Path) -> Result<FlatDocument, FlatDocumentError> {
         let text = match fsio::read_input_if_exists(path, "flat document", fsio::limits::DOCUMENT)?
         {
             Some(t) => t,
             None => {
-                return Err(RegisteredError::Missing {
+                return Err(FlatDocumentError::Missing {
                     path: path.to_path_buf(),
                 })
             }
         };
-        let malformed = |reason: String| RegisteredError::Malformed {
+        let malformed = |reason: String| FlatDocumentError::Malformed {
             path: path.to_path_buf(),
             reason,
         };
@@ -121,25 +121,25 @@ impl Flat {
                 }
             }
         }
-        Ok(Flat { doc })
+        Ok(FlatDocument { doc })
     }
 
     /// Read the document for updating: a missing file is an empty one. A symlink to a
     /// missing file is refused: the document would be written through it, to a file that is
     /// not ours to create.
-    pub(crate) fn read_or_empty(path: &Path) -> Result<Flat, RegisteredError> {
-        match Flat::read(path) {
-            Err(RegisteredError::Missing { .. })
+    pub(crate) fn read_or_empty(path: &Path) -> Result<FlatDocument, FlatDocumentError> {
+        match FlatDocument::read(path) {
+            Err(FlatDocumentError::Missing { .. })
                 if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) =>
             {
-                Err(RegisteredError::Malformed {
+                Err(FlatDocumentError::Malformed {
                     path: path.to_path_buf(),
                     reason: "it is a symlink to a file that does not exist (its target must \
                              exist: mcp-deploy writes through the link, never replaces it)"
                         .into(),
                 })
             }
-            Err(RegisteredError::Missing { .. }) => Ok(Flat::default()),
+            Err(FlatDocumentError::Missing { .. }) => Ok(FlatDocument::default()),
             other => other,
         }
     }
@@ -183,7 +183,7 @@ impl Flat {
     }
 
     /// Whether two documents hold the same thing (a run that changed nothing leaves the file).
-    pub(crate) fn same_as(&self, other: &Flat) -> bool {
+    pub(crate) fn same_as(&self, other: &FlatDocument) -> bool {
         self.doc == other.doc
     }
 
@@ -198,7 +198,7 @@ impl Flat {
 
     /// Write the document atomically, mode 0600 (it says which programs an agent runs). A
     /// symlinked document stays a symlink: its target is replaced.
-    pub(crate) fn write(&mut self, path: &Path) -> Result<(), RegisteredError> {
+    pub(crate) fn write(&mut self, path: &Path) -> Result<(), FlatDocumentError> {
         self.servers_mut(PRIMARY);
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
         text.push('\n');
@@ -224,14 +224,14 @@ mod tests {
     fn each_client_has_its_own_entries_and_claude_stays_top_level() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("flat.json");
-        let mut f = Flat::read_or_empty(&p).unwrap();
+        let mut f = FlatDocument::read_or_empty(&p).unwrap();
         f.set("claude", "a", json!({"command": "/a"}));
         f.set("codex", "a", json!({"command": "/c"}));
         f.write(&p).unwrap();
         let v: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
         assert_eq!(v["mcpServers"]["a"]["command"], "/a");
         assert_eq!(v["clients"]["codex"]["mcpServers"]["a"]["command"], "/c");
-        let f = Flat::read(&p).unwrap();
+        let f = FlatDocument::read(&p).unwrap();
         assert_eq!(f.servers("codex").len(), 1);
         assert!(f.servers("gemini").is_empty());
     }
@@ -244,14 +244,17 @@ mod tests {
         std::fs::write(&target, r#"{"mcpServers":{}}"#).unwrap();
         let link = dir.path().join("flat.json");
         std::os::unix::fs::symlink("real/flat.json", &link).unwrap();
-        let mut f = Flat::read(&link).unwrap();
+        let mut f = FlatDocument::read(&link).unwrap();
         f.set("claude", "a", json!({"command": "/a"}));
         f.write(&link).unwrap();
         assert!(std::fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
             .is_symlink());
-        assert_eq!(Flat::read(&target).unwrap().servers("claude").len(), 1);
+        assert_eq!(
+            FlatDocument::read(&target).unwrap().servers("claude").len(),
+            1
+        );
         assert_eq!(
             lock_path(&link).unwrap(),
             lock_path(&target).unwrap(),
@@ -276,13 +279,16 @@ mod tests {
         ] {
             std::fs::write(&p, bad).unwrap();
             assert!(
-                matches!(Flat::read(&p), Err(RegisteredError::Malformed { .. })),
+                matches!(
+                    FlatDocument::read(&p),
+                    Err(FlatDocumentError::Malformed { .. })
+                ),
                 "{bad}"
             );
         }
         assert!(matches!(
-            Flat::read(&dir.path().join("absent")),
-            Err(RegisteredError::Missing { .. })
+            FlatDocument::read(&dir.path().join("absent")),
+            Err(FlatDocumentError::Missing { .. })
         ));
     }
 }
