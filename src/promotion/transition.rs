@@ -54,8 +54,7 @@ use crate::registration::gate::{gate_reports, trust_policies, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, ClientPlan};
 use crate::registration::session::{
-    self, agree_recovered, lock_and_recover, Opening, Recovered, Session, SessionError, Then, Work,
-    Write,
+    self, agree_recovered, lock_and_recover, Opening, Recovered, Session, SessionError, Then, Write,
 };
 use crate::registration::transaction::{self, Change, Transaction, TransactionError};
 use crate::registration::verify::{self, Verify};
@@ -667,19 +666,12 @@ fn register_and_verify(
         .map(|c| plan_client(c.as_ref(), &run.selected, &run.rendered))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
-    let names: Vec<&str> = run
-        .selected
-        .iter()
-        .map(|s| s.registered_name.as_str())
-        .collect();
-    let work: Vec<Work> = plans
-        .iter()
-        .map(|p| Work {
-            client: p.client,
-            changes: p.changes.clone(),
-        })
-        .collect();
-    session.apply(&work, Then::Observe, &names, Write::WhenChangedOrMissing)?;
+    session.apply(
+        &plans,
+        &run.selected,
+        Then::Observe,
+        Write::WhenChangedOrMissing,
+    )?;
     let committed: Vec<Committed> = plans
         .iter()
         .filter(|p| !p.changes.is_empty())

@@ -43,7 +43,7 @@ use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{self, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
-use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
+use crate::registration::session::{Opening, Session, SessionError, Then, Write};
 use crate::registration::verify::{self, Verify};
 use crate::trust::allowed_signers::{Policy, PolicyError};
 
@@ -186,18 +186,7 @@ pub(crate) fn install(
         render::write_rendered(r, &s.prefix)?;
     }
     // 6–8. The transactions: all clients change, or none does.
-    let names: Vec<&str> = selected
-        .iter()
-        .map(|s| s.registered_name.as_str())
-        .collect();
-    let work: Vec<Work> = plans
-        .iter()
-        .map(|p| Work {
-            client: p.client,
-            changes: p.changes.clone(),
-        })
-        .collect();
-    session.apply(&work, Then::Observe, &names, Write::Always)?;
+    session.apply(&plans, selected, Then::Observe, Write::Always)?;
     session.ledger(&verify::change_records(&plans, selected, rendered));
     let flat = session.close();
     // 9. Verify and report.

@@ -25,13 +25,14 @@
 //! so rolls every client back. A crash leaves each client's journal for the next run's step 2.
 
 use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
+use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::fsio::IoError;
 use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{self, FlatDocument, FlatDocumentError};
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock, LockError};
-use crate::registration::plan::{observe_all, PlanError};
+use crate::registration::plan::{observe_all, ClientPlan, PlanError};
 use crate::registration::transaction::{self, Change, Failure, Transaction, TransactionError};
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
@@ -73,8 +74,24 @@ pub(crate) enum Write {
     WhenChanged,
 }
 
+/// A client's plan, as the session applies it: install's and promote's [`ClientPlan`],
+/// uninstall's removals.
+pub(crate) trait Changes<'a> {
+    fn client(&self) -> &'a dyn Client;
+    fn changes(&self) -> &[Change];
+}
+
+impl<'a> Changes<'a> for ClientPlan<'a> {
+    fn client(&self) -> &'a dyn Client {
+        self.client
+    }
+    fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+}
+
 /// One client's changes in a session.
-pub(crate) struct Work<'a> {
+struct Work<'a> {
     pub(crate) client: &'a dyn Client,
     pub(crate) changes: Vec<Change>,
 }
@@ -147,16 +164,29 @@ impl<'a> Session<'a> {
         self.flat.get_or_insert_with(FlatDocument::default)
     }
 
-    /// Steps 4–7: apply `work` (a client each, in the `--client` order), a thread per client,
-    /// then `then`, record, and commit; a failure anywhere rolls every client back.
-    /// `names` are the selected registered names: observed, or forgotten in the document.
+    /// Steps 4–7: apply each client's plan of `plans` (in the `--client` order), a thread per
+    /// client, then `then` for the registered names of `selected` (observed, or forgotten in
+    /// the document), record, and commit; a failure anywhere rolls every client back.
     pub(crate) fn apply(
         &mut self,
-        work: &[Work<'a>],
+        plans: &[impl Changes<'a>],
+        selected: &[Selected],
         then: Then,
-        names: &[&str],
         write: Write,
     ) -> Result<(), SessionError> {
+        let names: Vec<&str> = selected
+            .iter()
+            .map(|s| s.registered_name.as_str())
+            .collect();
+        let names = names.as_slice();
+        let work: Vec<Work<'a>> = plans
+            .iter()
+            .map(|p| Work {
+                client: p.client(),
+                changes: p.changes().to_vec(),
+            })
+            .collect();
+        let work = work.as_slice();
         let (notify, ledger) = (self.notify, self.ledger.as_path());
         let ran: Vec<Ran<'a>> = std::thread::scope(|scope| {
             let handles: Vec<_> = work

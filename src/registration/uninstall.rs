@@ -15,7 +15,7 @@ use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::plan::{
     change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
 };
-use crate::registration::session::{Opening, Session, SessionError, Then, Work, Write};
+use crate::registration::session::{Changes, Opening, Session, SessionError, Then, Write};
 use crate::registration::transaction::Change;
 
 /// An uninstall, its arguments validated.
@@ -37,6 +37,15 @@ struct RemovalPlan<'a> {
     client: &'a dyn Client,
     current: Map<String, Value>,
     changes: Vec<Change>,
+}
+
+impl<'a> Changes<'a> for RemovalPlan<'a> {
+    fn client(&self) -> &'a dyn Client {
+        self.client
+    }
+    fn changes(&self) -> &[Change] {
+        &self.changes
+    }
 }
 
 /// Before any client is opened: the ledger can be appended to, and the flat document (when
@@ -79,18 +88,7 @@ pub(crate) fn uninstall(
             flat_document,
         )));
     }
-    let names: Vec<&str> = selected
-        .iter()
-        .map(|s| s.registered_name.as_str())
-        .collect();
-    let work: Vec<Work> = plans
-        .iter()
-        .map(|p| Work {
-            client: p.client,
-            changes: p.changes.clone(),
-        })
-        .collect();
-    session.apply(&work, Then::Forget, &names, Write::WhenChanged)?;
+    session.apply(&plans, selected, Then::Forget, Write::WhenChanged)?;
     let mut records = Vec::new();
     let mut reports = Vec::new();
     for p in &plans {
