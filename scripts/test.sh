@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: bring the pinned client CLIs (npm ci, from package-lock.json), then
-# run every test. Tests that need the real client fail, not skip, when it is missing.
+# run every test (with the crash checkpoints compiled in). Tests that need the real client
+# fail, not skip, when it is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # The signature tests check every verdict against the real ssh-keygen (openssh-client): as root
@@ -24,4 +25,7 @@ HOME=$scratch ./node_modules/.bin/grok --version
 # The older client releases the tests drive (compat/versions.txt), into the shared cache; a
 # release already there is reused.
 bash scripts/compat.sh install
-cargo test --locked "$@"
+# The crash checkpoints (MCP_DEPLOY_CRASH_AT and friends) are a cargo feature, off by default so
+# that no release binary carries them: the crash-recovery tests need it, and refuse to run
+# without it.
+cargo test --locked --features crash-checkpoints "$@"

@@ -105,6 +105,30 @@ pub fn system_tool(name: &str) -> PathBuf {
         })
 }
 
+/// The variables that stop, pause or fail a run at a named crash checkpoint
+/// (src/registration/transaction.rs `checkpoint`, `injected_failure`).
+pub const CHECKPOINT_VARS: &[&str] = &[
+    "MCP_DEPLOY_CRASH_AT",
+    "MCP_DEPLOY_PAUSE_AT",
+    "MCP_DEPLOY_FAIL_AT",
+];
+
+/// Refuse to go on unless the binary under test has the crash checkpoints: they are compiled
+/// in only with the cargo feature `crash-checkpoints` (off by default, so that no release
+/// binary carries them), and without it `what` would be silently ignored: the run would
+/// finish instead of crashing, and the test would fail on something else, far from the cause.
+#[track_caller]
+pub fn needs_crash_checkpoints(what: &str) {
+    if !cfg!(feature = "crash-checkpoints") {
+        panic!(
+            "this test needs the crash checkpoints ({what}), which mcp-deploy has only when built \
+         with the cargo feature `crash-checkpoints` (off by default, so that no release binary \
+         carries them): run `cargo test --features crash-checkpoints` (add `--release` as you \
+         like), or `bash scripts/test.sh`, which turns it on"
+        );
+    }
+}
+
 /// The system part of every world's PATH, after the world's own `bin/`.
 pub const SYSTEM_PATH: &[&str] = &["/usr/bin", "/bin"];
 
@@ -306,13 +330,19 @@ impl<'w> Cmd<'w> {
             .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
         self
     }
-    /// Set one variable on top of the world's.
+    /// Set one variable on top of the world's. A crash checkpoint's variable
+    /// ([`CHECKPOINT_VARS`]) refuses to run without the checkpoints compiled in.
+    #[track_caller]
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        if CHECKPOINT_VARS.contains(&key) {
+            needs_crash_checkpoints(key);
+        }
         self.env
             .push((key.to_string(), Some(value.as_ref().to_os_string())));
         self
     }
     /// Several variables at once.
+    #[track_caller]
     pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
         for (k, v) in vars {
             self = self.env(k, v);
@@ -565,6 +595,7 @@ impl World {
         self.cmd().args(args).run()
     }
 
+    #[track_caller]
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         self.cmd().args(args).envs(env).run()
     }
@@ -575,6 +606,7 @@ impl World {
     }
 
     /// Start mcp-deploy with the world's environment plus `env`, without waiting for it.
+    #[track_caller]
     pub fn spawn_env(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
         self.cmd().args(args).envs(env).spawn()
     }
