@@ -142,7 +142,9 @@ fn legacy_journal_path(client: &dyn Client) -> PathBuf {
 /// them; `scripts/test.sh` turns it on, and a test that needs one refuses to run without it):
 /// when `MCP_DEPLOY_CRASH_AT` names this point, the process aborts here, as a SIGKILL would
 /// stop it. `MCP_DEPLOY_PAUSE_AT=POINT` instead sleeps there for 30 s (a window for a test to
-/// act in).
+/// act in), or until a SIGINT/SIGTERM (where the run catches them), or until the file
+/// `MCP_DEPLOY_RESUME` names exists (the test's "go on": a command that catches no signal
+/// can be resumed without waiting out the 30 s).
 ///
 /// Its two lines go to stderr directly, not through [`Notify`]: they are a test harness's
 /// trace, not part of what a run tells the person, compiled out of a build without the
@@ -159,7 +161,11 @@ pub(crate) fn checkpoint(point: &str) {
         if std::env::var("MCP_DEPLOY_PAUSE_AT").is_ok_and(|p| p == point) {
             eprintln!("mcp-deploy: pausing at checkpoint {point} (MCP_DEPLOY_PAUSE_AT)");
             let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
-            while std::time::Instant::now() < until && !crate::process::interrupted() {
+            let resume = std::env::var_os("MCP_DEPLOY_RESUME").map(std::path::PathBuf::from);
+            while std::time::Instant::now() < until
+                && !crate::process::interrupted()
+                && !resume.as_ref().is_some_and(|r| r.exists())
+            {
                 std::thread::sleep(std::time::Duration::from_millis(20));
             }
         }

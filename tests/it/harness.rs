@@ -111,6 +111,7 @@ pub const CHECKPOINT_VARS: &[&str] = &[
     "MCP_DEPLOY_CRASH_AT",
     "MCP_DEPLOY_PAUSE_AT",
     "MCP_DEPLOY_FAIL_AT",
+    "MCP_DEPLOY_RESUME",
 ];
 
 /// Refuse to go on unless the binary under test has the crash checkpoints: they are compiled
@@ -337,6 +338,11 @@ impl<'w> Cmd<'w> {
         if CHECKPOINT_VARS.contains(&key) {
             needs_crash_checkpoints(key);
         }
+        if key == "MCP_DEPLOY_PAUSE_AT" {
+            let resume = self.world.resume_file(&value.as_ref().to_string_lossy());
+            self.env
+                .push(("MCP_DEPLOY_RESUME".to_string(), Some(resume.into())));
+        }
         self.env
             .push((key.to_string(), Some(value.as_ref().to_os_string())));
         self
@@ -469,10 +475,186 @@ impl<'w> Cmd<'w> {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.display()))
     }
 
+    /// Start without waiting, its stderr read as it comes (see [`Started`]).
+    pub fn start(&self) -> Started {
+        let mut child = self.spawn();
+        let pipe = child.stderr.take().expect("stderr is piped");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            let mut lines = std::io::BufReader::new(pipe);
+            let mut line = Vec::new();
+            while std::io::BufRead::read_until(&mut lines, b'\n', &mut line).unwrap_or(0) > 0 {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&line));
+                line.clear();
+            }
+        });
+        let resume = self
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "MCP_DEPLOY_RESUME")
+            .and_then(|(_, v)| v.clone())
+            .map(PathBuf::from);
+        Started {
+            child,
+            stderr,
+            resume,
+            reader: Some(reader),
+            command: self.display(),
+            cwd: self.cwd.clone(),
+            root: self.world.root().to_path_buf(),
+        }
+    }
+
     /// Wait for a child this built, as a [`Run`].
     pub fn finish(&self, child: std::process::Child) -> Run {
         let out = child.wait_with_output().unwrap();
         Run::new(self.display(), &self.cwd, self.world.root(), out)
+    }
+}
+
+/// Wait until `cond` holds, polling; on `timeout`, fail naming `what`. The one way a test
+/// waits for something to happen: a fixed sleep is either too short on a loaded machine or
+/// too long everywhere else.
+#[track_caller]
+pub fn wait_until(what: &str, timeout: std::time::Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !cond() {
+        if std::time::Instant::now() >= deadline {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// `secs` seconds, for [`wait_until`]'s timeouts.
+pub fn secs(secs: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(secs)
+}
+
+/// Wait until a file written now in `dir` gets a modification time later than `stamp`: from
+/// then on a rewrite of a file stamped at `stamp` shows in its mtime (the filesystem's clock
+/// is coarser than the time between two runs).
+#[track_caller]
+pub fn clock_past(dir: &Path, stamp: std::time::SystemTime) {
+    let probe = dir.join(".clock-probe");
+    wait_until(
+        "the filesystem clock to pass the files' mtime",
+        secs(10),
+        || {
+            fs::write(&probe, b"").unwrap();
+            let now = fs::metadata(&probe).unwrap().modified().unwrap();
+            fs::remove_file(&probe).unwrap();
+            now > stamp
+        },
+    );
+}
+
+/// A run started in the background ([`Cmd::start`]) whose stderr a thread reads as it comes,
+/// so that a test waits for what the run says (`pausing at checkpoint POINT`, `waiting for
+/// ... lock`) rather than sleeping for as long as that might take.
+pub struct Started {
+    pub child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The file whose existence ends its `MCP_DEPLOY_PAUSE_AT` pause.
+    resume: Option<PathBuf>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    command: String,
+    cwd: PathBuf,
+    root: PathBuf,
+}
+
+impl Started {
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Wait until its stderr holds `fragment` (`what` names the moment); fail at once when
+    /// it exits without saying it, and after `timeout` when it never does.
+    #[track_caller]
+    pub fn wait_for_stderr(&mut self, what: &str, fragment: &str, timeout: std::time::Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while !self.stderr().contains(fragment) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                if let Some(r) = self.reader.take() {
+                    r.join().unwrap();
+                }
+                if self.stderr().contains(fragment) {
+                    return;
+                }
+                panic!(
+                    "{} exited ({status}) before {what} ({fragment:?})\n--- stderr\n{}",
+                    self.command,
+                    self.stderr()
+                );
+            }
+            if std::time::Instant::now() >= deadline {
+                panic!(
+                    "timed out after {timeout:?} waiting for {what} ({fragment:?})\n\
+                     command: {}\n--- stderr so far\n{}",
+                    self.command,
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Wait until the run has reached `MCP_DEPLOY_PAUSE_AT=point` and sleeps there.
+    #[track_caller]
+    pub fn paused_at(&mut self, point: &str) {
+        self.wait_for_stderr(
+            &format!("the run to pause at checkpoint {point}"),
+            &format!("pausing at checkpoint {point} "),
+            secs(60),
+        );
+    }
+
+    /// End its pause at the checkpoint (it goes on as if the 30 s were over).
+    pub fn resume(&self) {
+        let resume = self
+            .resume
+            .as_ref()
+            .expect("started with MCP_DEPLOY_PAUSE_AT");
+        fs::write(resume, b"").unwrap();
+    }
+
+    /// Send it a signal (`-TERM`, `-INT`, ...).
+    #[track_caller]
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new(system_tool("kill"))
+            .args([sig, &self.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig} {}", self.id());
+    }
+
+    /// Wait for it to end, as a [`Run`] (its whole stderr included).
+    pub fn finish(self) -> Run {
+        let Started {
+            child,
+            stderr,
+            reader,
+            resume: _,
+            command,
+            cwd,
+            root,
+        } = self;
+        let out = child.wait_with_output().unwrap();
+        if let Some(r) = reader {
+            r.join().unwrap();
+        }
+        let stderr = stderr.lock().unwrap().clone().into_bytes();
+        Run::new(command, &cwd, &root, std::process::Output { stderr, ..out })
     }
 }
 
@@ -603,6 +785,54 @@ impl World {
     /// Start mcp-deploy without waiting for it.
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         self.cmd().args(args).spawn()
+    }
+
+    /// Start mcp-deploy with the world's environment plus `env`, its stderr read as it comes
+    /// (see [`Started`]).
+    #[track_caller]
+    pub fn start_env(&self, args: &[&str], env: &[(&str, &str)]) -> Started {
+        self.cmd().args(args).envs(env).start()
+    }
+
+    /// The file that ends a pause at `point` (`MCP_DEPLOY_RESUME`, see [`Started::resume`]).
+    pub fn resume_file(&self, point: &str) -> PathBuf {
+        let name: String = point
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.root().join(format!("resume-{name}"))
+    }
+
+    /// The processes of this world still running (not zombies): every one whose environment
+    /// names the world's root (its HOME, PATH, TMPDIR...), whatever started it, as
+    /// `(pid, argv joined by spaces)`.
+    pub fn processes(&self) -> Vec<(u32, String)> {
+        let root = self.root().as_os_str().as_encoded_bytes();
+        let mut found = Vec::new();
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(env) = fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if !env.windows(root.len()).any(|w| w == root) {
+                continue;
+            }
+            let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            if state.starts_with('Z') || state.starts_with('X') {
+                continue;
+            }
+            let argv = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+            found.push((pid, argv.trim_end().to_string()));
+        }
+        found
     }
 
     /// Start mcp-deploy with the world's environment plus `env`, without waiting for it.
