@@ -27,6 +27,7 @@ pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 /// `node_modules/.bin` (opencode: its platform package's binary, the one pinned; see
 /// scripts/test.sh). A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
+    refuse_in_the_fast_tier(&format!("the real {name}"));
     let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules");
     let pinned = match name {
         "opencode" => modules.join("opencode-linux-x64/bin/opencode"),
@@ -48,6 +49,7 @@ pub fn real_client(name: &str) -> PathBuf {
 /// an npm prefix whose `node_modules/.bin/<client>` is the binary (opencode: its platform
 /// package's `bin/opencode`). A missing one fails the test, never skips it.
 pub fn compat_client(client: &str, version: &str) -> PathBuf {
+    refuse_in_the_fast_tier(&format!("{client} {version}"));
     let cache = std::env::var_os("MCP_DEPLOY_COMPAT_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -68,6 +70,28 @@ pub fn compat_client(client: &str, version: &str) -> PathBuf {
         env!("CARGO_MANIFEST_DIR")
     );
     binary
+}
+
+/// The client binaries mcp-deploy runs (each also found through `MCP_DEPLOY_<NAME>`).
+pub const CLIENT_BINARIES: &[&str] = &["claude", "codex", "gemini", "grok", "opencode"];
+
+/// Whether this is the fast tier (`bash scripts/test.sh --fast` sets
+/// `MCP_DEPLOY_TEST_TIER=fast`): tests that start no client process and sleep for nothing.
+pub fn fast_tier() -> bool {
+    std::env::var_os("MCP_DEPLOY_TEST_TIER").is_some_and(|t| t == "fast")
+}
+
+/// The fast tier starts no client: a test that reaches for one fails there, naming it, so a
+/// client-driving test cannot hide in the fast list (scripts/test.sh `--fast`).
+#[track_caller]
+pub fn refuse_in_the_fast_tier(what: &str) {
+    if fast_tier() {
+        panic!(
+            "the fast tier starts no client process, but this test wants {what}: it belongs to \
+             the real-client tier (`bash scripts/test.sh`); leave it out of the fast list in \
+             scripts/test.sh"
+        );
+    }
 }
 
 /// The home directory of the account the tests run as, from the password database
@@ -425,6 +449,11 @@ impl<'w> Cmd<'w> {
     }
 
     fn command(&self) -> Command {
+        if fast_tier() {
+            if let Some(client) = self.clients_it_could_start().first() {
+                refuse_in_the_fast_tier(client);
+            }
+        }
         let mut cmd = Command::new(&self.program);
         let path = std::env::join_paths(&self.world.path_dirs).unwrap();
         cmd.env_clear()
@@ -446,6 +475,28 @@ impl<'w> Cmd<'w> {
             };
         }
         cmd
+    }
+
+    /// The clients this run could start: a client binary in a directory of the world's PATH,
+    /// or one the run names (`MCP_DEPLOY_<NAME>`). The fast tier refuses a run with any.
+    pub fn clients_it_could_start(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for dir in &self.world.path_dirs {
+            for name in CLIENT_BINARIES {
+                let bin = dir.join(name);
+                if bin.exists() {
+                    found.push(bin.display().to_string());
+                }
+            }
+        }
+        for (k, _) in &self.env {
+            if let Some(name) = k.strip_prefix("MCP_DEPLOY_") {
+                if CLIENT_BINARIES.contains(&name.to_lowercase().as_str()) {
+                    found.push(format!("the client {k} names"));
+                }
+            }
+        }
+        found
     }
 
     fn display(&self) -> String {
@@ -1179,4 +1230,27 @@ fn a_command_sees_only_the_worlds_environment() {
     );
     let removed = w.program(system_tool("env")).env_remove("HOME").run();
     assert!(!removed.stdout.contains("HOME="), "{removed}");
+}
+
+/// What makes the fast tier client-free (scripts/test.sh `--fast`): a world with no client
+/// can start none, a fake client on its PATH or an `MCP_DEPLOY_<NAME>` is one it could start
+/// (and the fast tier refuses the run), and `real_client` refuses there too.
+#[test]
+fn the_fast_tier_sees_every_client_a_run_could_start() {
+    let w = World::new();
+    assert!(w.cmd().clients_it_could_start().is_empty());
+    w.write_claude("#!/bin/sh\nexit 0\n");
+    let could = w
+        .cmd()
+        .env("MCP_DEPLOY_CODEX", "/x/codex")
+        .clients_it_could_start();
+    assert_eq!(
+        could,
+        [
+            w.bin().join("claude").display().to_string(),
+            "the client MCP_DEPLOY_CODEX names".to_string()
+        ]
+    );
+    let refused = std::panic::catch_unwind(|| refuse_in_the_fast_tier("the real claude"));
+    assert_eq!(refused.is_err(), fast_tier());
 }
