@@ -1,8 +1,45 @@
 #!/usr/bin/env bash
 # The test command: bring the pinned client CLIs (npm ci, from package-lock.json), then
-# run every test. Tests that need the real client fail, not skip, when it is missing.
+# run every test (with the crash checkpoints compiled in). Tests that need the real client
+# fail, not skip, when it is missing.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+# `--fast`: the fast tier, in seconds and without npm: the checks, parsers and plans (the unit
+# tests of src/ but the two modules that drive the real CLIs, and the integration tests that
+# start no client). Provably client-free: every client binary on PATH and every
+# MCP_DEPLOY_TEST_<NAME> is a trap that records its call and fails loudly; the harness refuses
+# a client (real, compatibility, or a fake in a world's PATH) under MCP_DEPLOY_TEST_TIER=fast;
+# and a trap called at all fails the tier.
+if [ "${1:-}" = --fast ]; then
+  shift
+  trap_dir=$(mktemp -d)
+  trap 'rm -rf "$trap_dir"' EXIT
+  # shellcheck disable=SC2016 # the trap expands $0 and $* when it runs, not here
+  printf '%s\n' '#!/bin/sh' \
+    "echo \"\$0 \$*\" >>'$trap_dir/calls'" \
+    'echo "fast tier: a test started the client $0 ($*): it belongs to the real-client tier" >&2' \
+    'exit 97' >"$trap_dir/client"
+  chmod +x "$trap_dir/client"
+  for c in claude codex gemini grok opencode; do
+    ln -s client "$trap_dir/$c"
+    export "MCP_DEPLOY_TEST_${c^^}=$trap_dir/$c"
+  done
+  export PATH="$trap_dir:$PATH" MCP_DEPLOY_TEST_TIER=fast
+  # The unit tests but src/clients/tests.rs and src/registration/tests.rs (the real CLIs).
+  cargo test --locked --features crash-checkpoints --lib "$@" -- \
+    --skip clients::tests:: --skip registration::tests::
+  # The integration tests that start no client, each module whole (not vendor.rs: each of
+  # its tests runs the real npm pack and npm install, a minute in all).
+  cargo test --locked --features crash-checkpoints --test it "$@" -- \
+    attacks::vendor:: completions:: harness:: identity:: manifest:: render::
+  if [ -s "$trap_dir/calls" ]; then
+    echo "fast tier: tests started a client:" >&2
+    cat "$trap_dir/calls" >&2
+    exit 1
+  fi
+  exit 0
+fi
 # The signature tests check every verdict against the real ssh-keygen (openssh-client): as root
 # on Debian it is installed when missing; elsewhere a missing one fails those tests, naming it.
 if ! command -v ssh-keygen >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -24,4 +61,7 @@ HOME=$scratch ./node_modules/.bin/grok --version
 # The older client releases the tests drive (compat/versions.txt), into the shared cache; a
 # release already there is reused.
 bash scripts/compat.sh install
-cargo test --locked "$@"
+# The crash checkpoints (MCP_DEPLOY_CRASH_AT and friends) are a cargo feature, off by default so
+# that no release binary carries them: the crash-recovery tests need it, and refuse to run
+# without it.
+cargo test --locked --features crash-checkpoints "$@"

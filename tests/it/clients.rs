@@ -122,7 +122,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         (fs::read(f).unwrap(), meta.modified().unwrap())
     };
     let before: Vec<_> = files.iter().map(stamp).collect();
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    clock_past(w.root(), before.iter().map(|b| b.1).max().unwrap());
     let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
     r.code(0);
     for s in r.json()["servers"].as_array().unwrap() {

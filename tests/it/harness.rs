@@ -27,6 +27,7 @@ pub const OR_SHA: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
 /// `node_modules/.bin` (opencode: its platform package's binary, the one pinned; see
 /// scripts/test.sh). A missing one fails the test, never skips it: `npm ci` brings them.
 pub fn real_client(name: &str) -> PathBuf {
+    refuse_in_the_fast_tier(&format!("the real {name}"));
     let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules");
     let pinned = match name {
         "opencode" => modules.join("opencode-linux-x64/bin/opencode"),
@@ -48,6 +49,7 @@ pub fn real_client(name: &str) -> PathBuf {
 /// an npm prefix whose `node_modules/.bin/<client>` is the binary (opencode: its platform
 /// package's `bin/opencode`). A missing one fails the test, never skips it.
 pub fn compat_client(client: &str, version: &str) -> PathBuf {
+    refuse_in_the_fast_tier(&format!("{client} {version}"));
     let cache = std::env::var_os("MCP_DEPLOY_COMPAT_CACHE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -68,6 +70,28 @@ pub fn compat_client(client: &str, version: &str) -> PathBuf {
         env!("CARGO_MANIFEST_DIR")
     );
     binary
+}
+
+/// The client binaries mcp-deploy runs (each also found through `MCP_DEPLOY_<NAME>`).
+pub const CLIENT_BINARIES: &[&str] = &["claude", "codex", "gemini", "grok", "opencode"];
+
+/// Whether this is the fast tier (`bash scripts/test.sh --fast` sets
+/// `MCP_DEPLOY_TEST_TIER=fast`): tests that start no client process and sleep for nothing.
+pub fn fast_tier() -> bool {
+    std::env::var_os("MCP_DEPLOY_TEST_TIER").is_some_and(|t| t == "fast")
+}
+
+/// The fast tier starts no client: a test that reaches for one fails there, naming it, so a
+/// client-driving test cannot hide in the fast list (scripts/test.sh `--fast`).
+#[track_caller]
+pub fn refuse_in_the_fast_tier(what: &str) {
+    if fast_tier() {
+        panic!(
+            "the fast tier starts no client process, but this test wants {what}: it belongs to \
+             the real-client tier (`bash scripts/test.sh`); leave it out of the fast list in \
+             scripts/test.sh"
+        );
+    }
 }
 
 /// The home directory of the account the tests run as, from the password database
@@ -103,6 +127,31 @@ pub fn system_tool(name: &str) -> PathBuf {
                 SYSTEM_PATH.join(":")
             )
         })
+}
+
+/// The variables that stop, pause or fail a run at a named crash checkpoint
+/// (src/registration/transaction.rs `checkpoint`, `injected_failure`).
+pub const CHECKPOINT_VARS: &[&str] = &[
+    "MCP_DEPLOY_CRASH_AT",
+    "MCP_DEPLOY_PAUSE_AT",
+    "MCP_DEPLOY_FAIL_AT",
+    "MCP_DEPLOY_RESUME",
+];
+
+/// Refuse to go on unless the binary under test has the crash checkpoints: they are compiled
+/// in only with the cargo feature `crash-checkpoints` (off by default, so that no release
+/// binary carries them), and without it `what` would be silently ignored: the run would
+/// finish instead of crashing, and the test would fail on something else, far from the cause.
+#[track_caller]
+pub fn needs_crash_checkpoints(what: &str) {
+    if !cfg!(feature = "crash-checkpoints") {
+        panic!(
+            "this test needs the crash checkpoints ({what}), which mcp-deploy has only when built \
+         with the cargo feature `crash-checkpoints` (off by default, so that no release binary \
+         carries them): run `cargo test --features crash-checkpoints` (add `--release` as you \
+         like), or `bash scripts/test.sh`, which turns it on"
+        );
+    }
 }
 
 /// The system part of every world's PATH, after the world's own `bin/`.
@@ -306,13 +355,24 @@ impl<'w> Cmd<'w> {
             .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
         self
     }
-    /// Set one variable on top of the world's.
+    /// Set one variable on top of the world's. A crash checkpoint's variable
+    /// ([`CHECKPOINT_VARS`]) refuses to run without the checkpoints compiled in.
+    #[track_caller]
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        if CHECKPOINT_VARS.contains(&key) {
+            needs_crash_checkpoints(key);
+        }
+        if key == "MCP_DEPLOY_PAUSE_AT" {
+            let resume = self.world.resume_file(&value.as_ref().to_string_lossy());
+            self.env
+                .push(("MCP_DEPLOY_RESUME".to_string(), Some(resume.into())));
+        }
         self.env
             .push((key.to_string(), Some(value.as_ref().to_os_string())));
         self
     }
     /// Several variables at once.
+    #[track_caller]
     pub fn envs(mut self, vars: &[(&str, &str)]) -> Self {
         for (k, v) in vars {
             self = self.env(k, v);
@@ -389,6 +449,11 @@ impl<'w> Cmd<'w> {
     }
 
     fn command(&self) -> Command {
+        if fast_tier() {
+            if let Some(client) = self.clients_it_could_start().first() {
+                refuse_in_the_fast_tier(client);
+            }
+        }
         let mut cmd = Command::new(&self.program);
         let path = std::env::join_paths(&self.world.path_dirs).unwrap();
         cmd.env_clear()
@@ -410,6 +475,28 @@ impl<'w> Cmd<'w> {
             };
         }
         cmd
+    }
+
+    /// The clients this run could start: a client binary in a directory of the world's PATH,
+    /// or one the run names (`MCP_DEPLOY_<NAME>`). The fast tier refuses a run with any.
+    pub fn clients_it_could_start(&self) -> Vec<String> {
+        let mut found = Vec::new();
+        for dir in &self.world.path_dirs {
+            for name in CLIENT_BINARIES {
+                let bin = dir.join(name);
+                if bin.exists() {
+                    found.push(bin.display().to_string());
+                }
+            }
+        }
+        for (k, _) in &self.env {
+            if let Some(name) = k.strip_prefix("MCP_DEPLOY_") {
+                if CLIENT_BINARIES.contains(&name.to_lowercase().as_str()) {
+                    found.push(format!("the client {k} names"));
+                }
+            }
+        }
+        found
     }
 
     fn display(&self) -> String {
@@ -439,10 +526,186 @@ impl<'w> Cmd<'w> {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.display()))
     }
 
+    /// Start without waiting, its stderr read as it comes (see [`Started`]).
+    pub fn start(&self) -> Started {
+        let mut child = self.spawn();
+        let pipe = child.stderr.take().expect("stderr is piped");
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let reader = std::thread::spawn(move || {
+            let mut lines = std::io::BufReader::new(pipe);
+            let mut line = Vec::new();
+            while std::io::BufRead::read_until(&mut lines, b'\n', &mut line).unwrap_or(0) > 0 {
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&line));
+                line.clear();
+            }
+        });
+        let resume = self
+            .env
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "MCP_DEPLOY_RESUME")
+            .and_then(|(_, v)| v.clone())
+            .map(PathBuf::from);
+        Started {
+            child,
+            stderr,
+            resume,
+            reader: Some(reader),
+            command: self.display(),
+            cwd: self.cwd.clone(),
+            root: self.world.root().to_path_buf(),
+        }
+    }
+
     /// Wait for a child this built, as a [`Run`].
     pub fn finish(&self, child: std::process::Child) -> Run {
         let out = child.wait_with_output().unwrap();
         Run::new(self.display(), &self.cwd, self.world.root(), out)
+    }
+}
+
+/// Wait until `cond` holds, polling; on `timeout`, fail naming `what`. The one way a test
+/// waits for something to happen: a fixed sleep is either too short on a loaded machine or
+/// too long everywhere else.
+#[track_caller]
+pub fn wait_until(what: &str, timeout: std::time::Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + timeout;
+    while !cond() {
+        if std::time::Instant::now() >= deadline {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// `secs` seconds, for [`wait_until`]'s timeouts.
+pub fn secs(secs: u64) -> std::time::Duration {
+    std::time::Duration::from_secs(secs)
+}
+
+/// Wait until a file written now in `dir` gets a modification time later than `stamp`: from
+/// then on a rewrite of a file stamped at `stamp` shows in its mtime (the filesystem's clock
+/// is coarser than the time between two runs).
+#[track_caller]
+pub fn clock_past(dir: &Path, stamp: std::time::SystemTime) {
+    let probe = dir.join(".clock-probe");
+    wait_until(
+        "the filesystem clock to pass the files' mtime",
+        secs(10),
+        || {
+            fs::write(&probe, b"").unwrap();
+            let now = fs::metadata(&probe).unwrap().modified().unwrap();
+            fs::remove_file(&probe).unwrap();
+            now > stamp
+        },
+    );
+}
+
+/// A run started in the background ([`Cmd::start`]) whose stderr a thread reads as it comes,
+/// so that a test waits for what the run says (`pausing at checkpoint POINT`, `waiting for
+/// ... lock`) rather than sleeping for as long as that might take.
+pub struct Started {
+    pub child: std::process::Child,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The file whose existence ends its `MCP_DEPLOY_PAUSE_AT` pause.
+    resume: Option<PathBuf>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    command: String,
+    cwd: PathBuf,
+    root: PathBuf,
+}
+
+impl Started {
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Wait until its stderr holds `fragment` (`what` names the moment); fail at once when
+    /// it exits without saying it, and after `timeout` when it never does.
+    #[track_caller]
+    pub fn wait_for_stderr(&mut self, what: &str, fragment: &str, timeout: std::time::Duration) {
+        let deadline = std::time::Instant::now() + timeout;
+        while !self.stderr().contains(fragment) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                if let Some(r) = self.reader.take() {
+                    r.join().unwrap();
+                }
+                if self.stderr().contains(fragment) {
+                    return;
+                }
+                panic!(
+                    "{} exited ({status}) before {what} ({fragment:?})\n--- stderr\n{}",
+                    self.command,
+                    self.stderr()
+                );
+            }
+            if std::time::Instant::now() >= deadline {
+                panic!(
+                    "timed out after {timeout:?} waiting for {what} ({fragment:?})\n\
+                     command: {}\n--- stderr so far\n{}",
+                    self.command,
+                    self.stderr()
+                );
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Wait until the run has reached `MCP_DEPLOY_PAUSE_AT=point` and sleeps there.
+    #[track_caller]
+    pub fn paused_at(&mut self, point: &str) {
+        self.wait_for_stderr(
+            &format!("the run to pause at checkpoint {point}"),
+            &format!("pausing at checkpoint {point} "),
+            secs(60),
+        );
+    }
+
+    /// End its pause at the checkpoint (it goes on as if the 30 s were over).
+    pub fn resume(&self) {
+        let resume = self
+            .resume
+            .as_ref()
+            .expect("started with MCP_DEPLOY_PAUSE_AT");
+        fs::write(resume, b"").unwrap();
+    }
+
+    /// Send it a signal (`-TERM`, `-INT`, ...).
+    #[track_caller]
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new(system_tool("kill"))
+            .args([sig, &self.id().to_string()])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "kill {sig} {}", self.id());
+    }
+
+    /// Wait for it to end, as a [`Run`] (its whole stderr included).
+    pub fn finish(self) -> Run {
+        let Started {
+            child,
+            stderr,
+            reader,
+            resume: _,
+            command,
+            cwd,
+            root,
+        } = self;
+        let out = child.wait_with_output().unwrap();
+        if let Some(r) = reader {
+            r.join().unwrap();
+        }
+        let stderr = stderr.lock().unwrap().clone().into_bytes();
+        Run::new(command, &cwd, &root, std::process::Output { stderr, ..out })
     }
 }
 
@@ -565,6 +828,7 @@ impl World {
         self.cmd().args(args).run()
     }
 
+    #[track_caller]
     pub fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> Run {
         self.cmd().args(args).envs(env).run()
     }
@@ -574,7 +838,56 @@ impl World {
         self.cmd().args(args).spawn()
     }
 
+    /// Start mcp-deploy with the world's environment plus `env`, its stderr read as it comes
+    /// (see [`Started`]).
+    #[track_caller]
+    pub fn start_env(&self, args: &[&str], env: &[(&str, &str)]) -> Started {
+        self.cmd().args(args).envs(env).start()
+    }
+
+    /// The file that ends a pause at `point` (`MCP_DEPLOY_RESUME`, see [`Started::resume`]).
+    pub fn resume_file(&self, point: &str) -> PathBuf {
+        let name: String = point
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.root().join(format!("resume-{name}"))
+    }
+
+    /// The processes of this world still running (not zombies): every one whose environment
+    /// names the world's root (its HOME, PATH, TMPDIR...), whatever started it, as
+    /// `(pid, argv joined by spaces)`.
+    pub fn processes(&self) -> Vec<(u32, String)> {
+        let root = self.root().as_os_str().as_encoded_bytes();
+        let mut found = Vec::new();
+        for entry in fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|p| p.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(env) = fs::read(entry.path().join("environ")) else {
+                continue;
+            };
+            if !env.windows(root.len()).any(|w| w == root) {
+                continue;
+            }
+            let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            if state.starts_with('Z') || state.starts_with('X') {
+                continue;
+            }
+            let argv = fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+            found.push((pid, argv.trim_end().to_string()));
+        }
+        found
+    }
+
     /// Start mcp-deploy with the world's environment plus `env`, without waiting for it.
+    #[track_caller]
     pub fn spawn_env(&self, args: &[&str], env: &[(&str, &str)]) -> std::process::Child {
         self.cmd().args(args).envs(env).spawn()
     }
@@ -917,4 +1230,27 @@ fn a_command_sees_only_the_worlds_environment() {
     );
     let removed = w.program(system_tool("env")).env_remove("HOME").run();
     assert!(!removed.stdout.contains("HOME="), "{removed}");
+}
+
+/// What makes the fast tier client-free (scripts/test.sh `--fast`): a world with no client
+/// can start none, a fake client on its PATH or an `MCP_DEPLOY_<NAME>` is one it could start
+/// (and the fast tier refuses the run), and `real_client` refuses there too.
+#[test]
+fn the_fast_tier_sees_every_client_a_run_could_start() {
+    let w = World::new();
+    assert!(w.cmd().clients_it_could_start().is_empty());
+    w.write_claude("#!/bin/sh\nexit 0\n");
+    let could = w
+        .cmd()
+        .env("MCP_DEPLOY_CODEX", "/x/codex")
+        .clients_it_could_start();
+    assert_eq!(
+        could,
+        [
+            w.bin().join("claude").display().to_string(),
+            "the client MCP_DEPLOY_CODEX names".to_string()
+        ]
+    );
+    let refused = std::panic::catch_unwind(|| refuse_in_the_fast_tier("the real claude"));
+    assert_eq!(refused.is_err(), fast_tier());
 }

@@ -591,14 +591,6 @@ fn prune_keeps_the_live_release_the_rollback_target_and_what_a_registration_poin
         .stdout_has("nothing to remove");
 }
 
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn finish(child: Child) -> (i32, String) {
     let out = child.wait_with_output().unwrap();
     (
@@ -618,7 +610,7 @@ fn concurrent_promotes_of_one_prefix_serialize_and_a_kill_is_undone() {
     let first = promote_cmd(&w, NEW)
         .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
         .spawn();
-    wait_for("the first promote to switch", 30, || {
+    wait_until("the first promote to switch", secs(30), || {
         journal(&w).exists() && current(&w) == format!("releases/{NEW}")
     });
     // Refused after its timeout, nothing changed.
@@ -635,12 +627,17 @@ fn concurrent_promotes_of_one_prefix_serialize_and_a_kill_is_undone() {
         .success();
     assert!(start.elapsed() < Duration::from_secs(20));
     // A waiting promote, then the first is killed (SIGKILL) at the worst moment.
-    let second = promote_cmd(&w, THIRD).spawn();
-    std::thread::sleep(Duration::from_millis(300));
+    let mut second = promote_cmd(&w, THIRD).start();
+    second.wait_for_stderr(
+        "the second promote to wait for the prefix lock",
+        "waiting for",
+        secs(60),
+    );
     let mut first = first;
     first.kill().unwrap();
     let _ = first.wait();
-    let (code, stderr) = finish(second);
+    let r = second.finish();
+    let (code, stderr) = (r.code, r.stderr);
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.contains("waiting for"), "{stderr}");
     assert!(
@@ -731,7 +728,7 @@ fn a_prefix_through_a_symlinked_component_is_switched_in_place() {
         .args(["--release", CT_SHA, "--name-suffix", "-test"])
         .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
         .spawn();
-    wait_for("the promote through the link to switch", 30, || {
+    wait_until("the promote through the link to switch", secs(30), || {
         journal(&w).exists()
     });
     promote(&w, NEW, &["--lock-timeout", "1"])
@@ -752,19 +749,14 @@ fn a_signal_after_the_switch_undoes_it_and_exits_2() {
     for sig in ["-TERM", "-INT"] {
         let w = World::with_real_claude();
         with_releases(&w, &[NEW]);
-        let child = promote_cmd(&w, NEW)
+        let mut child = promote_cmd(&w, NEW)
             .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
-            .spawn();
-        wait_for("the promote to switch", 30, || {
-            journal(&w).exists() && current(&w) == format!("releases/{NEW}")
-        });
-        std::thread::sleep(Duration::from_millis(100));
-        assert!(std::process::Command::new("kill")
-            .args([sig, &child.id().to_string()])
-            .status()
-            .unwrap()
-            .success());
-        let (code, stderr) = finish(child);
+            .start();
+        child.paused_at("after-switch");
+        assert!(journal(&w).exists() && current(&w) == format!("releases/{NEW}"));
+        child.signal(sig);
+        let r = child.finish();
+        let (code, stderr) = (r.code, r.stderr);
         assert_eq!(code, 2, "{sig}: {stderr}");
         assert!(
             stderr.contains("the previous release is live again"),
@@ -899,17 +891,18 @@ fn current_switched_by_hand_during_a_promote_is_never_overwritten() {
     for point in ["promote-journal-written", "after-switch"] {
         let w = World::with_real_claude();
         with_releases(&w, &[NEW, THIRD]);
-        let child = promote_cmd(&w, NEW)
+        let mut child = promote_cmd(&w, NEW)
             .env("MCP_DEPLOY_PAUSE_AT", point)
-            .spawn();
-        wait_for("the promote to pause", 30, || {
+            .start();
+        child.paused_at(point);
+        assert!(
             journal(&w).exists()
                 && (point != "after-switch" || current(&w) == format!("releases/{NEW}"))
-        });
+        );
         hand_switch(&w, THIRD);
-        std::thread::sleep(Duration::from_millis(100));
-        term(&child);
-        let (code, stderr) = finish(child);
+        child.signal("-TERM");
+        let r = child.finish();
+        let (code, stderr) = (r.code, r.stderr);
         assert_eq!(code, 2, "{point}: {stderr}");
         if point == "after-switch" {
             assert!(stderr.contains("`current` was NOT put back"), "{stderr}");
@@ -992,7 +985,7 @@ fn an_undo_never_points_current_at_a_release_removed_meanwhile() {
     let child = promote_cmd(&w, NEW)
         .env("MCP_DEPLOY_PAUSE_AT", "after-switch")
         .spawn();
-    wait_for("the promote to switch", 30, || {
+    wait_until("the promote to switch", secs(30), || {
         journal(&w).exists() && current(&w) == format!("releases/{NEW}")
     });
     fs::rename(
@@ -1020,17 +1013,19 @@ fn prune_never_removes_a_release_made_live_after_it_decided() {
     promote(&w, NEW, &[]).success();
     promote(&w, THIRD, &[]).success();
     // The sample's release is neither live nor rollback's target: prune --keep 0 removes it.
-    let child = w
+    let mut child = w
         .cmd()
         .args(["prune", "--prefix"])
         .arg(ct(&w))
         .args(["--keep", "0"])
         .env("MCP_DEPLOY_PAUSE_AT", "prune-planned")
-        .spawn();
-    // prune decides at once (a few file reads), then pauses for 30 s at the checkpoint.
-    std::thread::sleep(Duration::from_secs(3));
+        .start();
+    // prune has decided, and pauses for 30 s at the checkpoint (a SIGTERM ends the pause).
+    child.paused_at("prune-planned");
     hand_switch(&w, CT_SHA);
-    let (code, stderr) = finish(child);
+    child.resume();
+    let r = child.finish();
+    let (code, stderr) = (r.code, r.stderr);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("it is the live release now"), "{stderr}");
     assert!(ct(&w).join("releases").join(CT_SHA).is_dir());
@@ -1153,7 +1148,7 @@ fn status_and_promote_name_processes_still_running_the_previous_release() {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for("node to start", 10, || {
+    wait_until("node to start", secs(10), || {
         fs::read(format!("/proc/{}/cmdline", node.id()))
             .is_ok_and(|c| c.windows(9).any(|w| w == b"codetools"))
     });
@@ -1405,7 +1400,7 @@ fn a_server_that_forks_a_child_and_exits_leaves_no_process_behind() {
     fs::copy(system_tool("sleep"), dir.join("bin/sleep")).unwrap();
     let r = promote(&w, NEW, &["--json"]);
     assert_refused_by_handshake(&w, &r, &before, "before answering initialize");
-    wait_for("the forked child to be gone", 5, || {
+    wait_until("the forked child to be gone", secs(5), || {
         processes_in(&dir).is_empty()
     });
 }
@@ -1454,27 +1449,26 @@ fn prune_keeps_a_release_a_server_started_from_after_it_decided() {
     promote(&w, THIRD, &[]).success();
     let old = ct(&w).join("releases").join(CT_SHA);
     fs::copy(system_tool("sleep"), old.join("bin/sleep")).unwrap();
-    let child = w
+    let mut child = w
         .cmd()
         .args(["prune", "--prefix"])
         .arg(ct(&w))
         .args(["--keep", "0", "--json"])
         .env("MCP_DEPLOY_PAUSE_AT", "prune-planned")
-        .spawn();
+        .start();
     // prune has decided to remove the sample's release; a server starts from it meanwhile.
-    std::thread::sleep(Duration::from_secs(3));
+    child.paused_at("prune-planned");
     let server = std::process::Command::new(old.join("bin/sleep"))
         .arg("300")
         .spawn()
         .unwrap();
     let pid = server.id();
-    let (code, stdout) = {
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
+    wait_until("the server to run from the old release", secs(10), || {
+        fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e.starts_with(&old))
+    });
+    child.resume();
+    let r = child.finish();
+    let (code, stdout) = (r.code, r.stdout);
     assert_eq!(code, 0, "{stdout}");
     assert!(
         stdout.contains(&format!(

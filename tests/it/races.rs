@@ -66,14 +66,6 @@ fn assert_document_agrees(w: &World, what: &str) {
     );
 }
 
-fn wait_for(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 /// A process that exists and is not a zombie.
 fn running(pid: u32) -> bool {
     fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -141,7 +133,7 @@ fn an_install_racing_an_uninstall_does_not_resurrect_its_names_in_the_document()
     w.sample();
     let opt = w.opt();
     op(&w, "install", "-test").code(0);
-    let uninstall = w.spawn_env(
+    let mut uninstall = w.start_env(
         &[
             "uninstall",
             "--prefix",
@@ -156,36 +148,25 @@ fn an_install_racing_an_uninstall_does_not_resurrect_its_names_in_the_document()
     // The install starts while the uninstall holds the lock, mid-change: wait until it has
     // made its remove and paused (a fixed sleep was not enough on a loaded machine: a SIGTERM
     // that lands during the remove rightly rolls back and exits 2).
-    let mut uninstall = uninstall;
-    let mut reader = std::io::BufReader::new(uninstall.stderr.take().unwrap());
-    let mut seen = String::new();
-    while !seen.contains("pausing at checkpoint") {
-        let mut line = String::new();
-        let n = std::io::BufRead::read_line(&mut reader, &mut line).unwrap();
-        assert!(n > 0, "the uninstall never paused: {seen}");
-        seen.push_str(&line);
-    }
-    let rest = std::thread::spawn(move || {
-        let mut tail = String::new();
-        std::io::Read::read_to_string(&mut reader, &mut tail).unwrap();
-        tail
-    });
-    let install = w.spawn(&[
-        "install",
-        "--prefix",
-        opt.to_str().unwrap(),
-        "--server",
-        "codetools",
-        "--name-suffix",
-        "-test",
-    ]);
-    std::thread::sleep(Duration::from_millis(300));
-    signal(&uninstall, "-TERM"); // ends the pause; the uninstall goes on (nothing left to call)
-    let code = uninstall.wait().unwrap().code().unwrap_or(-1);
-    let stderr = seen + &rest.join().unwrap();
-    assert_eq!(code, 0, "{stderr}");
-    let (code, stderr) = finish(install);
-    assert_eq!(code, 0, "{stderr}");
+    uninstall.paused_at("after-remove:orchestrata-test");
+    let mut install = w.start_env(
+        &[
+            "install",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--server",
+            "codetools",
+            "--name-suffix",
+            "-test",
+        ],
+        &[],
+    );
+    install.wait_for_stderr("the install to wait for the lock", "waiting for", secs(60));
+    uninstall.signal("-TERM"); // ends the pause; the uninstall goes on (nothing left to call)
+    let r = uninstall.finish();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = install.finish();
+    assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!w.user_servers().contains_key("orchestrata-test"));
     assert!(
         !w.flat_servers().contains_key("orchestrata-test"),
@@ -219,7 +200,7 @@ fn a_killed_run_leaves_no_client_call_behind() {
         real = real_claude().display()
     ));
     let mut child = w.spawn(&op_args("install", &opt, "-test"));
-    wait_for("the remove call", 30, || pidfile.exists());
+    wait_until("the remove call", secs(30), || pidfile.exists());
     let call: u32 = fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
@@ -227,7 +208,9 @@ fn a_killed_run_leaves_no_client_call_behind() {
         .unwrap();
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    wait_for("the client call to die with its run", 5, || !running(call));
+    wait_until("the client call to die with its run", secs(5), || {
+        !running(call)
+    });
 
     // Real claude from here on; the next run recovers and installs.
     fs::remove_file(w.bin().join("claude")).unwrap();
@@ -238,8 +221,13 @@ fn a_killed_run_leaves_no_client_call_behind() {
         .code(0)
         .stderr_has("which has exited: a client call it started still holds the lock")
         .stderr_has("recovered the interrupted run");
-    // Past the moment the orphan's `remove` would have landed.
-    std::thread::sleep(Duration::from_secs(4));
+    // Past the moment the orphan's `remove` would have landed: no process of the killed
+    // run's call (the shell, its `sleep`, a claude it would exec) is left to make it.
+    wait_until(
+        "every process of the killed run's call to end",
+        secs(30),
+        || w.processes().is_empty(),
+    );
     assert_eq!(
         w.user_servers()["codetools-test"],
         expected_entry(&opt, "codetools")
@@ -268,14 +256,17 @@ fn sigint_and_sigterm_stop_the_call_roll_back_and_exit_2() {
         .code(0);
         w.wrap_claude(&[("add-json", 2, Fault::Hang)]);
         let child = w.spawn(&op_args("install", &opt, "-test"));
-        wait_for("the second add-json", 30, || {
+        wait_until("the second add-json", secs(30), || {
             w.calls()
                 .iter()
                 .filter(|c| c.starts_with("mcp add-json"))
                 .count()
                 >= 2
         });
-        std::thread::sleep(Duration::from_millis(200));
+        // The second add-json hangs in the call (the wrapper has exec'd its `sleep 120`).
+        wait_until("the hanging add-json call to run", secs(30), || {
+            w.processes().iter().any(|(_, argv)| argv == "sleep 120")
+        });
         let start = Instant::now();
         signal(&child, sig);
         let (code, stderr) = finish(child);

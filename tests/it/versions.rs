@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::harness::{compat_client, write_exec, World, CT_SHA};
+use crate::harness::{clock_past, compat_client, write_exec, World, CT_SHA};
 
 /// Every path under `dir` (files and directories), relative to it.
 fn tree(dir: &Path) -> BTreeSet<PathBuf> {
@@ -308,7 +308,7 @@ fn the_version_of_a_binary_is_asked_once_and_a_no_op_writes_no_cache() {
     let text = fs::read_to_string(&cache).unwrap();
     assert!(text.contains("2.1.332"), "{text}");
     let mtime = fs::metadata(&cache).unwrap().modified().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
+    clock_past(w.root(), mtime);
 
     install();
     assert_eq!(asked(), 1, "asked again: {:?}", wrapped_calls(&w));

@@ -91,8 +91,9 @@ fn orchestrata_not_registered(w: &World) {
 
 // ---- bad input files: refused at once, never read -----------------------------------------
 
-const HANG: &[Attack] = &[
-    Attack {
+attack_rows! {
+    mod bad_input_files_are_refused_at_once in world;
+    manifest_sha256_to_dev_zero_manifest_verify: Attack {
         name: "MANIFEST.sha256 -> /dev/zero (manifest verify)",
         setup: |w| {
             link(&release(w).join("MANIFEST.sha256"), "/dev/zero");
@@ -105,7 +106,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    manifest_sha256_is_a_fifo_manifest_verify: Attack {
         name: "MANIFEST.sha256 is a FIFO (manifest verify)",
         setup: |w| {
             mkfifo(&release(w).join("MANIFEST.sha256"));
@@ -118,7 +119,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    manifest_sha256_of_1_gib_manifest_verify: Attack {
         name: "MANIFEST.sha256 of 1 GiB (manifest verify)",
         setup: |w| {
             sparse(&release(w).join("MANIFEST.sha256"), 1 << 30);
@@ -131,7 +132,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    manifest_sha256_is_a_fifo_verify_identity_content: Attack {
         name: "MANIFEST.sha256 is a FIFO (verify-identity --content)",
         setup: |w| {
             mkfifo(&release(w).join("MANIFEST.sha256"));
@@ -143,7 +144,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    mcp_json_is_a_fifo_verify_identity: Attack {
         name: "--mcp-json is a FIFO (verify-identity)",
         setup: |w| {
             let p = w.root().join("doc.json");
@@ -159,7 +160,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    mcp_json_is_a_directory_verify_identity: Attack {
         name: "--mcp-json is a directory (verify-identity)",
         setup: |w| {
             let p = w.root().join("doc.json");
@@ -171,7 +172,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    mcp_json_is_a_socket_verify_identity: Attack {
         name: "--mcp-json is a socket (verify-identity)",
         setup: |w| {
             let p = w.root().join("doc.json");
@@ -184,7 +185,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    mcp_json_of_1_gib_verify_identity: Attack {
         name: "--mcp-json of 1 GiB (verify-identity)",
         setup: |w| {
             let p = w.root().join("doc.json");
@@ -196,7 +197,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    a_known_project_mcp_json_is_a_fifo_or_dev_zero_verify_identity: Attack {
         // Found by the red team: the .mcp.json of every project directory .claude.json names
         // was read whole and unbounded: a FIFO hung verify-identity, /dev/zero ate memory.
         name: "a known project's .mcp.json is a FIFO or /dev/zero (verify-identity)",
@@ -222,7 +223,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    config_is_a_fifo_render_mcp: Attack {
         name: "--config is a FIFO (render-mcp)",
         setup: |w| {
             let p = w.root().join("servers.json");
@@ -242,7 +243,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    a_declared_template_is_a_fifo_render_mcp: Attack {
         name: "a declared template is a FIFO (render-mcp)",
         setup: |w| {
             let cfg = w.root().join("servers.json");
@@ -263,7 +264,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    registered_is_a_fifo_install: Attack {
         name: "--registered is a FIFO (install)",
         setup: |w| {
             let p = w.root().join("reg.json");
@@ -279,7 +280,7 @@ const HANG: &[Attack] = &[
             assert!(!w.claude_json().exists() || !w.user_servers().contains_key("codetools-test"))
         },
     },
-    Attack {
+    the_journal_is_a_fifo_install: Attack {
         name: "the journal is a FIFO (install)",
         setup: |w| {
             mkfifo(&w.config_dir().join(".mcp-deploy.journal.json"));
@@ -293,7 +294,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    the_client_config_claude_json_is_a_fifo_install: Attack {
         name: "the client config .claude.json is a FIFO (install)",
         setup: |w| {
             mkfifo(&w.claude_json());
@@ -310,7 +311,7 @@ const HANG: &[Attack] = &[
             assert!(!w.registered().exists());
         },
     },
-    Attack {
+    mcp_json_to_dev_urandom_verify_identity: Attack {
         name: "--mcp-json -> /dev/urandom (verify-identity)",
         setup: |w| {
             let p = w.root().join("doc.json");
@@ -322,7 +323,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    the_client_config_claude_json_to_dev_zero_install: Attack {
         name: "the client config .claude.json -> /dev/zero (install)",
         setup: |w| {
             link(&w.claude_json(), "/dev/zero");
@@ -333,7 +334,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: |w| assert!(!w.registered().exists()),
     },
-    Attack {
+    manifest_sha256_to_dev_zero_install_content: Attack {
         name: "MANIFEST.sha256 -> /dev/zero (install --content)",
         setup: |w| {
             link(&release(w).join("MANIFEST.sha256"), "/dev/zero");
@@ -348,7 +349,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    version_to_dev_urandom_install: Attack {
         name: "VERSION -> /dev/urandom (install)",
         setup: |w| {
             link(&release(w).join("VERSION"), "/dev/urandom");
@@ -363,7 +364,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    the_ledger_is_a_fifo_install: Attack {
         name: "the ledger is a FIFO (install)",
         setup: |w| {
             let p = w.root().join("ledger.ndjson");
@@ -377,7 +378,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    version_is_a_fifo_install: Attack {
         name: "VERSION is a FIFO (install)",
         setup: |w| {
             mkfifo(&release(w).join("VERSION"));
@@ -392,7 +393,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    version_to_dev_zero_verify_identity: Attack {
         name: "VERSION -> /dev/zero (verify-identity)",
         setup: |w| {
             link(&release(w).join("VERSION"), "/dev/zero");
@@ -404,7 +405,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    version_to_a_credentials_file_is_never_quoted_verify_identity: Attack {
         // Found by the red team: the commit check quoted the first 80 bytes of a VERSION that
         // is not a sha, and VERSION may be a link to any file the verifier can read.
         name: "VERSION -> a credentials file is never quoted (verify-identity)",
@@ -425,7 +426,7 @@ const HANG: &[Attack] = &[
         absent: &[TOKEN, "_authToken"],
         after: nothing,
     },
-    Attack {
+    manifest_sha256_to_a_credentials_file_is_never_quoted_verify_identity_content: Attack {
         // Found by the red team: a malformed manifest line is quoted in the error.
         name: "MANIFEST.sha256 -> a credentials file is never quoted (verify-identity --content)",
         setup: |w| {
@@ -445,7 +446,7 @@ const HANG: &[Attack] = &[
         absent: &[TOKEN, "_authToken"],
         after: nothing,
     },
-    Attack {
+    prefix_version_is_a_fifo_verify_identity: Attack {
         name: "<prefix>/VERSION is a FIFO (verify-identity)",
         setup: |w| {
             mkfifo(&ct(w).join("VERSION"));
@@ -457,7 +458,7 @@ const HANG: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    the_rendered_document_is_a_fifo_render_mcp_replaces_it: Attack {
         name: "the rendered document is a FIFO (render-mcp replaces it)",
         setup: |w| {
             fs::create_dir_all(ct(w).join("mcp")).unwrap();
@@ -475,17 +476,13 @@ const HANG: &[Attack] = &[
                 .is_file())
         },
     },
-];
-
-#[test]
-fn attacks_bad_input_files_are_refused_at_once() {
-    run_table(HANG, world);
 }
 
 // ---- install is a gate ---------------------------------------------------------------------
 
-const GATE: &[Attack] = &[
-    Attack {
+attack_rows! {
+    mod install_is_a_gate in world;
+    dangling_current_install: Attack {
         name: "dangling current (install)",
         setup: |w| {
             fs::remove_dir_all(release(w)).unwrap();
@@ -496,7 +493,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    the_stable_path_re_pointed_at_another_file_of_the_release_install: Attack {
         // Found by the red team: verify-identity failed this, but the gate (and status) only
         // checked that the declared command resolves inside the release.
         name: "the stable path re-pointed at another file of the release (install)",
@@ -514,7 +511,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    the_stable_path_re_pointed_at_another_file_of_the_release_status: Attack {
         name: "the stable path re-pointed at another file of the release (status)",
         setup: |w| {
             let first = install(w, "codetools", &[]);
@@ -532,7 +529,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    wrong_expect_commit_install: Attack {
         name: "wrong --expect-commit (install)",
         setup: |w| {
             install(
@@ -546,7 +543,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    current_points_outside_releases_install: Attack {
         name: "current points outside releases/ (install)",
         setup: |w| {
             let elsewhere = ct(w).join("staging");
@@ -565,7 +562,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    declared_command_not_executable_install: Attack {
         name: "declared command not executable (install)",
         setup: |w| {
             let bin = release(w).join("bin/codetools");
@@ -581,7 +578,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    declared_command_missing_from_the_release_install: Attack {
         name: "declared command missing from the release (install)",
         setup: |w| {
             fs::remove_file(release(w).join("bin/codetools")).unwrap();
@@ -596,7 +593,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    declared_command_resolves_outside_the_release_install: Attack {
         name: "declared command resolves outside the release (install)",
         setup: |w| {
             link(&ct(w).join("bin/codetools"), "/bin/true");
@@ -611,7 +608,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    content_tampered_before_install_content: Attack {
         name: "content tampered before install --content",
         setup: |w| {
             let r = w.run(&["manifest", "create", release(w).to_str().unwrap()]);
@@ -628,7 +625,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    install_content_on_a_release_without_a_manifest: Attack {
         name: "install --content on a release without a manifest",
         setup: |w| install(w, "codetools", &["--content"]),
         code: 1,
@@ -640,7 +637,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    version_holds_an_abbreviated_sha_install: Attack {
         name: "VERSION holds an abbreviated sha (install)",
         setup: |w| {
             fs::write(release(w).join("VERSION"), &CT_SHA[..12]).unwrap();
@@ -651,7 +648,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    prefix_version_disagrees_with_the_release_install: Attack {
         name: "<prefix>/VERSION disagrees with the release (install)",
         setup: |w| {
             let outer = ct(w).join("VERSION");
@@ -664,7 +661,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    prefix_layout_command_not_executable_install_orchestrata: Attack {
         name: "prefix layout: command not executable (install orchestrata)",
         setup: |w| {
             let bin = orch(w).join("bin/orchestrata-mcp");
@@ -680,7 +677,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: orchestrata_not_registered,
     },
-    Attack {
+    dangling_current_install_dry_run_reports_the_gate: Attack {
         name: "dangling current (install --dry-run reports the gate)",
         setup: |w| {
             fs::remove_dir_all(release(w)).unwrap();
@@ -691,7 +688,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: nothing_registered,
     },
-    Attack {
+    dangling_current_render_mcp: Attack {
         name: "dangling current (render-mcp)",
         setup: |w| {
             fs::remove_dir_all(release(w)).unwrap();
@@ -704,7 +701,7 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
     },
-    Attack {
+    current_is_a_plain_directory_render_mcp: Attack {
         name: "current is a plain directory (render-mcp)",
         setup: |w| {
             fs::remove_file(ct(w).join("current")).unwrap();
@@ -718,11 +715,6 @@ const GATE: &[Attack] = &[
         absent: &[],
         after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
     },
-];
-
-#[test]
-fn attacks_install_is_a_gate() {
-    run_table(GATE, world);
 }
 
 // ---- secrets: opaque entries and ${VAR:-secret} --------------------------------------------
@@ -755,8 +747,9 @@ fn declare_default_secret(w: &World) -> String {
         "args": ["mcp", "serve"], "env": {"API_TOKEN": "${API_TOKEN:-hunter2-literal}"}})))
 }
 
-const SECRETS: &[Attack] = &[
-    Attack {
+attack_rows! {
+    mod secrets_never_reach_a_record in world;
+    opaque_entry_with_a_token_in_its_args_install: Attack {
         name: "opaque entry with a token in its args (install)",
         setup: |w| {
             opaque_entry(w);
@@ -771,7 +764,7 @@ const SECRETS: &[Attack] = &[
         absent: &[TOKEN],
         after: untouched_opaque,
     },
-    Attack {
+    opaque_entry_with_a_token_in_its_args_uninstall: Attack {
         name: "opaque entry with a token in its args (uninstall)",
         setup: |w| {
             opaque_entry(w);
@@ -785,7 +778,7 @@ const SECRETS: &[Attack] = &[
         absent: &[TOKEN],
         after: untouched_opaque,
     },
-    Attack {
+    opaque_entry_with_a_token_in_its_args_status: Attack {
         name: "opaque entry with a token in its args (status)",
         setup: |w| {
             opaque_entry(w);
@@ -799,7 +792,7 @@ const SECRETS: &[Attack] = &[
         absent: &[TOKEN],
         after: untouched_opaque,
     },
-    Attack {
+    var_default_secret_in_a_declared_env_render_mcp: Attack {
         name: "${VAR:-literal secret} in a declared env (render-mcp)",
         setup: |w| {
             let cfg = declare_default_secret(w);
@@ -812,7 +805,7 @@ const SECRETS: &[Attack] = &[
         absent: &["hunter2"],
         after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
     },
-    Attack {
+    var_default_secret_in_a_declared_env_install: Attack {
         name: "${VAR:-literal secret} in a declared env (install)",
         setup: |w| {
             let cfg = declare_default_secret(w);
@@ -825,7 +818,7 @@ const SECRETS: &[Attack] = &[
         absent: &["hunter2"],
         after: nothing_registered,
     },
-    Attack {
+    var_default_secret_in_declared_args_render_mcp: Attack {
         name: "${VAR:-literal secret} in declared args (render-mcp)",
         setup: |w| {
             let cfg = s(w.declare_codetools(
@@ -840,7 +833,7 @@ const SECRETS: &[Attack] = &[
         absent: &["hunter2"],
         after: |w| assert!(!ct(w).join("mcp/codetools.mcp.json").exists()),
     },
-    Attack {
+    var_default_secret_in_a_declared_url_render_mcp: Attack {
         name: "${VAR:-literal secret} in a declared url (render-mcp)",
         setup: |w| {
             let cfg = w.root().join("servers.json");
@@ -859,7 +852,7 @@ const SECRETS: &[Attack] = &[
         absent: &["hunter2"],
         after: |w| assert!(!w.opt().join("gw/mcp/gw.mcp.json").exists()),
     },
-    Attack {
+    var_default_secret_in_a_registered_entry_verify_identity: Attack {
         name: "${VAR:-literal secret} in a registered entry (verify-identity)",
         setup: |w| {
             let doc = w.root().join("doc.json");
@@ -877,11 +870,6 @@ const SECRETS: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-];
-
-#[test]
-fn attacks_secrets_never_reach_a_record() {
-    run_table(SECRETS, world);
 }
 
 // ---- content in a prefix layout ------------------------------------------------------------
@@ -891,8 +879,9 @@ fn orch_manifest(w: &World) {
         .code(0);
 }
 
-const CONTENT: &[Attack] = &[
-    Attack {
+attack_rows! {
+    mod content_in_a_prefix_layout in world;
+    prefix_layout_manifest_create_then_install_content_twice_passes: Attack {
         name: "prefix layout: manifest create, then install --content (twice) passes",
         setup: |w| {
             orch_manifest(w);
@@ -910,7 +899,7 @@ const CONTENT: &[Attack] = &[
         absent: &[],
         after: |w| assert!(w.user_servers().contains_key("orchestrata-test")),
     },
-    Attack {
+    prefix_layout_a_binary_tampered_after_the_manifest_install_content: Attack {
         name: "prefix layout: a binary tampered after the manifest (install --content)",
         setup: |w| {
             orch_manifest(w);
@@ -929,7 +918,7 @@ const CONTENT: &[Attack] = &[
         absent: &[],
         after: orchestrata_not_registered,
     },
-    Attack {
+    prefix_layout_an_executable_hidden_as_mcp_evil_mcp_json_install_content: Attack {
         name: "prefix layout: an executable hidden as mcp/evil.mcp.json (install --content)",
         setup: |w| {
             orch_manifest(w);
@@ -941,7 +930,7 @@ const CONTENT: &[Attack] = &[
         absent: &[],
         after: orchestrata_not_registered,
     },
-    Attack {
+    prefix_layout_a_helper_dropped_into_mcp_install_content: Attack {
         name: "prefix layout: a helper dropped into mcp/ (install --content)",
         setup: |w| {
             orch_manifest(w);
@@ -953,9 +942,4 @@ const CONTENT: &[Attack] = &[
         absent: &[],
         after: orchestrata_not_registered,
     },
-];
-
-#[test]
-fn attacks_content_in_a_prefix_layout() {
-    run_table(CONTENT, world);
 }

@@ -59,56 +59,75 @@ pub fn run_bounded(w: &World, args: &[String]) -> Result<(Run, Duration), String
     Ok((cmd.finish(child), elapsed))
 }
 
-/// Run every row, each in a fresh world made by `world`; report every failing row at once.
-pub fn run_table(table: &[Attack], world: fn() -> World) {
-    let mut failures = Vec::new();
-    for a in table {
-        let w = world();
-        let args = (a.setup)(&w);
-        let (r, took) = match run_bounded(&w, &args) {
-            Ok(done) => done,
-            Err(hung) => {
-                failures.push(format!("ATTACK {}: {hung}", a.name));
-                continue;
-            }
-        };
-        let all = format!("{}{}", r.stdout, r.stderr);
-        let mut wrong = Vec::new();
-        if r.code != a.code {
-            wrong.push(format!("exit {} (want {})", r.code, a.code));
-        }
-        for e in a.evidence {
-            if !all.contains(e) {
-                wrong.push(format!("no {e:?}"));
-            }
-        }
-        for e in a.absent {
-            if all.contains(e) {
-                wrong.push(format!("shows {e:?}"));
-            }
-        }
-        let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (a.after)(&w)));
-        if let Err(p) = after {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            wrong.push(format!("after: {msg}"));
-        }
-        if wrong.is_empty() {
-            eprintln!("attack ok ({took:?}): {}", a.name);
-        } else {
-            failures.push(format!(
-                "ATTACK {}: {}\n{}",
-                a.name,
-                wrong.join("; "),
-                r.shown
-            ));
+/// One attack row in a fresh world made by `world`: panics with everything that is wrong with
+/// it (exit code, missing evidence, a shown secret, the `after` check) and what the run printed.
+pub fn run_row(a: &Attack, world: fn() -> World) {
+    let w = world();
+    let args = (a.setup)(&w);
+    let (r, took) = match run_bounded(&w, &args) {
+        Ok(done) => done,
+        Err(hung) => panic!("ATTACK {}: {hung}", a.name),
+    };
+    let all = format!("{}{}", r.stdout, r.stderr);
+    let mut wrong = Vec::new();
+    if r.code != a.code {
+        wrong.push(format!("exit {} (want {})", r.code, a.code));
+    }
+    for e in a.evidence {
+        if !all.contains(e) {
+            wrong.push(format!("no {e:?}"));
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    for e in a.absent {
+        if all.contains(e) {
+            wrong.push(format!("shows {e:?}"));
+        }
+    }
+    let after = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (a.after)(&w)));
+    if let Err(p) = after {
+        let msg = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        wrong.push(format!("after: {msg}"));
+    }
+    assert!(
+        wrong.is_empty(),
+        "ATTACK {}: {}\n{}",
+        a.name,
+        wrong.join("; "),
+        r.shown
+    );
+    eprintln!("attack ok ({took:?}): {}", a.name);
 }
+
+/// A table of attacks, one `#[test]` per row, so that a failing row fails under its own name:
+///
+/// ```text
+/// attack_rows! {
+///     mod install_is_a_gate in world;          // the table's module, and its World maker
+///     wrong_expect_commit_install: Attack { name: "wrong --expect-commit (install)", .. },
+/// }
+/// ```
+///
+/// makes `mod install_is_a_gate { #[test] fn wrong_expect_commit_install() {..} }`, each row
+/// run by [`run_row`] in a fresh world (the module sees its parent's items).
+macro_rules! attack_rows {
+    (mod $table:ident in $world:expr; $($test:ident: $row:expr,)*) => {
+        mod $table {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $test() {
+                    $crate::attacks::support::run_row(&$row, $world);
+                }
+            )*
+        }
+    };
+}
+pub(crate) use attack_rows;
 
 pub fn args(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()

@@ -160,8 +160,9 @@ fn repoint(w: &World, spec: &str, resolved: &str) {
     });
 }
 
-const VENDOR: &[Attack] = &[
-    Attack {
+attack_rows! {
+    mod the_vendored_sdk_from_anywhere_else in World::new;
+    package_json_and_lockfile_re_pointed_at_a_registry_version: Attack {
         name: "package.json and lockfile re-pointed at a registry version",
         setup: |w| {
             repoint(w, "^0.4.0", REGISTRY);
@@ -175,7 +176,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_json_and_lockfile_re_pointed_at_an_https_tarball: Attack {
         name: "package.json and lockfile re-pointed at an https tarball",
         setup: |w| {
             repoint(w, "https://evil.example/consumer.tgz", "https://evil.example/consumer.tgz");
@@ -186,7 +187,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_json_and_lockfile_re_pointed_at_git: Attack {
         name: "package.json and lockfile re-pointed at git",
         setup: |w| {
             let git = "git+https://github.com/evil/consumer.git#0123456";
@@ -198,7 +199,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_json_and_lockfile_re_pointed_at_a_linked_folder: Attack {
         name: "package.json and lockfile re-pointed at a linked folder",
         setup: |w| {
             repoint(w, "file:../sdk", "../sdk");
@@ -212,7 +213,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    lockfile_installs_it_nested_under_another_package_from_the_registry: Attack {
         name: "lockfile installs it nested under another package, from the registry",
         setup: |w| {
             let i = integrity(w);
@@ -229,7 +230,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_json_adds_an_npm_alias_of_it_from_the_registry: Attack {
         name: "package.json adds an npm: alias of it from the registry",
         setup: |w| {
             edit(w, "package.json", |v| {
@@ -242,7 +243,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    lockfile_installs_it_under_an_alias_from_the_registry: Attack {
         name: "lockfile installs it under an alias from the registry",
         setup: |w| {
             let i = integrity(w);
@@ -257,7 +258,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    overrides_re_point_it_at_a_registry_version: Attack {
         name: "overrides re-point it at a registry version",
         setup: |w| {
             edit(w, "package.json", |v| v["overrides"] = json!({"@acme/consumer": "0.4.0"}));
@@ -268,7 +269,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    nested_overrides_re_point_it_under_another_package: Attack {
         name: "nested overrides re-point it under another package",
         setup: |w| {
             edit(w, "package.json", |v| {
@@ -282,7 +283,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    overrides_point_it_at_another_dependency_registry_spec_ref: Attack {
         name: "overrides point it at another dependency's registry spec ($ref)",
         setup: |w| {
             edit(w, "package.json", |v| {
@@ -296,7 +297,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    peerdependencies_ask_for_it_from_the_registry: Attack {
         name: "peerDependencies ask for it from the registry",
         setup: |w| {
             edit(w, "package.json", |v| {
@@ -309,7 +310,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    optionaldependencies_take_it_from_a_url: Attack {
         name: "optionalDependencies take it from a URL",
         setup: |w| {
             edit(w, "package.json", |v| {
@@ -322,7 +323,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    npm_shrinkwrap_json_what_npm_uses_re_points_it_package_lock_json_is_clean: Attack {
         name: "npm-shrinkwrap.json (what npm uses) re-points it; package-lock.json is clean",
         setup: |w| {
             let p = proj(w);
@@ -336,7 +337,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    npm_shrinkwrap_json_carries_another_tarball_integrity: Attack {
         name: "npm-shrinkwrap.json carries another tarball's integrity",
         setup: |w| {
             let p = proj(w);
@@ -350,7 +351,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    lockfileversion_2_legacy_dependencies_tree_takes_it_from_the_registry: Attack {
         name: "lockfileVersion 2's legacy dependencies tree takes it from the registry",
         setup: |w| {
             let i = integrity(w);
@@ -366,7 +367,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    lockfileversion_1_npm_6: Attack {
         name: "lockfileVersion 1 (npm 6)",
         setup: |w| {
             edit(w, "package-lock.json", |v| {
@@ -380,7 +381,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_lock_json_is_a_fifo: Attack {
         name: "package-lock.json is a FIFO",
         setup: |w| {
             mkfifo(&proj(w).join("package-lock.json"));
@@ -391,7 +392,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    npm_shrinkwrap_json_to_dev_urandom: Attack {
         name: "npm-shrinkwrap.json -> /dev/urandom",
         setup: |w| {
             link(&proj(w).join("npm-shrinkwrap.json"), "/dev/urandom");
@@ -402,7 +403,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_json_to_dev_zero: Attack {
         name: "package.json -> /dev/zero",
         setup: |w| {
             link(&proj(w).join("package.json"), "/dev/zero");
@@ -413,7 +414,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    package_lock_json_of_1_gib: Attack {
         name: "package-lock.json of 1 GiB",
         setup: |w| {
             sparse(&proj(w).join("package-lock.json"), 1 << 30);
@@ -424,7 +425,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    the_release_manifest_manifest_is_a_fifo: Attack {
         name: "the release manifest (--manifest) is a FIFO",
         setup: |w| {
             mkfifo(&proj(w).join(SDK).join("release-manifest.json"));
@@ -435,7 +436,7 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-    Attack {
+    a_sidecar_of_1_gib: Attack {
         name: "a sidecar of 1 GiB",
         setup: |w| {
             sparse(&proj(w).join(SDK).join(format!("{TGZ}.sha256")), 1 << 30);
@@ -446,13 +447,12 @@ const VENDOR: &[Attack] = &[
         absent: &[],
         after: nothing,
     },
-];
+}
 
+/// The untouched fixture passes: every row of the table is a failure of something that works.
 #[test]
-fn attacks_the_vendored_sdk_from_anywhere_else() {
-    // The untouched fixture passes: every row below is a failure of something that works.
+fn the_untouched_vendored_fixture_passes() {
     let w = World::new();
     let (r, _) = run_bounded(&w, &verify(&w)).unwrap();
     assert_eq!(r.code, 0, "{}", r.shown);
-    run_table(VENDOR, World::new);
 }
