@@ -10,6 +10,7 @@ mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod cursor;
 mod file_backed;
+mod file_written;
 mod flow;
 pub(crate) mod gemini;
 mod gemini_launch;
@@ -39,6 +40,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "claude",
         binary: Some(Binary {
             name: "claude",
+            product: "Claude Code",
             env: "MCP_DEPLOY_CLAUDE",
             help: "The claude binary [default: `claude` on PATH]",
         }),
@@ -51,7 +53,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(2, 1, 332),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(claude::Claude::open(o)?)),
+        open: |row, o| Ok(Box::new(claude::Claude::open(row, o)?)),
         user_config: claude::config_path,
         read_entries: claude::read_user_entries,
         shadows: claude::live_shadows_in,
@@ -62,6 +64,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "codex",
         binary: Some(Binary {
             name: "codex",
+            product: "Codex",
             env: "MCP_DEPLOY_CODEX",
             help: "The codex binary [default: `codex` on PATH]",
         }),
@@ -74,7 +77,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 171, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(codex::open(o)?)),
+        open: |row, o| Ok(Box::new(codex::open(row, o)?)),
         user_config: codex::config_path,
         read_entries: codex::read_user_entries,
         shadows: codex::shadows_in,
@@ -85,6 +88,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "gemini",
         binary: Some(Binary {
             name: "gemini",
+            product: "Gemini CLI",
             env: "MCP_DEPLOY_GEMINI",
             help: "The gemini binary [default: `gemini` on PATH]",
         }),
@@ -98,7 +102,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 61, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(gemini::open(o)?)),
+        open: |row, o| Ok(Box::new(gemini::open(row, o)?)),
         user_config: gemini::config_path,
         read_entries: gemini::read_user_entries,
         shadows: gemini::shadows_in,
@@ -109,6 +113,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "opencode",
         binary: Some(Binary {
             name: "opencode",
+            product: "OpenCode",
             env: "MCP_DEPLOY_OPENCODE",
             help: "The opencode binary, run to confirm each write of its config [default: \
                    `opencode` on PATH]",
@@ -123,7 +128,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(1, 18, 33),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(opencode::Opencode::open(o)?)),
+        open: file_written::open::<opencode::Opencode>,
         user_config: opencode::config_path,
         read_entries: opencode::read_user_entries,
         shadows: opencode::shadows_in,
@@ -134,6 +139,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "grok",
         binary: Some(Binary {
             name: "grok",
+            product: "Grok CLI",
             env: "MCP_DEPLOY_GROK",
             help: "The grok binary [default: `grok` on PATH]",
         }),
@@ -149,7 +155,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 0, 34),
             version_flag: false,
         }),
-        open: |o| Ok(Box::new(grok::open(o)?)),
+        open: |row, o| Ok(Box::new(grok::open(row, o)?)),
         user_config: grok::config_path,
         read_entries: grok::read_user_entries,
         shadows: grok::shadows_in,
@@ -162,7 +168,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         writes: Writes::File,
         http: true,
         supported: None,
-        open: |o| Ok(Box::new(cursor::Cursor::open(o)?)),
+        open: file_written::open::<cursor::Cursor>,
         user_config: cursor::config_path,
         read_entries: cursor::read_user_entries,
         shadows: cursor::shadows_in,
@@ -349,7 +355,7 @@ pub(crate) fn open(
     kind: ClientKind,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
-    (kind.row().open)(options)
+    (kind.row().open)(kind.row(), options)
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its

@@ -31,8 +31,9 @@ pub(crate) struct Description {
     pub(crate) http: bool,
     /// The releases supported ([`super::version`]); `None` for a client without a binary.
     pub(crate) supported: Option<Supported>,
-    /// Open it for calls (or, with `calls_binary` unset, for reading its files only).
-    pub(crate) open: fn(&ClientOptions) -> Result<Box<dyn Client>, ClientError>,
+    /// Open it for calls (or, with `calls_binary` unset, for reading its files only), given
+    /// its row.
+    pub(crate) open: Open,
     /// Its user config file on this host, found without its binary.
     pub(crate) user_config: fn() -> PathBuf,
     /// The user-scope entries of such a file, each in the claude shape.
@@ -46,10 +47,17 @@ pub(crate) struct Description {
     pub(crate) scopes: fn(&mut Found, Option<&Path>),
 }
 
+/// How a row opens its client, given the row.
+pub(crate) type Open =
+    fn(&'static Description, &ClientOptions) -> Result<Box<dyn Client>, ClientError>;
+
 /// A client's CLI and how the command line names another one than the one on PATH.
 pub(crate) struct Binary {
     /// The executable looked up on PATH, and the flag that overrides it (`--codex`).
     pub(crate) name: &'static str,
+    /// What its package is called where a missing binary says how to install it ("Gemini
+    /// CLI").
+    pub(crate) product: &'static str,
     /// The variable the flag reads when it is not given (`MCP_DEPLOY_CODEX`).
     pub(crate) env: &'static str,
     /// The flag's help text.
@@ -63,6 +71,33 @@ pub(crate) enum Writes {
     Cli,
     /// By mcp-deploy, comment-preserving and atomically ([`super::file_backed`]).
     File,
+}
+
+impl Description {
+    /// What a missing binary's `help:` says, from the row: the product, its npm package at
+    /// the newest release tested, the flag and its variable; a file-written client's binary
+    /// only confirms each write, and says so.
+    pub(crate) fn install_help(&self) -> String {
+        let Some(b) = &self.binary else {
+            return String::new();
+        };
+        let package = match self.supported.as_ref().and_then(|s| {
+            s.packages
+                .first()
+                .map(|p| format!("{p}@{}", s.newest_tested))
+        }) {
+            Some(p) => p,
+            None => b.name.to_string(),
+        };
+        let why = match self.writes {
+            Writes::File => ": it confirms each write",
+            Writes::Cli => "",
+        };
+        format!(
+            "install {} (npm install -g {package}), or pass --{} PATH (or set {}){why}",
+            b.product, b.name, b.env
+        )
+    }
 }
 
 /// The row of the client named `name`.
@@ -205,6 +240,41 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_binary_says_how_to_install_it_from_the_row() {
+        // The texts each module wrote by hand before, byte for byte.
+        for (name, want) in [
+            (
+                "claude",
+                "install Claude Code (npm install -g @anthropic-ai/claude-code@2.1.332), or \
+                 pass --claude PATH (or set MCP_DEPLOY_CLAUDE)",
+            ),
+            (
+                "codex",
+                "install Codex (npm install -g @openai/codex@0.171.0), or pass --codex PATH \
+                 (or set MCP_DEPLOY_CODEX)",
+            ),
+            (
+                "gemini",
+                "install Gemini CLI (npm install -g @google/gemini-cli@0.61.0), or pass \
+                 --gemini PATH (or set MCP_DEPLOY_GEMINI)",
+            ),
+            (
+                "opencode",
+                "install OpenCode (npm install -g opencode-ai@1.18.33), or pass --opencode \
+                 PATH (or set MCP_DEPLOY_OPENCODE): it confirms each write",
+            ),
+            (
+                "grok",
+                "install Grok CLI (npm install -g @vibe-kit/grok-cli@0.0.34), or pass --grok \
+                 PATH (or set MCP_DEPLOY_GROK)",
+            ),
+            ("cursor", ""),
+        ] {
+            assert_eq!(super::named(name).unwrap().install_help(), want);
+        }
+    }
+
+    #[test]
     fn a_client_without_http_refuses_a_remote_entry_before_any_call() {
         let remote = crate::entry::Entry::from_value(
             &serde_json::json!({"type":"http","url":"http://h/mcp"}),
@@ -214,7 +284,7 @@ mod tests {
         let options = super::ClientOptions::files_only();
         let rows = super::super::CLIENTS.iter().filter(|d| !d.http);
         for row in rows {
-            let client = (row.open)(&options).unwrap();
+            let client = (row.open)(row, &options).unwrap();
             let err = client.add("n", &remote).unwrap_err();
             assert!(
                 matches!(err, super::ClientError::Unrepresentable { .. }),
