@@ -221,6 +221,11 @@ fn known_as(entries: &Map<String, Value>, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why grok holds no remote server: its row's [`super::Http::Refused`].
+pub(crate) const NO_REMOTE: &str = "grok 0.0.34 has no working MCP HTTP or SSE transport (its \
+                                    `http` POSTs each message to <url>/rpc, its \
+                                    `streamable_http` refuses to send): only stdio servers";
+
 /// The argv of `grok mcp add-json` for `entry`, and the values to keep out of error messages;
 /// or why grok would hold or run something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -236,12 +241,9 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .into(),
         ));
     }
+    // Its row refuses a remote entry before this ([`super::Description::refuse_unheld`]).
     let Transport::Stdio { command, args } = &entry.transport else {
-        return Err(refuse(
-            "grok 0.0.34 has no working MCP HTTP or SSE transport (its `http` POSTs each \
-             message to <url>/rpc, its `streamable_http` refuses to send): only stdio servers"
-                .into(),
-        ));
+        return Err(refuse(NO_REMOTE.into()));
     };
     only_keys(&entry.raw, &["type", "command", "args", "env"])
         .map_err(|e| refuse(e.to_string()))?;

@@ -31,7 +31,7 @@ use serde_json::{Map, Value};
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
 pub use table::ClientKind;
-pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Writes};
+pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Http, Writes};
 use version::{Supported, Version};
 
 /// Every client mcp-deploy knows, in `--client`'s order: the one table ([`table`]).
@@ -45,7 +45,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             help: "The claude binary [default: `claude` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "claude",
             packages: &["@anthropic-ai/claude-code"],
@@ -69,7 +69,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             help: "The codex binary [default: `codex` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "codex",
             packages: &["@openai/codex"],
@@ -93,7 +93,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             help: "The gemini binary [default: `gemini` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
         supported: Some(Supported {
             client: "gemini",
@@ -119,7 +119,7 @@ pub(crate) static CLIENTS: &[Description] = &[
                    `opencode` on PATH]",
         }),
         writes: Writes::File,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "opencode",
             packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
@@ -145,7 +145,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         }),
         writes: Writes::Cli,
         // 0.0.34 speaks no MCP HTTP transport (grok.rs).
-        http: false,
+        http: Http::Refused(grok::NO_REMOTE),
         // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
         // so only its package files count.
         supported: Some(Supported {
@@ -166,7 +166,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "cursor",
         binary: None,
         writes: Writes::File,
-        http: true,
+        http: Http::Supported,
         supported: None,
         open: file_written::open::<cursor::Cursor>,
         user_config: cursor::config_path,
@@ -355,7 +355,9 @@ pub(crate) fn open(
     kind: ClientKind,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
-    (kind.row().open)(kind.row(), options)
+    let row = kind.row();
+    let client = (row.open)(row, options)?;
+    Ok(Box::new(table::FromRow { row, client }))
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its

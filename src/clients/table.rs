@@ -13,7 +13,9 @@ use std::time::Duration;
 use super::layers::{Context, Finding};
 use super::scopes::Found;
 use super::version::Supported;
-use super::{Client, ClientError, ReadEntries};
+use super::{Client, ClientError, Op, ReadEntries};
+use crate::entry::{Entry, Transport};
+use serde_json::{Map, Value};
 
 /// One client: its name and everything mcp-deploy does with it that is not its module's code.
 pub(crate) struct Description {
@@ -22,13 +24,13 @@ pub(crate) struct Description {
     /// Its CLI, when it has one (Cursor has none).
     pub(crate) binary: Option<Binary>,
     /// How a registration is changed: through the client's CLI, or by mcp-deploy writing its
-    /// file (a client whose CLI cannot register a server). The capabilities are data for the
-    /// reader and for the test that pins them against each module; no code branches on them.
-    #[allow(dead_code)]
+    /// file (a client whose CLI cannot register a server, opened as
+    /// [`super::file_written::FileWritten`]; its binary, if any, only confirms each write, as
+    /// [`Description::install_help`] says).
     pub(crate) writes: Writes,
-    /// Whether it can hold a remote (HTTP) server; one that cannot refuses it on `add`.
-    #[allow(dead_code)]
-    pub(crate) http: bool,
+    /// Whether it can hold a remote (HTTP or SSE) server; one that cannot refuses it on `add`,
+    /// before any call ([`Description::refuse_unheld`]).
+    pub(crate) http: Http,
     /// The releases supported ([`super::version`]); `None` for a client without a binary.
     pub(crate) supported: Option<Supported>,
     /// Open it for calls (or, with `calls_binary` unset, for reading its files only), given
@@ -64,6 +66,14 @@ pub(crate) struct Binary {
     pub(crate) help: &'static str,
 }
 
+/// Whether a client can hold a remote server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Http {
+    Supported,
+    /// Not at all, for this reason (naming the release and what it lacks).
+    Refused(&'static str),
+}
+
 /// How a client's registrations are changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Writes {
@@ -97,6 +107,64 @@ impl Description {
             "install {} (npm install -g {package}), or pass --{} PATH (or set {}){why}",
             b.product, b.name, b.env
         )
+    }
+}
+
+impl Description {
+    /// Refuse `entry` as `name` when this client cannot hold it by what its row says (a
+    /// remote server where it has no HTTP): the one place for it, before any call.
+    pub(crate) fn refuse_unheld(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        match (&entry.transport, self.http) {
+            (Transport::Remote { .. }, Http::Refused(reason)) => {
+                Err(ClientError::Unrepresentable {
+                    client: self.name,
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A client opened from its row ([`super::open`]): what the row says it cannot hold is
+/// refused here, before the client's own code runs; everything else is the client's.
+pub(crate) struct FromRow {
+    pub(crate) row: &'static Description,
+    pub(crate) client: Box<dyn Client>,
+}
+
+impl Client for FromRow {
+    fn name(&self) -> &'static str {
+        self.client.name()
+    }
+    fn config_path(&self) -> &Path {
+        self.client.config_path()
+    }
+    fn home(&self) -> PathBuf {
+        self.client.home()
+    }
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        self.client.shadows(name)
+    }
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        self.client.user_entries()
+    }
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        self.row.refuse_unheld(name, entry)?;
+        self.client.add(name, entry)
+    }
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.client.remove(name)
+    }
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        self.client.observe(name)
+    }
+    fn show(&self, op: Op, name: &str) -> String {
+        self.client.show(op, name)
+    }
+    fn version(&self) -> Option<super::version::Version> {
+        self.client.version()
     }
 }
 
@@ -282,13 +350,40 @@ mod tests {
         .unwrap();
         // Without `calls_binary`, a call would fail as a missing binary, not as this refusal.
         let options = super::ClientOptions::files_only();
-        let rows = super::super::CLIENTS.iter().filter(|d| !d.http);
+        let rows = super::super::CLIENTS
+            .iter()
+            .filter(|d| d.http != super::Http::Supported);
+        let mut seen = 0;
         for row in rows {
-            let client = (row.open)(row, &options).unwrap();
+            let super::Http::Refused(reason) = row.http else {
+                unreachable!()
+            };
+            let client = super::super::open(super::ClientKind(row), &options).unwrap();
             let err = client.add("n", &remote).unwrap_err();
             assert!(
-                matches!(err, super::ClientError::Unrepresentable { .. }),
+                matches!(&err, super::ClientError::Unrepresentable { client, .. }
+                    if *client == row.name),
                 "{}: {err}",
+                row.name
+            );
+            assert!(err.to_string().ends_with(reason), "{}: {err}", row.name);
+            seen += 1;
+        }
+        assert!(seen > 0, "grok holds no remote server");
+    }
+
+    #[test]
+    fn a_file_written_row_opens_the_file_written_client() {
+        // What a dry run shows tells them apart: an edit of the file, or the client's CLI.
+        let options = super::ClientOptions::files_only();
+        for row in super::super::CLIENTS {
+            let client = super::super::open(super::ClientKind(row), &options).unwrap();
+            let shown = client.show(super::Op::Add, "n");
+            let file = format!("add n to {}", client.config_path().display());
+            assert_eq!(
+                row.writes == super::Writes::File,
+                shown == file,
+                "{}: {shown}",
                 row.name
             );
         }
