@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::cli_driven::Shadows;
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
 use super::ClientError;
@@ -30,22 +31,10 @@ impl Format for Cursor {
     const NAME: &'static str = "cursor";
     const KEY: &'static str = "mcpServers";
     const NEW_FILE: &'static str = "{\n  \"mcpServers\": {}\n}\n";
-
-    fn config_path() -> PathBuf {
-        config_path()
-    }
-
-    fn to_claude(v: &Value) -> Value {
-        to_claude(v)
-    }
-
-    fn to_client(name: &str, entry: &Entry) -> Result<Value, ClientError> {
-        to_cursor(name, entry)
-    }
-
-    fn shadows(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(config, name)
-    }
+    const CONFIG_PATH: fn() -> PathBuf = config_path;
+    const TO_CLAUDE: fn(&Value) -> Value = to_claude;
+    const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_cursor;
+    const SHADOWS: Shadows = shadows_in;
 }
 
 /// `~/.cursor/mcp.json`.

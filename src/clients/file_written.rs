@@ -26,27 +26,23 @@ pub(crate) trait Format: Sync + Sized + 'static {
     const NEW_FILE: &'static str;
 
     /// Its user config file on this host, the one it reads and mcp-deploy writes.
-    fn config_path() -> PathBuf;
+    const CONFIG_PATH: fn() -> PathBuf;
     /// A server as its file holds it, in the claude shape.
-    fn to_claude(v: &Value) -> Value;
+    const TO_CLAUDE: fn(&Value) -> Value;
     /// `entry` (claude shape) as the client holds it, or why it cannot hold it exactly.
-    fn to_client(name: &str, entry: &Entry) -> Result<Value, ClientError>;
+    const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError>;
     /// Where a same-name entry wins over the user entry `name` of the config at the path.
-    fn shadows(config: &Path, name: &str) -> Result<Vec<String>, ClientError>;
+    const SHADOWS: super::cli_driven::Shadows;
+
     /// Refuse, before anything is read, a way of running the client that mcp-deploy does not
     /// support (an OpenCode server managed elsewhere).
     fn refuse_open() -> Result<(), ClientError> {
         Ok(())
     }
-    /// Confirm with the client's binary (its row has one) that it reads `written` as `name`
-    /// from the file just written. Default: nothing to ask (a client without a binary).
-    fn confirm(
-        _client: &FileWritten<Self>,
-        _binary: &Path,
-        _timeout: Duration,
-        _name: &str,
-        _written: &Value,
-    ) -> Result<(), ClientError> {
+    /// Confirm with the client's binary ([`FileWritten::binary`]: its row has one and the
+    /// command calls it) that it reads `written` as `name` from the file just written.
+    /// Default: nothing to ask (a client without a binary).
+    fn confirm(_: &FileWritten<Self>, _name: &str, _written: &Value) -> Result<(), ClientError> {
         Ok(())
     }
 }
@@ -95,7 +91,7 @@ pub(crate) fn open<F: Format>(
     }
     Ok(Box::new(FileWritten::<F> {
         file: JsoncFile {
-            path: F::config_path(),
+            path: (F::CONFIG_PATH)(),
             key: F::KEY,
             new_file: F::NEW_FILE,
         },
@@ -110,10 +106,17 @@ pub(crate) fn read_user_entries<F: Format>(path: &Path) -> Result<Map<String, Va
     Ok(file_backed::read_servers(path, F::KEY)?
         .into_iter()
         .map(|(k, v)| {
-            let shaped = F::to_claude(&v);
+            let shaped = (F::TO_CLAUDE)(&v);
             (k, shaped)
         })
         .collect())
+}
+
+impl<F> FileWritten<F> {
+    /// The binary that confirms each write and its deadline, when there is one to call.
+    pub(crate) fn binary(&self) -> Option<(&Path, Duration)> {
+        self.binary.as_ref().map(|(b, t)| (b.as_path(), *t))
+    }
 }
 
 impl<F: Format> Client for FileWritten<F> {
@@ -130,7 +133,7 @@ impl<F: Format> Client for FileWritten<F> {
     }
 
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        F::shadows(&self.file.path, name)
+        (F::SHADOWS)(&self.file.path, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
@@ -138,12 +141,9 @@ impl<F: Format> Client for FileWritten<F> {
     }
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let value = F::to_client(name, entry)?;
+        let value = (F::TO_CLIENT)(name, entry)?;
         self.file.add(F::NAME, name, &value)?;
-        match &self.binary {
-            Some((binary, timeout)) => F::confirm(self, binary, *timeout, name, &value),
-            None => Ok(()),
-        }
+        F::confirm(self, name, &value)
     }
 
     fn remove(&self, name: &str) -> Result<(), ClientError> {

@@ -2,7 +2,6 @@
 //! files, must resolve the entry to what mcp-deploy wrote.
 
 use std::path::Path;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -38,11 +37,12 @@ const PASSED: &[&str] = &["PATH"];
 /// instead ([`shadows_in`]).
 pub(super) fn confirm(
     client: &FileWritten<Opencode>,
-    binary: &Path,
-    timeout: Duration,
     name: &str,
     written: &Value,
 ) -> Result<(), ClientError> {
+    let Some((binary, timeout)) = client.binary() else {
+        return Ok(());
+    };
     let step = "opencode debug config".to_string();
     let io = |e: std::io::Error| ClientError::Spawn {
         step: step.clone(),

@@ -39,10 +39,10 @@ mod shape;
 mod tests;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::cli_driven::Shadows;
 use super::file_written::{FileWritten, Format};
 use super::ClientError;
 use crate::entry::Entry;
@@ -60,22 +60,10 @@ impl Format for Opencode {
     const NAME: &'static str = "opencode";
     const KEY: &'static str = "mcp";
     const NEW_FILE: &'static str = NEW_FILE;
-
-    fn config_path() -> PathBuf {
-        config_path()
-    }
-
-    fn to_claude(v: &Value) -> Value {
-        to_claude(v)
-    }
-
-    fn to_client(name: &str, entry: &Entry) -> Result<Value, ClientError> {
-        to_opencode(name, entry)
-    }
-
-    fn shadows(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(config, name)
-    }
+    const CONFIG_PATH: fn() -> PathBuf = config_path;
+    const TO_CLAUDE: fn(&Value) -> Value = to_claude;
+    const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_opencode;
+    const SHADOWS: Shadows = shadows_in;
 
     /// An OpenCode server started elsewhere reads its own config, once.
     fn refuse_open() -> Result<(), ClientError> {
@@ -98,14 +86,8 @@ impl Format for Opencode {
         })
     }
 
-    fn confirm(
-        client: &FileWritten<Opencode>,
-        binary: &Path,
-        timeout: Duration,
-        name: &str,
-        written: &Value,
-    ) -> Result<(), ClientError> {
-        confirm::confirm(client, binary, timeout, name, written)
+    fn confirm(c: &FileWritten<Opencode>, name: &str, written: &Value) -> Result<(), ClientError> {
+        confirm::confirm(c, name, written)
     }
 }
 
