@@ -1,7 +1,8 @@
 //! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
 //! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
-//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]).
+//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]), by the
+//! one file-written client ([`file_written`]) over the client's format.
 //! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
 //! client is its module (with its `mod` line below) and one row there.
 
@@ -130,7 +131,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         }),
         open: file_written::open::<opencode::Opencode>,
         user_config: opencode::config_path,
-        read_entries: opencode::read_user_entries,
+        read_entries: file_written::read_user_entries::<opencode::Opencode>,
         shadows: opencode::shadows_in,
         layers: layers::opencode::read,
         scopes: scopes::opencode,
@@ -170,7 +171,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         supported: None,
         open: file_written::open::<cursor::Cursor>,
         user_config: cursor::config_path,
-        read_entries: cursor::read_user_entries,
+        read_entries: file_written::read_user_entries::<cursor::Cursor>,
         shadows: cursor::shadows_in,
         layers: layers::cursor::read,
         scopes: scopes::cursor,
