@@ -30,16 +30,16 @@ use super::{Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 use crate::fsio;
 
-/// The npm package and version the project is tested with.
-pub(crate) const NPM_PACKAGE: &str = "@anthropic-ai/claude-code@2.1.332";
-
 pub(crate) struct Claude {
     runner: Runner,
     config: PathBuf,
 }
 
 impl Claude {
-    pub(crate) fn open(options: &ClientOptions) -> Result<Claude, ClientError> {
+    pub(crate) fn open(
+        row: &super::Description,
+        options: &ClientOptions,
+    ) -> Result<Claude, ClientError> {
         let runner = Runner::open(
             "claude",
             options.binary("claude"),
@@ -52,10 +52,7 @@ impl Claude {
                 // Before 2.1 every call runs `npm config get prefix`, which keeps a log file.
                 ("npm_config_logs_max", "0".into()),
             ],
-            format!(
-                "install Claude Code (npm install -g {NPM_PACKAGE}), or pass --claude PATH \
-                 (or set MCP_DEPLOY_CLAUDE)"
-            ),
+            row.install_help(),
         )?
         .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
         // `CLAUDE_CONFIG_DIR=""` makes Claude Code's own directory its working directory: it

@@ -26,15 +26,15 @@ use super::runner::{self, Runner};
 use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
 use crate::entry::{Entry, Transport};
 
-/// The npm package and version the project is tested with.
-pub(crate) const NPM_PACKAGE: &str = "@openai/codex@0.171.0";
-
 /// What codex does its own way ([`super::cli_driven`]).
 pub(crate) struct CodexCli;
 
 pub(crate) type Codex = CliDriven<CodexCli>;
 
-pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
+pub(crate) fn open(
+    row: &super::Description,
+    options: &ClientOptions,
+) -> Result<Codex, ClientError> {
     let home = resolve_home(
         options.home("codex"),
         crate::dirs::var_raw("CODEX_HOME"),
@@ -60,10 +60,7 @@ pub(crate) fn open(options: &ClientOptions) -> Result<Codex, ClientError> {
         options.calls_binary,
         options.timeout,
         env,
-        format!(
-            "install Codex (npm install -g {NPM_PACKAGE}), or pass --codex PATH \
-             (or set MCP_DEPLOY_CODEX)"
-        ),
+        row.install_help(),
     )?
     .detect_version("codex")?;
     Ok(CliDriven {

@@ -18,24 +18,23 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::file_backed::{self, map_refs, JsoncFile};
-use super::{Client, ClientError, ClientOptions, Op};
+use super::cli_driven::Shadows;
+use super::file_backed::{self, map_refs};
+use super::file_written::Format;
+use super::ClientError;
 use crate::entry::{Entry, Transport};
 
-pub(crate) struct Cursor {
-    file: JsoncFile,
-}
+/// Cursor's format ([`super::file_written`]).
+pub(crate) struct Cursor;
 
-impl Cursor {
-    pub(crate) fn open(_options: &ClientOptions) -> Result<Cursor, ClientError> {
-        Ok(Cursor {
-            file: JsoncFile {
-                path: config_path(),
-                key: "mcpServers",
-                new_file: "{\n  \"mcpServers\": {}\n}\n",
-            },
-        })
-    }
+impl Format for Cursor {
+    const NAME: &'static str = "cursor";
+    const KEY: &'static str = "mcpServers";
+    const NEW_FILE: &'static str = "{\n  \"mcpServers\": {}\n}\n";
+    const CONFIG_PATH: fn() -> PathBuf = config_path;
+    const TO_CLAUDE: fn(&Value) -> Value = to_claude;
+    const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_cursor;
+    const SHADOWS: Shadows = shadows_in;
 }
 
 /// `~/.cursor/mcp.json`.
@@ -45,13 +44,7 @@ pub(crate) fn config_path() -> PathBuf {
 
 /// The user entries of `path` in the claude shape.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    Ok(file_backed::read_servers(path, "mcpServers")?
-        .into_iter()
-        .map(|(k, v)| {
-            let shaped = to_claude(&v);
-            (k, shaped)
-        })
-        .collect())
+    super::file_written::read_user_entries::<Cursor>(path)
 }
 
 /// A project `.cursor/mcp.json` in the working directory or above naming `name`.
@@ -225,42 +218,6 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         out.insert(k.clone(), v.clone());
     }
     Ok(Value::Object(out))
-}
-
-impl Client for Cursor {
-    fn name(&self) -> &'static str {
-        "cursor"
-    }
-
-    fn config_path(&self) -> &Path {
-        &self.file.path
-    }
-
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(&self.file.path, name)
-    }
-
-    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(&self.file.path)
-    }
-
-    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let value = to_cursor(name, entry)?;
-        self.file.add("cursor", name, &value)
-    }
-
-    fn remove(&self, name: &str) -> Result<(), ClientError> {
-        self.file.remove(name)
-    }
-
-    /// What the file holds: Cursor has no CLI to ask.
-    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        super::entry_in(&self.user_entries()?, name, &self.file.path)
-    }
-
-    fn show(&self, op: Op, name: &str) -> String {
-        self.file.show(op, name)
-    }
 }
 
 #[cfg(test)]

@@ -36,9 +36,6 @@ use super::runner::Runner;
 use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
 use crate::entry::{Entry, Transport};
 
-/// The npm package and version the project is tested with.
-pub(crate) const NPM_PACKAGE: &str = "@google/gemini-cli@0.61.0";
-
 /// What gemini does its own way ([`super::cli_driven`]): the launch it runs in and the
 /// witness of where it wrote.
 pub(crate) struct GeminiCli {
@@ -53,7 +50,10 @@ pub(crate) struct GeminiCli {
 
 pub(crate) type Gemini = CliDriven<GeminiCli>;
 
-pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
+pub(crate) fn open(
+    row: &super::Description,
+    options: &ClientOptions,
+) -> Result<Gemini, ClientError> {
     let home = resolve_home(
         options.home("gemini"),
         crate::dirs::var_raw("GEMINI_CLI_HOME"),
@@ -66,10 +66,7 @@ pub(crate) fn open(options: &ClientOptions) -> Result<Gemini, ClientError> {
         options.calls_binary,
         options.timeout,
         launch.env.clone(),
-        format!(
-            "install Gemini CLI (npm install -g {NPM_PACKAGE}), or pass --gemini PATH \
-             (or set MCP_DEPLOY_GEMINI)"
-        ),
+        row.install_help(),
     )?
     .clearing_env()
     .detect_version("gemini")?;

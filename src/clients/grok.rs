@@ -40,9 +40,6 @@ use super::runner::Runner;
 use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
 use crate::entry::{Entry, Transport};
 
-/// The npm package and version the project is tested with.
-pub(crate) const NPM_PACKAGE: &str = "@vibe-kit/grok-cli@0.0.34";
-
 /// What grok sets over the entry's env when it starts a stdio server, whatever is declared.
 const FORCED_ENV: &[(&str, &str)] = &[
     ("MCP_REMOTE_QUIET", "1"),
@@ -56,7 +53,7 @@ pub(crate) struct GrokCli;
 
 pub(crate) type Grok = CliDriven<GrokCli>;
 
-pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
+pub(crate) fn open(row: &super::Description, options: &ClientOptions) -> Result<Grok, ClientError> {
     let home = resolve_home(options.home("grok"), crate::dirs::home());
     // Every call runs there: without it, no call could start, and "cannot start grok"
     // would point at the binary.
@@ -84,10 +81,7 @@ pub(crate) fn open(options: &ClientOptions) -> Result<Grok, ClientError> {
         options.calls_binary,
         options.timeout,
         env,
-        format!(
-            "install Grok CLI (npm install -g {NPM_PACKAGE}), or pass --grok PATH \
-             (or set MCP_DEPLOY_GROK)"
-        ),
+        row.install_help(),
     )?
     // The server `add-json` starts inherits grok's environment: keep the caller's out.
     .clearing_env()
@@ -227,6 +221,11 @@ fn known_as(entries: &Map<String, Value>, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// Why grok holds no remote server: its row's [`super::Http::Refused`].
+pub(crate) const NO_REMOTE: &str = "grok 0.0.34 has no working MCP HTTP or SSE transport (its \
+                                    `http` POSTs each message to <url>/rpc, its \
+                                    `streamable_http` refuses to send): only stdio servers";
+
 /// The argv of `grok mcp add-json` for `entry`, and the values to keep out of error messages;
 /// or why grok would hold or run something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -242,12 +241,9 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .into(),
         ));
     }
+    // Its row refuses a remote entry before this ([`super::Description::refuse_unheld`]).
     let Transport::Stdio { command, args } = &entry.transport else {
-        return Err(refuse(
-            "grok 0.0.34 has no working MCP HTTP or SSE transport (its `http` POSTs each \
-             message to <url>/rpc, its `streamable_http` refuses to send): only stdio servers"
-                .into(),
-        ));
+        return Err(refuse(NO_REMOTE.into()));
     };
     only_keys(&entry.raw, &["type", "command", "args", "env"])
         .map_err(|e| refuse(e.to_string()))?;
@@ -478,7 +474,10 @@ mod tests {
         options.calls_binary = true;
         options.binaries.insert("grok", "/bin/true".into());
         options.homes.insert("grok", "/nonexistent/home".into());
-        let err = open(&options).err().expect("open must fail").to_string();
+        let err = open(super::super::table::named("grok").unwrap(), &options)
+            .err()
+            .expect("open must fail")
+            .to_string();
         assert!(
             err.contains("/nonexistent/home") && err.contains("does not exist"),
             "{err}"

@@ -1,7 +1,8 @@
 //! Coding-agent clients, behind one trait. A client is changed only through its own CLI; its
 //! config file is only ever *read*, to learn the exact current entry (CLIs print lossy forms).
 //! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
-//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]).
+//! file is edited under the lock, comment-preserving and atomically ([`file_backed`]), by the
+//! one file-written client ([`file_written`]) over the client's format.
 //! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
 //! client is its module (with its `mod` line below) and one row there.
 
@@ -10,6 +11,7 @@ mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod cursor;
 mod file_backed;
+mod file_written;
 mod flow;
 pub(crate) mod gemini;
 mod gemini_launch;
@@ -30,7 +32,7 @@ use serde_json::{Map, Value};
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
 pub use table::ClientKind;
-pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Writes};
+pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Http, Writes};
 use version::{Supported, Version};
 
 /// Every client mcp-deploy knows, in `--client`'s order: the one table ([`table`]).
@@ -39,11 +41,12 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "claude",
         binary: Some(Binary {
             name: "claude",
+            product: "Claude Code",
             env: "MCP_DEPLOY_CLAUDE",
             help: "The claude binary [default: `claude` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "claude",
             packages: &["@anthropic-ai/claude-code"],
@@ -51,7 +54,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(2, 1, 332),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(claude::Claude::open(o)?)),
+        open: |row, o| Ok(Box::new(claude::Claude::open(row, o)?)),
         user_config: claude::config_path,
         read_entries: claude::read_user_entries,
         shadows: claude::live_shadows_in,
@@ -62,11 +65,12 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "codex",
         binary: Some(Binary {
             name: "codex",
+            product: "Codex",
             env: "MCP_DEPLOY_CODEX",
             help: "The codex binary [default: `codex` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "codex",
             packages: &["@openai/codex"],
@@ -74,7 +78,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 171, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(codex::open(o)?)),
+        open: |row, o| Ok(Box::new(codex::open(row, o)?)),
         user_config: codex::config_path,
         read_entries: codex::read_user_entries,
         shadows: codex::shadows_in,
@@ -85,11 +89,12 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "gemini",
         binary: Some(Binary {
             name: "gemini",
+            product: "Gemini CLI",
             env: "MCP_DEPLOY_GEMINI",
             help: "The gemini binary [default: `gemini` on PATH]",
         }),
         writes: Writes::Cli,
-        http: true,
+        http: Http::Supported,
         // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
         supported: Some(Supported {
             client: "gemini",
@@ -98,7 +103,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 61, 0),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(gemini::open(o)?)),
+        open: |row, o| Ok(Box::new(gemini::open(row, o)?)),
         user_config: gemini::config_path,
         read_entries: gemini::read_user_entries,
         shadows: gemini::shadows_in,
@@ -109,12 +114,13 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "opencode",
         binary: Some(Binary {
             name: "opencode",
+            product: "OpenCode",
             env: "MCP_DEPLOY_OPENCODE",
             help: "The opencode binary, run to confirm each write of its config [default: \
                    `opencode` on PATH]",
         }),
         writes: Writes::File,
-        http: true,
+        http: Http::Supported,
         supported: Some(Supported {
             client: "opencode",
             packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
@@ -123,9 +129,9 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(1, 18, 33),
             version_flag: true,
         }),
-        open: |o| Ok(Box::new(opencode::Opencode::open(o)?)),
+        open: file_written::open::<opencode::Opencode>,
         user_config: opencode::config_path,
-        read_entries: opencode::read_user_entries,
+        read_entries: file_written::read_user_entries::<opencode::Opencode>,
         shadows: opencode::shadows_in,
         layers: layers::opencode::read,
         scopes: scopes::opencode,
@@ -134,12 +140,13 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "grok",
         binary: Some(Binary {
             name: "grok",
+            product: "Grok CLI",
             env: "MCP_DEPLOY_GROK",
             help: "The grok binary [default: `grok` on PATH]",
         }),
         writes: Writes::Cli,
         // 0.0.34 speaks no MCP HTTP transport (grok.rs).
-        http: false,
+        http: Http::Refused(grok::NO_REMOTE),
         // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
         // so only its package files count.
         supported: Some(Supported {
@@ -149,7 +156,7 @@ pub(crate) static CLIENTS: &[Description] = &[
             newest_tested: Version::new(0, 0, 34),
             version_flag: false,
         }),
-        open: |o| Ok(Box::new(grok::open(o)?)),
+        open: |row, o| Ok(Box::new(grok::open(row, o)?)),
         user_config: grok::config_path,
         read_entries: grok::read_user_entries,
         shadows: grok::shadows_in,
@@ -160,11 +167,11 @@ pub(crate) static CLIENTS: &[Description] = &[
         name: "cursor",
         binary: None,
         writes: Writes::File,
-        http: true,
+        http: Http::Supported,
         supported: None,
-        open: |o| Ok(Box::new(cursor::Cursor::open(o)?)),
+        open: file_written::open::<cursor::Cursor>,
         user_config: cursor::config_path,
-        read_entries: cursor::read_user_entries,
+        read_entries: file_written::read_user_entries::<cursor::Cursor>,
         shadows: cursor::shadows_in,
         layers: layers::cursor::read,
         scopes: scopes::cursor,
@@ -349,7 +356,9 @@ pub(crate) fn open(
     kind: ClientKind,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
-    (kind.row().open)(options)
+    let row = kind.row();
+    let client = (row.open)(row, options)?;
+    Ok(Box::new(table::FromRow { row, client }))
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its

@@ -13,7 +13,9 @@ use std::time::Duration;
 use super::layers::{Context, Finding};
 use super::scopes::Found;
 use super::version::Supported;
-use super::{Client, ClientError, ReadEntries};
+use super::{Client, ClientError, Op, ReadEntries};
+use crate::entry::{Entry, Transport};
+use serde_json::{Map, Value};
 
 /// One client: its name and everything mcp-deploy does with it that is not its module's code.
 pub(crate) struct Description {
@@ -22,17 +24,18 @@ pub(crate) struct Description {
     /// Its CLI, when it has one (Cursor has none).
     pub(crate) binary: Option<Binary>,
     /// How a registration is changed: through the client's CLI, or by mcp-deploy writing its
-    /// file (a client whose CLI cannot register a server). The capabilities are data for the
-    /// reader and for the test that pins them against each module; no code branches on them.
-    #[allow(dead_code)]
+    /// file (a client whose CLI cannot register a server, opened as
+    /// [`super::file_written::FileWritten`]; its binary, if any, only confirms each write, as
+    /// [`Description::install_help`] says).
     pub(crate) writes: Writes,
-    /// Whether it can hold a remote (HTTP) server; one that cannot refuses it on `add`.
-    #[allow(dead_code)]
-    pub(crate) http: bool,
+    /// Whether it can hold a remote (HTTP or SSE) server; one that cannot refuses it on `add`,
+    /// before any call ([`Description::refuse_unheld`]).
+    pub(crate) http: Http,
     /// The releases supported ([`super::version`]); `None` for a client without a binary.
     pub(crate) supported: Option<Supported>,
-    /// Open it for calls (or, with `calls_binary` unset, for reading its files only).
-    pub(crate) open: fn(&ClientOptions) -> Result<Box<dyn Client>, ClientError>,
+    /// Open it for calls (or, with `calls_binary` unset, for reading its files only), given
+    /// its row.
+    pub(crate) open: Open,
     /// Its user config file on this host, found without its binary.
     pub(crate) user_config: fn() -> PathBuf,
     /// The user-scope entries of such a file, each in the claude shape.
@@ -46,14 +49,29 @@ pub(crate) struct Description {
     pub(crate) scopes: fn(&mut Found, Option<&Path>),
 }
 
+/// How a row opens its client, given the row.
+pub(crate) type Open =
+    fn(&'static Description, &ClientOptions) -> Result<Box<dyn Client>, ClientError>;
+
 /// A client's CLI and how the command line names another one than the one on PATH.
 pub(crate) struct Binary {
     /// The executable looked up on PATH, and the flag that overrides it (`--codex`).
     pub(crate) name: &'static str,
+    /// What its package is called where a missing binary says how to install it ("Gemini
+    /// CLI").
+    pub(crate) product: &'static str,
     /// The variable the flag reads when it is not given (`MCP_DEPLOY_CODEX`).
     pub(crate) env: &'static str,
     /// The flag's help text.
     pub(crate) help: &'static str,
+}
+
+/// Whether a client can hold a remote server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Http {
+    Supported,
+    /// Not at all, for this reason (naming the release and what it lacks).
+    Refused(&'static str),
 }
 
 /// How a client's registrations are changed.
@@ -63,6 +81,91 @@ pub(crate) enum Writes {
     Cli,
     /// By mcp-deploy, comment-preserving and atomically ([`super::file_backed`]).
     File,
+}
+
+impl Description {
+    /// What a missing binary's `help:` says, from the row: the product, its npm package at
+    /// the newest release tested, the flag and its variable; a file-written client's binary
+    /// only confirms each write, and says so.
+    pub(crate) fn install_help(&self) -> String {
+        let Some(b) = &self.binary else {
+            return String::new();
+        };
+        let package = match self.supported.as_ref().and_then(|s| {
+            s.packages
+                .first()
+                .map(|p| format!("{p}@{}", s.newest_tested))
+        }) {
+            Some(p) => p,
+            None => b.name.to_string(),
+        };
+        let why = match self.writes {
+            Writes::File => ": it confirms each write",
+            Writes::Cli => "",
+        };
+        format!(
+            "install {} (npm install -g {package}), or pass --{} PATH (or set {}){why}",
+            b.product, b.name, b.env
+        )
+    }
+}
+
+impl Description {
+    /// Refuse `entry` as `name` when this client cannot hold it by what its row says (a
+    /// remote server where it has no HTTP): the one place for it, before any call.
+    pub(crate) fn refuse_unheld(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        match (&entry.transport, self.http) {
+            (Transport::Remote { .. }, Http::Refused(reason)) => {
+                Err(ClientError::Unrepresentable {
+                    client: self.name,
+                    name: name.to_string(),
+                    reason: reason.to_string(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A client opened from its row ([`super::open`]): what the row says it cannot hold is
+/// refused here, before the client's own code runs; everything else is the client's.
+pub(crate) struct FromRow {
+    pub(crate) row: &'static Description,
+    pub(crate) client: Box<dyn Client>,
+}
+
+impl Client for FromRow {
+    fn name(&self) -> &'static str {
+        self.client.name()
+    }
+    fn config_path(&self) -> &Path {
+        self.client.config_path()
+    }
+    fn home(&self) -> PathBuf {
+        self.client.home()
+    }
+    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        self.client.shadows(name)
+    }
+    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
+        self.client.user_entries()
+    }
+    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
+        self.row.refuse_unheld(name, entry)?;
+        self.client.add(name, entry)
+    }
+    fn remove(&self, name: &str) -> Result<(), ClientError> {
+        self.client.remove(name)
+    }
+    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        self.client.observe(name)
+    }
+    fn show(&self, op: Op, name: &str) -> String {
+        self.client.show(op, name)
+    }
+    fn version(&self) -> Option<super::version::Version> {
+        self.client.version()
+    }
 }
 
 /// The row of the client named `name`.
@@ -205,6 +308,41 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_binary_says_how_to_install_it_from_the_row() {
+        // The texts each module wrote by hand before, byte for byte.
+        for (name, want) in [
+            (
+                "claude",
+                "install Claude Code (npm install -g @anthropic-ai/claude-code@2.1.332), or \
+                 pass --claude PATH (or set MCP_DEPLOY_CLAUDE)",
+            ),
+            (
+                "codex",
+                "install Codex (npm install -g @openai/codex@0.171.0), or pass --codex PATH \
+                 (or set MCP_DEPLOY_CODEX)",
+            ),
+            (
+                "gemini",
+                "install Gemini CLI (npm install -g @google/gemini-cli@0.61.0), or pass \
+                 --gemini PATH (or set MCP_DEPLOY_GEMINI)",
+            ),
+            (
+                "opencode",
+                "install OpenCode (npm install -g opencode-ai@1.18.33), or pass --opencode \
+                 PATH (or set MCP_DEPLOY_OPENCODE): it confirms each write",
+            ),
+            (
+                "grok",
+                "install Grok CLI (npm install -g @vibe-kit/grok-cli@0.0.34), or pass --grok \
+                 PATH (or set MCP_DEPLOY_GROK)",
+            ),
+            ("cursor", ""),
+        ] {
+            assert_eq!(super::named(name).unwrap().install_help(), want);
+        }
+    }
+
+    #[test]
     fn a_client_without_http_refuses_a_remote_entry_before_any_call() {
         let remote = crate::entry::Entry::from_value(
             &serde_json::json!({"type":"http","url":"http://h/mcp"}),
@@ -212,13 +350,40 @@ mod tests {
         .unwrap();
         // Without `calls_binary`, a call would fail as a missing binary, not as this refusal.
         let options = super::ClientOptions::files_only();
-        let rows = super::super::CLIENTS.iter().filter(|d| !d.http);
+        let rows = super::super::CLIENTS
+            .iter()
+            .filter(|d| d.http != super::Http::Supported);
+        let mut seen = 0;
         for row in rows {
-            let client = (row.open)(&options).unwrap();
+            let super::Http::Refused(reason) = row.http else {
+                unreachable!()
+            };
+            let client = super::super::open(super::ClientKind(row), &options).unwrap();
             let err = client.add("n", &remote).unwrap_err();
             assert!(
-                matches!(err, super::ClientError::Unrepresentable { .. }),
+                matches!(&err, super::ClientError::Unrepresentable { client, .. }
+                    if *client == row.name),
                 "{}: {err}",
+                row.name
+            );
+            assert!(err.to_string().ends_with(reason), "{}: {err}", row.name);
+            seen += 1;
+        }
+        assert!(seen > 0, "grok holds no remote server");
+    }
+
+    #[test]
+    fn a_file_written_row_opens_the_file_written_client() {
+        // What a dry run shows tells them apart: an edit of the file, or the client's CLI.
+        let options = super::ClientOptions::files_only();
+        for row in super::super::CLIENTS {
+            let client = super::super::open(super::ClientKind(row), &options).unwrap();
+            let shown = client.show(super::Op::Add, "n");
+            let file = format!("add n to {}", client.config_path().display());
+            assert_eq!(
+                row.writes == super::Writes::File,
+                shown == file,
+                "{}: {shown}",
                 row.name
             );
         }

@@ -42,83 +42,52 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::file_backed::{self, JsoncFile};
-use super::runner::Runner;
-use super::{Client, ClientError, ClientOptions, Op};
+use super::cli_driven::Shadows;
+use super::file_written::{FileWritten, Format};
+use super::ClientError;
 use crate::entry::Entry;
 pub(crate) use discovery::{config_dir, config_path, project_dirs, USER_FILES};
 pub(crate) use shadows::shadows_in;
 pub(crate) use shape::{to_claude, to_opencode};
 
-/// The npm package and version the project is tested with.
-pub(crate) const NPM_PACKAGE: &str = "opencode-ai@1.18.33";
-
 /// What OpenCode writes into a config file it creates.
 const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n";
 
-pub(crate) struct Opencode {
-    file: JsoncFile,
-    /// The real opencode and its deadline, to confirm each write (`None` for the commands
-    /// that only read).
-    binary: Option<(PathBuf, std::time::Duration)>,
-    /// OpenCode's release, when known ([`super::version::detect`]).
-    version: Option<super::version::Version>,
-}
+/// OpenCode's format ([`super::file_written`]).
+pub(crate) struct Opencode;
 
-impl Opencode {
-    pub(crate) fn open(options: &ClientOptions) -> Result<Opencode, ClientError> {
-        if let Some(var) = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]
+impl Format for Opencode {
+    const NAME: &'static str = "opencode";
+    const KEY: &'static str = "mcp";
+    const NEW_FILE: &'static str = NEW_FILE;
+    const CONFIG_PATH: fn() -> PathBuf = config_path;
+    const TO_CLAUDE: fn(&Value) -> Value = to_claude;
+    const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_opencode;
+    const SHADOWS: Shadows = shadows_in;
+
+    /// An OpenCode server started elsewhere reads its own config, once.
+    fn refuse_open() -> Result<(), ClientError> {
+        let Some(var) = ["OPENCODE_SERVER_PASSWORD", "OPENCODE_SERVER_USERNAME"]
             .into_iter()
             .find(|v| crate::dirs::var(v).is_some())
-        {
-            return Err(ClientError::NotSupported {
-                client: "opencode",
-                reason: format!(
-                    "{var} is set, so the OpenCode in use is a server started elsewhere \
-                     (`opencode serve`, reached with --attach): an externally managed OpenCode"
-                ),
-                help: "mcp-deploy registers servers with a locally managed OpenCode only (its \
-                       user config on this host); register them on the host that runs the \
-                       server, or unset the variable if no server is involved"
-                    .into(),
-            });
-        }
-        let binary = if options.calls_binary {
-            let runner = Runner::open(
-                "opencode",
-                options.binary("opencode"),
-                true,
-                options.timeout,
-                Vec::new(),
-                format!(
-                    "install OpenCode (npm install -g {NPM_PACKAGE}), or pass --opencode PATH \
-                     (or set MCP_DEPLOY_OPENCODE): it confirms each write"
-                ),
-            )?
-            .detect_version("opencode")?;
-            Some((runner.binary, options.timeout, runner.version))
-        } else {
-            None
+        else {
+            return Ok(());
         };
-        // `status` runs no opencode: its release is read from its package files, if found.
-        let version = match &binary {
-            Some((_, _, v)) => *v,
-            None => options
-                .binary("opencode")
-                .map(Path::to_path_buf)
-                .or_else(|| which::which("opencode").ok())
-                .and_then(|b| super::version::detect("opencode", &b, None).ok().flatten()),
-        };
-        let binary = binary.map(|(b, t, _)| (b, t));
-        Ok(Opencode {
-            file: JsoncFile {
-                path: config_path(),
-                key: "mcp",
-                new_file: NEW_FILE,
-            },
-            binary,
-            version,
+        Err(ClientError::NotSupported {
+            client: "opencode",
+            reason: format!(
+                "{var} is set, so the OpenCode in use is a server started elsewhere \
+                 (`opencode serve`, reached with --attach): an externally managed OpenCode"
+            ),
+            help: "mcp-deploy registers servers with a locally managed OpenCode only (its \
+                   user config on this host); register them on the host that runs the \
+                   server, or unset the variable if no server is involved"
+                .into(),
         })
+    }
+
+    fn confirm(c: &FileWritten<Opencode>, name: &str, written: &Value) -> Result<(), ClientError> {
+        confirm::confirm(c, name, written)
     }
 }
 
@@ -131,52 +100,5 @@ pub(crate) fn substituted(s: &str) -> bool {
 
 /// The user entries of `path` in the claude shape.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    Ok(file_backed::read_servers(path, "mcp")?
-        .into_iter()
-        .map(|(k, v)| {
-            let shaped = to_claude(&v);
-            (k, shaped)
-        })
-        .collect())
-}
-
-impl Client for Opencode {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn version(&self) -> Option<super::version::Version> {
-        self.version
-    }
-
-    fn config_path(&self) -> &Path {
-        &self.file.path
-    }
-
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(&self.file.path, name)
-    }
-
-    fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(&self.file.path)
-    }
-
-    fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
-        let value = to_opencode(name, entry)?;
-        self.file.add("opencode", name, &value)?;
-        self.confirm(name, &value)
-    }
-
-    fn remove(&self, name: &str) -> Result<(), ClientError> {
-        self.file.remove(name)
-    }
-
-    /// What the file holds: OpenCode has no command that prints one entry exactly.
-    fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
-        super::entry_in(&self.user_entries()?, name, &self.file.path)
-    }
-
-    fn show(&self, op: Op, name: &str) -> String {
-        self.file.show(op, name)
-    }
+    super::file_written::read_user_entries::<Opencode>(path)
 }
