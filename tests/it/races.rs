@@ -200,12 +200,18 @@ fn a_killed_run_leaves_no_client_call_behind() {
         real = real_claude().display()
     ));
     let mut child = w.spawn(&op_args("install", &opt, "-test"));
-    wait_until("the remove call", secs(30), || pidfile.exists());
-    let call: u32 = fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    // The shell creates the file before `echo` writes into it: wait for the whole pid, not
+    // for the file (reading it empty made this test fail now and then).
+    let read_pid = || {
+        fs::read_to_string(&pidfile)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+            .and_then(|t| t.trim().parse::<u32>().ok())
+    };
+    wait_until("the remove call to write its pid", secs(30), || {
+        read_pid().is_some()
+    });
+    let call = read_pid().expect("the pid was written");
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     wait_until("the client call to die with its run", secs(5), || {
