@@ -40,7 +40,7 @@ pub(crate) use error::VendorError;
 pub(crate) use report::{Ignored, ManifestInfo, ProjectInfo, VendorCheck, VendorReport};
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
@@ -101,11 +101,36 @@ fn artifact_of_sidecar(rel: &Path) -> Option<PathBuf> {
 }
 
 /// Run every check. `Err` is "could not run" (exit 2); failed checks are in the report.
+/// The steps are the module header's.
 pub(crate) fn verify(
     dir: &Path,
     manifest: Option<&Path>,
     project: Option<&Path>,
 ) -> Result<VendorReport, VendorError> {
+    let root = canonical_dir(dir)?;
+    let manifest = manifest.map(release_manifest::load).transpose()?;
+    let manifest_rel = manifest_in_dir(&root, manifest.as_ref());
+    let nodes = walk(&root)?;
+    let mut run = Run {
+        dir,
+        root,
+        manifest,
+        nodes,
+        checks: Vec::new(),
+        ignored: Vec::new(),
+    };
+    // 1. The walk.
+    let candidates = run.find_artifacts(manifest_rel.as_deref());
+    // 2. Per artifact.
+    let artifacts = run.check_artifacts(&candidates)?;
+    run.list_unvendored_releases(&artifacts);
+    // 3. The npm project.
+    let project = run.check_project(project, &artifacts)?;
+    Ok(run.into_report(project))
+}
+
+/// DIR, canonical; it must be a directory.
+fn canonical_dir(dir: &Path) -> Result<PathBuf, VendorError> {
     let root = fs::canonicalize(dir).map_err(|source| VendorError::Dir {
         dir: dir.to_path_buf(),
         source,
@@ -115,65 +140,104 @@ pub(crate) fn verify(
             dir: dir.to_path_buf(),
         });
     }
-    let manifest = manifest.map(release_manifest::load).transpose()?;
-    // The manifest may live in DIR; it is then neither an artifact nor a sidecar.
-    let manifest_rel = manifest
-        .as_ref()
+    Ok(root)
+}
+
+/// The manifest may live in DIR; it is then neither an artifact nor a sidecar.
+fn manifest_in_dir(root: &Path, manifest: Option<&ReleaseManifest>) -> Option<PathBuf> {
+    manifest
         .and_then(|m| fs::canonicalize(&m.path).ok())
-        .and_then(|p| p.strip_prefix(&root).ok().map(Path::to_path_buf));
+        .and_then(|p| p.strip_prefix(root).ok().map(Path::to_path_buf))
+}
 
-    let mut checks = Vec::new();
-    let mut ignored = Vec::new();
-    let nodes = walk(&root)?;
-    let mut candidates: BTreeSet<PathBuf> = BTreeSet::new();
-    for (rel, kind) in &nodes {
-        if manifest_rel.as_ref() == Some(rel) {
-            continue;
-        } else if let Some(artifact) = artifact_of_sidecar(rel) {
-            candidates.insert(artifact);
-        } else if is_archive(rel) && *kind != Kind::Dir {
-            candidates.insert(rel.clone());
+/// One run of [`verify`]: what it reads, and what it has found so far.
+struct Run<'a> {
+    /// DIR as given: the paths in messages are under it.
+    dir: &'a Path,
+    /// DIR, canonical: the files are read under it.
+    root: PathBuf,
+    manifest: Option<ReleaseManifest>,
+    /// Every entry under `root`, by path relative to it.
+    nodes: BTreeMap<PathBuf, Kind>,
+    checks: Vec<VendorCheck>,
+    ignored: Vec<Ignored>,
+}
+
+impl Run<'_> {
+    /// Step 1: the artifacts (by path relative to DIR); every other entry is listed as
+    /// ignored, with the reason, and no artifact at all fails `artifacts`.
+    fn find_artifacts(&mut self, manifest_rel: Option<&Path>) -> BTreeSet<PathBuf> {
+        let is_manifest = |rel: &Path| manifest_rel == Some(rel);
+        let mut candidates: BTreeSet<PathBuf> = BTreeSet::new();
+        for (rel, kind) in &self.nodes {
+            if is_manifest(rel) {
+                continue;
+            } else if let Some(artifact) = artifact_of_sidecar(rel) {
+                candidates.insert(artifact);
+            } else if is_archive(rel) && *kind != Kind::Dir {
+                candidates.insert(rel.clone());
+            }
         }
-    }
-    for (rel, kind) in &nodes {
-        let reason = if manifest_rel.as_ref() == Some(rel) {
-            "the release manifest (--manifest)"
-        } else if *kind == Kind::Dir
-            || candidates.contains(rel)
-            || artifact_of_sidecar(rel).is_some()
-        {
-            continue;
-        } else if *kind == Kind::Symlink {
-            "a symlink with no .sha256 sidecar: not followed, not an artifact"
-        } else {
-            "no .sha256 sidecar and not a package archive: not an artifact"
-        };
-        ignored.push(Ignored {
-            path: display_path(&dir.join(rel)),
-            reason: reason.into(),
-        });
-    }
-    if candidates.is_empty() {
-        checks.push(VendorCheck::new(
-            "artifacts",
-            display_path(dir),
-            Err(VendorError::NoArtifacts {
-                dir: dir.to_path_buf(),
-            }),
-        ));
+        for (rel, kind) in &self.nodes {
+            let reason = if is_manifest(rel) {
+                "the release manifest (--manifest)"
+            } else if *kind == Kind::Dir
+                || candidates.contains(rel)
+                || artifact_of_sidecar(rel).is_some()
+            {
+                continue;
+            } else if *kind == Kind::Symlink {
+                "a symlink with no .sha256 sidecar: not followed, not an artifact"
+            } else {
+                "no .sha256 sidecar and not a package archive: not an artifact"
+            };
+            self.ignored.push(Ignored {
+                path: display_path(&self.dir.join(rel)),
+                reason: reason.into(),
+            });
+        }
+        if candidates.is_empty() {
+            self.checks.push(VendorCheck::new(
+                "artifacts",
+                display_path(self.dir),
+                Err(VendorError::NoArtifacts {
+                    dir: self.dir.to_path_buf(),
+                }),
+            ));
+        }
+        candidates
     }
 
-    let mut buf = vec![0u8; digest::BUF_SIZE];
-    let mut artifacts: BTreeMap<PathBuf, Artifact> = BTreeMap::new();
-    let mut listed: BTreeSet<OsString> = BTreeSet::new();
-    for rel in &candidates {
+    /// Step 2, every artifact: what the checks established, by path relative to DIR. An
+    /// orphan sidecar's artifact is not among them.
+    fn check_artifacts(
+        &mut self,
+        candidates: &BTreeSet<PathBuf>,
+    ) -> Result<BTreeMap<PathBuf, Artifact>, VendorError> {
+        let mut buf = vec![0u8; digest::BUF_SIZE];
+        let mut artifacts = BTreeMap::new();
+        for rel in candidates {
+            if let Some(artifact) = self.check_artifact(rel, &mut buf)? {
+                artifacts.insert(rel.clone(), artifact);
+            }
+        }
+        Ok(artifacts)
+    }
+
+    /// Step 2, one artifact: `artifact`, `sidecar`, `manifest`; `None` when it is missing
+    /// (its sidecar is an orphan).
+    fn check_artifact(
+        &mut self,
+        rel: &Path,
+        buf: &mut [u8],
+    ) -> Result<Option<Artifact>, VendorError> {
         let subject = display_path(rel);
-        let path = dir.join(rel);
+        let path = self.dir.join(rel);
         let sidecar_rel = sidecar_of(rel);
-        let sidecar = dir.join(&sidecar_rel);
+        let sidecar = self.dir.join(&sidecar_rel);
         let file_name = rel.file_name().expect("a walked file has a name");
-        let Some(&kind) = nodes.get(rel) else {
-            checks.push(VendorCheck::new(
+        let Some(&kind) = self.nodes.get(rel) else {
+            self.checks.push(VendorCheck::new(
                 "sidecar",
                 display_path(&sidecar_rel),
                 Err(VendorError::Orphan {
@@ -181,123 +245,160 @@ pub(crate) fn verify(
                     artifact: path,
                 }),
             ));
-            continue;
+            return Ok(None);
         };
         let hashes = match kind {
-            Kind::File => Some(hash_artifact(&root.join(rel), &mut buf)?),
+            Kind::File => Some(hash_artifact(&self.root.join(rel), buf)?),
             _ => None,
         };
-        let artifact_check = match &hashes {
-            Some(h) => pass(
-                format!("regular file, {} bytes, sha256 {}", h.len, h.sha256),
-                h.sha256.clone(),
-            ),
-            None => Err(VendorError::NotRegular {
-                path: path.clone(),
-                kind: kind.describe(),
-            }),
-        };
+        let artifact_check = check_regular(&path, kind, hashes.as_ref());
         let mut verified = artifact_check.is_ok();
-        checks.push(VendorCheck::new("artifact", &subject, artifact_check));
+        self.checks
+            .push(VendorCheck::new("artifact", &subject, artifact_check));
 
-        let (sidecar_check, sidecar_digest) =
-            check_sidecar(&root, &nodes, &sidecar_rel, &sidecar, file_name, &hashes)?;
-        verified &= sidecar_check.is_ok();
-        checks.push(VendorCheck::new("sidecar", &subject, sidecar_check));
+        let sidecar_check = check_sidecar(
+            &self.root,
+            &self.nodes,
+            &sidecar_rel,
+            &sidecar,
+            file_name,
+            &hashes,
+        )?;
+        verified &= sidecar_check.result.is_ok();
+        self.checks
+            .push(VendorCheck::new("sidecar", &subject, sidecar_check.result));
 
-        if let Some(m) = &manifest {
-            listed.insert(file_name.to_owned());
-            let r = check_manifest(m, &path, file_name, sidecar_digest.as_deref(), &hashes);
+        if let Some(m) = &self.manifest {
+            let r = check_manifest(
+                m,
+                &path,
+                file_name,
+                sidecar_check.digest.as_deref(),
+                &hashes,
+            );
             verified &= r.is_ok();
-            checks.push(VendorCheck::new("manifest", &subject, r));
+            self.checks.push(VendorCheck::new("manifest", &subject, r));
         }
-        // Which package this tarball is, so that the project can be held to installing that
-        // package from it and from nowhere else. The tarball's own word first (it is the file
-        // the digests vouch for); a JSON release manifest's `name` when it has none.
-        let package = match &hashes {
-            Some(_) => tarball::package_of(&root.join(rel))
-                .map_err(|e| IoError::new("cannot read", &path, e))?
-                .map(|(name, _)| name),
-            None => None,
-        }
-        .or_else(|| {
-            let released = manifest.as_ref()?.get(file_name)?;
+        let package = self.package_of(rel, &path, hashes.is_some())?;
+        Ok(Some(Artifact {
+            hashes,
+            verified,
+            package,
+        }))
+    }
+
+    /// Which package the tarball at `rel` is, so that the project can be held to installing
+    /// that package from it and from nowhere else. The tarball's own word first (it is the
+    /// file the digests vouch for; read only when it is a regular file); a JSON release
+    /// manifest's `name` when it has none.
+    fn package_of(
+        &self,
+        rel: &Path,
+        path: &Path,
+        regular: bool,
+    ) -> Result<Option<String>, VendorError> {
+        let own = if regular {
+            tarball::package_of(&self.root.join(rel))
+                .map_err(|e| IoError::new("cannot read", path, e))?
+                .map(|(name, _)| name)
+        } else {
+            None
+        };
+        Ok(own.or_else(|| {
+            let file_name = rel.file_name()?;
+            let released = self.manifest.as_ref()?.get(file_name)?;
             let package = released.package.as_deref()?;
             // `@scope/name@1.2.3` -> `@scope/name`.
             match package.get(1..)?.rfind('@') {
                 Some(i) => Some(package[..i + 1].to_string()),
                 None => Some(package.to_string()),
             }
-        });
-        artifacts.insert(
-            rel.clone(),
-            Artifact {
-                hashes,
-                verified,
-                package,
-            },
-        );
+        }))
     }
-    if let Some(m) = &manifest {
-        for name in m.files.keys().filter(|n| !listed.contains(*n)) {
-            ignored.push(Ignored {
+
+    /// What the release manifest lists and DIR does not hold, listed as ignored.
+    fn list_unvendored_releases(&mut self, artifacts: &BTreeMap<PathBuf, Artifact>) {
+        let Some(m) = &self.manifest else { return };
+        let listed: BTreeSet<&OsStr> = artifacts.keys().filter_map(|r| r.file_name()).collect();
+        for name in m.files.keys().filter(|n| !listed.contains(n.as_os_str())) {
+            self.ignored.push(Ignored {
                 path: format!("{} : {}", m.path.display(), name.to_string_lossy()),
                 reason: "listed by the release manifest, not vendored here".into(),
             });
         }
     }
 
-    let project_dir = match project {
-        Some(p) => Some(fs::canonicalize(p).map_err(|source| VendorError::Dir {
-            dir: p.to_path_buf(),
-            source,
-        })?),
-        None => lockfile::find_project_dir(&root),
-    };
-    let project_info = match project_dir {
-        None => {
-            ignored.push(Ignored {
-                path: display_path(dir),
+    /// Step 3: the npm project around DIR (or `--project`), when there is one.
+    fn check_project(
+        &mut self,
+        project: Option<&Path>,
+        artifacts: &BTreeMap<PathBuf, Artifact>,
+    ) -> Result<Option<ProjectInfo>, VendorError> {
+        let project_dir = match project {
+            Some(p) => Some(fs::canonicalize(p).map_err(|source| VendorError::Dir {
+                dir: p.to_path_buf(),
+                source,
+            })?),
+            None => lockfile::find_project_dir(&self.root),
+        };
+        let Some(pd) = project_dir else {
+            self.ignored.push(Ignored {
+                path: display_path(self.dir),
                 reason: "no package.json above it (up to the repository root): \
                          dependency and lockfile checks did not run"
                     .into(),
             });
-            None
-        }
-        Some(pd) => {
-            let project = lockfile::read_project(&pd)?;
-            let vendor_rel = root
-                .strip_prefix(&pd)
-                .map_err(|_| VendorError::OutsideProject {
-                    dir: dir.to_path_buf(),
-                    project: pd.clone(),
-                })?
-                .to_path_buf();
-            npm::check_project(&project, &vendor_rel, &artifacts, &mut checks, &mut ignored);
-            Some(ProjectInfo {
-                dir: project.dir.to_string_lossy().into_owned(),
-                package_json: project.package_json.to_string_lossy().into_owned(),
-                lockfile: project
-                    .lockfile
-                    .as_ref()
-                    .map(|l| l.path.to_string_lossy().into_owned()),
-                lockfile_version: project.lockfile.as_ref().map(|l| l.version),
-            })
-        }
-    };
+            return Ok(None);
+        };
+        let project = lockfile::read_project(&pd)?;
+        let vendor_rel = self
+            .root
+            .strip_prefix(&pd)
+            .map_err(|_| VendorError::OutsideProject {
+                dir: self.dir.to_path_buf(),
+                project: pd.clone(),
+            })?
+            .to_path_buf();
+        npm::check_project(
+            &project,
+            &vendor_rel,
+            artifacts,
+            &mut self.checks,
+            &mut self.ignored,
+        );
+        Ok(Some(ProjectInfo {
+            dir: project.dir.to_string_lossy().into_owned(),
+            package_json: project.package_json.to_string_lossy().into_owned(),
+            lockfile: project
+                .lockfile
+                .as_ref()
+                .map(|l| l.path.to_string_lossy().into_owned()),
+            lockfile_version: project.lockfile.as_ref().map(|l| l.version),
+        }))
+    }
 
-    let manifest_info = manifest.as_ref().map(|m| ManifestInfo {
-        path: m.path.to_string_lossy().into_owned(),
-        format: m.format.name(),
-        entries: m.files.len(),
-    });
-    Ok(VendorReport::new(
-        dir,
-        manifest_info,
-        project_info,
-        checks,
-        ignored,
-    ))
+    fn into_report(self, project: Option<ProjectInfo>) -> VendorReport {
+        let manifest_info = self.manifest.as_ref().map(|m| ManifestInfo {
+            path: m.path.to_string_lossy().into_owned(),
+            format: m.format.name(),
+            entries: m.files.len(),
+        });
+        VendorReport::new(self.dir, manifest_info, project, self.checks, self.ignored)
+    }
+}
+
+/// The `artifact` check: a regular file (then it was hashed).
+fn check_regular(path: &Path, kind: Kind, hashes: Option<&Hashes>) -> Result<Pass, VendorError> {
+    match hashes {
+        Some(h) => pass(
+            format!("regular file, {} bytes, sha256 {}", h.len, h.sha256),
+            h.sha256.clone(),
+        ),
+        None => Err(VendorError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind.describe(),
+        }),
+    }
 }
 
 /// Every entry under the canonical `root`, by path relative to it, without following links.
@@ -310,7 +411,14 @@ fn walk(root: &Path) -> Result<BTreeMap<PathBuf, Kind>, VendorError> {
     Ok(nodes)
 }
 
-/// The `sidecar` check, and the digest the sidecar holds when it is well-formed.
+/// The `sidecar` check's outcome, and the digest the sidecar holds when it is well-formed
+/// (the `manifest` check compares it too).
+struct SidecarCheck {
+    result: Result<Pass, VendorError>,
+    digest: Option<String>,
+}
+
+/// The `sidecar` check: well-formed, and equal to the tarball's sha256 when there is one.
 fn check_sidecar(
     root: &Path,
     nodes: &BTreeMap<PathBuf, Kind>,
@@ -318,73 +426,17 @@ fn check_sidecar(
     sidecar: &Path,
     file_name: &OsStr,
     hashes: &Option<Hashes>,
-) -> Result<(Result<Pass, VendorError>, Option<String>), VendorError> {
-    let kind = match nodes.get(sidecar_rel) {
-        None => {
-            let artifact = sidecar.with_file_name(file_name);
-            let e = VendorError::SidecarMissing {
-                artifact,
-                sidecar: sidecar.to_path_buf(),
-            };
-            return Ok((Err(e), None));
-        }
-        Some(k) => *k,
-    };
-    if kind != Kind::File {
-        let e = VendorError::NotRegular {
-            path: sidecar.to_path_buf(),
-            kind: kind.describe(),
-        };
-        return Ok((Err(e), None));
-    }
-    // The walk saw a regular file; open_regular refuses one swapped for a link or a FIFO
-    // since, and the read is bounded like any sidecar.
-    let mut bytes = Vec::new();
-    fsio::open_regular(&root.join(sidecar_rel))
-        .and_then(|f| f.take(fsio::limits::SIDECAR + 1).read_to_end(&mut bytes))
-        .map_err(|e| IoError::new("cannot read", sidecar, e))?;
-    if bytes.len() as u64 > fsio::limits::SIDECAR {
-        let e = VendorError::SidecarMalformed {
-            sidecar: sidecar.to_path_buf(),
-            source: crate::content::sumfile::SumFileError::Malformed {
-                file: sidecar.to_path_buf(),
-                line: 1,
-                reason: "larger than 64 KiB, the most a sidecar (one line) may be",
-                text: String::new(),
-            },
-        };
-        return Ok((Err(e), None));
-    }
-    let entries = match sumfile::parse(Algorithm::Sha256, sidecar, &bytes) {
-        Ok(v) => v,
-        Err(source) => {
-            let e = VendorError::SidecarMalformed {
-                sidecar: sidecar.to_path_buf(),
-                source,
-            };
-            return Ok((Err(e), None));
+) -> Result<SidecarCheck, VendorError> {
+    let digest = match sidecar_digest(root, nodes, sidecar_rel, sidecar, file_name)? {
+        Ok(digest) => digest,
+        Err(e) => {
+            return Ok(SidecarCheck {
+                result: Err(e),
+                digest: None,
+            })
         }
     };
-    let expected_name = display_path(Path::new(file_name));
-    if entries.len() != 1 {
-        let e = VendorError::SidecarLines {
-            sidecar: sidecar.to_path_buf(),
-            lines: entries.len(),
-            expected: expected_name,
-        };
-        return Ok((Err(e), None));
-    }
-    let entry = &entries[0];
-    if entry.path.as_os_str() != file_name {
-        let e = VendorError::SidecarNamesOther {
-            sidecar: sidecar.to_path_buf(),
-            expected: expected_name,
-            actual: display_path(&entry.path),
-        };
-        return Ok((Err(e), None));
-    }
-    let digest = entry.digest.clone();
-    let r = match hashes {
+    let result = match hashes {
         Some(h) if h.sha256 == digest => pass(
             format!("{} matches the tarball's sha256", sidecar.display()),
             digest.clone(),
@@ -404,7 +456,81 @@ fn check_sidecar(
             digest.clone(),
         ),
     };
-    Ok((r, Some(digest)))
+    Ok(SidecarCheck {
+        result,
+        digest: Some(digest),
+    })
+}
+
+/// The digest of the sidecar's one line, which names `file_name`. The outer `Err` is "could
+/// not run" (an I/O error); the inner one a sidecar that is missing, not a regular file, or
+/// malformed: that fails its artifact only.
+fn sidecar_digest(
+    root: &Path,
+    nodes: &BTreeMap<PathBuf, Kind>,
+    sidecar_rel: &Path,
+    sidecar: &Path,
+    file_name: &OsStr,
+) -> Result<Result<String, VendorError>, VendorError> {
+    let kind = match nodes.get(sidecar_rel) {
+        None => {
+            let artifact = sidecar.with_file_name(file_name);
+            return Ok(Err(VendorError::SidecarMissing {
+                artifact,
+                sidecar: sidecar.to_path_buf(),
+            }));
+        }
+        Some(k) => *k,
+    };
+    if kind != Kind::File {
+        return Ok(Err(VendorError::NotRegular {
+            path: sidecar.to_path_buf(),
+            kind: kind.describe(),
+        }));
+    }
+    // The walk saw a regular file; open_regular refuses one swapped for a link or a FIFO
+    // since, and the read is bounded like any sidecar.
+    let mut bytes = Vec::new();
+    fsio::open_regular(&root.join(sidecar_rel))
+        .and_then(|f| f.take(fsio::limits::SIDECAR + 1).read_to_end(&mut bytes))
+        .map_err(|e| IoError::new("cannot read", sidecar, e))?;
+    if bytes.len() as u64 > fsio::limits::SIDECAR {
+        return Ok(Err(VendorError::SidecarMalformed {
+            sidecar: sidecar.to_path_buf(),
+            source: crate::content::sumfile::SumFileError::Malformed {
+                file: sidecar.to_path_buf(),
+                line: 1,
+                reason: "larger than 64 KiB, the most a sidecar (one line) may be",
+                text: String::new(),
+            },
+        }));
+    }
+    let entries = match sumfile::parse(Algorithm::Sha256, sidecar, &bytes) {
+        Ok(v) => v,
+        Err(source) => {
+            return Ok(Err(VendorError::SidecarMalformed {
+                sidecar: sidecar.to_path_buf(),
+                source,
+            }))
+        }
+    };
+    let expected_name = display_path(Path::new(file_name));
+    if entries.len() != 1 {
+        return Ok(Err(VendorError::SidecarLines {
+            sidecar: sidecar.to_path_buf(),
+            lines: entries.len(),
+            expected: expected_name,
+        }));
+    }
+    let entry = &entries[0];
+    if entry.path.as_os_str() != file_name {
+        return Ok(Err(VendorError::SidecarNamesOther {
+            sidecar: sidecar.to_path_buf(),
+            expected: expected_name,
+            actual: display_path(&entry.path),
+        }));
+    }
+    Ok(Ok(entry.digest.clone()))
 }
 
 fn check_manifest(

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use super::artifact::{is_archive, Artifact};
 use super::error::VendorError;
-use super::lockfile::{self, Project};
+use super::lockfile::{self, Lockfile, Project};
 use super::report::{pass, Ignored, Pass, VendorCheck};
 use super::sri;
 use crate::content::sumfile::display_path;
@@ -62,6 +62,53 @@ struct Expected {
     artifact: PathBuf,
 }
 
+/// The lockfile entries' expectations, by lockfile key (`node_modules/NAME`, …).
+type Expectations = BTreeMap<String, Expected>;
+
+/// Which packages are vendored, and in which tarballs (relative to the vendor directory),
+/// by package name.
+struct VendoredPackages {
+    tarballs: BTreeMap<String, Vec<PathBuf>>,
+}
+
+impl VendoredPackages {
+    fn get(&self, name: &str) -> Option<&Vec<PathBuf>> {
+        self.tarballs.get(name)
+    }
+}
+
+/// Where a lockfile entry's `resolved` points.
+struct Resolved<'a> {
+    /// As written; `None` when the entry has no `resolved`.
+    value: Option<&'a Value>,
+    /// `value` when it is a string.
+    text: Option<&'a str>,
+    target: Option<Target>,
+}
+
+impl Resolved<'_> {
+    /// The tarball it names inside the vendor directory, if any.
+    fn vendored(&self) -> Option<&PathBuf> {
+        match &self.target {
+            Some(Target::Vendored(rel)) => Some(rel),
+            _ => None,
+        }
+    }
+}
+
+/// The npm checks of one project around the vendor directory, in this order (the report's):
+/// 1. `dependency`: every `file:` dependency of `package.json` into the vendor directory
+///    names a verified artifact; it is what the lockfile entry `node_modules/NAME` must say.
+/// 2. Which packages the tarballs hold (their own `package.json`, else the `file:`
+///    dependency's name).
+/// 3. `source`: every place of `package.json` that installs a vendored package (dependency
+///    tables, `npm:` aliases, `overrides` at any depth) names its tarball.
+/// 4. `lockfile`: with expectations from step 1 there must be a lockfile.
+/// 5. Every lockfile entry that installs a vendored package is expected to resolve to its
+///    tarball.
+/// 6. The entries to check: those of steps 1 and 5, and every entry resolved to a `file:`
+///    path meant for the vendor directory.
+/// 7. Per entry: `resolved` names the expected artifact, `integrity` is its sha512.
 pub(super) fn check_project(
     project: &Project,
     vendor_rel: &Path,
@@ -69,14 +116,59 @@ pub(super) fn check_project(
     checks: &mut Vec<VendorCheck>,
     ignored: &mut Vec<Ignored>,
 ) {
-    let vendor_display = if vendor_rel.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        vendor_rel.to_path_buf()
+    let mut run = ProjectChecks {
+        project,
+        vendor_rel,
+        vendor_display: if vendor_rel.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            vendor_rel.to_path_buf()
+        },
+        artifacts,
+        checks,
+        ignored,
     };
-    let names_artifact = |subject: &str, spec: &str, rel: &Path| -> Result<Pass, VendorError> {
-        let path = vendor_rel.join(rel);
-        match artifacts.get(rel) {
+    let mut expected = run.check_file_dependencies();
+    let vendored = run.vendored_packages();
+    run.check_dependency_sources(&vendored);
+    run.check_override_sources(&vendored);
+    let Some(lock) = &project.lockfile else {
+        run.require_lockfile(&expected);
+        return;
+    };
+    run.note_shadowed(lock);
+    run.expect_vendored_entries(lock, &vendored, &mut expected);
+    for key in run.lock_keys_to_check(lock, &expected) {
+        run.check_lock_entry(lock, &key, expected.get(&key).map(|e| &e.artifact));
+    }
+}
+
+/// One run of [`check_project`]: what it reads, and where it reports.
+struct ProjectChecks<'a> {
+    project: &'a Project,
+    /// The vendor directory, relative to the project directory.
+    vendor_rel: &'a Path,
+    /// `vendor_rel` as messages name it: `.` when it is the project directory.
+    vendor_display: PathBuf,
+    artifacts: &'a BTreeMap<PathBuf, Artifact>,
+    checks: &'a mut Vec<VendorCheck>,
+    ignored: &'a mut Vec<Ignored>,
+}
+
+impl ProjectChecks<'_> {
+    fn classify(&self, spec: &str) -> Target {
+        classify(spec, &self.project.dir, self.vendor_rel)
+    }
+
+    /// The `file:` spec that names the tarball `rel` (relative to the vendor directory).
+    fn spec_of(&self, rel: &Path) -> String {
+        format!("file:{}", display_path(&self.vendor_rel.join(rel)))
+    }
+
+    /// `spec` (of `subject`) leads to `rel`: it must be an artifact that passed its checks.
+    fn names_artifact(&self, subject: &str, spec: &str, rel: &Path) -> Result<Pass, VendorError> {
+        let path = self.vendor_rel.join(rel);
+        match self.artifacts.get(rel) {
             Some(a) if a.verified => pass(
                 format!("{spec} names the verified artifact {}", display_path(&path)),
                 spec.to_string(),
@@ -92,59 +184,78 @@ pub(super) fn check_project(
                 path,
             }),
         }
-    };
-
-    // package.json: every file: dependency into the vendor dir names a verified artifact.
-    let mut expected: BTreeMap<String, Expected> = BTreeMap::new();
-    for dep in &project.file_dependencies {
-        let subject = format!("{} ({})", dep.name, dep.field);
-        let r = match classify(&dep.spec, &project.dir, vendor_rel) {
-            Target::Vendored(rel) => {
-                let r = names_artifact(&dep.name, &dep.spec, &rel);
-                expected.insert(
-                    format!("node_modules/{}", dep.name),
-                    Expected { artifact: rel },
-                );
-                r
-            }
-            Target::Leaves => Err(VendorError::LeavesVendor {
-                subject: dep.name.clone(),
-                spec: dep.spec.clone(),
-                vendor: vendor_display.clone(),
-            }),
-            Target::Elsewhere => {
-                ignored.push(Ignored {
-                    path: format!("{}: {}", project.package_json.display(), subject),
-                    reason: format!("{} is outside the vendor directory and not an archive: not a vendored artifact", dep.spec),
-                });
-                continue;
-            }
-        };
-        checks.push(VendorCheck::new("dependency", subject, r));
     }
 
-    // Which packages are vendored, and in which tarballs. A tarball that names no package
-    // (not an npm archive) is known by the name package.json gives its file: dependency.
-    let mut vendored: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for (rel, a) in artifacts {
-        if let Some(name) = &a.package {
-            vendored.entry(name.clone()).or_default().push(rel.clone());
+    /// Step 1: every `file:` dependency into the vendor dir names a verified artifact; what
+    /// the lockfile entries they install must say.
+    fn check_file_dependencies(&mut self) -> Expectations {
+        let mut expected = Expectations::new();
+        for dep in &self.project.file_dependencies {
+            let subject = format!("{} ({})", dep.name, dep.field);
+            let r = match self.classify(&dep.spec) {
+                Target::Vendored(rel) => {
+                    let r = self.names_artifact(&dep.name, &dep.spec, &rel);
+                    expected.insert(
+                        format!("node_modules/{}", dep.name),
+                        Expected { artifact: rel },
+                    );
+                    r
+                }
+                Target::Leaves => Err(VendorError::LeavesVendor {
+                    subject: dep.name.clone(),
+                    spec: dep.spec.clone(),
+                    vendor: self.vendor_display.clone(),
+                }),
+                Target::Elsewhere => {
+                    self.ignored.push(Ignored {
+                        path: format!("{}: {}", self.project.package_json.display(), subject),
+                        reason: format!("{} is outside the vendor directory and not an archive: not a vendored artifact", dep.spec),
+                    });
+                    continue;
+                }
+            };
+            self.checks.push(VendorCheck::new("dependency", subject, r));
         }
+        expected
     }
-    for dep in &project.file_dependencies {
-        if let Target::Vendored(rel) = classify(&dep.spec, &project.dir, vendor_rel) {
-            if artifacts.get(&rel).is_some_and(|a| a.package.is_none()) {
-                let v = vendored.entry(dep.name.clone()).or_default();
-                if !v.contains(&rel) {
-                    v.push(rel);
+
+    /// Step 2. A tarball that names no package (not an npm archive) is known by the name
+    /// package.json gives its file: dependency.
+    fn vendored_packages(&self) -> VendoredPackages {
+        let mut tarballs: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+        for (rel, a) in self.artifacts {
+            if let Some(name) = &a.package {
+                tarballs.entry(name.clone()).or_default().push(rel.clone());
+            }
+        }
+        for dep in &self.project.file_dependencies {
+            if let Target::Vendored(rel) = self.classify(&dep.spec) {
+                if self
+                    .artifacts
+                    .get(&rel)
+                    .is_some_and(|a| a.package.is_none())
+                {
+                    let v = tarballs.entry(dep.name.clone()).or_default();
+                    if !v.contains(&rel) {
+                        v.push(rel);
+                    }
                 }
             }
         }
+        VendoredPackages { tarballs }
     }
-    let spec_of = |rel: &Path| format!("file:{}", display_path(&vendor_rel.join(rel)));
-    let source = |place: String, name: &str, spec: &str| -> Option<Result<Pass, VendorError>> {
+
+    /// The `source` check of `spec` installing `name` at `place`; `None` when `name` is not
+    /// a vendored package.
+    fn source(
+        &self,
+        vendored: &VendoredPackages,
+        place: String,
+        name: &str,
+        spec: &str,
+    ) -> Option<Result<Pass, VendorError>> {
         let tarballs = vendored.get(name)?;
-        Some(match classify(spec, &project.dir, vendor_rel) {
+        Some(match self.classify(spec) {
             Target::Vendored(rel) if !spec.starts_with("npm:") && tarballs.contains(&rel) => pass(
                 format!("{place}: {name} is {spec}, its vendored tarball"),
                 spec.to_string(),
@@ -153,33 +264,45 @@ pub(super) fn check_project(
                 place,
                 name: name.to_string(),
                 spec: spec.to_string(),
-                expected: spec_of(&tarballs[0]),
+                expected: self.spec_of(&tarballs[0]),
             }),
         })
-    };
-    let package_json = display_path(&project.package_json);
-    for dep in &project.dependencies {
-        let place = format!("{package_json}: {}", dep.field);
-        for name in [Some(dep.name.as_str()), aliased(&dep.spec)]
-            .into_iter()
-            .flatten()
-        {
-            if let Some(r) = source(place.clone(), name, &dep.spec) {
-                checks.push(VendorCheck::new(
-                    "source",
-                    format!("{name} ({})", dep.field),
-                    r,
-                ));
+    }
+
+    /// Step 3, the dependency tables: the package a dependency names and the one its
+    /// `npm:` alias installs.
+    fn check_dependency_sources(&mut self, vendored: &VendoredPackages) {
+        let package_json = display_path(&self.project.package_json);
+        for dep in &self.project.dependencies {
+            let place = format!("{package_json}: {}", dep.field);
+            for name in [Some(dep.name.as_str()), aliased(&dep.spec)]
+                .into_iter()
+                .flatten()
+            {
+                if let Some(r) = self.source(vendored, place.clone(), name, &dep.spec) {
+                    self.checks.push(VendorCheck::new(
+                        "source",
+                        format!("{name} ({})", dep.field),
+                        r,
+                    ));
+                }
             }
         }
     }
-    if let Some(overrides) = &project.overrides {
+
+    /// Step 3, `overrides` at any depth.
+    fn check_override_sources(&mut self, vendored: &VendoredPackages) {
+        let Some(overrides) = &self.project.overrides else {
+            return;
+        };
+        let package_json = display_path(&self.project.package_json);
         let mut found = Vec::new();
         override_specs(overrides, "overrides", &mut found);
-        for (place, name, spec) in found {
+        for OverrideSpec { place, name, spec } in found {
             // `$name` is the root dependency's own spec.
             let spec = match spec.strip_prefix('$') {
-                Some(root) => project
+                Some(root) => self
+                    .project
                     .dependencies
                     .iter()
                     .find(|d| d.name == root)
@@ -188,140 +311,170 @@ pub(super) fn check_project(
             };
             let place = format!("{package_json}: {place}");
             for n in [Some(name.as_str()), aliased(&spec)].into_iter().flatten() {
-                if let Some(r) = source(place.clone(), n, &spec) {
-                    checks.push(VendorCheck::new("source", format!("{n} (overrides)"), r));
+                if let Some(r) = self.source(vendored, place.clone(), n, &spec) {
+                    self.checks
+                        .push(VendorCheck::new("source", format!("{n} (overrides)"), r));
                 }
             }
         }
     }
 
-    let Some(lock) = &project.lockfile else {
+    /// Step 4: no lockfile fails when package.json leads into the vendor directory.
+    fn require_lockfile(&mut self, expected: &Expectations) {
         if !expected.is_empty() {
-            checks.push(VendorCheck::new(
+            self.checks.push(VendorCheck::new(
                 "lockfile",
-                display_path(&project.dir.join("package-lock.json")),
+                display_path(&self.project.dir.join("package-lock.json")),
                 Err(VendorError::NoLockfile {
-                    project: project.dir.clone(),
+                    project: self.project.dir.clone(),
                 }),
             ));
         }
-        return;
-    };
-
-    if let Some(shadowed) = &lock.shadowed {
-        ignored.push(Ignored {
-            path: display_path(shadowed),
-            reason: format!(
-                "npm uses {} when both exist, so that one was checked",
-                display_path(&lock.path)
-            ),
-        });
-    }
-    // Every entry that installs a vendored package must resolve to its tarball.
-    for e in &lock.entries {
-        let Some(tarballs) = e.name.as_ref().and_then(|n| vendored.get(n)) else {
-            continue;
-        };
-        let got = e.resolved.as_ref().and_then(Value::as_str).and_then(|r| {
-            match classify(r, &project.dir, vendor_rel) {
-                Target::Vendored(rel) if tarballs.contains(&rel) => Some(rel),
-                _ => None,
-            }
-        });
-        // What package.json leads to stays the expectation (a disagreement between the two
-        // fails `resolved`); otherwise the tarball the entry names, if it is this package's.
-        expected.entry(e.key.clone()).or_insert(Expected {
-            artifact: got.unwrap_or_else(|| tarballs[0].clone()),
-        });
     }
 
-    // The lockfile entries to check: those package.json leads to, those that install a
-    // vendored package, and every entry npm resolved to a file: path meant for the vendor
-    // directory (nested ones included).
-    let mut keys: Vec<String> = expected.keys().cloned().collect();
-    for e in &lock.entries {
-        let Some(resolved) = e.resolved.as_ref().and_then(Value::as_str) else {
-            continue;
-        };
-        if !resolved.starts_with("file:") || keys.contains(&e.key) {
-            continue;
-        }
-        if let Target::Elsewhere = classify(resolved, &project.dir, vendor_rel) {
-            ignored.push(Ignored {
-                path: format!("{}: {}", lock.path.display(), e.key),
+    fn note_shadowed(&mut self, lock: &Lockfile) {
+        if let Some(shadowed) = &lock.shadowed {
+            self.ignored.push(Ignored {
+                path: display_path(shadowed),
                 reason: format!(
-                    "resolved {resolved} is outside the vendor directory and not an archive"
+                    "npm uses {} when both exist, so that one was checked",
+                    display_path(&lock.path)
                 ),
             });
-        } else {
-            keys.push(e.key.clone());
         }
     }
 
-    for key in keys {
-        let Some(entry) = lock.get(&key) else {
-            checks.push(VendorCheck::new(
+    /// Step 5: every entry that installs a vendored package must resolve to its tarball.
+    fn expect_vendored_entries(
+        &self,
+        lock: &Lockfile,
+        vendored: &VendoredPackages,
+        expected: &mut Expectations,
+    ) {
+        for e in &lock.entries {
+            let Some(tarballs) = e.name.as_ref().and_then(|n| vendored.get(n)) else {
+                continue;
+            };
+            let got =
+                e.resolved
+                    .as_ref()
+                    .and_then(Value::as_str)
+                    .and_then(|r| match self.classify(r) {
+                        Target::Vendored(rel) if tarballs.contains(&rel) => Some(rel),
+                        _ => None,
+                    });
+            // What package.json leads to stays the expectation (a disagreement between the two
+            // fails `resolved`); otherwise the tarball the entry names, if it is this package's.
+            expected.entry(e.key.clone()).or_insert(Expected {
+                artifact: got.unwrap_or_else(|| tarballs[0].clone()),
+            });
+        }
+    }
+
+    /// Step 6: the lockfile entries to check: those package.json leads to, those that install
+    /// a vendored package, and every entry npm resolved to a file: path meant for the vendor
+    /// directory (nested ones included).
+    fn lock_keys_to_check(&mut self, lock: &Lockfile, expected: &Expectations) -> Vec<String> {
+        let mut keys: Vec<String> = expected.keys().cloned().collect();
+        for e in &lock.entries {
+            let Some(resolved) = e.resolved.as_ref().and_then(Value::as_str) else {
+                continue;
+            };
+            if !resolved.starts_with("file:") || keys.contains(&e.key) {
+                continue;
+            }
+            if let Target::Elsewhere = self.classify(resolved) {
+                self.ignored.push(Ignored {
+                    path: format!("{}: {}", lock.path.display(), e.key),
+                    reason: format!(
+                        "resolved {resolved} is outside the vendor directory and not an archive"
+                    ),
+                });
+            } else {
+                keys.push(e.key.clone());
+            }
+        }
+        keys
+    }
+
+    /// Step 7, one entry: `resolved` then `integrity`; `want` is the artifact it is expected
+    /// to name.
+    fn check_lock_entry(&mut self, lock: &Lockfile, key: &str, want: Option<&PathBuf>) {
+        let Some(entry) = lock.get(key) else {
+            self.checks.push(VendorCheck::new(
                 "lockfile",
-                &key,
+                key,
                 Err(VendorError::LockEntryMissing {
                     lockfile: lock.path.clone(),
-                    key: key.clone(),
+                    key: key.to_string(),
                 }),
             ));
-            continue;
+            return;
         };
-        let want = expected.get(&key).map(|e| e.artifact.clone());
-        let resolved = entry.resolved.as_ref();
-        let resolved_str = resolved.and_then(Value::as_str);
-        let target = resolved_str.map(|s| classify(s, &project.dir, vendor_rel));
-        let got = match &target {
-            Some(Target::Vendored(rel)) => Some(rel.clone()),
-            _ => None,
+        let resolved_text = entry.resolved.as_ref().and_then(Value::as_str);
+        let resolved = Resolved {
+            value: entry.resolved.as_ref(),
+            text: resolved_text,
+            target: resolved_text.map(|s| self.classify(s)),
         };
-        let mismatch = |expected: String| VendorError::ResolvedMismatch {
-            lockfile: lock.path.clone(),
-            key: key.clone(),
-            expected,
-            actual: resolved.map_or_else(|| "missing".to_string(), Value::to_string),
-        };
-        let r = match (&want, &got, &target) {
-            (_, _, Some(Target::Leaves)) => Err(VendorError::LeavesVendor {
-                subject: key.clone(),
-                spec: resolved_str.unwrap_or_default().to_string(),
-                vendor: vendor_display.clone(),
-            }),
-            (Some(w), Some(g), _) if w != g => Err(mismatch(spec_of(w))),
-            (Some(w), None, _) => Err(mismatch(spec_of(w))),
-            // Whether that artifact passed its own checks is the `dependency` check's and
-            // the artifact's business; here only the agreement of the paths is judged.
-            (_, Some(g), _) if artifacts.contains_key(g) => pass(
-                format!(
-                    "{} names the vendored artifact {}",
-                    spec_of(g),
-                    display_path(&vendor_rel.join(g))
-                ),
-                resolved_str.unwrap_or_default().to_string(),
-            ),
-            (_, Some(g), _) => names_artifact(&key, resolved_str.unwrap_or_default(), g),
-            (None, None, _) => Err(mismatch("a file: path into the vendor directory".into())),
-        };
-        checks.push(VendorCheck::new("resolved", &key, r));
+        let r = self.check_resolved(lock, key, want, &resolved);
+        self.checks.push(VendorCheck::new("resolved", key, r));
 
         // The tarball npm will check the integrity against: the one package.json names, or
         // failing that the one resolved names.
         let hashes = want
-            .as_ref()
-            .or(got.as_ref())
-            .and_then(|rel| artifacts.get(rel))
+            .or(resolved.vendored())
+            .and_then(|rel| self.artifacts.get(rel))
             .and_then(|a| a.hashes.as_ref());
         let r = match hashes {
-            Some(h) => check_integrity(&lock.path, &key, entry.integrity.as_ref(), &h.sha512),
+            Some(h) => check_integrity(&lock.path, key, entry.integrity.as_ref(), &h.sha512),
             None => Err(VendorError::IntegrityNoArtifact {
                 lockfile: lock.path.clone(),
-                key: key.clone(),
+                key: key.to_string(),
             }),
         };
-        checks.push(VendorCheck::new("integrity", &key, r));
+        self.checks.push(VendorCheck::new("integrity", key, r));
+    }
+
+    /// The `resolved` check of entry `key`: it names `want` (when package.json or the
+    /// package expects one), and a tarball inside the vendor directory.
+    fn check_resolved(
+        &self,
+        lock: &Lockfile,
+        key: &str,
+        want: Option<&PathBuf>,
+        resolved: &Resolved,
+    ) -> Result<Pass, VendorError> {
+        let text = resolved.text.unwrap_or_default();
+        let mismatch = |expected: String| VendorError::ResolvedMismatch {
+            lockfile: lock.path.clone(),
+            key: key.to_string(),
+            expected,
+            actual: resolved
+                .value
+                .map_or_else(|| "missing".to_string(), Value::to_string),
+        };
+        match (want, resolved.vendored(), &resolved.target) {
+            (_, _, Some(Target::Leaves)) => Err(VendorError::LeavesVendor {
+                subject: key.to_string(),
+                spec: text.to_string(),
+                vendor: self.vendor_display.clone(),
+            }),
+            (Some(w), Some(g), _) if w != g => Err(mismatch(self.spec_of(w))),
+            (Some(w), None, _) => Err(mismatch(self.spec_of(w))),
+            // Whether that artifact passed its own checks is the `dependency` check's and
+            // the artifact's business; here only the agreement of the paths is judged.
+            (_, Some(g), _) if self.artifacts.contains_key(g) => pass(
+                format!(
+                    "{} names the vendored artifact {}",
+                    self.spec_of(g),
+                    display_path(&self.vendor_rel.join(g))
+                ),
+                text.to_string(),
+            ),
+            (_, Some(g), _) => self.names_artifact(key, text, g),
+            (None, None, _) => Err(mismatch("a file: path into the vendor directory".into())),
+        }
     }
 }
 
@@ -334,10 +487,19 @@ fn aliased(spec: &str) -> Option<&str> {
     }
 }
 
-/// Every `(place, package, spec)` an `overrides` object sets, at any depth: a key is a
-/// package (`name` or `name@range`), its value a spec or an object whose `"."` is the spec
-/// for that package and whose other keys override below it.
-fn override_specs(v: &Value, at: &str, out: &mut Vec<(String, String, String)>) {
+/// One spec an `overrides` object sets.
+struct OverrideSpec {
+    /// Where, e.g. `overrides.other@1.@acme/consumer@^0.4`.
+    place: String,
+    /// The package it overrides.
+    name: String,
+    spec: String,
+}
+
+/// Every spec an `overrides` object sets, at any depth: a key is a package (`name` or
+/// `name@range`), its value a spec or an object whose `"."` is the spec for that package and
+/// whose other keys override below it.
+fn override_specs(v: &Value, at: &str, out: &mut Vec<OverrideSpec>) {
     let Some(map) = v.as_object() else { return };
     for (key, value) in map {
         if key == "." {
@@ -349,10 +511,18 @@ fn override_specs(v: &Value, at: &str, out: &mut Vec<(String, String, String)>) 
         };
         let place = format!("{at}.{key}");
         match value {
-            Value::String(spec) => out.push((place, name.to_string(), spec.clone())),
+            Value::String(spec) => out.push(OverrideSpec {
+                place,
+                name: name.to_string(),
+                spec: spec.clone(),
+            }),
             Value::Object(inner) => {
                 if let Some(spec) = inner.get(".").and_then(Value::as_str) {
-                    out.push((place.clone(), name.to_string(), spec.to_string()));
+                    out.push(OverrideSpec {
+                        place: place.clone(),
+                        name: name.to_string(),
+                        spec: spec.to_string(),
+                    });
                 }
                 override_specs(value, &place, out);
             }
@@ -440,7 +610,7 @@ mod tests {
         override_specs(&o, "overrides", &mut found);
         let names: Vec<(&str, &str)> = found
             .iter()
-            .map(|(_, n, s)| (n.as_str(), s.as_str()))
+            .map(|o| (o.name.as_str(), o.spec.as_str()))
             .collect();
         assert_eq!(
             names,
@@ -451,7 +621,7 @@ mod tests {
                 ("deep", "$evil")
             ]
         );
-        assert_eq!(found[2].0, "overrides.other@1.@acme/consumer@^0.4");
+        assert_eq!(found[2].place, "overrides.other@1.@acme/consumer@^0.4");
     }
 
     #[test]
