@@ -14,8 +14,12 @@
 
 pub(crate) mod history;
 pub(crate) mod prefix;
+mod preflight;
 pub(crate) mod prune;
+mod recovery;
+mod register;
 pub(crate) mod running;
+mod switch;
 pub(crate) mod transition;
 
 use std::path::PathBuf;
