@@ -106,9 +106,8 @@ pub struct SelectionArgs {
         allow_hyphen_values = true
     )]
     pub name_suffix: String,
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long = "registered", value_name = "FILE")]
-    pub flat_document: Option<PathBuf>,
+    #[command(flatten)]
+    pub flat_document: FlatDocumentArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
 }
@@ -227,6 +226,55 @@ impl clap::FromArgMatches for ClientArgs {
     }
 }
 
+/// `--ledger`: for the commands that change registrations (install, uninstall, promote,
+/// rollback).
+#[derive(Debug, Args, Clone)]
+pub struct LedgerArgs {
+    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
+    #[arg(long, value_name = "FILE")]
+    pub ledger: Option<PathBuf>,
+}
+
+/// `--mcp-timeout`: for the commands that register through `claude mcp` and read back with
+/// `claude mcp get` (install, promote, rollback).
+#[derive(Debug, Args, Clone)]
+pub struct McpTimeoutArgs {
+    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
+    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
+    pub mcp_timeout: u64,
+}
+
+/// `--registered`: the flat document a selection (install, uninstall, status) or a
+/// transition (promote, rollback) records in. (prune's reads it and says so in its own help.)
+#[derive(Debug, Args, Clone)]
+pub struct FlatDocumentArgs {
+    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    #[arg(long = "registered", value_name = "FILE")]
+    pub flat_document: Option<PathBuf>,
+}
+
+/// `--prefix` and `--server`: the one server render-mcp and verify-identity act on.
+#[derive(Debug, Args, Clone)]
+pub struct ServerAtArgs {
+    /// The server's prefix, e.g. /opt/codetools.
+    #[arg(long, value_name = "DIR")]
+    pub prefix: PathBuf,
+    /// The declared server [default: the last component of --prefix].
+    #[arg(long, value_name = "NAME")]
+    pub server: Option<String>,
+}
+
+/// The release directory and `--jobs`: what `manifest create` and `manifest verify` hash.
+#[derive(Debug, Args, Clone)]
+pub struct ManifestDirArgs {
+    /// The release directory.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Hashing threads [default: the number of CPUs].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+}
+
 /// Options of the commands that change a client's registrations (install, uninstall).
 #[derive(Debug, Args, Clone)]
 pub struct LockArgs {
@@ -260,12 +308,8 @@ pub struct ClientListArgs {
 
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// The server's prefix, e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
-    pub prefix: PathBuf,
-    /// The declared server [default: the last component of --prefix].
-    #[arg(long, value_name = "NAME")]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub at: ServerAtArgs,
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -275,12 +319,8 @@ pub struct RenderArgs {
 
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// The server's prefix, e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
-    pub prefix: PathBuf,
-    /// The declared server [default: the last component of --prefix].
-    #[arg(long, value_name = "NAME")]
-    pub server: Option<String>,
+    #[command(flatten)]
+    pub at: ServerAtArgs,
     /// The full commit sha (40 or 64 hex) the deployed release must be; NAME=SHA as install
     /// takes it is accepted when NAME is the server checked.
     #[arg(long, value_name = "SHA")]
@@ -351,9 +391,8 @@ pub struct InstallArgs {
     /// namespace. A server's own trusted_signers must pass too.
     #[arg(long, value_name = "FILE")]
     pub trusted_signers: Option<PathBuf>,
-    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
-    #[arg(long, value_name = "FILE")]
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
     /// Print what would change and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -362,9 +401,8 @@ pub struct InstallArgs {
     pub json: bool,
     #[command(flatten)]
     pub client: ClientArgs,
-    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
-    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
-    pub mcp_timeout: u64,
+    #[command(flatten)]
+    pub mcp_timeout: McpTimeoutArgs,
     #[command(flatten)]
     pub lock: LockArgs,
     #[command(flatten)]
@@ -375,9 +413,8 @@ pub struct InstallArgs {
 pub struct UninstallArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
-    #[arg(long, value_name = "FILE")]
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
     /// Print what would be removed and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -444,12 +481,8 @@ pub enum ManifestCommand {
 
 #[derive(Debug, Args)]
 pub struct ManifestCreateArgs {
-    /// The release directory.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Hashing threads [default: the number of CPUs].
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<NonZeroUsize>,
+    #[command(flatten)]
+    pub release: ManifestDirArgs,
     /// Print the result as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -458,12 +491,8 @@ pub struct ManifestCreateArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "Exit status: 0 the release matches, 1 it does not, 2 could not check.")]
 pub struct ManifestVerifyArgs {
-    /// The release directory.
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-    /// Hashing threads [default: the number of CPUs].
-    #[arg(long, value_name = "N")]
-    pub jobs: Option<NonZeroUsize>,
+    #[command(flatten)]
+    pub release: ManifestDirArgs,
     /// Print the report as one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -521,9 +550,8 @@ pub struct TransitionArgs {
         allow_hyphen_values = true
     )]
     pub name_suffix: String,
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
-    #[arg(long = "registered", value_name = "FILE")]
-    pub flat_document: Option<PathBuf>,
+    #[command(flatten)]
+    pub flat_document: FlatDocumentArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
     /// Require the release to hold a MANIFEST.sha256 that its files match.
@@ -534,9 +562,8 @@ pub struct TransitionArgs {
     /// anything switches. A server's own trusted_signers must pass too.
     #[arg(long, value_name = "FILE")]
     pub trusted_signers: Option<PathBuf>,
-    /// The audit ledger to append changes to [default: $XDG_STATE_HOME/mcp-deploy/ledger.ndjson].
-    #[arg(long, value_name = "FILE")]
-    pub ledger: Option<PathBuf>,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
     /// Check the release and say whether `current` would switch; lock, switch, register and
     /// write nothing.
     #[arg(long)]
@@ -546,9 +573,8 @@ pub struct TransitionArgs {
     pub json: bool,
     #[command(flatten)]
     pub client: ClientArgs,
-    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
-    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
-    pub mcp_timeout: u64,
+    #[command(flatten)]
+    pub mcp_timeout: McpTimeoutArgs,
     /// Seconds to wait for another run's lock (the prefix's, then the client config's).
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,

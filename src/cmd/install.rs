@@ -25,7 +25,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
         strict: args.strict.strict,
         dry_run: args.dry_run,
         lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.as_deref()),
+        ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     install::check(&opts)?;
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
@@ -48,7 +48,7 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
         return Ok(Exit::CheckFailed);
     }
     let gate_ok = gated.ok;
-    let clients = super::open_clients(&args.client, args.mcp_timeout)?;
+    let clients = super::open_clients(&args.client, args.mcp_timeout.mcp_timeout)?;
     match install::install(&opts, gated, &clients, &crate::output::notice)? {
         Installed::DryRun(plan) => {
             let exit = Exit::from_checks(gate_ok);

@@ -14,12 +14,12 @@ pub(crate) fn run(args: &ManifestArgs) -> Result<Exit, Error> {
 }
 
 fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
-    let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let n = create_manifest(&args.dir, jobs)?;
+    let jobs = args.release.jobs.unwrap_or_else(default_jobs);
+    let n = create_manifest(&args.release.dir, jobs)?;
     if args.json {
         let doc = serde_json::json!({
             "ok": true,
-            "manifest": args.dir.join(MANIFEST_NAME).display().to_string(),
+            "manifest": args.release.dir.join(MANIFEST_NAME).display().to_string(),
             "files": n,
         });
         crate::output::emit_json_line(&doc, Exit::Success);
@@ -28,14 +28,14 @@ fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
     let s = if n == 1 { "" } else { "s" };
     crate::output::emit(&format!(
         "wrote {}: {n} file{s}\n",
-        args.dir.join(MANIFEST_NAME).display()
+        args.release.dir.join(MANIFEST_NAME).display()
     ));
     Ok(Exit::Success)
 }
 
 fn run_verify(args: &ManifestVerifyArgs) -> Result<Exit, Error> {
-    let jobs = args.jobs.unwrap_or_else(default_jobs);
-    let report = verify_release_with(&args.dir, jobs)?;
+    let jobs = args.release.jobs.unwrap_or_else(default_jobs);
+    let report = verify_release_with(&args.release.dir, jobs)?;
     let exit = Exit::from_checks(report.ok());
     crate::output::content::print(&report, args.json, exit);
     Ok(exit)

@@ -75,6 +75,7 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
         &args.servers,
         &args.name_suffix,
         args.flat_document
+            .flat_document
             .clone()
             .unwrap_or_else(crate::registration::flat_document::default_path),
         &crate::output::notice,

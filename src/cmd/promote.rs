@@ -38,9 +38,10 @@ fn transition(
         name_suffix: &t.name_suffix,
         flat_document: t
             .flat_document
+            .flat_document
             .clone()
             .unwrap_or_else(crate::registration::flat_document::default_path),
-        ledger: ledger_path(t.ledger.as_deref()),
+        ledger: ledger_path(t.ledger.ledger.as_deref()),
         trusted_signers: t.trusted_signers.as_deref(),
         clients: &t.client.clients,
         content: t.content,
@@ -50,7 +51,7 @@ fn transition(
         handshake_timeout: t.handshake_timeout,
     };
     let prepared = transition::prepare(&opts)?;
-    let clients = super::open_clients(&t.client, t.mcp_timeout)?;
+    let clients = super::open_clients(&t.client, t.mcp_timeout.mcp_timeout)?;
     let done = transition::transition(prepared, &clients, &crate::output::notice)?;
     crate::output::promotion(&done.outcome, t.json, done.exit);
     Ok(done.exit)

@@ -13,7 +13,7 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         selection: &selection,
         dry_run: args.dry_run,
         lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.as_deref()),
+        ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     uninstall::check(&opts)?;
     let clients = super::open_clients(&args.client, 0)?;

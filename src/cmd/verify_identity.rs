@@ -15,7 +15,7 @@ use std::time::Duration;
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let (server, prefix) = selection::single(&decl, &args.prefix, args.server.as_deref())?;
+    let (server, prefix) = selection::single(&decl, &args.at.prefix, args.at.server.as_deref())?;
     let expected = selection::expect_commit_for(&args.expect_commit, &server.name)?;
     let registered_name = args.name.clone().unwrap_or_else(|| server.name.clone());
     let mcp_json = args

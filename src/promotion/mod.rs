@@ -1,8 +1,10 @@
 //! Promoting a release of a release layout: switching `<prefix>/current` atomically, the
 //! prefix's lock, the promote journal that lets the next run undo an interrupted switch, the
 //! promote history that rollback reads, and pruning old releases; and the transition itself
-//! ([`transition`]: preflight, switch, register, commit, undo, recovery), which wraps the
-//! registration session (`registration/`) between the switch and the commit.
+//! ([`transition`]: the algorithm, its orchestration, the commit; its steps in `preflight.rs`,
+//! `switch.rs` (and its undo), `register.rs` (and the undo of registration changes),
+//! `recovery.rs` (of an interrupted promote)), which wraps the registration session
+//! (`registration/`) between the switch and the commit.
 //!
 //! Everything mcp-deploy keeps in a prefix lives in `<prefix>/.mcp-deploy/` (mode 0700, files
 //! 0600, see [`crate::state`]): `prefix.lock`, `promote.journal.json`, `history.ndjson`.
@@ -14,8 +16,12 @@
 
 pub(crate) mod history;
 pub(crate) mod prefix;
+mod preflight;
 pub(crate) mod prune;
+mod recovery;
+mod register;
 pub(crate) mod running;
+mod switch;
 pub(crate) mod transition;
 
 use std::path::PathBuf;

@@ -32,32 +32,37 @@
 //! way, removes the journal, and exits non-zero saying what failed and that the previous
 //! release is live again. A re-promote of the live release switches nothing, writes no
 //! journal and no history, and makes no mutating client call.
+//!
+//! Here the orchestration, steps 1–3 and 7 and the dry run; each other step in its file:
+//! 2's recovery in [`super::recovery`], 4 in [`super::preflight`], 5 and its undo in
+//! [`super::switch`], 6 and the undo of registration changes in [`super::register`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use crate::clients::{Client, ClientError, ClientKind};
-use crate::deployment::declaration::{validate_name, Declaration, DeclarationError, Layout};
+use crate::deployment::declaration::{
+    validate_name, Declaration, DeclarationError, Layout, Server,
+};
 use crate::deployment::layout::Sha;
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::{self, Selected, SelectionError};
 use crate::exit::Exit;
 use crate::fsio::IoError;
-use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
-use crate::notice::{Notice, Notify};
+use crate::notice::Notify;
 use crate::promotion::history::{By, History, Record};
-use crate::promotion::prefix::{Committed, Journal, Prefix};
+use crate::promotion::prefix::{Journal, Prefix};
+use crate::promotion::preflight::preflight;
+use crate::promotion::recovery::recover;
+use crate::promotion::register::{register_and_verify, Registration};
+use crate::promotion::switch::{switch, undo_switch, Switch};
 use crate::promotion::{Outcome, PromotionError};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
-use crate::registration::gate::{gate_reports, trust_policies, Gate};
+use crate::registration::gate::trust_policies;
 use crate::registration::ledger;
-use crate::registration::plan::{plan_client, ClientPlan};
-use crate::registration::session::{
-    self, agree_recovered, lock_and_recover, Opening, Recovered, Session, SessionError, Then, Write,
-};
-use crate::registration::transaction::{self, Change, Transaction, TransactionError};
-use crate::registration::verify::{self, Verify};
+use crate::registration::session::SessionError;
+use crate::registration::transaction::{self, TransactionError};
 use crate::trust::allowed_signers::{Policy, PolicyError};
 use crate::usage::UsageError;
 
@@ -107,7 +112,7 @@ impl From<TransactionError> for TransitionError {
     }
 }
 
-fn usage(message: impl Into<String>, help: impl Into<String>) -> TransitionError {
+pub(super) fn usage(message: impl Into<String>, help: impl Into<String>) -> TransitionError {
     TransitionError::Usage(UsageError::new(message, help))
 }
 
@@ -154,7 +159,7 @@ pub(crate) fn release_sha(flag: &str, s: &str) -> Result<Sha, UsageError> {
 /// Step 1 done: a transition validated, its clients still to open.
 pub(crate) struct Prepared<'a> {
     t: &'a TransitionOptions<'a>,
-    server: crate::deployment::declaration::Server,
+    server: Server,
     prefix: Prefix,
     selected: Vec<Selected>,
     rendered: Vec<Rendered>,
@@ -163,17 +168,45 @@ pub(crate) struct Prepared<'a> {
     trust: Vec<Vec<Policy>>,
 }
 
-struct Run<'a> {
-    t: &'a TransitionOptions<'a>,
-    action: &'static str,
-    prefix: Prefix,
-    selected: Vec<Selected>,
-    rendered: Vec<Rendered>,
-    flat_document: PathBuf,
-    ledger_file: PathBuf,
-    clients: &'a [Box<dyn Client>],
-    trust: Vec<Vec<Policy>>,
-    notify: Notify<'a>,
+/// A transition under way: what every step reads.
+pub(super) struct Run<'a> {
+    pub(super) t: &'a TransitionOptions<'a>,
+    pub(super) action: &'static str,
+    pub(super) server: Server,
+    pub(super) prefix: Prefix,
+    pub(super) selected: Vec<Selected>,
+    pub(super) rendered: Vec<Rendered>,
+    pub(super) flat_document: PathBuf,
+    pub(super) ledger_file: PathBuf,
+    pub(super) clients: &'a [Box<dyn Client>],
+    pub(super) trust: Vec<Vec<Policy>>,
+    pub(super) notify: Notify<'a>,
+}
+
+impl<'a> Run<'a> {
+    fn new(prepared: Prepared<'a>, clients: &'a [Box<dyn Client>], notify: Notify<'a>) -> Self {
+        let Prepared {
+            t,
+            server,
+            prefix,
+            selected,
+            rendered,
+            trust,
+        } = prepared;
+        Run {
+            t,
+            action: t.action,
+            server,
+            prefix,
+            selected,
+            rendered,
+            flat_document: t.flat_document.clone(),
+            ledger_file: t.ledger.clone(),
+            clients,
+            trust,
+            notify,
+        }
+    }
 }
 
 /// Step 1: validate (no client is opened yet).
@@ -225,27 +258,8 @@ pub(crate) fn transition(
     clients: &[Box<dyn Client>],
     notify: Notify,
 ) -> Result<Transitioned, TransitionError> {
-    let Prepared {
-        t,
-        server,
-        prefix,
-        selected,
-        rendered,
-        trust,
-    } = prepared;
-    let run = Run {
-        t,
-        action: t.action,
-        prefix,
-        selected,
-        rendered,
-        flat_document: t.flat_document.clone(),
-        ledger_file: t.ledger.clone(),
-        clients,
-        trust,
-        notify,
-    };
-    let (action, server) = (t.action, &server);
+    let run = Run::new(prepared, clients, notify);
+    let t = run.t;
 
     // 2. Lock the prefix; undo an interrupted promote.
     let locked = lock_prefix(&run)?;
@@ -255,33 +269,10 @@ pub(crate) fn transition(
     let to = to_sha.to_string();
 
     // 4. Preflight: install's gate, on the release about to be live.
-    let mut outcome = Outcome {
-        dry_run: t.dry_run,
-        ok: false,
-        action,
-        server: server.name.clone(),
-        prefix: run.prefix.given.display().to_string(),
-        from: from.clone(),
-        to: to.clone(),
-        switched: false,
-        result: String::new(),
-        servers: Vec::new(),
-        flat_document: run.flat_document.display().to_string(),
-        history: locked.history.path.display().to_string(),
-        handshake: None,
-        still_running: None,
-    };
+    let mut outcome = new_outcome(&run, from.clone(), to.clone(), &locked.history);
     let gate = preflight(&run, &to_sha, &mut outcome);
     if !gate.iter().all(ServerReport::ok) {
-        outcome.result = format!(
-            "nothing was switched or registered: releases/{to} failed the checks above, \
-             made before anything changes"
-        );
-        outcome.servers = gate;
-        return Ok(Transitioned {
-            outcome,
-            exit: Exit::CheckFailed,
-        });
+        return Ok(failed_preflight(outcome, gate));
     }
 
     // 5. Journal, switch.
@@ -292,26 +283,16 @@ pub(crate) fn transition(
         journal_path: locked.journal_path.clone(),
     };
     if t.dry_run {
-        outcome.ok = true;
-        outcome.switched = sw.switched;
-        outcome.servers = gate;
-        outcome.result = dry_run_result(&run, &sw, locked.interrupted.as_deref());
-        return Ok(Transitioned {
+        return Ok(dry_run(
+            &run,
+            &sw,
             outcome,
-            exit: Exit::Success,
-        });
+            gate,
+            locked.interrupted.as_deref(),
+        ));
     }
-    let now = std::time::SystemTime::now();
-    let mut journal = Journal {
-        journal: 1,
-        id: format!("{}-{}", ledger::rfc3339(now), std::process::id()),
-        pid: std::process::id(),
-        action: action.to_string(),
-        from: sw.from.clone(),
-        to: sw.to.clone(),
-        flat_document: run.flat_document.clone(),
-        committed: Vec::new(),
-    };
+    let now = SystemTime::now();
+    let mut journal = new_journal(&run, &sw, now);
     // From here SIGINT and SIGTERM are failures like any other: the run stops its client
     // calls, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
     crate::process::catch_signals();
@@ -320,79 +301,154 @@ pub(crate) fn transition(
     }
 
     // 6. Register and verify; 7. commit.
-    let (from, to) = (&sw.from, &sw.to);
-    match register_and_verify(&run, sw.switched, &mut journal, &sw.journal_path) {
+    let registration = match register_and_verify(&run, sw.switched, &mut journal, &sw.journal_path)
+    {
+        Ok(registration) => registration,
         Err(failure) => {
-            let undone = undo_switch(&run, &sw, &format!("{action} of releases/{to} failed"));
-            Err(TransitionError::Undone {
+            let why = format!("{} of releases/{} failed", run.action, sw.to);
+            let undone = undo_switch(&run, &sw, &why);
+            return Err(TransitionError::Undone {
                 failure: Box::new(failure),
                 undone,
-            })
+            });
         }
-        Ok(Registration {
-            reports,
-            verified: false,
-            changed,
-        }) => {
-            outcome.servers = reports;
-            let why = format!(
-                "{action} of releases/{to} failed the checks above after the switch; {}",
-                if changed {
-                    "every registration change was undone"
-                } else {
-                    "no registration had changed"
-                }
-            );
-            outcome.result = undo_switch(&run, &sw, &why);
-            Ok(Transitioned {
-                outcome,
-                exit: Exit::CheckFailed,
-            })
-        }
-        Ok(Registration {
-            reports,
-            verified: true,
-            ..
-        }) => {
-            let mut history = locked.history;
-            if sw.switched {
-                history.append(Record {
-                    id: journal.id.clone(),
-                    time: ledger::rfc3339(now),
-                    action: action.to_string(),
-                    server: server.name.clone(),
-                    from: from.clone(),
-                    to: to.clone(),
-                    clients: run.clients.iter().map(|c| c.name().to_string()).collect(),
-                    by: By::me(),
-                })?;
-                transaction::checkpoint("after-history");
-                Journal::remove(&sw.journal_path)?;
-            }
-            outcome.ok = true;
-            outcome.switched = sw.switched;
-            outcome.servers = reports;
-            if let (true, Some(f)) = (sw.switched, from) {
-                outcome.still_running =
-                    crate::promotion::running::StillRunning::after_switch(&run.prefix.given, f);
-            }
-            outcome.result = match (sw.switched, from) {
-                (true, Some(f)) => {
-                    format!("{action}d: releases/{f} -> releases/{to}, live and verified")
-                }
-                (true, None) => format!("{action}d: releases/{to} is live (the first), verified"),
-                (false, _) => format!(
-                    "releases/{to} is already live: nothing switched, no history written, \
-                     registrations verified"
-                ),
-            };
-            drop(locked.lock);
-            Ok(Transitioned {
-                outcome,
-                exit: Exit::Success,
-            })
-        }
+    };
+    if !registration.verified {
+        return Ok(failed_checks(&run, &sw, outcome, registration));
     }
+    let done = commit(
+        &run,
+        &sw,
+        &journal,
+        locked.history,
+        now,
+        registration,
+        outcome,
+    )?;
+    drop(locked.lock);
+    Ok(done)
+}
+
+/// What the outcome says before the preflight: not ok, nothing switched.
+fn new_outcome(run: &Run, from: Option<String>, to: String, history: &History) -> Outcome {
+    Outcome {
+        dry_run: run.t.dry_run,
+        ok: false,
+        action: run.action,
+        server: run.server.name.clone(),
+        prefix: run.prefix.given.display().to_string(),
+        from,
+        to,
+        switched: false,
+        result: String::new(),
+        servers: Vec::new(),
+        flat_document: run.flat_document.display().to_string(),
+        history: history.path.display().to_string(),
+        handshake: None,
+        still_running: None,
+    }
+}
+
+/// Step 4 failed: exit 1, nothing changed.
+fn failed_preflight(mut outcome: Outcome, gate: Vec<ServerReport>) -> Transitioned {
+    let to = &outcome.to;
+    outcome.result = format!(
+        "nothing was switched or registered: releases/{to} failed the checks above, \
+         made before anything changes"
+    );
+    outcome.servers = gate;
+    Transitioned {
+        outcome,
+        exit: Exit::CheckFailed,
+    }
+}
+
+/// Step 5's journal: what the next run needs to undo this one if it is interrupted.
+fn new_journal(run: &Run, sw: &Switch, now: SystemTime) -> Journal {
+    Journal {
+        journal: 1,
+        id: format!("{}-{}", ledger::rfc3339(now), std::process::id()),
+        pid: std::process::id(),
+        action: run.action.to_string(),
+        from: sw.from.clone(),
+        to: sw.to.clone(),
+        flat_document: run.flat_document.clone(),
+        committed: Vec::new(),
+    }
+}
+
+/// Step 6 failed a check after the switch (its registration changes undone): `current` put
+/// back, exit 1.
+fn failed_checks(
+    run: &Run,
+    sw: &Switch,
+    mut outcome: Outcome,
+    registration: Registration,
+) -> Transitioned {
+    let (action, to) = (run.action, &sw.to);
+    outcome.servers = registration.reports;
+    let why = format!(
+        "{action} of releases/{to} failed the checks above after the switch; {}",
+        if registration.changed {
+            "every registration change was undone"
+        } else {
+            "no registration had changed"
+        }
+    );
+    outcome.result = undo_switch(run, sw, &why);
+    Transitioned {
+        outcome,
+        exit: Exit::CheckFailed,
+    }
+}
+
+/// Step 7: append the history record, remove the journal (the commit point); count the
+/// processes that still run the release switched away from.
+fn commit(
+    run: &Run,
+    sw: &Switch,
+    journal: &Journal,
+    mut history: History,
+    now: SystemTime,
+    registration: Registration,
+    mut outcome: Outcome,
+) -> Result<Transitioned, TransitionError> {
+    let (action, from, to) = (run.action, &sw.from, &sw.to);
+    if sw.switched {
+        history.append(Record {
+            id: journal.id.clone(),
+            time: ledger::rfc3339(now),
+            action: action.to_string(),
+            server: run.server.name.clone(),
+            from: from.clone(),
+            to: to.clone(),
+            clients: run.clients.iter().map(|c| c.name().to_string()).collect(),
+            by: By::me(),
+        })?;
+        transaction::checkpoint("after-history");
+        Journal::remove(&sw.journal_path)?;
+    }
+    outcome.ok = true;
+    outcome.switched = sw.switched;
+    outcome.servers = registration.reports;
+    if let (true, Some(f)) = (sw.switched, from) {
+        outcome.still_running =
+            crate::promotion::running::StillRunning::after_switch(&run.prefix.given, f);
+    }
+    outcome.result = match (sw.switched, from) {
+        (true, Some(f)) => {
+            format!("{action}d: releases/{f} -> releases/{to}, live and verified")
+        }
+        (true, None) => format!("{action}d: releases/{to} is live (the first), verified"),
+        (false, _) => format!(
+            "releases/{to} is already live: nothing switched, no history written, \
+             registrations verified"
+        ),
+    };
+    Ok(Transitioned {
+        outcome,
+        exit: Exit::Success,
+    })
 }
 
 /// Step 2's result: the prefix lock (none for a dry run), the journal's path, the history,
@@ -458,75 +514,23 @@ fn wanted(
     )
 }
 
-/// Step 4: install's gate on the candidate release `to`, as if `current` already pointed at
-/// it; then, only when that passed (a release whose content or signature failed is never
-/// executed), the handshake gate: the candidate's server must answer before anything
-/// switches. Says the handshake's result in `outcome`.
-fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<ServerReport> {
-    let t = run.t;
-    let candidate = run.prefix.release(&to.to_string());
-    let expected: BTreeMap<String, Sha> = run
-        .selected
-        .iter()
-        .map(|s| (s.server.name.clone(), to.clone()))
-        .collect();
-    let mut gate = gate_reports(
-        &Gate {
-            clients: t.clients,
-            require_content: t.content,
-            candidate: Some(&candidate),
-            trust: &run.trust,
-        },
-        &run.selected,
-        &run.rendered,
-        &expected,
-    );
-    if !gate.iter().all(ServerReport::ok) {
-        return gate;
+/// A dry run that passed the preflight: what it would do (nothing was locked, switched or
+/// written).
+fn dry_run(
+    run: &Run,
+    sw: &Switch,
+    mut outcome: Outcome,
+    gate: Vec<ServerReport>,
+    interrupted: Option<&Path>,
+) -> Transitioned {
+    outcome.ok = true;
+    outcome.switched = sw.switched;
+    outcome.servers = gate;
+    outcome.result = dry_run_result(run, sw, interrupted);
+    Transitioned {
+        outcome,
+        exit: Exit::Success,
     }
-    if t.no_handshake {
-        outcome.handshake = Some("skipped (--no-handshake)".into());
-        return gate;
-    }
-    (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
-    let timeout = std::time::Duration::from_secs(t.handshake_timeout);
-    for ((s, r), (report, trust)) in run
-        .selected
-        .iter()
-        .zip(&run.rendered)
-        .zip(gate.iter_mut().zip(&run.trust))
-    {
-        let target = Target {
-            server: &s.server,
-            client: &report.client,
-            prefix: s.prefix.clone(),
-            registered_name: s.registered_name.clone(),
-            declared: r.entry.clone(),
-            expected: Some(to.clone()),
-            require_content: t.content,
-            handshake: None,
-            live: None,
-            layers: Vec::new(),
-            strict: false,
-            candidate: Some(candidate.clone()),
-            trust,
-        };
-        let c = crate::identity::report::Check::from_result(
-            "handshake",
-            checks::candidate_handshake(&target, timeout),
-        );
-        outcome.handshake = Some(c.detail.clone());
-        report.checks.push(c);
-    }
-    gate
-}
-
-/// The switch a run makes (or, `switched` false, does not: the release is already live).
-struct Switch {
-    switched: bool,
-    from: Option<String>,
-    to: String,
-    journal_path: PathBuf,
 }
 
 /// What a dry run that passed the preflight would do.
@@ -550,388 +554,4 @@ fn dry_run_result(run: &Run, sw: &Switch, interrupted: Option<&Path>) -> String 
         ));
     }
     result
-}
-
-/// Step 5: write the journal, then switch `current`.
-fn switch(run: &Run, sw: &Switch, journal: &Journal) -> Result<(), TransitionError> {
-    journal.write(&sw.journal_path)?;
-    transaction::checkpoint("promote-journal-written");
-    // `current` is switched only while it still names what the preflight read: a hand
-    // `ln -sfn` (which takes no lock) since then is someone else's change, never
-    // overwritten. (rename(2) has no compare-and-swap; this leaves a window of a few
-    // system calls, not the length of the preflight.)
-    let now_live = run.prefix.live_release();
-    if !matches!(&now_live, Ok(l) if *l == sw.from) {
-        let _ = Journal::remove(&sw.journal_path);
-        return Err(PromotionError::CurrentChanged {
-            path: run.prefix.current(),
-            action: run.action,
-            read: Prefix::describe_live(&Ok(sw.from.clone())),
-            now: Prefix::describe_live(&now_live),
-        }
-        .into());
-    }
-    if let Err(e) = run.prefix.switch(Some(&sw.to)) {
-        // rename(2) either happened or did not: `current` is what it was.
-        let _ = Journal::remove(&sw.journal_path);
-        return Err(e.into());
-    }
-    transaction::checkpoint("after-switch");
-    Ok(())
-}
-
-/// The undo of step 5 after a failure in 6 (`why`): `current` put back, and what it says.
-fn undo_switch(run: &Run, sw: &Switch, why: &str) -> String {
-    let (from, to, journal_path) = (&sw.from, &sw.to, &sw.journal_path);
-    if !sw.switched {
-        return format!("{why}; `current` was not switched: releases/{to} is still live");
-    }
-    // Compare-and-swap, as every restore: put back only while `current` still names
-    // what this run switched it to. Someone else's switch since is theirs to keep.
-    if !run.prefix.is_switched_to(to) {
-        let _ = Journal::remove(journal_path);
-        return format!(
-            "{why}; `current` was NOT put back: this run switched it to releases/{to}, but \
-             it is {} now, a change made since by someone else, left as it is; check \
-             which release should be live",
-            run.prefix.describe_link()
-        );
-    }
-    if let Some(f) = from {
-        if let Err(e) = run.prefix.check_release_dir(f) {
-            return format!(
-                "{why}; `current` could NOT be put back: the previous release is gone or \
-                 replaced ({e}), so `current` stays at releases/{to}; the journal {} keeps \
-                 what was live: restore releases/{f} and run promote or rollback, or \
-                 delete the journal to keep releases/{to}",
-                journal_path.display()
-            );
-        }
-    }
-    match run.prefix.switch(from.as_deref()) {
-        Ok(()) => {
-            let _ = Journal::remove(journal_path);
-            match from {
-                Some(f) => format!(
-                    "{why}; `current` is back at releases/{f}: the previous release is live \
-                     again"
-                ),
-                None => format!("{why}; `current` is removed again, as it was before"),
-            }
-        }
-        Err(e) => format!(
-            "{why}; `current` could NOT be put back ({e}); the journal {} keeps what was \
-             live and the next promote or rollback puts it back",
-            journal_path.display()
-        ),
-    }
-}
-
-/// Step 6's result when it ran to the end.
-struct Registration {
-    /// A report per name and client, in the `--client` order.
-    reports: Vec<ServerReport>,
-    /// Registered and verified. Else a check failed, and the registration changes are undone.
-    verified: bool,
-    /// Whether there were registration changes (undone when not `verified`).
-    changed: bool,
-}
-
-/// Step 6. `Err`: a step failed and its changes are undone (the error says how each name
-/// ended).
-fn register_and_verify(
-    run: &Run,
-    switched: bool,
-    journal: &mut Journal,
-    journal_path: &Path,
-) -> Result<Registration, TransitionError> {
-    let notify = run.notify;
-    for (s, r) in run.selected.iter().zip(&run.rendered) {
-        render::write_rendered(r, &s.prefix)?;
-    }
-    let mut session = Session::open(
-        run.clients,
-        &Opening {
-            document: &run.flat_document,
-            ledger: &run.ledger_file,
-            lock_timeout: run.t.lock_timeout,
-            dry_run: false,
-            missing_is_empty: true,
-        },
-        notify,
-    )?;
-    let plans: Vec<ClientPlan> = run
-        .clients
-        .iter()
-        .map(|c| plan_client(c.as_ref(), &run.selected, &run.rendered))
-        .collect::<Result<_, _>>()
-        .map_err(SessionError::from)?;
-    session.apply(
-        &plans,
-        &run.selected,
-        Then::Observe,
-        Write::WhenChangedOrMissing,
-    )?;
-    let committed: Vec<Committed> = plans
-        .iter()
-        .filter(|p| !p.changes.is_empty())
-        .map(|p| Committed {
-            client: p.client.name().to_string(),
-            changes: p.changes.clone(),
-        })
-        .collect();
-    if switched && !committed.is_empty() {
-        journal.committed = committed.clone();
-        if let Err(e) = journal.write(journal_path) {
-            let e: TransitionError = e.into();
-            return Err(undo_registrations(run, &committed, session.flat_mut(), e));
-        }
-    }
-    transaction::checkpoint("after-register");
-    session.ledger(&verify::change_records(
-        &plans,
-        &run.selected,
-        &run.rendered,
-    ));
-
-    // Verify, as install's step 9, against what was recorded and the live config.
-    let expected: BTreeMap<String, Sha> = Sha::parse(&journal.to)
-        .ok()
-        .map(|sha| (run.selected[0].server.name.clone(), sha))
-        .into_iter()
-        .collect();
-    let mut reports = verify::verify_plans(
-        &plans,
-        &session.flat(),
-        &Verify {
-            selected: &run.selected,
-            rendered: &run.rendered,
-            trust: &run.trust,
-            expected: &expected,
-            require_content: run.t.content,
-            strict: false,
-            shadows: false,
-        },
-        notify,
-    )?;
-    if crate::process::interrupted() {
-        let failure = usage(
-            format!("the {} was interrupted (SIGINT or SIGTERM)", run.action),
-            "run it again when it may finish",
-        );
-        if committed.is_empty() {
-            return Err(failure);
-        }
-        return Err(undo_registrations(
-            run,
-            &committed,
-            session.flat_mut(),
-            failure,
-        ));
-    }
-    let mut ok = reports.iter().all(ServerReport::ok);
-    if transaction::injected_failure("after-verify") {
-        ok = false;
-        if let Some(r) = reports.first_mut() {
-            r.checks.push(crate::identity::report::Check {
-                check: "injected",
-                ok: false,
-                detail: "MCP_DEPLOY_FAIL_AT=after-verify (a debug build's fault injection)".into(),
-            });
-        }
-    }
-    if !ok && !committed.is_empty() {
-        let failure = usage(
-            format!(
-                "the {} failed its checks after the registration",
-                run.action
-            ),
-            "see the checks above",
-        );
-        let undone = undo_registrations(run, &committed, session.flat_mut(), failure);
-        // Say how the names ended; the verdict stays "a check failed".
-        notify(Notice::Recovery(undone.to_string()));
-    }
-    Ok(Registration {
-        reports,
-        verified: ok,
-        changed: !committed.is_empty(),
-    })
-}
-
-/// Undo registration changes that were committed: an inverse transaction per client (which
-/// rolls itself back, to the promoted entries, if it fails), then the flat document's lines
-/// for those names brought back in agreement with each client.
-fn undo_registrations(
-    run: &Run,
-    committed: &[Committed],
-    flat: &mut FlatDocument,
-    failure: TransitionError,
-) -> TransitionError {
-    match undo_changes(
-        run.clients,
-        committed,
-        &run.ledger_file,
-        flat,
-        &run.flat_document,
-        run.notify,
-    ) {
-        Ok(lines) => TransitionError::Undone {
-            failure: Box::new(failure),
-            undone: lines,
-        },
-        Err(e) => TransitionError::Undone {
-            failure: Box::new(failure),
-            undone: format!("undoing the registration changes failed too: {e}"),
-        },
-    }
-}
-
-fn undo_changes(
-    clients: &[Box<dyn Client>],
-    committed: &[Committed],
-    ledger_file: &Path,
-    flat: &mut FlatDocument,
-    flat_document: &Path,
-    notify: Notify,
-) -> Result<String, TransitionError> {
-    let mut recovered = Recovered::new();
-    let mut lines = Vec::new();
-    for reg in committed {
-        let Some(client) = clients.iter().find(|c| c.name() == reg.client) else {
-            return Err(usage(
-                format!(
-                    "the interrupted run changed {}'s registrations, which this run does not open",
-                    reg.client
-                ),
-                format!("run again with --client {}", reg.client),
-            ));
-        };
-        // Compare-and-swap, as every restore: a name is put back only while it holds what
-        // the promote wrote; one already as before is left (an undo run twice), one changed
-        // by someone else since is left and said.
-        let before = client.user_entries()?;
-        let mut inverse: Vec<Change> = Vec::new();
-        for c in &reg.changes {
-            let now = before.get(&c.name).and_then(|v| v.as_object());
-            if transaction::same_entry(now, c.previous.as_ref()) {
-                lines.push(format!("  {}: {} already as before", reg.client, c.name));
-            } else if transaction::same_entry(now, c.target.as_ref()) {
-                inverse.push(Change {
-                    name: c.name.clone(),
-                    previous: c.target.clone(),
-                    target: c.previous.clone(),
-                });
-            } else {
-                lines.push(format!(
-                    "  {}: {} changed since the promote wrote it: not put back",
-                    reg.client, c.name
-                ));
-            }
-        }
-        let mut tx = Transaction::begin(client.as_ref(), inverse.clone(), ledger_file, notify)?;
-        let applied = tx.apply();
-        session::finish_all::<SessionError>(vec![tx], applied.map_err(SessionError::from))?;
-        let now = client.user_entries()?;
-        for c in &inverse {
-            lines.push(format!("  {}: {} put back", reg.client, c.name));
-            recovered.push((
-                client.name(),
-                c.name.clone(),
-                now.get(&c.name).and_then(|v| v.as_object().cloned()),
-            ));
-        }
-    }
-    if agree_recovered(flat, &recovered) {
-        flat.write(flat_document)?;
-    }
-    Ok(format!(
-        "every registration change was undone:\n{}",
-        lines.join("\n")
-    ))
-}
-
-/// Step 2: undo what an interrupted promote journalled.
-fn recover(run: &Run, journal_path: &Path, history: &History) -> Result<(), TransitionError> {
-    let notify = run.notify;
-    let Some(journal) = Journal::read(journal_path)? else {
-        return Ok(());
-    };
-    if history.has(&journal.id) {
-        // It committed; only removing its journal was interrupted.
-        Journal::remove(journal_path)?;
-        return Ok(());
-    }
-    notify(Notice::Recovery(format!(
-        "recovering the interrupted {} of pid {} journalled in {} (from {} to releases/{}):",
-        journal.action,
-        journal.pid,
-        journal_path.display(),
-        journal
-            .from
-            .as_deref()
-            .map(|f| format!("releases/{f}"))
-            .unwrap_or_else(|| "no current".into()),
-        journal.to
-    )));
-    if !journal.committed.is_empty() {
-        let (locks, _) = lock_and_recover(
-            run.clients,
-            &journal.flat_document,
-            run.t.lock_timeout,
-            &run.ledger_file,
-            notify,
-        )?;
-        let mut flat = FlatDocument::read_or_empty(&journal.flat_document)?;
-        let lines = undo_changes(
-            run.clients,
-            &journal.committed,
-            &run.ledger_file,
-            &mut flat,
-            &journal.flat_document,
-            notify,
-        )?;
-        drop(locks);
-        notify(Notice::Recovery(format!("  {lines}")));
-    }
-    // The interrupted run may have died before or after its switch: what is live is the
-    // old release or the new one, both of which `live_release` reads.
-    // Put back only what the interrupted run switched (compare-and-swap): `current` naming
-    // its new release. Naming another release, it was changed by someone else since and is
-    // left; and the release it goes back to must still be a release directory (a journal
-    // naming `releases/evil -> /etc`, or a release removed since, never becomes `current`).
-    let line = if run.prefix.is_switched_to(&journal.to) {
-        if let Some(f) = &journal.from {
-            run.prefix
-                .check_release_dir(f)
-                .map_err(|why| PromotionError::BadJournal {
-                    path: journal_path.to_path_buf(),
-                    why: format!(
-                        "it names releases/{f} as the release live before, which cannot be \
-                         put back: {why}; `current` is left at releases/{}",
-                        journal.to
-                    ),
-                })?;
-        }
-        run.prefix.switch(journal.from.as_deref())?;
-        match &journal.from {
-            Some(f) => format!("  current: back at releases/{f}"),
-            None => "  current: removed again (there was none before)".into(),
-        }
-    } else if run.prefix.live_release()? == journal.from {
-        // Killed before its switch.
-        match &journal.from {
-            Some(f) => format!("  current: at releases/{f}, as before"),
-            None => "  current: absent, as before".into(),
-        }
-    } else {
-        format!(
-            "  current: {} now, neither the release live before nor the one the \
-             interrupted run switched to: changed since by someone else, left as it is",
-            run.prefix.describe_link()
-        )
-    };
-    notify(Notice::Recovery(line));
-    Journal::remove(journal_path)?;
-    Ok(())
 }

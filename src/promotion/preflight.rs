@@ -1,0 +1,76 @@
+//! Step 4 of the transition ([`super::transition`]): the preflight, made before anything
+//! changes. Install's gate on the candidate release, as if `current` already pointed at it,
+//! then the handshake gate: the candidate's server must answer as the agent will start it.
+
+use std::collections::BTreeMap;
+
+use crate::deployment::layout::Sha;
+use crate::identity::checks::{self, Target};
+use crate::identity::report::ServerReport;
+use crate::notice::Notice;
+use crate::promotion::transition::Run;
+use crate::promotion::Outcome;
+use crate::registration::gate::{gate_reports, Gate};
+
+/// Step 4: install's gate on the candidate release `to`, as if `current` already pointed at
+/// it; then, only when that passed (a release whose content or signature failed is never
+/// executed), the handshake gate: the candidate's server must answer before anything
+/// switches. Says the handshake's result in `outcome`.
+pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<ServerReport> {
+    let t = run.t;
+    let candidate = run.prefix.release(&to.to_string());
+    let expected: BTreeMap<String, Sha> = run
+        .selected
+        .iter()
+        .map(|s| (s.server.name.clone(), to.clone()))
+        .collect();
+    let mut gate = gate_reports(
+        &Gate {
+            clients: t.clients,
+            require_content: t.content,
+            candidate: Some(&candidate),
+            trust: &run.trust,
+        },
+        &run.selected,
+        &run.rendered,
+        &expected,
+    );
+    if !gate.iter().all(ServerReport::ok) {
+        return gate;
+    }
+    if t.no_handshake {
+        outcome.handshake = Some("skipped (--no-handshake)".into());
+        return gate;
+    }
+    (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
+    let timeout = std::time::Duration::from_secs(t.handshake_timeout);
+    for ((s, r), (report, trust)) in run
+        .selected
+        .iter()
+        .zip(&run.rendered)
+        .zip(gate.iter_mut().zip(&run.trust))
+    {
+        let target = Target {
+            server: &s.server,
+            client: &report.client,
+            prefix: s.prefix.clone(),
+            registered_name: s.registered_name.clone(),
+            declared: r.entry.clone(),
+            expected: Some(to.clone()),
+            require_content: t.content,
+            handshake: None,
+            live: None,
+            layers: Vec::new(),
+            strict: false,
+            candidate: Some(candidate.clone()),
+            trust,
+        };
+        let c = crate::identity::report::Check::from_result(
+            "handshake",
+            checks::candidate_handshake(&target, timeout),
+        );
+        outcome.handshake = Some(c.detail.clone());
+        report.checks.push(c);
+    }
+    gate
+}
