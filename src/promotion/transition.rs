@@ -435,11 +435,16 @@ fn commit(
         outcome.still_running =
             crate::promotion::running::StillRunning::after_switch(&run.prefix.given, f);
     }
+    // "promoted", "rolled back": `{action}d` made "rollbackd" of a rollback (issue 23).
+    let done = match action {
+        "rollback" => "rolled back",
+        _ => "promoted",
+    };
     outcome.result = match (sw.switched, from) {
         (true, Some(f)) => {
-            format!("{action}d: releases/{f} -> releases/{to}, live and verified")
+            format!("{done}: releases/{f} -> releases/{to}, live and verified")
         }
-        (true, None) => format!("{action}d: releases/{to} is live (the first), verified"),
+        (true, None) => format!("{done}: releases/{to} is live (the first), verified"),
         (false, _) => format!(
             "releases/{to} is already live: nothing switched, no history written, \
              registrations verified"

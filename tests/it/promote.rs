@@ -489,8 +489,13 @@ fn rollback_returns_to_the_previous_release_or_a_named_one() {
     r.success();
     assert_eq!(r.json()["from"], THIRD);
     assert_eq!(r.json()["to"], NEW);
+    // Issue 23: the result was "rollbackd: …" (the action's name with a "d").
+    let result = r.json()["result"].as_str().unwrap().to_string();
+    assert!(result.starts_with("rolled back: releases/"), "{result}");
     assert_eq!(current(&w), format!("releases/{NEW}"));
-    rollback(&w, &["--to", CT_SHA]).success();
+    rollback(&w, &["--to", CT_SHA])
+        .success()
+        .stdout_has("rolled back: releases/");
     assert_eq!(current(&w), format!("releases/{CT_SHA}"));
     let h = history(&w);
     let actions: Vec<&str> = h.iter().map(|r| r["action"].as_str().unwrap()).collect();
