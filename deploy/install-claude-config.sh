@@ -16,10 +16,18 @@
 # mcp-deploy's: 0 ok, 1 a check failed, 2 could not run.
 set -euo pipefail
 
+# usage [STATUS]: the usage lines, on stdout with exit 0 when asked for (--help), else on
+# stderr with exit 2 (a command line this script cannot take).
 usage() {
-  echo "usage: $0 [--prefix ROOT] [mcp-deploy install options]" >&2
-  echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata" >&2
-  exit 2
+  local status=${1:-2}
+  if [ "$status" = 0 ]; then
+    echo "usage: $0 [--prefix ROOT] [mcp-deploy install options]"
+    echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata"
+  else
+    echo "usage: $0 [--prefix ROOT] [mcp-deploy install options]" >&2
+    echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata" >&2
+  fi
+  exit "$status"
 }
 
 prefix=""
@@ -30,7 +38,7 @@ while [ $# -gt 0 ]; do
     --prefix) [ $# -ge 2 ] || usage; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
     --name-suffix|--name-suffix=*) suffix_given=1; rest+=("$1"); shift ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) rest+=("$1"); shift ;;
   esac
 done

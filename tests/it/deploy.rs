@@ -237,3 +237,24 @@ fn absent_deployments_are_skipped_unless_named_and_broken_ones_never() {
         .stderr_has("no declared server is deployed")
         .stderr_has("help:");
 }
+
+/// Issue 23: `--help` exited 2 with the usage on stderr, as for a bad command line.
+#[test]
+fn promote_entry_point_help_goes_to_stdout_with_exit_0() {
+    let w = World::new();
+    let r = w.run_program(
+        Path::new("/bin/bash"),
+        &[script().to_str().unwrap(), "--help"],
+        &[],
+    );
+    r.code(0).stdout_has("usage: ").stdout_has("--prefix ROOT");
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    // A command line it cannot take is still exit 2, on stderr.
+    w.run_program(
+        Path::new("/bin/bash"),
+        &[script().to_str().unwrap(), "--prefix"],
+        &[],
+    )
+    .code(2)
+    .stderr_has("usage: ");
+}
