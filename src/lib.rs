@@ -86,8 +86,19 @@ pub use exit::Exit;
 
 /// Run one parsed command line and return its exit status. Errors are printed here, once.
 pub fn run(cli: Cli) -> Exit {
-    output::set_colour(cli.color);
-    let outcome = cmd::dispatch(&cli).and_then(|exit| match output::take_write_error() {
+    // `--json` with another `--format`: which format the error itself should take is the
+    // very question, so it is said on stderr only.
+    let (style, colour) = match cmd::style(&cli) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            eprintln!("help: {}", e.help);
+            return Exit::CouldNotRun;
+        }
+    };
+    output::set_colour(colour);
+    output::set_verbosity(style.verbosity);
+    let outcome = cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error() {
         Some(e) => {
             Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
         }
@@ -96,18 +107,15 @@ pub fn run(cli: Cli) -> Exit {
     match outcome {
         Ok(exit) => exit,
         Err(err) => {
+            let help = err.help();
             eprintln!("error: {err}");
-            if let Some(help) = err.help() {
+            if let Some(help) = &help {
                 eprintln!("help: {help}");
             }
-            if cli.command.json() {
-                let doc = serde_json::json!({
-                    "ok": false,
-                    "exit": Exit::CouldNotRun.code(),
-                    "error": err.to_string(),
-                    "help": err.help(),
-                });
-                output::emit(&format!("{doc}\n"));
+            // On stdout too, in the run's format (JSON's error object, a JUnit <error>, a
+            // GitHub ::error), for the tool that reads only stdout.
+            if cli.command.output().is_some() {
+                output::error(&style, &err.to_string(), help.as_deref());
             }
             Exit::CouldNotRun
         }
@@ -138,7 +146,18 @@ pub fn usage_error(e: clap::Error) -> Exit {
                     use clap::CommandFactory;
                     Cli::command().find_subcommand(a).is_some()
                 });
+            // `sample --format junit`: the formats of a check report asked of a result that
+            // is not one.
+            let format_refused = e.kind() == ErrorKind::InvalidValue
+                && e.get(clap::error::ContextKind::InvalidArg)
+                    .is_some_and(|a| a.to_string().starts_with("--format"))
+                && e.get(clap::error::ContextKind::InvalidValue)
+                    .is_some_and(|v| matches!(v.to_string().as_str(), "junit" | "github"));
             match sub {
+                Some(sub) if format_refused => eprintln!(
+                    "help: junit and github are the formats of a check report, which {sub} \
+                     does not print: give --format human or --format json"
+                ),
                 Some(sub) => {
                     eprintln!("help: `mcp-deploy {sub} --help` lists the options {sub} takes")
                 }

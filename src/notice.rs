@@ -35,8 +35,32 @@ pub(crate) enum Notice {
     Progress(String),
     /// `--prefix` is one server's own deployment, not a root of several.
     OwnPrefix { prefix: PathBuf, server: String },
+    /// A client call that ended: the step as it may be shown (no secret in it), how it ended
+    /// (`exit 0`, `timed out`), and how long it took. Said only with `-v`.
+    ClientCall {
+        shown: String,
+        ended: String,
+        took: std::time::Duration,
+    },
 }
 
 /// Where the domain sends its notices; the command passes `&output::notice`. `Sync`: the
 /// per-client steps of a run call it from a thread per client.
 pub(crate) type Notify<'a> = &'a (dyn Fn(Notice) + Sync);
+
+/// Where the notices of code that is handed no [`Notify`] go (the client runner's
+/// [`Notice::ClientCall`]): set once by the output layer when it wants them (`-v`), else
+/// they are dropped.
+static OBSERVER: std::sync::OnceLock<fn(Notice)> = std::sync::OnceLock::new();
+
+/// Send the notices of code that is handed no [`Notify`] to `f`, for the rest of the run.
+pub(crate) fn set_observer(f: fn(Notice)) {
+    let _ = OBSERVER.set(f);
+}
+
+/// Tell the observer, if there is one; `make` runs only then.
+pub(crate) fn observe(make: impl FnOnce() -> Notice) {
+    if let Some(f) = OBSERVER.get() {
+        f(make());
+    }
+}

@@ -20,10 +20,10 @@ use crate::clients::ClientKind;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// When to colour the report's ok and FAIL: auto (stdout is a terminal, NO_COLOR is not
-    /// set, TERM is not dumb), always, never.
-    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
-    pub color: clap::ColorChoice,
+    /// `--color` before the command, as it was spelled when it was global: still accepted,
+    /// hidden (the report commands list it as their own; elsewhere nothing is coloured).
+    #[arg(long, value_name = "WHEN", hide = true)]
+    pub color: Option<clap::ColorChoice>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -64,26 +64,148 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether the user asked for JSON, so that even an error is printed as one object.
-    pub fn json(&self) -> bool {
-        match self {
-            Command::RenderMcp(a) => a.json,
-            Command::VerifyIdentity(a) => a.json,
-            Command::Install(a) => a.json,
-            Command::Uninstall(a) => a.json,
-            Command::Status(a) => a.json,
-            Command::Sample(a) => a.json,
+    /// How the command prints its result (`--format`, `--json`, `-q`, `-v`, `--color`), so
+    /// that even an error comes out in the chosen format. `None`: the output is the artifact
+    /// itself (a completion script, a man page).
+    pub fn output(&self) -> Option<OutputChoice> {
+        Some(match self {
+            Command::RenderMcp(a) => a.output.choice(),
+            Command::VerifyIdentity(a) => a.output.choice(),
+            Command::Install(a) => a.output.choice(),
+            Command::Uninstall(a) => a.output.choice(),
+            Command::Status(a) => a.output.choice(),
+            Command::Sample(a) => a.output.choice(),
             Command::Manifest(a) => match &a.command {
-                ManifestCommand::Create(c) => c.json,
-                ManifestCommand::Verify(v) => v.json,
+                ManifestCommand::Create(c) => c.output.choice(),
+                ManifestCommand::Verify(v) => v.output.choice(),
             },
-            Command::VerifyVendor(a) => a.json,
-            Command::PinVendor(a) => a.json,
-            Command::Promote(a) => a.transition.json,
-            Command::Rollback(a) => a.transition.json,
-            Command::Prune(a) => a.json,
-            // Their output is the artifact itself.
-            Command::Completions(_) | Command::Man(_) => false,
+            Command::VerifyVendor(a) => a.output.choice(),
+            Command::PinVendor(a) => a.output.choice(),
+            Command::Promote(a) => a.transition.output.choice(),
+            Command::Rollback(a) => a.transition.output.choice(),
+            Command::Prune(a) => a.output.choice(),
+            Command::Completions(_) | Command::Man(_) => return None,
+        })
+    }
+
+    /// The command's name as typed (`manifest verify` for a subcommand's), for the titles of
+    /// the machine formats.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::RenderMcp(_) => "render-mcp",
+            Command::VerifyIdentity(_) => "verify-identity",
+            Command::Install(_) => "install",
+            Command::Uninstall(_) => "uninstall",
+            Command::Status(_) => "status",
+            Command::Sample(_) => "sample",
+            Command::Manifest(a) => match &a.command {
+                ManifestCommand::Create(_) => "manifest create",
+                ManifestCommand::Verify(_) => "manifest verify",
+            },
+            Command::VerifyVendor(_) => "verify-vendor",
+            Command::PinVendor(_) => "pin-vendor",
+            Command::Completions(_) => "completions",
+            Command::Man(_) => "man",
+            Command::Promote(_) => "promote",
+            Command::Rollback(_) => "rollback",
+            Command::Prune(_) => "prune",
+        }
+    }
+}
+
+/// The values of `--format`. A check report takes all four; a command whose result is not a
+/// check report (render-mcp, sample, prune, pin-vendor, manifest create) the first two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Lines for people.
+    Human,
+    /// One JSON object (what --json prints).
+    Json,
+    /// JUnit XML: a <testsuite> per server and client, a <testcase> per check.
+    Junit,
+    /// GitHub Actions workflow commands: an ::error annotation per failed check.
+    Github,
+}
+
+/// What `--format`, `--json`, `-q`, `-v` and `--color` ask for, as given: the command layer
+/// checks it (`--json` with another `--format` is a usage error) and turns it into the
+/// output layer's style.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OutputChoice {
+    pub format: Option<Format>,
+    pub json: bool,
+    pub quiet: bool,
+    pub verbose: bool,
+    /// `None`: not given to the command (or the command colours nothing).
+    pub color: Option<clap::ColorChoice>,
+}
+
+/// `--format`, `--json`, `-q`, `-v`, `--color`: how a check report is printed (verify-identity,
+/// install, uninstall, status, promote, rollback, verify-vendor, manifest verify).
+#[derive(Debug, Args, Clone)]
+pub struct ReportOutputArgs {
+    /// How to print the report: human; json (one object); junit (JUnit XML, a test suite per
+    /// server and client, a test case per check); github (GitHub Actions workflow commands,
+    /// an ::error annotation per failed check) [default: human].
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true)]
+    pub format: Option<Format>,
+    /// Print the report as one JSON object (the same as --format json).
+    #[arg(long)]
+    pub json: bool,
+    /// Print only the failed checks and the verdict; on stderr only warnings and errors.
+    #[arg(short, long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Also say on stderr every client call made (its exit status and time) and the
+    /// progress lines, even when stderr is not a terminal.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// When to colour the report's ok and FAIL: auto (stdout is a terminal, NO_COLOR is not
+    /// set, TERM is not dumb), always, never [default: auto].
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<clap::ColorChoice>,
+}
+
+impl ReportOutputArgs {
+    pub fn choice(&self) -> OutputChoice {
+        OutputChoice {
+            format: self.format,
+            json: self.json,
+            quiet: self.quiet,
+            verbose: self.verbose,
+            color: self.color,
+        }
+    }
+}
+
+/// `--format human|json` and `--json`: how a command whose result is not a check report
+/// prints it (render-mcp, sample, prune, pin-vendor, manifest create). A JUnit test case or a
+/// GitHub annotation would have nothing to say about it: clap refuses those, naming the two
+/// values it takes.
+#[derive(Debug, Args, Clone)]
+pub struct PlainOutputArgs {
+    /// How to print the result: human, or json (one object) [default: human].
+    #[arg(long, value_name = "FORMAT", value_parser = plain_format())]
+    pub format: Option<Format>,
+    /// Print the result as one JSON object (the same as --format json).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `human` and `json` only: the formats of a result that is not a check report.
+fn plain_format() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["human", "json"]).map(|s| match s.as_str() {
+        "json" => Format::Json,
+        _ => Format::Human,
+    })
+}
+
+impl PlainOutputArgs {
+    pub fn choice(&self) -> OutputChoice {
+        OutputChoice {
+            format: self.format,
+            json: self.json,
+            ..OutputChoice::default()
         }
     }
 }
@@ -310,9 +432,8 @@ pub struct ClientListArgs {
 pub struct RenderArgs {
     #[command(flatten)]
     pub at: ServerAtArgs,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
 }
@@ -346,6 +467,10 @@ pub struct VerifyArgs {
     /// "not compared: ..." otherwise).
     #[arg(long)]
     pub strict: bool,
+    /// Fail when only the document witnessed the registration: the client's own config is
+    /// not on this host, so its live entry could not be compared ("document only").
+    #[arg(long)]
+    pub require_live: bool,
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
     #[arg(long)]
     pub handshake: bool,
@@ -369,9 +494,8 @@ pub struct VerifyArgs {
         default_value = "claude"
     )]
     pub clients: Vec<ClientKind>,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
 }
@@ -396,9 +520,8 @@ pub struct InstallArgs {
     /// Print what would change and change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
@@ -418,9 +541,8 @@ pub struct UninstallArgs {
     /// Print what would be removed and change nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
@@ -431,9 +553,8 @@ pub struct UninstallArgs {
 pub struct StatusArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     #[command(flatten)]
     pub client: ClientListArgs,
     #[command(flatten)]
@@ -445,9 +566,8 @@ pub struct SampleArgs {
     /// The directory to lay the sample deployment out in (ROOT/codetools, ROOT/orchestrata).
     #[arg(value_name = "ROOT")]
     pub root: PathBuf,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -483,9 +603,8 @@ pub enum ManifestCommand {
 pub struct ManifestCreateArgs {
     #[command(flatten)]
     pub release: ManifestDirArgs,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -493,9 +612,8 @@ pub struct ManifestCreateArgs {
 pub struct ManifestVerifyArgs {
     #[command(flatten)]
     pub release: ManifestDirArgs,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -514,9 +632,8 @@ pub struct VerifyVendorArgs {
     /// not above the repository root].
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -531,9 +648,8 @@ pub struct PinVendorArgs {
     /// The SDK's release manifest, which must list the tarball with the same sha256.
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
 }
 
 /// What promote and rollback share: the server, its registration, and install's options.
@@ -568,9 +684,8 @@ pub struct TransitionArgs {
     /// write nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Print the outcome as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
@@ -646,7 +761,6 @@ pub struct PruneArgs {
     /// Seconds to wait for another run's lock on the prefix.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
 }

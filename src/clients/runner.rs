@@ -197,10 +197,25 @@ impl Runner {
             holds_lock: args.first() == Some(&"mcp")
                 && matches!(args.get(1), Some(&("add" | "add-json" | "remove"))),
         };
+        let started = std::time::Instant::now();
         let outcome = match done {
             Some(done) => process::run_until(&call, done),
             None => process::run(&call),
         };
+        // `-v` says every call as it ends; `shown` holds no secret.
+        crate::notice::observe(|| crate::notice::Notice::ClientCall {
+            shown: shown.to_string(),
+            ended: match &outcome {
+                Ok(out) => match out.status.code() {
+                    Some(code) => format!("exit {code}"),
+                    None => "killed by a signal".to_string(),
+                },
+                Err(ProcessError::TimedOut { secs }) => format!("timed out after {secs} s"),
+                Err(ProcessError::Interrupted) => "interrupted".to_string(),
+                Err(ProcessError::Spawn { source, .. }) => format!("not started: {source}"),
+            },
+            took: started.elapsed(),
+        });
         outcome.map_err(|e| match e {
             ProcessError::Interrupted => ClientError::Interrupted {
                 step: shown.to_string(),

@@ -5,14 +5,14 @@ use crate::cli::InstallArgs;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::report::Report;
-use crate::output::emit;
+use crate::output::{emit, Format, Style};
 use crate::registration::install::{self, InstallOptions, Installed};
 use crate::registration::session::ledger_path;
 
 /// The layers a client applies to a name (status uses it too).
 pub(crate) use crate::registration::verify::layers_of;
 
-pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
+pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
     let expected = crate::deployment::selection::expect_commits(&args.expect_commits, &selection)?;
@@ -39,8 +39,9 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
                 g
             })
             .collect();
-        crate::output::print(&Report::new(servers, None), args.json, Exit::CheckFailed);
-        if args.json {
+        crate::output::print(&Report::new(servers, None), style, Exit::CheckFailed);
+        // The line is human text: in a machine format it goes to stderr.
+        if style.format != Format::Human {
             eprintln!("{GATE_LINE}");
         } else {
             emit(&format!("{GATE_LINE}\n"));
@@ -52,12 +53,12 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     match install::install(&opts, gated, &clients, &crate::output::notice)? {
         Installed::DryRun(plan) => {
             let exit = Exit::from_checks(gate_ok);
-            crate::output::install_plan(&plan, args.json, exit);
+            crate::output::install_plan(&plan, style, exit);
             Ok(exit)
         }
         Installed::Done(report) => {
             let exit = Exit::from_checks(report.ok);
-            crate::output::print(&report, args.json, exit);
+            crate::output::print(&report, style, exit);
             Ok(exit)
         }
     }

@@ -4,19 +4,20 @@ use crate::cli::{ManifestArgs, ManifestCommand, ManifestCreateArgs, ManifestVeri
 use crate::content::manifest::*;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::output::{Format, Style};
 
 /// `mcp-deploy manifest create|verify`.
-pub(crate) fn run(args: &ManifestArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &ManifestArgs, style: &Style) -> Result<Exit, Error> {
     match &args.command {
-        ManifestCommand::Create(a) => run_create(a),
-        ManifestCommand::Verify(a) => run_verify(a),
+        ManifestCommand::Create(a) => run_create(a, style),
+        ManifestCommand::Verify(a) => run_verify(a, style),
     }
 }
 
-fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
+fn run_create(args: &ManifestCreateArgs, style: &Style) -> Result<Exit, Error> {
     let jobs = args.release.jobs.unwrap_or_else(default_jobs);
     let n = create_manifest(&args.release.dir, jobs)?;
-    if args.json {
+    if style.format == Format::Json {
         let doc = serde_json::json!({
             "ok": true,
             "manifest": args.release.dir.join(MANIFEST_NAME).display().to_string(),
@@ -33,10 +34,10 @@ fn run_create(args: &ManifestCreateArgs) -> Result<Exit, Error> {
     Ok(Exit::Success)
 }
 
-fn run_verify(args: &ManifestVerifyArgs) -> Result<Exit, Error> {
+fn run_verify(args: &ManifestVerifyArgs, style: &Style) -> Result<Exit, Error> {
     let jobs = args.release.jobs.unwrap_or_else(default_jobs);
     let report = verify_release_with(&args.release.dir, jobs)?;
     let exit = Exit::from_checks(report.ok());
-    crate::output::content::print(&report, args.json, exit);
+    crate::output::content::print(&report, style, exit);
     Ok(exit)
 }

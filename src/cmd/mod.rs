@@ -23,24 +23,64 @@ use crate::clients::{Client, ClientOptions};
 use crate::deployment::selection::Selection;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::output::{Format, Style, Verbosity};
+use crate::usage::UsageError;
 
-pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
+pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
     match &cli.command {
-        Command::RenderMcp(args) => render_mcp::run(args),
-        Command::VerifyIdentity(args) => verify_identity::run(args),
-        Command::Install(args) => install::install(args),
-        Command::Uninstall(args) => uninstall::uninstall(args),
-        Command::Status(args) => status::status(args),
-        Command::Sample(args) => sample::run(args),
-        Command::Manifest(args) => manifest::run(args),
-        Command::VerifyVendor(args) => verify_vendor::run(args),
-        Command::PinVendor(args) => pin_vendor::run(args),
+        Command::RenderMcp(args) => render_mcp::run(args, style),
+        Command::VerifyIdentity(args) => verify_identity::run(args, style),
+        Command::Install(args) => install::install(args, style),
+        Command::Uninstall(args) => uninstall::uninstall(args, style),
+        Command::Status(args) => status::status(args, style),
+        Command::Sample(args) => sample::run(args, style),
+        Command::Manifest(args) => manifest::run(args, style),
+        Command::VerifyVendor(args) => verify_vendor::run(args, style),
+        Command::PinVendor(args) => pin_vendor::run(args, style),
         Command::Completions(args) => completions::run(args),
         Command::Man(args) => man::run(args),
-        Command::Promote(args) => promote::promote(args),
-        Command::Rollback(args) => promote::rollback(args),
-        Command::Prune(args) => prune::prune(args),
+        Command::Promote(args) => promote::promote(args, style),
+        Command::Rollback(args) => promote::rollback(args, style),
+        Command::Prune(args) => prune::prune(args, style),
     }
+}
+
+/// How the run prints, from `--format`, `--json`, `-q`, `-v` and `--color` (the command's, or
+/// the old spelling before the command), and the colour choice. `--json` is `--format json`;
+/// with another `--format` it is a usage error, before anything runs.
+pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError> {
+    let choice = cli.command.output().unwrap_or_default();
+    let format = match (choice.format, choice.json) {
+        (None, false) => Format::Human,
+        (None, true) | (Some(crate::cli::Format::Json), _) => Format::Json,
+        (Some(other), true) => {
+            let other = format!("{other:?}").to_lowercase();
+            return Err(UsageError::new(
+                format!("--json and --format {other} ask for two formats"),
+                format!("give one: --json is --format json, or drop --json for --format {other}"),
+            ));
+        }
+        (Some(crate::cli::Format::Human), false) => Format::Human,
+        (Some(crate::cli::Format::Junit), false) => Format::Junit,
+        (Some(crate::cli::Format::Github), false) => Format::Github,
+    };
+    let verbosity = match (choice.quiet, choice.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (false, true) => Verbosity::Verbose,
+        (false, false) => Verbosity::Normal,
+    };
+    let colour = choice
+        .color
+        .or(cli.color)
+        .unwrap_or(clap::ColorChoice::Auto);
+    Ok((
+        Style {
+            command: cli.command.name(),
+            format,
+            verbosity,
+        },
+        colour,
+    ))
 }
 
 /// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).

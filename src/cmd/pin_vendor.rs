@@ -3,12 +3,12 @@
 use crate::cli::PinVendorArgs;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::emit;
+use crate::output::{emit, Format, Style};
 use crate::vendored_sdk::{self, Pinned, VendorError};
 
 /// `mcp-deploy pin-vendor`: write TARBALL.sha256, after the manifest (when given) agrees.
 /// A manifest that lacks the file or disagrees is a refusal (exit 1) and nothing is written.
-pub(crate) fn run(args: &PinVendorArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &PinVendorArgs, style: &Style) -> Result<Exit, Error> {
     let tarball = &args.tarball;
     match vendored_sdk::pin(tarball, args.manifest.as_deref())? {
         Pinned::Refused { error, manifest } => {
@@ -26,7 +26,7 @@ pub(crate) fn run(args: &PinVendorArgs) -> Result<Exit, Error> {
             if let Some(h) = &help {
                 eprintln!("help: {h}");
             }
-            if args.json {
+            if style.format == Format::Json {
                 let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
                     "refused": error.to_string(), "help": help});
                 crate::output::emit_json_line(&doc, Exit::CheckFailed);
@@ -38,7 +38,7 @@ pub(crate) fn run(args: &PinVendorArgs) -> Result<Exit, Error> {
             sha256,
             change,
         } => {
-            if args.json {
+            if style.format == Format::Json {
                 let doc = serde_json::json!({"ok": true, "sidecar": sidecar.display().to_string(),
                     "sha256": sha256, "change": change});
                 crate::output::emit_json_line(&doc, Exit::Success);

@@ -6,21 +6,22 @@ use crate::cli::{PromoteArgs, RollbackArgs, TransitionArgs};
 use crate::deployment::layout::Sha;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::output::Style;
 use crate::promotion::transition::{self, release_sha, TransitionOptions};
 use crate::registration::session::ledger_path;
 
-pub(crate) fn promote(args: &PromoteArgs) -> Result<Exit, Error> {
+pub(crate) fn promote(args: &PromoteArgs, style: &Style) -> Result<Exit, Error> {
     let sha = release_sha("--release", &args.release)?;
-    transition(&args.prefix, &args.transition, Some(sha), "promote")
+    transition(&args.prefix, &args.transition, Some(sha), "promote", style)
 }
 
-pub(crate) fn rollback(args: &RollbackArgs) -> Result<Exit, Error> {
+pub(crate) fn rollback(args: &RollbackArgs, style: &Style) -> Result<Exit, Error> {
     let to = args
         .to
         .as_deref()
         .map(|s| release_sha("--to", s))
         .transpose()?;
-    transition(&args.prefix, &args.transition, to, "rollback")
+    transition(&args.prefix, &args.transition, to, "rollback", style)
 }
 
 fn transition(
@@ -28,6 +29,7 @@ fn transition(
     t: &TransitionArgs,
     want: Option<Sha>,
     action: &'static str,
+    style: &Style,
 ) -> Result<Exit, Error> {
     let opts = TransitionOptions {
         action,
@@ -53,6 +55,6 @@ fn transition(
     let prepared = transition::prepare(&opts)?;
     let clients = super::open_clients(&t.client, t.mcp_timeout.mcp_timeout)?;
     let done = transition::transition(prepared, &clients, &crate::output::notice)?;
-    crate::output::promotion(&done.outcome, t.json, done.exit);
+    crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)
 }

@@ -11,12 +11,13 @@ use crate::clients::ClientKind;
 use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::output::Style;
 use crate::promotion::history::History;
 use crate::promotion::prefix::{Journal, Prefix};
 use crate::promotion::prune::{self, Holders, Pruned};
 use crate::promotion::PromotionError;
 
-pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
+pub(crate) fn prune(args: &PruneArgs, style: &Style) -> Result<Exit, Error> {
     let given = selection::absolute_prefix(&args.prefix)?;
     let flat_document = args
         .flat_document
@@ -85,6 +86,6 @@ pub(crate) fn prune(args: &PruneArgs) -> Result<Exit, Error> {
         keep: plan.keep,
         not_compared: holders.processes.unknown().into_iter().collect(),
     };
-    crate::output::prune(&out, args.json, Exit::Success);
+    crate::output::prune(&out, style, Exit::Success);
     Ok(Exit::Success)
 }

@@ -7,9 +7,9 @@ use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::report::Report;
-use crate::output::emit;
+use crate::output::{emit, Format, Style};
 
-pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &RenderArgs, style: &Style) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
     let (server, prefix) = selection::single(&decl, &args.at.prefix, args.at.server.as_deref())?;
     render::check_deployed(server, &prefix)?;
@@ -35,9 +35,9 @@ pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
                 }],
                 None,
             );
-            crate::output::print(&report, args.json, Exit::CheckFailed);
+            crate::output::print(&report, style, Exit::CheckFailed);
             let line = "nothing was written: render-mcp renders only for a deployed release";
-            if args.json {
+            if style.format == Format::Json {
                 eprintln!("{line}");
             } else {
                 emit(&format!("{line}\n"));
@@ -46,7 +46,7 @@ pub(crate) fn run(args: &RenderArgs) -> Result<Exit, Error> {
         }
     }
     let path = render::write_rendered(&rendered, &prefix)?;
-    if args.json {
+    if style.format == Format::Json {
         let doc = serde_json::json!({
             "ok": true,
             "server": server.name,

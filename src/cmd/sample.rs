@@ -5,12 +5,12 @@ use crate::deployment::sample;
 use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::emit;
+use crate::output::{emit, Format, Style};
 
-pub(crate) fn run(args: &SampleArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &SampleArgs, style: &Style) -> Result<Exit, Error> {
     let root = selection::absolute_prefix(&args.root)?;
     let laid_out = sample::lay_out(&root)?;
-    if args.json {
+    if style.format == Format::Json {
         let servers: Vec<_> = laid_out
             .iter()
             .map(|(name, prefix, commit)| {

@@ -7,10 +7,11 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::drift;
 use crate::identity::report::Report;
+use crate::output::Style;
 use crate::registration::plan::shadow_check;
 use crate::registration::session::open_named;
 
-pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
+pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
     let (selected, flat_document) = (&selection.servers, &selection.flat_document);
@@ -89,7 +90,7 @@ pub(crate) fn status(args: &StatusArgs) -> Result<Exit, Error> {
         })
         .collect();
     let exit = Exit::from_checks(report.ok);
-    crate::output::print(&report, args.json, exit);
+    crate::output::print(&report, style, exit);
     Ok(exit)
 }
 

@@ -4,10 +4,11 @@
 use crate::cli::UninstallArgs;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::output::Style;
 use crate::registration::session::ledger_path;
 use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
 
-pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
+pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
     let selection = super::selection(&args.selection)?;
     let opts = UninstallOptions {
         selection: &selection,
@@ -18,8 +19,8 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
     uninstall::check(&opts)?;
     let clients = super::open_clients(&args.client, 0)?;
     match uninstall::uninstall(&opts, &clients, &crate::output::notice)? {
-        Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, args.json, Exit::Success),
-        Uninstalled::Done(report) => crate::output::print(&report, args.json, Exit::Success),
+        Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, style, Exit::Success),
+        Uninstalled::Done(report) => crate::output::print(&report, style, Exit::Success),
     }
     Ok(Exit::Success)
 }

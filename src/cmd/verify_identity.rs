@@ -10,10 +10,11 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::Report;
+use crate::output::Style;
 use crate::registration::flat_document;
 use std::time::Duration;
 
-pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
     let (server, prefix) = selection::single(&decl, &args.at.prefix, args.at.server.as_deref())?;
     let expected = selection::expect_commit_for(&args.expect_commit, &server.name)?;
@@ -52,10 +53,14 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
             trust: &trust,
             candidate: None,
         };
-        reports.push(checks::verify(&target, &flat.servers(client)));
+        let mut report = checks::verify(&target, &flat.servers(client));
+        if args.require_live {
+            report.require_live(&clients::user_config(kind).0);
+        }
+        reports.push(report);
     }
     let report = Report::new(reports, None);
     let exit = Exit::from_checks(report.ok);
-    crate::output::print(&report, args.json, exit);
+    crate::output::print(&report, style, exit);
     Ok(exit)
 }

@@ -57,6 +57,27 @@ impl ServerReport {
     pub(crate) fn ok(&self) -> bool {
         self.checks.iter().all(|c| c.ok)
     }
+
+    /// `--require-live`: when the document was the only witness (the client's config
+    /// `config` is not on this host), `mcp-registration` fails, saying so: a CI job on the
+    /// host must not settle for the document.
+    pub(crate) fn require_live(&mut self, config: &std::path::Path) {
+        if self.witnesses.as_deref() != Some(&["document".to_string()][..]) {
+            return;
+        }
+        if let Some(c) = self
+            .checks
+            .iter_mut()
+            .find(|c| c.check == "mcp-registration")
+        {
+            c.ok = false;
+            c.detail.push_str(&format!(
+                "; --require-live: the live registration is required, and the client's config \
+                 {} is not here",
+                config.display()
+            ));
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -1,25 +1,67 @@
-//! `manifest verify`'s report: one line per difference for people, one JSON line for tools.
+//! `manifest verify`'s report: one line per difference for people, one JSON line for tools;
+//! for JUnit and GitHub one check, `content`, whose detail lists the differences.
 
 use std::io::{self, Write};
 
+use super::formats::{Case, Suite, Suites};
+use super::{Format, Style};
 use crate::content::manifest::{list_links, ContentReport};
 use crate::content::sumfile::display_path;
 use crate::exit::Exit;
 
-pub(crate) fn print(report: &ContentReport, json: bool, exit: Exit) {
-    if json {
-        return super::emit_json_line(&report.to_json(), exit);
+pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
+    match style.format {
+        Format::Json => return super::emit_json_line(&report.to_json(), exit),
+        Format::Junit | Format::Github => {
+            return super::emit_machine(style, &suites(report, style, exit))
+        }
+        Format::Human => {}
     }
     let mut out = Vec::new();
-    write_human(&mut out, report).expect("writing into a Vec cannot fail");
+    let colour = super::colour(&std::io::stdout());
+    write_human(&mut out, report, colour).expect("writing into a Vec cannot fail");
     super::emit(&String::from_utf8_lossy(&out));
 }
 
-fn write_human(out: &mut impl Write, r: &ContentReport) -> io::Result<()> {
-    if r.ok() {
-        return writeln!(out, "ok: {}: {}", r.dir.display(), r.summary());
+/// One suite, the release, with one case, `content`: its detail the summary and then each
+/// difference on a line of its own.
+fn suites(r: &ContentReport, style: &Style, exit: Exit) -> Suites {
+    let mut lines = Vec::new();
+    write_human(&mut lines, r, false).expect("writing into a Vec cannot fail");
+    let lines = String::from_utf8_lossy(&lines);
+    let mut detail = r.summary();
+    for l in lines.lines().skip(1) {
+        detail.push('\n');
+        detail.push_str(l.trim_start());
     }
-    writeln!(out, "FAILED: {}: {}", r.dir.display(), r.summary())?;
+    let dir = r.dir.display().to_string();
+    Suites {
+        command: style.command,
+        suites: vec![Suite {
+            name: dir.clone(),
+            classname: dir,
+            cases: vec![Case {
+                classname: None,
+                name: "content".into(),
+                ok: r.ok(),
+                detail,
+            }],
+            out: Vec::new(),
+        }],
+        ok: exit == Exit::Success,
+        verdict: None,
+    }
+}
+
+fn write_human(out: &mut impl Write, r: &ContentReport, colour: bool) -> io::Result<()> {
+    let (ok, failed) = match colour {
+        true => ("\x1b[32mok\x1b[0m", "\x1b[1;31mFAILED\x1b[0m"),
+        false => ("ok", "FAILED"),
+    };
+    if r.ok() {
+        return writeln!(out, "{ok}: {}: {}", r.dir.display(), r.summary());
+    }
+    writeln!(out, "{failed}: {}: {}", r.dir.display(), r.summary())?;
     for p in &r.modified {
         writeln!(out, "  modified: {}", display_path(p))?;
     }

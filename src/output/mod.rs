@@ -1,23 +1,112 @@
-//! The output layer: how a report reaches the user, as human text on stdout or as one JSON
-//! document, and how stdout is written (a reader that went away is not an error).
+//! The output layer: how a report reaches the user — human text on stdout, one JSON
+//! document, JUnit XML or GitHub Actions workflow commands ([`Format`], `formats.rs`) — and
+//! how stdout is written (a reader that went away is not an error). `-q` and `-v`
+//! ([`Verbosity`]) decide how much of it, and of the domain's notices on stderr, is said.
 //!
 //! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
 //! status, right after `"ok"` ([`envelope`]); a dry run's starts with `"dry_run": true`.
 
 pub(crate) mod content;
+pub(crate) mod formats;
 mod notice;
 pub(crate) mod vendor;
 
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::exit::Exit;
-use crate::identity::report::Report;
+use crate::identity::report::{Report, ServerReport};
 use crate::registration::plan::DryRun;
+use formats::{Case, Suite, Suites};
 
 pub(crate) use notice::notice;
+
+/// How a result is printed (`--format`, `--json`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Human,
+    Json,
+    Junit,
+    Github,
+}
+
+/// How much is said (`-q`, `-v`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Verbosity {
+    /// Only the failed checks and the verdict; on stderr only warnings and errors.
+    Quiet,
+    Normal,
+    /// Every client call and the progress lines on stderr, terminal or not.
+    Verbose,
+}
+
+/// How this run prints: the command's name (for the machine formats' titles), the format
+/// and the verbosity.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Style {
+    pub(crate) command: &'static str,
+    pub(crate) format: Format,
+    pub(crate) verbosity: Verbosity,
+}
+
+impl Style {
+    pub(crate) fn quiet(&self) -> bool {
+        self.verbosity == Verbosity::Quiet
+    }
+}
+
+/// The verbosity of the run, for the notices: the domain hands them to [`notice`] (a plain
+/// function it is given), which cannot be handed the style.
+static VERBOSITY: AtomicU8 = AtomicU8::new(1);
+
+/// Set the run's verbosity, once, before the command runs; with `-v`, every client call is
+/// said as it ends ([`crate::notice::set_observer`]).
+pub(crate) fn set_verbosity(v: Verbosity) {
+    VERBOSITY.store(v as u8, Ordering::Relaxed);
+    if v == Verbosity::Verbose {
+        crate::notice::set_observer(notice);
+    }
+}
+
+pub(crate) fn verbosity() -> Verbosity {
+    match VERBOSITY.load(Ordering::Relaxed) {
+        0 => Verbosity::Quiet,
+        1 => Verbosity::Normal,
+        _ => Verbosity::Verbose,
+    }
+}
+
+/// A run that could not complete (exit 2), in the run's format on stdout (stderr has the
+/// message and its help line in any format): JSON's error object, a JUnit `<error>`, a GitHub
+/// `::error`. Human output says it on stderr only.
+pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
+    match style.format {
+        Format::Human => {}
+        Format::Json => {
+            let doc = serde_json::json!({
+                "ok": false,
+                "exit": Exit::CouldNotRun.code(),
+                "error": message,
+                "help": help,
+            });
+            emit(&format!("{doc}\n"));
+        }
+        Format::Junit => emit(&formats::junit_error(style.command, message, help)),
+        Format::Github => emit(&formats::github_error(style.command, message, help)),
+    }
+}
+
+/// A report in one of the machine formats that are not JSON.
+fn emit_machine(style: &Style, suites: &Suites) {
+    match style.format {
+        Format::Junit => emit(&formats::junit(suites)),
+        Format::Github => emit(&formats::github(suites, style.quiet())),
+        Format::Human | Format::Json => unreachable!("not a machine format of its own"),
+    }
+}
 
 /// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit` right
 /// after `"ok"`.
@@ -50,37 +139,94 @@ pub(crate) fn emit_json_pretty(body: &impl Serialize, exit: Exit) {
     emit(&format!("{doc}\n"));
 }
 
+/// The mark of a check: `ok` or `FAIL`, in green and red when `colour`.
+pub(crate) fn mark(ok: bool, colour: bool) -> &'static str {
+    match (ok, colour) {
+        (true, false) => "ok  ",
+        (false, false) => "FAIL",
+        (true, true) => "\x1b[32mok\x1b[0m  ",
+        (false, true) => "\x1b[1;31mFAIL\x1b[0m",
+    }
+}
+
+/// How a server's report is headed: `codetools (registered as codetools-test) in codex`.
+fn server_heading(s: &ServerReport) -> String {
+    let mut name = if s.registered_name == s.name {
+        s.name.clone()
+    } else {
+        format!("{} (registered as {})", s.name, s.registered_name)
+    };
+    if s.client != "claude" {
+        name.push_str(&format!(" in {}", s.client));
+    }
+    name
+}
+
+/// The class of a server's checks in the machine formats: its registered name, and the
+/// client when it is not claude (as the human heading says it).
+fn server_class(s: &ServerReport) -> String {
+    if s.client == "claude" {
+        s.registered_name.clone()
+    } else {
+        format!("{} in {}", s.registered_name, s.client)
+    }
+}
+
+/// A suite per server and client, a case per check.
+fn server_suites(servers: &[ServerReport]) -> Vec<Suite> {
+    servers
+        .iter()
+        .map(|s| Suite {
+            name: server_heading(s),
+            classname: server_class(s),
+            cases: s
+                .checks
+                .iter()
+                .map(|c| Case {
+                    classname: None,
+                    name: c.check.to_string(),
+                    ok: c.ok,
+                    detail: c.detail.clone(),
+                })
+                .collect(),
+            out: s
+                .registration
+                .iter()
+                .map(|r| format!("registration: {r}"))
+                .collect(),
+        })
+        .collect()
+}
+
 /// The human form: a line per registration and a line per check; `colour` marks ok and
-/// FAIL in green and red.
-pub(crate) fn human(report: &Report, colour: bool) -> String {
+/// FAIL in green and red. `quiet`: only the servers with a failed check, only their failed
+/// checks, and the verdict.
+pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
     let mut out = String::new();
     for s in &report.servers {
-        let mut name = if s.registered_name == s.name {
-            s.name.clone()
-        } else {
-            format!("{} (registered as {})", s.name, s.registered_name)
-        };
-        if s.client != "claude" {
-            name.push_str(&format!(" in {}", s.client));
+        if quiet && s.ok() {
+            continue;
         }
+        let name = server_heading(s);
         match &s.registration {
             Some(r) => out.push_str(&format!("{name}: {r}\n")),
             None => out.push_str(&format!("{name}\n")),
         }
-        for c in &s.checks {
-            let mark = match (c.ok, colour) {
-                (true, false) => "ok  ",
-                (false, false) => "FAIL",
-                (true, true) => "\x1b[32mok\x1b[0m  ",
-                (false, true) => "\x1b[1;31mFAIL\x1b[0m",
-            };
-            out.push_str(&format!("  {mark} {:<17} {}\n", c.check, c.detail));
+        for c in s.checks.iter().filter(|c| !quiet || !c.ok) {
+            out.push_str(&format!(
+                "  {} {:<17} {}\n",
+                mark(c.ok, colour),
+                c.check,
+                c.detail
+            ));
         }
     }
-    if let Some(path) = &report.flat_document {
-        out.push_str(&format!("registration document: {path}\n"));
+    if !quiet {
+        if let Some(path) = &report.flat_document {
+            out.push_str(&format!("registration document: {path}\n"));
+        }
     }
-    if !report.clients.is_empty() {
+    if !report.clients.is_empty() && !quiet {
         let each: Vec<String> = report
             .clients
             .iter()
@@ -96,38 +242,90 @@ pub(crate) fn human(report: &Report, colour: bool) -> String {
             .collect();
         out.push_str(&format!("clients: {}\n", each.join(", ")));
     }
-    let failed: usize = report
-        .servers
-        .iter()
-        .map(|s| s.checks.iter().filter(|c| !c.ok).count())
-        .sum();
+    let (failed, total) = report.servers.iter().fold((0, 0), |(f, t), s| {
+        (
+            f + s.checks.iter().filter(|c| !c.ok).count(),
+            t + s.checks.len(),
+        )
+    });
     if failed > 0 {
         out.push_str(&format!("{failed} check(s) failed\n"));
+    } else if quiet {
+        // Quiet keeps the verdict, which a pass otherwise leaves to the rows above it.
+        out.push_str(&format!("ok: {total} check(s) passed\n"));
     }
     out
 }
 
 /// A check report (verify-identity, install, uninstall, status, render-mcp's refusal).
-pub(crate) fn print(report: &Report, json: bool, exit: Exit) {
-    if json {
-        emit_json_pretty(report, exit);
-    } else {
-        emit(&human(report, colour(&std::io::stdout())));
+pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
+    match style.format {
+        Format::Json => emit_json_pretty(report, exit),
+        Format::Human => emit(&human(report, colour(&std::io::stdout()), style.quiet())),
+        Format::Junit | Format::Github => emit_machine(
+            style,
+            &Suites {
+                command: style.command,
+                suites: server_suites(&report.servers),
+                ok: exit == Exit::Success,
+                verdict: None,
+            },
+        ),
     }
 }
 
 /// `promote` and `rollback`: what happened, then the checks (the preflight's, or the
 /// verification's after the switch).
-pub(crate) fn promotion(outcome: &crate::promotion::Outcome, json: bool, exit: Exit) {
-    if json {
-        return emit_json_pretty(outcome, exit);
+pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit: Exit) {
+    let result = format!("{}: {}", outcome.server, outcome.result);
+    match style.format {
+        Format::Json => return emit_json_pretty(outcome, exit),
+        Format::Junit | Format::Github => {
+            let mut suites = server_suites(&outcome.servers);
+            let mut extra: Vec<String> = outcome
+                .handshake
+                .iter()
+                .map(|h| format!("handshake: {h}"))
+                .collect();
+            if let Some(r) = &outcome.still_running {
+                extra.push(format!("processes: {}", r.sentence()));
+            }
+            match suites.first_mut() {
+                Some(first) => first.out.extend(extra),
+                None => suites.push(Suite {
+                    name: outcome.server.clone(),
+                    classname: outcome.server.clone(),
+                    cases: Vec::new(),
+                    out: extra,
+                }),
+            }
+            return emit_machine(
+                style,
+                &Suites {
+                    command: style.command,
+                    suites,
+                    ok: exit == Exit::Success,
+                    verdict: Some(result),
+                },
+            );
+        }
+        Format::Human => {}
     }
     let report = Report::new(outcome.servers.clone(), None);
-    let mut text = human(&report, colour(&std::io::stdout()));
-    if let Some(h) = &outcome.handshake {
+    let quiet = style.quiet();
+    let mut text = human(&report, colour(&std::io::stdout()), quiet);
+    if quiet {
+        // The result is the verdict: the count of checks would only say it twice.
+        text = text
+            .lines()
+            .filter(|l| !l.starts_with("ok: ") && !l.ends_with(" check(s) failed"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+    }
+    if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet) {
         text.push_str(&format!("handshake: {h}\n"));
     }
-    text.push_str(&format!("{}: {}\n", outcome.server, outcome.result));
+    text.push_str(&format!("{result}\n"));
     if let Some(r) = &outcome.still_running {
         text.push_str(&format!("processes: {}\n", r.sentence()));
     }
@@ -135,8 +333,8 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, json: bool, exit: E
 }
 
 /// `prune`: what goes (or would go) and why each other release stays.
-pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, json: bool, exit: Exit) {
-    if json {
+pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, exit: Exit) {
+    if style.format == Format::Json {
         return emit_json_pretty(outcome, exit);
     }
     let mut text = String::new();
@@ -163,11 +361,62 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, json: bool, exit:
     emit(&text);
 }
 
-/// `install --dry-run`.
-pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
-    if json {
-        return emit_json_pretty(plan, exit);
+/// A dry run's plan in the machine formats: a suite per name and client, the gate's checks
+/// its cases (uninstall's plan has none), what it would do its lines.
+fn plan_suites(plan: &DryRun, style: &Style, exit: Exit, verdict: String) -> Suites {
+    let suites = plan
+        .servers
+        .iter()
+        .map(|step| {
+            let class = if step.client == "claude" {
+                step.registered_name.clone()
+            } else {
+                format!("{} in {}", step.registered_name, step.client)
+            };
+            let mut out = vec![format!("would be {}", step.registration)];
+            out.extend(step.writes.iter().flatten().map(|w| format!("write {w}")));
+            out.extend(step.client_calls.iter().map(|c| format!("run {c}")));
+            Suite {
+                name: class.clone(),
+                classname: class,
+                cases: step
+                    .gate
+                    .iter()
+                    .flatten()
+                    .map(|c| Case {
+                        classname: None,
+                        name: format!("gate {}", c.check),
+                        ok: c.ok,
+                        detail: c.detail.clone(),
+                    })
+                    .collect(),
+                out,
+            }
+        })
+        .collect();
+    Suites {
+        command: style.command,
+        suites,
+        ok: exit == Exit::Success,
+        verdict: Some(verdict),
     }
+}
+
+/// `install --dry-run`.
+pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
+    let verdict = if plan.ok {
+        "dry run: nothing is changed".to_string()
+    } else {
+        "dry run: the deployment failed the gate, install would register nothing".to_string()
+    };
+    match style.format {
+        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Junit | Format::Github => {
+            return emit_machine(style, &plan_suites(plan, style, exit, verdict))
+        }
+        Format::Human => {}
+    }
+    let colour = colour(&std::io::stdout());
     let mut text = String::from("dry run: nothing is changed\n");
     for step in &plan.servers {
         text.push_str(&format!(
@@ -178,8 +427,12 @@ pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
             step.entry.as_deref().unwrap_or_default()
         ));
         for c in step.gate.iter().flatten() {
-            let mark = if c.ok { "ok  " } else { "FAIL" };
-            text.push_str(&format!("  gate {mark} {:<17} {}\n", c.check, c.detail));
+            text.push_str(&format!(
+                "  gate {} {:<17} {}\n",
+                mark(c.ok, colour),
+                c.check,
+                c.detail
+            ));
         }
         for item in step.writes.iter().flatten() {
             text.push_str(&format!("  write {item}\n"));
@@ -198,9 +451,14 @@ pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
 }
 
 /// `uninstall --dry-run`.
-pub(crate) fn removal_plan(plan: &DryRun, json: bool, exit: Exit) {
-    if json {
-        return emit_json_pretty(plan, exit);
+pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
+    match style.format {
+        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Junit | Format::Github => {
+            let verdict = "dry run: nothing is changed".to_string();
+            return emit_machine(style, &plan_suites(plan, style, exit, verdict));
+        }
+        Format::Human => {}
     }
     let mut text = String::from("dry run: nothing is changed\n");
     for step in &plan.servers {
@@ -244,9 +502,15 @@ pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
 }
 
 /// A progress line for a step that waits on a client, on stderr, only when a person watches it.
+/// `-v` shows it whatever stderr is; `-q` never.
 pub(crate) fn progress(message: &str) {
     use std::io::IsTerminal;
-    if std::io::stderr().is_terminal() {
+    let shown = match verbosity() {
+        Verbosity::Quiet => false,
+        Verbosity::Normal => std::io::stderr().is_terminal(),
+        Verbosity::Verbose => true,
+    };
+    if shown {
         eprintln!("{message}");
     }
 }

@@ -1,10 +1,24 @@
 //! The human text of the domain's notices ([`Notice`]), on stderr, one at a time as they
-//! come: stdout stays the report's (and `--json`'s) alone.
+//! come: stdout stays the report's (and `--json`'s) alone. `-q` keeps only the warnings and
+//! what was undone; `-v` adds every client call.
 
+use super::{verbosity, Verbosity};
 use crate::notice::Notice;
 
 pub(crate) fn notice(n: Notice) {
+    let quiet = verbosity() == Verbosity::Quiet;
     match n {
+        // What a quiet run leaves out: what is going on, not what went wrong.
+        Notice::LockWait { .. }
+        | Notice::Progress(_)
+        | Notice::SkippedNotDeployed { .. }
+        | Notice::OwnPrefix { .. }
+            if quiet => {}
+        Notice::ClientCall { shown, ended, took } => {
+            if verbosity() == Verbosity::Verbose {
+                eprintln!("client call: {shown}: {ended} in {} ms", took.as_millis());
+            }
+        }
         Notice::LockWait {
             path,
             holder,
