@@ -16,6 +16,7 @@ mod docs;
 mod faults;
 mod file_clients;
 mod flags;
+mod formats;
 mod grok;
 mod handshake;
 mod human;
