@@ -68,6 +68,9 @@ impl Suites {
         let (failed, total) = (self.failed(), self.total());
         let counted = if failed > 0 {
             format!("{failed} of {total} check(s) failed")
+        } else if total == 0 {
+            // uninstall's report: what happened to each name, and no check.
+            "no checks ran".to_string()
         } else if total == 1 {
             "the 1 check passed".to_string()
         } else {

@@ -250,8 +250,9 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
     });
     if failed > 0 {
         out.push_str(&format!("{failed} check(s) failed\n"));
-    } else if quiet {
-        // Quiet keeps the verdict, which a pass otherwise leaves to the rows above it.
+    } else if quiet && total > 0 {
+        // Quiet keeps the verdict, which a pass otherwise leaves to the rows above it
+        // (uninstall's report has no check, and so no verdict to keep).
         out.push_str(&format!("ok: {total} check(s) passed\n"));
     }
     out
@@ -314,14 +315,6 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     let report = Report::new(outcome.servers.clone(), None);
     let quiet = style.quiet();
     let mut text = human(&report, colour(&std::io::stdout()), quiet);
-    if quiet {
-        // The result is the verdict: the count of checks would only say it twice.
-        text = text
-            .lines()
-            .filter(|l| !l.starts_with("ok: ") && !l.ends_with(" check(s) failed"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-    }
     if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet) {
         text.push_str(&format!("handshake: {h}\n"));
     }

@@ -334,9 +334,10 @@ fn install_uninstall_and_status_print_junit_and_github_with_the_real_claude() {
     r.code(0);
     let last = workflow_commands(&r).pop().unwrap();
     assert_eq!(
-        (last.0.as_str(), last.1.as_str()),
-        ("notice", "mcp-deploy uninstall")
+        (last.0.as_str(), last.1.as_str(), last.2.as_str()),
+        ("notice", "mcp-deploy uninstall", "no checks ran")
     );
+    r.stdout_has("codetools-test: registration: removed");
 }
 
 #[test]
@@ -562,6 +563,15 @@ fn verbose_says_every_client_call_and_the_progress_even_on_a_pipe() {
     assert!(!plain.stderr.contains("asking claude"), "{plain}");
     // A second install makes no mutating call, and -v shows it.
     assert!(!again.stderr.contains("mcp add-json"), "{again}");
+    // Quiet: the verdict only, and no progress even where -v would show it.
+    let quiet = w.on_sample("install", &["-q"]);
+    quiet.code(0);
+    assert_eq!(quiet.stdout, "ok: 7 check(s) passed\n", "{quiet}");
+    // uninstall's report has no check: quiet, it says nothing.
+    let gone = w.on_sample("uninstall", &["-q"]);
+    gone.code(0);
+    assert_eq!(gone.stdout, "", "{gone}");
+    assert!(w.user_servers().is_empty());
 }
 
 #[test]
