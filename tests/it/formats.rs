@@ -462,6 +462,9 @@ fn verify_vendor_and_manifest_verify_print_junit_and_github() {
         (failed[0].classname.as_str(), failed[0].name.as_str()),
         ("sdk-1.0.0.tgz", "sidecar")
     );
+    // Its marks are coloured as verify-identity's are, when asked.
+    let r = w.run(&["verify-vendor", v, "--color", "always"]);
+    r.code(1).stdout_has("\x1b[1;31mFAIL\x1b[0m sidecar");
     let r = w.run(&["verify-vendor", v, "--format", "github"]);
     r.code(1);
     assert!(workflow_commands(&r)
@@ -485,6 +488,8 @@ fn verify_vendor_and_manifest_verify_print_junit_and_github() {
         .failure
         .as_deref()
         .is_some_and(|m| m.contains("modified: bin/codetools")));
+    let r = w.run(&["manifest", "verify", rel, "--color", "always"]);
+    r.code(1).stdout_has("\x1b[1;31mFAILED\x1b[0m: ");
     let r = w.run(&["manifest", "verify", rel, "--format", "github"]);
     r.code(1);
     assert!(workflow_commands(&r)
