@@ -33,3 +33,4 @@ mod status;
 mod transaction;
 mod vendor;
 mod versions;
+mod vocabulary;
