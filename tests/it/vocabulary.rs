@@ -540,3 +540,27 @@ fn every_command_that_reads_the_flat_document_takes_registered_and_mcp_json() {
     .code(2)
     .stderr_has("cannot be used with");
 }
+
+/// The promote pipeline's entry point takes `--root ROOT` as it takes `--prefix ROOT`: the
+/// scratch names, never the real ones, from ROOT/S.
+#[test]
+fn promote_entry_point_takes_root_as_it_takes_prefix() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/install-claude-config.sh"
+    );
+    let r = w.run_program(
+        Path::new("/bin/bash"),
+        &[script, "--root", s(&opt)],
+        &[("MCP_DEPLOY_BIN", env!("CARGO_BIN_EXE_mcp-deploy"))],
+    );
+    r.code(0);
+    let mut names: Vec<String> = w.user_servers().keys().cloned().collect();
+    names.sort();
+    assert_eq!(names, ["codetools-test", "orchestrata-test"], "{}", r.shown);
+    w.run_program(Path::new("/bin/bash"), &[script, "--help"], &[])
+        .code(0)
+        .stdout_has("[--root ROOT | --prefix ROOT]");
+}
