@@ -2,16 +2,17 @@
 # The release pipeline's entry point on promote: register every deployed MCP server with
 # Claude Code at user scope, record the flat document, and verify each server's identity.
 #
-#   deploy/install-claude-config.sh [--prefix ROOT] [mcp-deploy install options]
+#   deploy/install-claude-config.sh [--root ROOT | --prefix ROOT] [mcp-deploy install options]
 #
 # Without --prefix: the real names (codetools, orchestrata) from their declared prefixes
 # (/opt/codetools, /opt/orchestrata). With --prefix ROOT: the scratch names codetools-test and
 # orchestrata-test from ROOT/codetools and ROOT/orchestrata (a test deployment; pass
-# --name-suffix to choose another suffix). A server that is not deployed at all is skipped
+# --name-suffix to choose another suffix). --root ROOT is the same, in install's newer
+# spelling (and, as install's --root, only a directory of deployments). A server that is not deployed at all is skipped
 # with a line saying so, unless named with --server; a broken deployment always fails.
 #
 # Everything is done by the mcp-deploy binary (MCP_DEPLOY_BIN, else mcp-deploy on PATH, else
-# the one built beside this script). Further options (--server, --expect-commit NAME=SHA,
+# the one built beside this script). Further options (--server, --expect-commit [NAME=]SHA,
 # --json, --claude ...) are passed to `mcp-deploy install` unchanged. Exit status is
 # mcp-deploy's: 0 ok, 1 a check failed, 2 could not run.
 set -euo pipefail
@@ -21,22 +22,25 @@ set -euo pipefail
 usage() {
   local status=${1:-2}
   if [ "$status" = 0 ]; then
-    echo "usage: $0 [--prefix ROOT] [mcp-deploy install options]"
+    echo "usage: $0 [--root ROOT | --prefix ROOT] [mcp-deploy install options]"
     echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata"
   else
-    echo "usage: $0 [--prefix ROOT] [mcp-deploy install options]" >&2
+    echo "usage: $0 [--root ROOT | --prefix ROOT] [mcp-deploy install options]" >&2
     echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata" >&2
   fi
   exit "$status"
 }
 
 prefix=""
+prefix_flag=--prefix
 suffix_given=""
 rest=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) [ $# -ge 2 ] || usage; prefix=$2; shift 2 ;;
     --prefix=*) prefix=${1#--prefix=}; shift ;;
+    --root) [ $# -ge 2 ] || usage; prefix=$2; prefix_flag=--root; shift 2 ;;
+    --root=*) prefix=${1#--root=}; prefix_flag=--root; shift ;;
     --name-suffix|--name-suffix=*) suffix_given=1; rest+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) rest+=("$1"); shift ;;
@@ -64,7 +68,7 @@ if [ -n "$prefix" ]; then
     echo "help: pass the directory the servers were deployed under, e.g. a ROOT holding ROOT/codetools" >&2
     exit 2
   fi
-  args+=(--prefix "$prefix")
+  args+=("$prefix_flag" "$prefix")
   # A deployment under a scratch root is a test one: never register it under the real names.
   [ -n "$suffix_given" ] || args+=(--name-suffix -test)
 fi

@@ -12,7 +12,7 @@ use crate::content::manifest::ManifestError;
 use crate::deployment::declaration::DeclarationError;
 use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
-use crate::deployment::selection::SelectionError;
+use crate::deployment::selection::{DirectoryKindError, SelectionError};
 use crate::fsio::IoError;
 use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
@@ -52,6 +52,8 @@ pub(crate) enum Error {
     Trust(#[from] PolicyError),
     #[error(transparent)]
     Promotion(#[from] PromotionError),
+    #[error(transparent)]
+    DirectoryKind(#[from] DirectoryKindError),
     /// A promote or rollback that failed after it switched `current`, and was undone: what
     /// failed, then what was put back.
     #[error("{failure}\n{undone}")]
@@ -99,6 +101,7 @@ impl Error {
             Error::Usage(e) => e.help(),
             Error::Trust(e) => e.help(),
             Error::Promotion(e) => e.help(),
+            Error::DirectoryKind(e) => e.help(),
             Error::Undone { failure, .. } => failure.help(),
         }
     }
@@ -136,6 +139,7 @@ impl From<SelectionError> for Error {
         match e {
             SelectionError::Declaration(e) => e.into(),
             SelectionError::Usage(e) => e.into(),
+            SelectionError::DirectoryKind(e) => Error::DirectoryKind(e),
         }
     }
 }

@@ -213,7 +213,12 @@ impl PlainOutputArgs {
 /// Which servers, where, under which names: shared by install, uninstall and status.
 #[derive(Debug, Args, Clone)]
 pub struct SelectionArgs {
-    /// Server S lives at ROOT/S [default: each server's declared prefix].
+    /// A directory of deployments: server S lives at ROOT/S [default: each server's declared
+    /// prefix].
+    #[arg(long, value_name = "ROOT", conflicts_with = "prefix")]
+    pub root: Option<PathBuf>,
+    /// The same as --root (its spelling before --root), and also accepts one server's own
+    /// deployment, e.g. --prefix /opt/codetools.
     #[arg(long, value_name = "ROOT")]
     pub prefix: Option<PathBuf>,
     /// Only these servers (repeatable) [default: every declared server].
@@ -366,19 +371,28 @@ pub struct McpTimeoutArgs {
     pub mcp_timeout: u64,
 }
 
-/// `--registered`: the flat document a selection (install, uninstall, status) or a
-/// transition (promote, rollback) records in. (prune's reads it and says so in its own help.)
+/// `--registered`, and `--mcp-json` (the seed's name for it): the flat document that every
+/// command reading or writing it takes (install, uninstall, status, verify-identity,
+/// promote, rollback, prune).
 #[derive(Debug, Args, Clone)]
 pub struct FlatDocumentArgs {
-    /// The flat registration document [default: ~/.claude/mcp-registered.json].
+    /// The flat registration document, {"mcpServers":{...}} [default:
+    /// ~/.claude/mcp-registered.json, or $CLAUDE_CONFIG_DIR/mcp-registered.json].
     #[arg(long = "registered", value_name = "FILE")]
     pub flat_document: Option<PathBuf>,
+    /// The same as --registered (the seed's name for it).
+    #[arg(
+        long = "mcp-json",
+        value_name = "FILE",
+        conflicts_with = "flat_document"
+    )]
+    pub mcp_json: Option<PathBuf>,
 }
 
-/// `--prefix` and `--server`: the one server render-mcp and verify-identity act on.
+/// `--prefix` and `--server`: the one server render-mcp acts on.
 #[derive(Debug, Args, Clone)]
 pub struct ServerAtArgs {
-    /// The server's prefix, e.g. /opt/codetools.
+    /// One deployment (the server's prefix), e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
     pub prefix: PathBuf,
     /// The declared server [default: the last component of --prefix].
@@ -439,19 +453,43 @@ pub struct RenderArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "The flat document (--registered) is one witness: where the client's own config \
+                  exists here, its live entry is compared too; else the report says \"document \
+                  only\"."
+)]
 pub struct VerifyArgs {
+    /// One deployment, e.g. /opt/codetools.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "root",
+        required_unless_present = "root"
+    )]
+    pub prefix: Option<PathBuf>,
+    /// A directory of deployments: check every declared server deployed at ROOT/S (or those
+    /// of --server), each against its --expect-commit NAME=SHA, in one report.
+    #[arg(long, value_name = "ROOT")]
+    pub root: Option<PathBuf>,
+    /// The declared server (repeatable with --root) [default: the last component of
+    /// --prefix; with --root, every one deployed there].
+    #[arg(long = "server", value_name = "NAME")]
+    pub servers: Vec<String>,
+    /// The full commit sha (40 or 64 hex) the deployed release must be: SHA when one server
+    /// is checked, else NAME=SHA for each (repeatable).
+    #[arg(long = "expect-commit", value_name = "[NAME=]SHA", required = true)]
+    pub expect_commits: Vec<String>,
     #[command(flatten)]
-    pub at: ServerAtArgs,
-    /// The full commit sha (40 or 64 hex) the deployed release must be; NAME=SHA as install
-    /// takes it is accepted when NAME is the server checked.
-    #[arg(long, value_name = "SHA")]
-    pub expect_commit: String,
-    /// The document that holds the registration: {"mcpServers":{...}} [default: where install
-    /// writes it, ~/.claude/mcp-registered.json or $CLAUDE_CONFIG_DIR/mcp-registered.json].
-    /// Where the client's own config exists here, its live entry is compared too; else the
-    /// report says "document only".
-    #[arg(long, value_name = "FILE")]
-    pub mcp_json: Option<PathBuf>,
+    pub flat_document: FlatDocumentArgs,
+    /// Each server is registered as NAME+SUFFIX, e.g. -test.
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true,
+        conflicts_with = "name"
+    )]
+    pub name_suffix: String,
     /// The name the server is registered under [default: the server's name].
     #[arg(long, value_name = "REGISTERED_NAME")]
     pub name: Option<String>,
@@ -504,8 +542,9 @@ pub struct VerifyArgs {
 pub struct InstallArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
-    /// The commit a server's release must be, NAME=SHA (repeatable) [default: its VERSION].
-    #[arg(long = "expect-commit", value_name = "NAME=SHA")]
+    /// The commit a server's release must be: NAME=SHA (repeatable), or SHA when one server
+    /// is selected [default: its VERSION].
+    #[arg(long = "expect-commit", value_name = "[NAME=]SHA")]
     pub expect_commits: Vec<String>,
     /// Require each release to hold a MANIFEST.sha256 that its files match.
     #[arg(long)]
@@ -715,7 +754,7 @@ pub struct TransitionArgs {
                   nothing changed; after it: everything was put back), 2 could not run."
 )]
 pub struct PromoteArgs {
-    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
     pub prefix: PathBuf,
     /// The release to make live: <prefix>/releases/<SHA>, the full commit sha.
@@ -731,7 +770,7 @@ pub struct PromoteArgs {
                   back), 2 could not run (no previous release in the history, say)."
 )]
 pub struct RollbackArgs {
-    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
     pub prefix: PathBuf,
     /// The release to go back to [default: the one live before the current one, from the
@@ -745,7 +784,7 @@ pub struct RollbackArgs {
 #[derive(Debug, Args)]
 #[command(after_help = "Exit status: 0 pruned (or, with --dry-run, listed), 2 could not run.")]
 pub struct PruneArgs {
-    /// The server's prefix, a release layout, e.g. /opt/codetools.
+    /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
     pub prefix: PathBuf,
     /// How many of the newest releases to keep, besides those that must stay.
@@ -754,10 +793,9 @@ pub struct PruneArgs {
     /// List what would be removed and why the others stay; remove nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// The flat registration document whose entries protect releases [default:
-    /// ~/.claude/mcp-registered.json].
-    #[arg(long = "registered", value_name = "FILE")]
-    pub flat_document: Option<PathBuf>,
+    // Its entries protect releases.
+    #[command(flatten)]
+    pub flat_document: FlatDocumentArgs,
     /// Seconds to wait for another run's lock on the prefix.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub lock_timeout: u64,

@@ -2,6 +2,7 @@
 //! ([`crate::registration::install`], where the algorithm is), the report to `output`.
 
 use crate::cli::InstallArgs;
+use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::report::Report;
@@ -14,8 +15,9 @@ pub(crate) use crate::registration::verify::layers_of;
 
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
-    selection.skip_absent(args.selection.prefix.as_deref(), &crate::output::notice)?;
-    let expected = crate::deployment::selection::expect_commits(&args.expect_commits, &selection)?;
+    let given = selection::parse_expect_commits(&args.expect_commits)?;
+    selection.skip_absent(super::root(&args.selection), &crate::output::notice)?;
+    let expected = selection::expect_commits(&given, &selection)?;
     let opts = InstallOptions {
         selection: &selection,
         expected,

@@ -18,9 +18,9 @@ pub(crate) mod uninstall;
 pub(crate) mod verify_identity;
 pub(crate) mod verify_vendor;
 
-use crate::cli::{Cli, ClientArgs, Command, SelectionArgs};
+use crate::cli::{Cli, ClientArgs, Command, FlatDocumentArgs, SelectionArgs};
 use crate::clients::{Client, ClientOptions};
-use crate::deployment::selection::Selection;
+use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::{Format, Style, Verbosity};
@@ -106,20 +106,34 @@ pub(crate) fn open_clients(
     )?)
 }
 
-/// The servers of `--prefix`/`--server`/`--name-suffix`/`--config`, and the flat document of
-/// `--registered`.
+/// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat
+/// document of `--registered` (or `--mcp-json`).
 pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
     Ok(Selection::load(
         args.declaration.config.as_deref(),
-        args.prefix.as_deref(),
+        root(args),
         &args.servers,
         &args.name_suffix,
-        args.flat_document
-            .flat_document
-            .clone()
-            .unwrap_or_else(crate::registration::flat_document::default_path),
+        flat_document(&args.flat_document),
         &crate::output::notice,
     )?)
+}
+
+/// `--root`, else `--prefix`: where the servers are.
+pub(crate) fn root(args: &SelectionArgs) -> Option<Root<'_>> {
+    match (&args.root, &args.prefix) {
+        (Some(r), _) => Some(Root::Root(r)),
+        (None, Some(p)) => Some(Root::Prefix(p)),
+        (None, None) => None,
+    }
+}
+
+/// The flat document of `--registered` or `--mcp-json`, else the default one.
+pub(crate) fn flat_document(args: &FlatDocumentArgs) -> std::path::PathBuf {
+    args.flat_document
+        .clone()
+        .or_else(|| args.mcp_json.clone())
+        .unwrap_or_else(crate::registration::flat_document::default_path)
 }
 
 /// Moved to the domain ([`crate::registration::gate`]); re-exported for `verify-identity`.

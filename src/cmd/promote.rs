@@ -38,11 +38,7 @@ fn transition(
         config: t.declaration.config.as_deref(),
         server: t.server.as_deref(),
         name_suffix: &t.name_suffix,
-        flat_document: t
-            .flat_document
-            .flat_document
-            .clone()
-            .unwrap_or_else(crate::registration::flat_document::default_path),
+        flat_document: super::flat_document(&t.flat_document),
         ledger: ledger_path(t.ledger.ledger.as_deref()),
         trusted_signers: t.trusted_signers.as_deref(),
         clients: &t.client.clients,

@@ -19,10 +19,11 @@ use crate::promotion::PromotionError;
 
 pub(crate) fn prune(args: &PruneArgs, style: &Style) -> Result<Exit, Error> {
     let given = selection::absolute_prefix(&args.prefix)?;
-    let flat_document = args
-        .flat_document
-        .clone()
-        .unwrap_or_else(crate::registration::flat_document::default_path);
+    // A directory of deployments is refused with the --prefix that would work: prune takes no
+    // --config, so the servers it can know of are the built-in ones.
+    let decl = crate::deployment::declaration::Declaration::load(None)?;
+    selection::refuse_directory_of_deployments(&decl, &given, None, &Default::default())?;
+    let flat_document = super::flat_document(&args.flat_document);
     let prefix = Prefix::open(&given)?;
     let _lock = prefix.lock(args.lock_timeout, &crate::output::notice)?;
     let journal = prefix.journal_path()?;

@@ -11,7 +11,12 @@ use crate::output::{emit, Format, Style};
 
 pub(crate) fn run(args: &RenderArgs, style: &Style) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let (server, prefix) = selection::single(&decl, &args.at.prefix, args.at.server.as_deref())?;
+    let (server, prefix) = selection::single(
+        &decl,
+        &args.at.prefix,
+        args.at.server.as_deref(),
+        &Default::default(),
+    )?;
     render::check_deployed(server, &prefix)?;
     let rendered = render::render(server, &prefix)?;
     // A release layout whose `current` dangles or points outside releases/ is not a

@@ -9,7 +9,7 @@ use crate::deployment::declaration::{
 };
 use crate::deployment::layout::Sha;
 use crate::notice::{Notice, Notify};
-use crate::usage::UsageError;
+use crate::usage::{CommandLine, UsageError};
 
 /// Why the servers a command names cannot be selected: the declaration, or what the command
 /// line asked for.
@@ -19,6 +19,75 @@ pub(crate) enum SelectionError {
     Declaration(#[from] DeclarationError),
     #[error(transparent)]
     Usage(#[from] UsageError),
+    #[error(transparent)]
+    DirectoryKind(#[from] DirectoryKindError),
+}
+
+/// A directory of the other kind than the flag means: `--prefix DIR` is one deployment,
+/// `--root ROOT` a directory of deployments (`ROOT/<server>`). Each carries the user's own
+/// command line rewritten into the one that would work.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DirectoryKindError {
+    /// `--prefix` of render-mcp, verify-identity, promote, rollback or prune given a directory
+    /// that holds deployments.
+    #[error(
+        "--prefix {} is a directory of deployments (ROOT/<server>), not one deployment",
+        dir.display()
+    )]
+    DeploymentsForOne {
+        dir: PathBuf,
+        /// The declared servers deployed at `dir/<server>`.
+        held: Vec<String>,
+        /// The command with `--prefix dir/<server>` for the server the command line points at.
+        works: CommandLine,
+        /// Whether the command also takes `--root` (verify-identity).
+        takes_root: bool,
+    },
+    /// `--root` of install, uninstall or status given one server's own deployment.
+    #[error(
+        "--root {} is the deployment of {server} itself, not a directory of deployments \
+         (ROOT/<server>)",
+        dir.display()
+    )]
+    OneForDeployments {
+        dir: PathBuf,
+        server: String,
+        /// The command with `--root <parent> --server <server>`.
+        works: CommandLine,
+    },
+}
+
+impl DirectoryKindError {
+    pub(crate) fn help(&self) -> Option<String> {
+        Some(match self {
+            DirectoryKindError::DeploymentsForOne {
+                dir,
+                held,
+                works,
+                takes_root,
+            } => {
+                let noun = if held.len() == 1 {
+                    "the deployment"
+                } else {
+                    "the deployments"
+                };
+                let mut help = format!(
+                    "{} holds {noun} {}: {works}",
+                    dir.display(),
+                    held.join(", ")
+                );
+                if *takes_root {
+                    help.push_str(&format!(
+                        " (or every one of them in one call: --root {} with --expect-commit \
+                         NAME=SHA for each)",
+                        dir.display()
+                    ));
+                }
+                help
+            }
+            DirectoryKindError::OneForDeployments { works, .. } => works.to_string(),
+        })
+    }
 }
 
 /// One server to act on.
@@ -31,28 +100,106 @@ pub(crate) struct Selected {
 
 /// An absolute prefix without `.`/`..` (whose meaning would depend on symlinks).
 pub(crate) fn absolute_prefix(prefix: &Path) -> Result<PathBuf, UsageError> {
-    if has_dot_components(prefix) {
+    absolute_dir("--prefix", prefix)
+}
+
+/// `dir`, given as `flag`, absolute and without `.`/`..` (whose meaning would depend on
+/// symlinks).
+pub(crate) fn absolute_dir(flag: &str, dir: &Path) -> Result<PathBuf, UsageError> {
+    if has_dot_components(dir) {
         return Err(UsageError::new(
-            format!("--prefix {} holds . or .. components", prefix.display()),
-            "give the prefix as a plain path, e.g. /opt/codetools",
+            format!("{flag} {} holds . or .. components", dir.display()),
+            "give the directory as a plain path, e.g. /opt/codetools",
         ));
     }
-    std::path::absolute(prefix).map_err(|e| {
+    std::path::absolute(dir).map_err(|e| {
         UsageError::new(
-            format!("--prefix {} cannot be made absolute: {e}", prefix.display()),
-            "give an absolute --prefix",
+            format!("{flag} {} cannot be made absolute: {e}", dir.display()),
+            format!("give an absolute {flag}"),
         )
     })
 }
 
-/// `render-mcp`/`verify-identity`: the server named by `--server`, else by the prefix's last
-/// component.
+/// What else on the command line points at one server, for the `help:` line of a
+/// [`DirectoryKindError`]: `--server`, the registered `--name`, the NAMEs of `--expect-commit
+/// NAME=SHA`, in that order of preference; and whether the command takes `--root`.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Hints<'a> {
+    pub(crate) names: Vec<&'a str>,
+    pub(crate) takes_root: bool,
+}
+
+/// The declared servers deployed as `dir/<server>`: `dir` is a directory of deployments.
+fn held_deployments<'a>(decl: &'a Declaration, dir: &Path) -> Vec<&'a Server> {
+    decl.servers
+        .iter()
+        .filter(|s| holds_deployment(s, &dir.join(&s.name)))
+        .collect()
+}
+
+/// Refuse `prefix` (given as `--prefix`, meant as one deployment of `wanted` when known)
+/// when it is a directory of deployments and not `wanted`'s own: the error carries the user's
+/// command line with the `--prefix` of the server it points at.
+pub(crate) fn refuse_directory_of_deployments(
+    decl: &Declaration,
+    prefix: &Path,
+    wanted: Option<&Server>,
+    hints: &Hints,
+) -> Result<(), DirectoryKindError> {
+    let held = held_deployments(decl, prefix);
+    if held.is_empty() {
+        return Ok(());
+    }
+    let own = match wanted {
+        Some(s) => holds_deployment(s, prefix),
+        // Without a declared server to ask, a release layout's markers say it is one.
+        None => ["current", "releases", "VERSION"]
+            .iter()
+            .any(|m| prefix.join(m).symlink_metadata().is_ok()),
+    };
+    if own {
+        return Ok(());
+    }
+    // The server the command line points at: a hint equal to a held server's name, or
+    // starting with it (a registered name `codetools-test`), the longest match; else the first.
+    let pick = hints
+        .names
+        .iter()
+        .find_map(|n| {
+            held.iter()
+                .filter(|s| n.starts_with(s.name.as_str()))
+                .max_by_key(|s| s.name.len())
+        })
+        .unwrap_or(&held[0]);
+    let dir = prefix.join(&pick.name);
+    let mut names = vec![pick.name.clone()];
+    names.extend(
+        held.iter()
+            .filter(|s| s.name != pick.name)
+            .map(|s| s.name.clone()),
+    );
+    Err(DirectoryKindError::DeploymentsForOne {
+        dir: prefix.to_path_buf(),
+        held: names,
+        works: CommandLine::current().replace("--prefix", "--prefix", &dir.to_string_lossy()),
+        takes_root: hints.takes_root,
+    })
+}
+
+/// `render-mcp`/`verify-identity`/`promote`/`rollback`: the server named by `--server`, else
+/// by the prefix's last component. A directory of deployments given as `--prefix` is refused
+/// with the command that would work (see [`refuse_directory_of_deployments`]).
 pub(crate) fn single<'a>(
     decl: &'a Declaration,
     prefix: &Path,
     server: Option<&str>,
+    hints: &Hints,
 ) -> Result<(&'a Server, PathBuf), SelectionError> {
     let prefix = absolute_prefix(prefix)?;
+    let mut hints = hints.clone();
+    if let Some(s) = server {
+        hints.names.insert(0, s);
+    }
     let name = match server {
         Some(s) => s.to_string(),
         None => {
@@ -61,6 +208,7 @@ pub(crate) fn single<'a>(
                 .and_then(|n| n.to_str())
                 .unwrap_or_default();
             if !decl.names().contains(&last) {
+                refuse_directory_of_deployments(decl, &prefix, None, &hints)?;
                 return Err(UsageError::new(
                     format!(
                         "--prefix {} does not end in a declared server's name (declared: {})",
@@ -74,7 +222,34 @@ pub(crate) fn single<'a>(
             last.to_string()
         }
     };
-    Ok((decl.get(&name)?, prefix))
+    let server = decl.get(&name)?;
+    refuse_directory_of_deployments(decl, &prefix, Some(server), &hints)?;
+    Ok((server, prefix))
+}
+
+/// Where install, uninstall and status find the servers: `ROOT/<server>`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Root<'a> {
+    /// `--root ROOT`: a directory of deployments, and only that.
+    Root(&'a Path),
+    /// `--prefix ROOT`, the spelling from before `--root`: a directory of deployments, or a
+    /// server's own deployment (`install --prefix /opt/codetools`), as it always was.
+    Prefix(&'a Path),
+}
+
+impl<'a> Root<'a> {
+    pub(crate) fn path(&self) -> &'a Path {
+        match self {
+            Root::Root(p) | Root::Prefix(p) => p,
+        }
+    }
+
+    pub(crate) fn flag(&self) -> &'static str {
+        match self {
+            Root::Root(_) => "--root",
+            Root::Prefix(_) => "--prefix",
+        }
+    }
 }
 
 /// The servers an install, uninstall or status acts on, and the flat document it uses.
@@ -86,6 +261,8 @@ pub(crate) struct Selection {
     pub(crate) named: bool,
     /// The servers [`Selection::skip_absent`] dropped, with why.
     pub(crate) skipped: Vec<(String, String)>,
+    /// Every declared server's name, for the messages about a name that is not selected.
+    pub(crate) declared: Vec<String>,
 }
 
 impl Selection {
@@ -93,7 +270,7 @@ impl Selection {
     /// as [`many`] takes them; `flat_document`: the flat document.
     pub(crate) fn load(
         config: Option<&Path>,
-        root: Option<&Path>,
+        root: Option<Root>,
         servers: &[String],
         name_suffix: &str,
         flat_document: PathBuf,
@@ -106,6 +283,7 @@ impl Selection {
             flat_document,
             named,
             skipped: Vec::new(),
+            declared: decl.names().iter().map(|n| n.to_string()).collect(),
         })
     }
 
@@ -115,7 +293,7 @@ impl Selection {
     /// Refuses when nothing is left.
     pub(crate) fn skip_absent(
         &mut self,
-        root: Option<&Path>,
+        root: Option<Root>,
         notify: Notify,
     ) -> Result<(), UsageError> {
         if self.named {
@@ -137,11 +315,12 @@ impl Selection {
         if self.servers.is_empty() {
             let help = match root {
                 Some(r) => format!(
-                    "deploy a server at ROOT/NAME under --prefix {}; for one server's own \
-                     prefix P, pass `--prefix $(dirname P) --server NAME`",
-                    r.display()
+                    "deploy a server at ROOT/NAME under {} {}; for one server's own \
+                     deployment P, pass `--root $(dirname P) --server NAME`",
+                    r.flag(),
+                    r.path().display()
                 ),
-                None => "deploy a release first, or pass --prefix ROOT where servers are \
+                None => "deploy a release first, or pass --root ROOT where servers are \
                          deployed as ROOT/NAME"
                     .into(),
             };
@@ -184,18 +363,22 @@ fn holds_deployment(server: &Server, dir: &Path) -> bool {
 /// `install`/`uninstall`/`status`: each selected server (all when none is named) at `ROOT/S`
 /// or its declared prefix, registered as `S` + suffix; and whether servers were named.
 ///
-/// `--prefix` here is a root, but a server's own prefix is a natural thing to pass
-/// (`install --prefix /opt/codetools`). When the root's last component names a declared server,
-/// the root holds that server's deployment and no `ROOT/<server>` exists, it is taken as that
-/// server's prefix, saying so to `notify`; never as a root holding `…/codetools/codetools`.
+/// `--prefix` here is a root (the spelling from before `--root`), but a server's own prefix is
+/// a natural thing to pass (`install --prefix /opt/codetools`). When the root's last component
+/// names a declared server, the root holds that server's deployment and no `ROOT/<server>`
+/// exists, it is taken as that server's prefix, saying so to `notify`; never as a root holding
+/// `…/codetools/codetools`. `--root` means a directory of deployments only: given one
+/// server's own deployment, it is refused with the command that would work.
 pub(crate) fn many(
     decl: &Declaration,
-    root: Option<&Path>,
+    root: Option<Root>,
     names: &[String],
     suffix: &str,
     notify: Notify,
 ) -> Result<(Vec<Selected>, bool), SelectionError> {
-    let root = root.map(absolute_prefix).transpose()?;
+    let strict = matches!(root, Some(Root::Root(_)));
+    let flag = root.map_or("--root", |r| r.flag());
+    let root = root.map(|r| absolute_dir(flag, r.path())).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
     let mut own_prefix: Option<PathBuf> = None;
     let server_prefix = root.as_deref().and_then(|r| {
@@ -203,6 +386,17 @@ pub(crate) fn many(
         let s = decl.servers.iter().find(|s| s.name == last)?;
         (r.join(&s.name).symlink_metadata().is_err() && holds_deployment(s, r)).then_some(s)
     });
+    if let (Some(s), Some(r), true) = (server_prefix, root.as_deref(), strict) {
+        let parent = r.parent().unwrap_or(Path::new("/"));
+        return Err(DirectoryKindError::OneForDeployments {
+            dir: r.to_path_buf(),
+            server: s.name.clone(),
+            works: CommandLine::current()
+                .replace("--root", "--root", &parent.to_string_lossy())
+                .ensure("--server", &s.name),
+        }
+        .into());
+    }
     if let (Some(s), Some(r)) = (server_prefix, root.as_deref()) {
         if names.iter().any(|n| *n != s.name) {
             return Err(UsageError::new(
@@ -214,7 +408,7 @@ pub(crate) fn many(
                     names.join(", ")
                 ),
                 format!(
-                    "pass the directory that holds the servers, e.g. --prefix {}",
+                    "pass the directory that holds the servers, e.g. --root {}",
                     r.parent().unwrap_or(Path::new("/")).display()
                 ),
             )
@@ -266,39 +460,74 @@ pub(crate) fn expect_commit(s: &str) -> Result<Sha, UsageError> {
     Sha::parse(s).map_err(|why| {
         UsageError::new(
             format!("--expect-commit {s:?} is not a full commit sha: {why}"),
-            "pass the full sha, e.g. --expect-commit \"$(git rev-parse HEAD)\"",
+            "pass the full sha, or NAME=SHA, e.g. --expect-commit \"$(git rev-parse HEAD)\"",
         )
     })
 }
 
-/// `verify-identity --expect-commit`: a sha, or `NAME=SHA` as install takes it, where NAME must
-/// be the server checked.
-pub(crate) fn expect_commit_for(s: &str, server: &str) -> Result<Sha, UsageError> {
-    match s.split_once('=') {
-        None => expect_commit(s),
-        Some((name, sha)) if name == server => expect_commit(sha),
-        Some((name, _)) => Err(UsageError::new(
-            format!("--expect-commit {s:?} names the server {name:?}, but this checks {server:?}"),
-            format!("pass --expect-commit {server}=SHA, or the bare sha"),
-        )),
-    }
+/// One `--expect-commit`: `SHA`, the commit of the one selected server, or `NAME=SHA`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ExpectCommit {
+    Bare(Sha),
+    Named(String, Sha),
 }
 
-/// Parse `--expect-commit NAME=SHA` options; each NAME must be one of `selection`'s servers.
-/// A commit expected of a server that was skipped as not deployed is refused: the caller
-/// expected it to be there.
+/// Parse every `--expect-commit` the same way on every command: `SHA` or `NAME=SHA`, the sha
+/// full (40 or 64 hex).
+pub(crate) fn parse_expect_commits(given: &[String]) -> Result<Vec<ExpectCommit>, UsageError> {
+    given
+        .iter()
+        .map(|g| match g.split_once('=') {
+            None => Ok(ExpectCommit::Bare(expect_commit(g)?)),
+            Some((name, sha)) if !name.is_empty() => {
+                Ok(ExpectCommit::Named(name.to_string(), expect_commit(sha)?))
+            }
+            Some(_) => Err(UsageError::new(
+                format!("--expect-commit {g:?} has no server name before the ="),
+                "pass NAME=SHA, e.g. --expect-commit codetools=$(git rev-parse HEAD), or the bare sha",
+            )),
+        })
+        .collect()
+}
+
+/// Which server each of `given` is the expected commit of, among `selection`'s servers. A
+/// bare sha needs exactly one selected server; a NAME must be selected (a server skipped as
+/// not deployed is refused: the caller expected it to be there); one commit per server.
 pub(crate) fn expect_commits(
-    pairs: &[String],
+    given: &[ExpectCommit],
     selection: &Selection,
 ) -> Result<BTreeMap<String, Sha>, UsageError> {
-    let selected = &selection.servers;
+    let selected: Vec<&str> = selection
+        .servers
+        .iter()
+        .map(|s| s.server.name.as_str())
+        .collect();
     let mut out = BTreeMap::new();
-    for pair in pairs {
-        let Some((name, sha)) = pair.split_once('=') else {
-            return Err(UsageError::new(
-                format!("--expect-commit {pair:?} is not NAME=SHA"),
-                "e.g. --expect-commit codetools=$(git rev-parse HEAD)",
-            ));
+    for e in given {
+        let (name, sha) = match e {
+            ExpectCommit::Named(name, sha) => (name.as_str(), sha),
+            ExpectCommit::Bare(sha) => match selected.as_slice() {
+                [one] => (*one, sha),
+                _ => {
+                    return Err(UsageError::new(
+                        format!(
+                            "--expect-commit {sha} is a bare sha, but {} servers are selected \
+                             ({})",
+                            selected.len(),
+                            selected.join(", ")
+                        ),
+                        format!(
+                            "name the server of each commit, e.g. {}; or select one server \
+                             with --server NAME",
+                            selected
+                                .iter()
+                                .map(|n| format!("--expect-commit {n}=SHA"))
+                                .collect::<Vec<_>>()
+                                .join(" ")
+                        ),
+                    ))
+                }
+            },
         };
         if let Some((_, why)) = selection.skipped.iter().find(|(n, _)| n == name) {
             return Err(UsageError::new(
@@ -306,13 +535,35 @@ pub(crate) fn expect_commits(
                 format!("deploy {name} first, or drop its --expect-commit"),
             ));
         }
-        if !selected.iter().any(|s| s.server.name == name) {
+        if !selection.declared.iter().any(|d| d == name) {
             return Err(UsageError::new(
-                format!("--expect-commit names {name:?}, which is not being installed"),
-                "name one of the servers being installed",
+                format!(
+                    "--expect-commit names {name:?}, which is not a declared server (declared: \
+                     {})",
+                    selection.declared.join(", ")
+                ),
+                format!(
+                    "name a declared server ({}), or declare {name} in a --config FILE",
+                    selection.declared.join(", ")
+                ),
             ));
         }
-        if out.insert(name.to_string(), expect_commit(sha)?).is_some() {
+        if !selected.contains(&name) {
+            return Err(UsageError::new(
+                format!(
+                    "--expect-commit names {name:?}, which is not selected (selected: {})",
+                    selected.join(", ")
+                ),
+                match selected.as_slice() {
+                    [one] => format!(
+                        "pass --expect-commit {one}=SHA (or the bare sha), or with --root \
+                         select {name} too: --server {name}"
+                    ),
+                    _ => format!("select it too with --server {name}, or drop its --expect-commit"),
+                },
+            ));
+        }
+        if out.insert(name.to_string(), sha.clone()).is_some() {
             return Err(UsageError::new(
                 format!("--expect-commit is given twice for {name:?}"),
                 "give one commit per server",
@@ -320,4 +571,135 @@ pub(crate) fn expect_commits(
         }
     }
     Ok(out)
+}
+
+/// verify-identity's rule on top of [`expect_commits`]: every selected server has one.
+pub(crate) fn require_every_commit(
+    expected: &BTreeMap<String, Sha>,
+    selection: &Selection,
+) -> Result<(), UsageError> {
+    let missing: Vec<&str> = selection
+        .servers
+        .iter()
+        .map(|s| s.server.name.as_str())
+        .filter(|n| !expected.contains_key(*n))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        format!(
+            "no --expect-commit for {}, which {} selected",
+            missing.join(", "),
+            if missing.len() == 1 { "is" } else { "are" }
+        ),
+        format!(
+            "give {}, or narrow the check with --server NAME",
+            missing
+                .iter()
+                .map(|n| format!("--expect-commit {n}=SHA"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CT: &str = "c0de7001c0de7001c0de7001c0de7001c0de7001";
+    const OR: &str = "0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e";
+
+    /// The built-in declaration's servers, `names` of them selected.
+    fn selection(names: &[&str]) -> Selection {
+        let decl = Declaration::load(None).unwrap();
+        Selection {
+            servers: names
+                .iter()
+                .map(|n| Selected {
+                    server: decl.get(n).unwrap().clone(),
+                    prefix: PathBuf::from("/opt").join(n),
+                    registered_name: n.to_string(),
+                })
+                .collect(),
+            flat_document: PathBuf::from("/dev/null"),
+            named: true,
+            skipped: Vec::new(),
+            declared: decl.names().iter().map(|n| n.to_string()).collect(),
+        }
+    }
+
+    fn given(args: &[&str]) -> Vec<ExpectCommit> {
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        parse_expect_commits(&args).unwrap()
+    }
+
+    fn resolved(args: &[&str], names: &[&str]) -> Result<Vec<(String, String)>, String> {
+        expect_commits(&given(args), &selection(names))
+            .map(|m| m.into_iter().map(|(k, v)| (k, v.to_string())).collect())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_bare_sha_is_the_commit_of_the_one_selected_server() {
+        assert_eq!(
+            resolved(&[CT], &["codetools"]),
+            Ok(vec![("codetools".into(), CT.into())])
+        );
+    }
+
+    #[test]
+    fn a_bare_sha_with_several_servers_selected_is_refused() {
+        let e = resolved(&[CT], &["codetools", "orchestrata"]).unwrap_err();
+        assert!(e.contains("bare sha, but 2 servers are selected"), "{e}");
+    }
+
+    #[test]
+    fn name_equals_sha_is_the_commit_of_that_server() {
+        let ct = format!("codetools={CT}");
+        let or = format!("orchestrata={OR}");
+        assert_eq!(
+            resolved(&[&ct, &or], &["codetools", "orchestrata"]),
+            Ok(vec![
+                ("codetools".into(), CT.into()),
+                ("orchestrata".into(), OR.into())
+            ])
+        );
+    }
+
+    #[test]
+    fn a_name_not_selected_or_not_declared_and_a_name_given_twice_are_refused() {
+        let or = format!("orchestrata={OR}");
+        let e = resolved(&[&or], &["codetools"]).unwrap_err();
+        assert!(
+            e.contains("which is not selected (selected: codetools)"),
+            "{e}"
+        );
+        let nope = format!("nope={OR}");
+        let e = resolved(&[&nope], &["codetools"]).unwrap_err();
+        assert!(e.contains("which is not a declared server"), "{e}");
+        let ct = format!("codetools={CT}");
+        let e = resolved(&[&ct, CT], &["codetools"]).unwrap_err();
+        assert!(e.contains("given twice"), "{e}");
+    }
+
+    #[test]
+    fn parse_refuses_an_abbreviated_sha_and_an_empty_name() {
+        for bad in ["c0de7001", "codetools=c0de7001", "=c0de7001"] {
+            assert!(parse_expect_commits(&[bad.to_string()]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_selected_server_needs_a_commit_where_it_is_required() {
+        let sel = selection(&["codetools", "orchestrata"]);
+        let ct = format!("codetools={CT}");
+        let expected = expect_commits(&given(&[&ct]), &sel).unwrap();
+        let e = require_every_commit(&expected, &sel).unwrap_err();
+        assert!(
+            e.to_string().contains("no --expect-commit for orchestrata"),
+            "{e}"
+        );
+    }
 }

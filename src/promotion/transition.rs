@@ -212,7 +212,7 @@ impl<'a> Run<'a> {
 /// Step 1: validate (no client is opened yet).
 pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, TransitionError> {
     let decl = Declaration::load(t.config)?;
-    let (server, given) = selection::single(&decl, t.prefix, t.server)?;
+    let (server, given) = selection::single(&decl, t.prefix, t.server, &Default::default())?;
     if server.layout != Layout::Release {
         return Err(usage(
             format!(

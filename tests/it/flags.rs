@@ -54,7 +54,7 @@ fn a_server_prefix_given_as_the_root_is_recognised() {
     ])
     .code(2)
     .stderr_has(&format!(
-        "help: pass the directory that holds the servers, e.g. --prefix {}",
+        "help: pass the directory that holds the servers, e.g. --root {}",
         opt.display()
     ));
     // status and uninstall take it the same way.
@@ -195,7 +195,7 @@ fn verify_identity_takes_name_eq_sha_and_the_default_document() {
         "codetools-test",
     ])
     .code(2)
-    .stderr_has("names the server \"orchestrata\", but this checks \"codetools\"")
+    .stderr_has("names \"orchestrata\", which is not selected (selected: codetools)")
     .stderr_has("help: pass --expect-commit codetools=SHA");
 }
 

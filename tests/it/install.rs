@@ -281,10 +281,10 @@ fn expect_commit_pairs_are_validated() {
     w.sample();
     install(&w, &["--expect-commit", "codetools"])
         .code(2)
-        .stderr_has("is not NAME=SHA");
-    install(&w, &["--expect-commit", "nope=abc"])
+        .stderr_has("is not a full commit sha");
+    install(&w, &["--expect-commit", &format!("nope={CT_SHA}")])
         .code(2)
-        .stderr_has("not being installed");
+        .stderr_has("which is not a declared server");
     install(&w, &["--expect-commit", "codetools=abc1234"])
         .code(2)
         .stderr_has("abbreviated");

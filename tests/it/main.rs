@@ -34,3 +34,4 @@ mod status;
 mod transaction;
 mod vendor;
 mod versions;
+mod vocabulary;
