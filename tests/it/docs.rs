@@ -891,3 +891,301 @@ fn help_points_to_installed_docs_not_repository_paths() {
     assert!(named.len() >= 5, "only {named:?} named");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+// ---- every example block: checked, a synopsis, or not run for a stated reason ---------
+
+/// A fenced block's info string and its lines with their 1-based numbers.
+struct Block {
+    file: String,
+    info: String,
+    lines: Vec<(usize, String)>,
+}
+
+fn blocks(file: &str, text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut cur: Option<Block> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        match cur.take() {
+            None => {
+                if let Some(info) = t.strip_prefix("```") {
+                    cur = Some(Block {
+                        file: file.to_string(),
+                        info: info.trim().to_string(),
+                        lines: Vec::new(),
+                    });
+                }
+            }
+            Some(mut b) => {
+                if t.starts_with("```") {
+                    out.push(b);
+                } else {
+                    b.lines.push((i + 1, line.to_string()));
+                    cur = Some(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The `--flags` of `mcp-deploy CMD... --help`.
+fn help_flags(w: &World, cmd: &[&str]) -> BTreeSet<String> {
+    let mut args = cmd.to_vec();
+    args.push("--help");
+    let r = w.run(&args);
+    r.code(0);
+    let mut out = BTreeSet::new();
+    for line in r.stdout.lines() {
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("-")
+            .filter(|r| r.len() > 2 && &r[1..3] == ", ")
+            .map_or(t, |r| &r[3..]);
+        if let Some(rest) = t.strip_prefix("--") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            out.insert(format!("--{name}"));
+        }
+    }
+    out
+}
+
+/// The `--flags` named in a piece of a command line (`[--server NAME]...`, `--x=1`).
+fn flags_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        let before = rest[..i].chars().last();
+        let name: String = rest[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if !before.is_some_and(|c| c.is_alphanumeric() || c == '-') && !name.is_empty() {
+            out.insert(format!("--{name}"));
+        }
+        rest = &rest[i + 2 + name.len()..];
+    }
+    out
+}
+
+/// The `mcp-deploy` invocations of a block: `(line, command words, the rest)`, with `\`
+/// continuations and indented synopsis continuations joined, and the shell's part (`|`, `>`,
+/// `&&`, `;`, `#`) cut off.
+fn invocations(lines: &[(usize, String)]) -> Vec<(usize, Vec<String>, String)> {
+    let mut joined: Vec<(usize, String)> = Vec::new();
+    let mut continues = false;
+    for (n, line) in lines {
+        let l = line.strip_prefix("$ ").unwrap_or(line);
+        let indented = l.starts_with(' ') && !l.trim().is_empty();
+        match joined.last_mut() {
+            Some((_, prev)) if continues || (indented && prev.contains("mcp-deploy ")) => {
+                prev.push(' ');
+                prev.push_str(l.trim());
+            }
+            _ => joined.push((*n, l.to_string())),
+        }
+        continues = l.trim_end().ends_with('\\');
+    }
+    let mut out = Vec::new();
+    for (n, line) in joined {
+        let Some(i) = line.find("mcp-deploy ") else {
+            continue;
+        };
+        // Only a command: at the start of the line or after `$(`, `&&`, `;` (not a path
+        // such as `deploy/install-claude-config.sh`, nor an argument as in `-n mcp-deploy`).
+        let before = line[..i].trim_end();
+        if !(before.is_empty() || before.ends_with(['(', ';']) || before.ends_with("&&")) {
+            continue;
+        }
+        let cmdline = &line[i + "mcp-deploy ".len()..];
+        // A `|` followed by a flag is a synopsis's alternative, not a pipe.
+        let pipe = cmdline
+            .match_indices('|')
+            .map(|(k, _)| k)
+            .find(|k| !cmdline[k + 1..].trim_start().starts_with('-'));
+        let stop = cmdline.find(['>', ';', '#']);
+        let cut = match (pipe, stop) {
+            (Some(a), Some(b)) => &cmdline[..a.min(b)],
+            (Some(k), None) | (None, Some(k)) => &cmdline[..k],
+            (None, None) => cmdline,
+        };
+        let cut = cut.split("&&").next().unwrap_or(cut);
+        let mut words: Vec<String> = Vec::new();
+        let mut it = cut.split_whitespace();
+        if let Some(first) = it.next().filter(|w| !w.starts_with('-')) {
+            words.push(first.to_string());
+            if first == "manifest" {
+                words.extend(it.next().map(String::from));
+            }
+        }
+        out.push((n, words, cut.to_string()));
+    }
+    out
+}
+
+/// Issue 23, item 13: every ```` ```sh ```` and ```` ```console ```` block of every docs page
+/// is run (```` ```console checked ````), is a synopsis checked against `--help` (```` ```sh
+/// synopsis ````: every flag the command's `--help` lists is in it, and it names none that
+/// `--help` does not), or is marked ```` not-run: REASON ```` (a host's `/opt`, systemd, a
+/// CI runner); and every `mcp-deploy` command line in any of them names a command that exists
+/// and only flags its `--help` lists. A page that disagrees with the binary fails here, naming
+/// the file, the line and the difference.
+#[test]
+fn every_command_example_is_checked_a_synopsis_or_marked_not_run() {
+    let w = World::new();
+    let mut cache: std::collections::BTreeMap<Vec<String>, Option<BTreeSet<String>>> =
+        Default::default();
+    let mut flags_of = |cmd: &[String]| -> Option<BTreeSet<String>> {
+        cache
+            .entry(cmd.to_vec())
+            .or_insert_with(|| {
+                let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+                let mut probe = args.clone();
+                probe.push("--help");
+                (w.run(&probe).code == 0).then(|| help_flags(&w, &args))
+            })
+            .clone()
+    };
+    let mut bad = Vec::new();
+    let mut synopses = 0;
+    for file in markdown_files() {
+        let name = file.strip_prefix(repo()).unwrap().display().to_string();
+        let text = fs::read_to_string(&file).unwrap();
+        for b in blocks(&name, &text) {
+            let mut words = b.info.split_whitespace();
+            let lang = words.next().unwrap_or_default();
+            if lang != "sh" && lang != "console" {
+                continue;
+            }
+            let first = b.lines.first().map_or(0, |l| l.0);
+            let kind = words.next().unwrap_or_default();
+            match kind {
+                "checked" if lang == "console" => {}
+                "synopsis" => {}
+                "not-run:" if words.next().is_some() => {}
+                _ => bad.push(format!(
+                    "{}:{}: a ```{} block that is not ```console checked, ```sh synopsis or \
+                     marked `not-run: REASON`",
+                    b.file,
+                    first - 1,
+                    b.info
+                )),
+            }
+            // A checked block is run; in a console block only `$ ` lines are commands.
+            let commands: Vec<(usize, String)> = if kind == "checked" {
+                Vec::new()
+            } else if lang == "console" {
+                let mut keep = false;
+                b.lines
+                    .iter()
+                    .filter(|(_, l)| {
+                        let take = l.starts_with("$ ") || keep;
+                        keep = take && l.trim_end().ends_with('\\');
+                        take
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                b.lines.clone()
+            };
+            for (n, cmd, rest) in invocations(&commands) {
+                if cmd.is_empty() {
+                    continue;
+                }
+                let Some(known) = flags_of(&cmd) else {
+                    bad.push(format!(
+                        "{}:{n}: `mcp-deploy {}` is no command",
+                        b.file,
+                        cmd.join(" ")
+                    ));
+                    continue;
+                };
+                let unknown: Vec<_> = flags_in(&rest).difference(&known).cloned().collect();
+                if !unknown.is_empty() {
+                    bad.push(format!(
+                        "{}:{n}: `mcp-deploy {}` has no {} (its --help lists {})",
+                        b.file,
+                        cmd.join(" "),
+                        unknown.join(", "),
+                        known.iter().cloned().collect::<Vec<_>>().join(" ")
+                    ));
+                }
+            }
+            if kind == "synopsis" {
+                synopses += 1;
+                // The synopsis is the block's first command line (to the first blank line).
+                let head: Vec<(usize, String)> = b
+                    .lines
+                    .iter()
+                    .take_while(|(_, l)| !l.trim().is_empty())
+                    .cloned()
+                    .collect();
+                let Some((n, cmd, rest)) = invocations(&head).into_iter().next() else {
+                    bad.push(format!(
+                        "{}:{first}: a synopsis block without `mcp-deploy CMD`",
+                        b.file
+                    ));
+                    continue;
+                };
+                let Some(known) = flags_of(&cmd) else {
+                    continue;
+                };
+                let shown = flags_in(&rest);
+                let missing: Vec<_> = known
+                    .iter()
+                    .filter(|f| !["--help", "--version", "--color"].contains(&f.as_str()))
+                    .filter(|f| !shown.contains(*f))
+                    .cloned()
+                    .collect();
+                if !missing.is_empty() {
+                    bad.push(format!(
+                        "{}:{n}: the synopsis of `mcp-deploy {}` lacks {}, which its --help lists",
+                        b.file,
+                        cmd.join(" "),
+                        missing.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(synopses >= 8, "only {synopses} synopses");
+    assert!(
+        bad.is_empty(),
+        "{} docs examples disagree:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_example_scanner() {
+    let lines: Vec<(usize, String)> = [
+        "mcp-deploy install [--prefix ROOT] [--server NAME]...",
+        "                   [--json]",
+        "",
+        "mcp-deploy verify-identity --prefix /opt/x \\",
+        "    --expect-commit \"$(git rev-parse HEAD)\" | jq . # ok --nope",
+        "deploy/install-claude-config.sh [--prefix ROOT]",
+        "$ mcp-deploy manifest verify /opt/x --json",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, l)| (i + 1, l.to_string()))
+    .collect();
+    let inv = invocations(&lines);
+    assert_eq!(
+        inv.len(),
+        3,
+        "{:?}",
+        inv.iter().map(|i| &i.2).collect::<Vec<_>>()
+    );
+    assert_eq!(inv[0].1, vec!["install"]);
+    let want: BTreeSet<String> = ["--prefix", "--server", "--json"].map(String::from).into();
+    assert_eq!(flags_in(&inv[0].2), want);
+    assert_eq!(inv[1].0, 4);
+    assert!(!flags_in(&inv[1].2).contains("--nope"));
+    assert_eq!(inv[2].1, vec!["manifest", "verify"]);
+}
