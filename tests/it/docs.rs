@@ -7,7 +7,7 @@
 //! dependency:
 //!
 //! ```text
-//! $ mcp-deploy sample /tmp/demo        a command (mcp-deploy or cat), shell-quoted
+//! $ mcp-deploy sample /tmp/demo        a command (mcp-deploy, cat or sh), shell-quoted
 //! ? 2                                  optional: the exit code (default 0)
 //! codetools: /tmp/demo/codetools ...   the expected stdout, then stderr
 //! ...                                  any number of lines
@@ -460,8 +460,10 @@ impl Scratch {
         let program = match argv[0].as_str() {
             "mcp-deploy" => PathBuf::from(env!("CARGO_BIN_EXE_mcp-deploy")),
             "cat" => PathBuf::from("/bin/cat"),
+            // To change a deployment the way an attacker or an accident would.
+            "sh" => PathBuf::from("/bin/sh"),
             other => panic!(
-                "{}:{}: a checked example runs mcp-deploy or cat, not {other}",
+                "{}:{}: a checked example runs mcp-deploy, cat or sh, not {other}",
                 ex.file, ex.line
             ),
         };
@@ -1058,6 +1060,20 @@ fn every_command_example_is_checked_a_synopsis_or_marked_not_run() {
             let mut words = b.info.split_whitespace();
             let lang = words.next().unwrap_or_default();
             if lang != "sh" && lang != "console" {
+                // The CI jobs are run by tests/it/ci_examples.rs; any other block with a
+                // command line in it must say which kind it is.
+                let ci = lang == "yaml";
+                let commands = b.lines.iter().find(|(_, l)| {
+                    let l = l.trim_start();
+                    l.starts_with("$ ") || l.starts_with("mcp-deploy ")
+                });
+                if let (false, Some((n, _))) = (ci, commands) {
+                    bad.push(format!(
+                        "{}:{n}: a command line in a ```{} block: make it ```console checked, \
+                         ```sh synopsis or ```sh not-run: REASON",
+                        b.file, b.info
+                    ));
+                }
                 continue;
             }
             let first = b.lines.first().map_or(0, |l| l.0);
