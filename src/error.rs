@@ -88,7 +88,7 @@ impl Error {
             ) => Some(
                 "a declaration is {\"servers\": [{\"name\", \"prefix\", \"layout\": \
                  \"release\"|\"prefix\", \"template\": FILE or \"entry\": {...}}]}; see \
-                 docs/formats.md"
+                 /usr/share/doc/mcp-deploy/formats.md"
                     .into(),
             ),
             Error::Render(e) => e.help(),

@@ -32,7 +32,7 @@ impl IoError {
                     .into(),
             ),
             io::ErrorKind::FileTooLarge => {
-                Some("check what the file is; the size bounds are listed in docs/content.md".into())
+                Some("check what the file is; the size bounds are listed in /usr/share/doc/mcp-deploy/content.md".into())
             }
             _ => None,
         }

@@ -77,6 +77,7 @@ mod vendored_sdk;
 #[cfg(test)]
 mod version;
 
+pub use cli::manual::try_parse as parse_args;
 pub use cli::Cli;
 
 /// The version line `--version` prints: the package version and the commit the binary was

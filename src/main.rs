@@ -1,8 +1,6 @@
 //! The `mcp-deploy` binary: parse the command line, run it, map the outcome to an exit code.
 //! Everything else lives in the library so that it can be read and tested without a process.
 
-use clap::Parser;
-
 fn main() -> std::process::ExitCode {
     // The exec shim every client call and server is started through: an internal entry, not
     // a command (see `mcp_deploy::exec_child`).
@@ -10,7 +8,7 @@ fn main() -> std::process::ExitCode {
     if args.get(1).is_some_and(|a| a == mcp_deploy::EXEC_CHILD) {
         return mcp_deploy::exec_child(&args[2..]);
     }
-    let cli = match mcp_deploy::Cli::try_parse() {
+    let cli = match mcp_deploy::parse_args() {
         Ok(cli) => cli,
         Err(e) => return mcp_deploy::usage_error(e).into(),
     };

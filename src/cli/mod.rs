@@ -10,12 +10,13 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::clients::ClientKind;
 
+pub mod manual;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "mcp-deploy",
     version = crate::VERSION,
-    about = "Register deployed MCP servers with coding-agent clients, and prove what is registered.",
-    after_help = "Exit status: 0 every check passed, 1 a check failed, 2 could not run."
+    about = "Register deployed MCP servers with coding-agent clients, and prove what is registered."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -647,7 +648,6 @@ pub struct ManifestCreateArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 the release matches, 1 it does not, 2 could not check.")]
 pub struct ManifestVerifyArgs {
     #[command(flatten)]
     pub release: ManifestDirArgs,
@@ -656,10 +656,6 @@ pub struct ManifestVerifyArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 every artifact verified, 1 a check failed, 2 could not \
-                        run (DIR missing, a malformed --manifest, package.json or lockfile)."
-)]
 pub struct VerifyVendorArgs {
     /// The vendor directory to walk.
     #[arg(value_name = "DIR", default_value = "vendor")]
@@ -676,10 +672,6 @@ pub struct VerifyVendorArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 written, 1 refused (the manifest lacks the file or \
-                        disagrees), 2 could not run."
-)]
 pub struct PinVendorArgs {
     /// The vendored tarball; its sidecar is TARBALL.sha256.
     #[arg(value_name = "TARBALL")]
@@ -749,10 +741,6 @@ pub struct TransitionArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 promoted and verified, 1 a check failed (before the switch: \
-                  nothing changed; after it: everything was put back), 2 could not run."
-)]
 pub struct PromoteArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
@@ -765,10 +753,6 @@ pub struct PromoteArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Exit status: 0 rolled back and verified, 1 a check failed (everything put \
-                  back), 2 could not run (no previous release in the history, say)."
-)]
 pub struct RollbackArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]
@@ -782,7 +766,6 @@ pub struct RollbackArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status: 0 pruned (or, with --dry-run, listed), 2 could not run.")]
 pub struct PruneArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
     #[arg(long, value_name = "DIR")]

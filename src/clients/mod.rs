@@ -277,7 +277,7 @@ impl ClientError {
             ClientError::WroteElsewhere { client, wrote, .. } => Some(format!(
                 "this {client} version does not write where it is told: check {} by hand for \
                  what it changed, and use a {client} version in the supported range \
-                 (docs/clients.md)",
+                 (/usr/share/doc/mcp-deploy/clients.md)",
                 wrote
                     .iter()
                     .map(|p| p.display().to_string())

@@ -116,7 +116,7 @@ impl PolicyError {
             },
             PolicyError::Malformed { .. } => "fix the line: `principals [options] keytype \
                  base64-key [comment]`, options namespaces=\"...\", valid-after=\"YYYYMMDD[HHMM[SS]]Z\", \
-                 valid-before=\"...\" (see docs/formats.md)"
+                 valid-before=\"...\" (see /usr/share/doc/mcp-deploy/formats.md)"
                 .into(),
             PolicyError::CertAuthority { .. } => "list each builder's own public key instead of \
                  the certificate authority's"
@@ -126,7 +126,7 @@ impl PolicyError {
                  `chown root: FILE && chmod go-w FILE`"
                 .into(),
             PolicyError::Empty { .. } => "add a line per builder: `builder@example.org \
-                 namespaces=\"mcp-deploy\" ssh-ed25519 AAAA...` (see docs/operations.md)"
+                 namespaces=\"mcp-deploy\" ssh-ed25519 AAAA...` (see /usr/share/doc/mcp-deploy/operations.md)"
                 .into(),
         })
     }

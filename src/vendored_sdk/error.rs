@@ -169,7 +169,7 @@ impl VendorError {
             E::Walk(_) => return None,
             E::Io(e) => return e.help(),
             E::ManifestMalformed { .. } | E::ManifestDuplicate { .. } => {
-                "use the release manifest as the SDK's release published it; see docs/vendor.md \
+                "use the release manifest as the SDK's release published it; see /usr/share/doc/mcp-deploy/vendor.md \
                  for the formats"
                     .into()
             }

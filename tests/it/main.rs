@@ -7,6 +7,7 @@ mod harness;
 
 mod attacks;
 
+mod ci_examples;
 mod client_files;
 mod clients;
 mod compat;

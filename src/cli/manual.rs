@@ -1,0 +1,482 @@
+//! What a command's `--help` and its man page say beyond the flags, written once as data:
+//! examples, exit status, files and environment (issue 23, item 14). [`command`] puts them
+//! into clap's `after_help` (a one-line exit status, for `-h`) and `after_long_help` (all of
+//! it, for `--help`); `mcp-deploy man` renders the same rows as the EXAMPLES, EXIT STATUS,
+//! FILES and ENVIRONMENT sections, so the two cannot drift apart. The examples are parsed by
+//! the command line in a unit test, so none names a flag that does not exist.
+
+use clap::CommandFactory;
+
+use super::Cli;
+
+/// One command's page: `path` is the command under `mcp-deploy` (`[]` for the top level,
+/// `["manifest", "verify"]` for a nested one).
+pub struct Page {
+    pub path: &'static [&'static str],
+    /// `(command line, what it does)`.
+    pub examples: &'static [(&'static str, &'static str)],
+    /// `(code, meaning)`.
+    pub exit_status: &'static [(u8, &'static str)],
+    /// `(path, what it is)`.
+    pub files: &'static [(&'static str, &'static str)],
+    /// `(variable, what it does)`.
+    pub environment: &'static [(&'static str, &'static str)],
+}
+
+/// Where the docs pages are installed (the Debian package's `/usr/share/doc/mcp-deploy/`, the
+/// repository's `docs/`): what help text points to, never a repository path.
+pub const DOC_DIR: &str = "/usr/share/doc/mcp-deploy";
+
+const CHECKS: &[(u8, &str)] = &[
+    (0, "every check passed"),
+    (
+        1,
+        "it ran and a check failed (the report says which, with evidence)",
+    ),
+    (
+        2,
+        "it could not run: a usage error, unreadable or malformed input, the client CLI \
+         missing, failing or timing out; a help: line says what to do",
+    ),
+];
+
+const FLAT: (&str, &str) = (
+    "~/.claude/mcp-registered.json",
+    "the flat registration document, {\"mcpServers\":{...}} as the client reports it \
+     ($CLAUDE_CONFIG_DIR/mcp-registered.json when that is set; --registered FILE)",
+);
+const RENDERED: (&str, &str) = (
+    "PREFIX/mcp/NAME.mcp.json",
+    "the rendered registration of one server (render-mcp, install)",
+);
+const CLAUDE_JSON: (&str, &str) = (
+    "~/.claude.json",
+    "Claude Code's user configuration, changed only through `claude mcp` \
+     ($CLAUDE_CONFIG_DIR/.claude.json when that is set)",
+);
+const STATE: (&str, &str) = (
+    "~/.claude/.mcp-deploy/",
+    "locks and the journal of an interrupted run, recovered by the next one",
+);
+const LEDGER: (&str, &str) = (
+    "$XDG_STATE_HOME/mcp-deploy/ledger.ndjson",
+    "the audit ledger every change is appended to (--ledger FILE)",
+);
+const LAYOUT: (&str, &str) = (
+    "PREFIX/releases/SHA/, PREFIX/current",
+    "a release layout: each release in releases/, the live one the target of current",
+);
+const DOCS: (&str, &str) = (
+    "/usr/share/doc/mcp-deploy/",
+    "the full documentation (commands.md, formats.md, operations.md, security.md, ...)",
+);
+
+const CLAUDE_CONFIG_DIR: (&str, &str) = (
+    "CLAUDE_CONFIG_DIR",
+    "Claude Code's configuration directory [default: ~/.claude], honoured as claude does",
+);
+const BINARIES: (&str, &str) = (
+    "MCP_DEPLOY_CLAUDE, MCP_DEPLOY_CODEX, MCP_DEPLOY_GEMINI, MCP_DEPLOY_OPENCODE, MCP_DEPLOY_GROK",
+    "a client's binary, as --claude PATH etc. [default: the name on PATH]",
+);
+const MCP_TIMEOUT: (&str, &str) = (
+    "MCP_TIMEOUT",
+    "as --mcp-timeout: how long `claude mcp get` may health-check a server",
+);
+const CLIENT_HOMES: (&str, &str) = (
+    "CODEX_HOME, GEMINI_CLI_HOME, XDG_CONFIG_HOME",
+    "where the other clients keep their configuration, honoured as they do",
+);
+const NO_COLOR: (&str, &str) = (
+    "NO_COLOR, TERM",
+    "with --color auto, NO_COLOR set or TERM=dumb turns colour off",
+);
+
+/// Every page, the top level first.
+pub const PAGES: &[Page] = &[
+    Page {
+        path: &[],
+        examples: &[
+            ("mcp-deploy sample /tmp/demo", "lay out a sample deployment to try it on"),
+            (
+                "mcp-deploy install --prefix /tmp/demo --name-suffix -test",
+                "register codetools-test and orchestrata-test, and verify them",
+            ),
+            ("mcp-deploy man install", "the page of one command"),
+        ],
+        exit_status: CHECKS,
+        files: &[FLAT, CLAUDE_JSON, DOCS],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, NO_COLOR],
+    },
+    Page {
+        path: &["render-mcp"],
+        examples: &[(
+            "mcp-deploy render-mcp --prefix /opt/codetools",
+            "write /opt/codetools/mcp/codetools.mcp.json",
+        )],
+        exit_status: &[(0, "written"), (2, "could not run")],
+        files: &[RENDERED],
+        environment: &[],
+    },
+    Page {
+        path: &["verify-identity"],
+        examples: &[
+            (
+                "mcp-deploy verify-identity --prefix /opt/codetools --expect-commit c0de7001c0de7001c0de7001c0de7001c0de7001",
+                "what CI runs on the host",
+            ),
+            (
+                "mcp-deploy verify-identity --prefix /tmp/demo/codetools --name codetools-test --expect-commit c0de7001c0de7001c0de7001c0de7001c0de7001 --json",
+                "a test install, as one JSON object",
+            ),
+        ],
+        exit_status: CHECKS,
+        files: &[FLAT, CLAUDE_JSON, LAYOUT],
+        environment: &[CLAUDE_CONFIG_DIR, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["install"],
+        examples: &[
+            (
+                "mcp-deploy install --prefix /tmp/demo --name-suffix -test --dry-run",
+                "what would change",
+            ),
+            (
+                "mcp-deploy install --prefix /tmp/demo --name-suffix -test",
+                "register codetools-test and orchestrata-test",
+            ),
+            ("mcp-deploy install", "every declared server from its prefix under /opt"),
+        ],
+        exit_status: CHECKS,
+        files: &[RENDERED, FLAT, CLAUDE_JSON, STATE, LEDGER],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, MCP_TIMEOUT, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["uninstall"],
+        examples: &[(
+            "mcp-deploy uninstall --prefix /tmp/demo --name-suffix -test",
+            "remove what the matching install registered (test teardown)",
+        )],
+        exit_status: CHECKS,
+        files: &[FLAT, CLAUDE_JSON, STATE, LEDGER],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["status"],
+        examples: &[(
+            "mcp-deploy status --prefix /tmp/demo --name-suffix -test",
+            "read-only: does everything agree?",
+        )],
+        exit_status: &[
+            (0, "everything agrees"),
+            (1, "something drifted (the report says what)"),
+            (2, "could not run"),
+        ],
+        files: &[RENDERED, FLAT, CLAUDE_JSON],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["sample"],
+        examples: &[(
+            "mcp-deploy sample /tmp/demo",
+            "/tmp/demo/codetools (a release layout) and /tmp/demo/orchestrata (a prefix)",
+        )],
+        exit_status: &[(0, "laid out"), (2, "could not run")],
+        files: &[],
+        environment: &[],
+    },
+    Page {
+        path: &["manifest"],
+        examples: &[
+            ("mcp-deploy manifest create /opt/codetools/releases/c0de7001c0de7001c0de7001c0de7001c0de7001", "write MANIFEST.sha256"),
+            ("mcp-deploy manifest verify /opt/codetools/releases/c0de7001c0de7001c0de7001c0de7001c0de7001", "check the files against it"),
+        ],
+        exit_status: &[
+            (0, "written, or the release matches"),
+            (1, "it does not match"),
+            (2, "could not run"),
+        ],
+        files: &[("DIR/MANIFEST.sha256", "the release's content manifest")],
+        environment: &[],
+    },
+    Page {
+        path: &["manifest", "create"],
+        examples: &[(
+            "mcp-deploy manifest create /opt/codetools/releases/c0de7001c0de7001c0de7001c0de7001c0de7001",
+            "write the release's MANIFEST.sha256",
+        )],
+        exit_status: &[(0, "written"), (2, "could not run")],
+        files: &[("DIR/MANIFEST.sha256", "the manifest written")],
+        environment: &[],
+    },
+    Page {
+        path: &["manifest", "verify"],
+        examples: &[(
+            "mcp-deploy manifest verify /opt/codetools/releases/c0de7001c0de7001c0de7001c0de7001c0de7001",
+            "check the release's files against its MANIFEST.sha256",
+        )],
+        exit_status: &[
+            (0, "the release matches"),
+            (1, "it does not"),
+            (2, "could not check"),
+        ],
+        files: &[("DIR/MANIFEST.sha256", "the manifest checked against")],
+        environment: &[],
+    },
+    Page {
+        path: &["verify-vendor"],
+        examples: &[(
+            "mcp-deploy verify-vendor vendor --manifest sdk-release.json",
+            "every vendored tarball against its sidecar, the manifest and the lockfile",
+        )],
+        exit_status: &[
+            (0, "every artifact verified"),
+            (1, "a check failed"),
+            (
+                2,
+                "could not run (DIR missing, a malformed --manifest, package.json or lockfile)",
+            ),
+        ],
+        files: &[
+            ("DIR/*.tgz.sha256", "each tarball's sidecar"),
+            ("package-lock.json", "the lockfile whose integrity each tarball must match"),
+        ],
+        environment: &[],
+    },
+    Page {
+        path: &["pin-vendor"],
+        examples: &[(
+            "mcp-deploy pin-vendor vendor/sdk-1.2.3.tgz --manifest sdk-release.json",
+            "write vendor/sdk-1.2.3.tgz.sha256 once the manifest agrees",
+        )],
+        exit_status: &[
+            (0, "written"),
+            (1, "refused (the manifest lacks the file or disagrees)"),
+            (2, "could not run"),
+        ],
+        files: &[("TARBALL.sha256", "the sidecar written")],
+        environment: &[],
+    },
+    Page {
+        path: &["completions"],
+        examples: &[(
+            "mcp-deploy completions bash > /etc/bash_completion.d/mcp-deploy",
+            "bash completion",
+        )],
+        exit_status: &[(0, "printed"), (2, "could not run")],
+        files: &[],
+        environment: &[],
+    },
+    Page {
+        path: &["man"],
+        examples: &[
+            ("mcp-deploy man install | man -l -", "read install's page"),
+            ("mcp-deploy man manifest verify", "a nested command's page"),
+        ],
+        exit_status: &[(0, "printed"), (2, "no such command")],
+        files: &[],
+        environment: &[],
+    },
+    Page {
+        path: &["promote"],
+        examples: &[
+            (
+                "mcp-deploy promote --prefix /opt/codetools --release c0de7001c0de7001c0de7001c0de7001c0de7001 --dry-run",
+                "check the release and say whether current would switch",
+            ),
+            (
+                "mcp-deploy promote --prefix /opt/codetools --release c0de7001c0de7001c0de7001c0de7001c0de7001",
+                "make it live, register and verify, all undone on failure",
+            ),
+        ],
+        exit_status: &[
+            (0, "promoted and verified"),
+            (
+                1,
+                "a check failed (before the switch: nothing changed; after it: everything was \
+                 put back)",
+            ),
+            (2, "could not run"),
+        ],
+        files: &[LAYOUT, RENDERED, FLAT, CLAUDE_JSON, STATE, LEDGER],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, MCP_TIMEOUT, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["rollback"],
+        examples: &[
+            ("mcp-deploy rollback --prefix /opt/codetools", "back to the release live before"),
+            (
+                "mcp-deploy rollback --prefix /opt/codetools --to c0de7001c0de7001c0de7001c0de7001c0de7001",
+                "back to a named release",
+            ),
+        ],
+        exit_status: &[
+            (0, "rolled back and verified"),
+            (1, "a check failed (everything put back)"),
+            (2, "could not run (no previous release in the history, say)"),
+        ],
+        files: &[LAYOUT, RENDERED, FLAT, CLAUDE_JSON, STATE, LEDGER],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, MCP_TIMEOUT, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
+        path: &["prune"],
+        examples: &[
+            (
+                "mcp-deploy prune --prefix /opt/codetools --keep 3 --dry-run",
+                "what would be removed, and why the others stay",
+            ),
+            ("mcp-deploy prune --prefix /opt/codetools --keep 3", "remove them"),
+        ],
+        exit_status: &[(0, "pruned (or, with --dry-run, listed)"), (2, "could not run")],
+        files: &[LAYOUT, FLAT],
+        environment: &[CLAUDE_CONFIG_DIR],
+    },
+];
+
+/// The page of the command at `path`, if one is written.
+pub fn page(path: &[&str]) -> Option<&'static Page> {
+    PAGES.iter().find(|p| p.path == path)
+}
+
+/// `man mcp-deploy-install`: the man page a command's help points to.
+pub fn man_name(path: &[&str]) -> String {
+    std::iter::once("mcp-deploy")
+        .chain(path.iter().copied())
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+/// The one-line exit status `-h` shows.
+fn short_help(page: &Page) -> String {
+    let codes: Vec<String> = page
+        .exit_status
+        .iter()
+        .map(|(c, m)| {
+            format!(
+                "{c} {}",
+                m.split([':', ';', '(']).next().unwrap_or(m).trim()
+            )
+        })
+        .collect();
+    format!(
+        "Exit status: {}. More: `--help`, `man {}`.",
+        codes.join(", "),
+        man_name(page.path)
+    )
+}
+
+/// Everything `--help` shows after the flags.
+fn long_help(page: &Page) -> String {
+    let mut out = String::new();
+    if !page.examples.is_empty() {
+        out.push_str("Examples:\n");
+        for (cmd, what) in page.examples {
+            out.push_str(&format!("  {cmd}\n      {what}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str("Exit status:\n");
+    for (code, what) in page.exit_status {
+        out.push_str(&format!("  {code}  {what}\n"));
+    }
+    for (title, rows) in [("Files", page.files), ("Environment", page.environment)] {
+        if rows.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{title}:\n"));
+        for (name, what) in rows {
+            out.push_str(&format!("  {name}\n      {what}\n"));
+        }
+    }
+    out.push_str(&format!(
+        "\nSee also: man {}; the documentation in {DOC_DIR}/ (commands.md: every command).",
+        man_name(page.path)
+    ));
+    out
+}
+
+/// The command line with every page's text in its help: what parsing, `--help` and
+/// `mcp-deploy man` all use.
+pub fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    for page in PAGES {
+        cmd = with_page(cmd, page.path, page);
+    }
+    cmd
+}
+
+fn with_page(cmd: clap::Command, path: &[&str], page: &'static Page) -> clap::Command {
+    match path.split_first() {
+        None => cmd
+            .after_help(short_help(page))
+            .after_long_help(long_help(page)),
+        Some((first, rest)) => cmd.mut_subcommand(*first, |sub| with_page(sub, rest, page)),
+    }
+}
+
+/// Parse the process's arguments with [`command`].
+pub fn try_parse() -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let matches = command().try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(cmd: &clap::Command, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(prefix.clone());
+        for sub in cmd.get_subcommands() {
+            let mut p = prefix.clone();
+            p.push(sub.get_name().to_string());
+            paths(sub, p, out);
+        }
+    }
+
+    #[test]
+    fn every_command_has_a_page_and_every_page_a_command() {
+        let mut all = Vec::new();
+        paths(&command(), Vec::new(), &mut all);
+        for p in &all {
+            let p: Vec<&str> = p.iter().map(String::as_str).collect();
+            assert!(
+                page(&p).is_some(),
+                "no page for `mcp-deploy {}`",
+                p.join(" ")
+            );
+        }
+        for page in PAGES {
+            let p: Vec<String> = page.path.iter().map(|s| s.to_string()).collect();
+            assert!(all.contains(&p), "a page for no command: {:?}", page.path);
+        }
+    }
+
+    #[test]
+    fn every_example_parses() {
+        for page in PAGES {
+            for (example, _) in page.examples {
+                // The shell's part (a pipe, a redirection) is not the command's.
+                let line = example.split(['|', '>']).next().unwrap();
+                let argv: Vec<&str> = line.split_whitespace().collect();
+                assert_eq!(argv[0], "mcp-deploy", "{example}");
+                assert!(
+                    argv[1..].len() >= page.path.len() && argv[1..=page.path.len()] == *page.path,
+                    "an example on {:?}'s page runs another command: {example}",
+                    page.path
+                );
+                if let Err(e) = command().try_get_matches_from(&argv) {
+                    panic!("the example `{example}` does not parse:\n{e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_page_has_an_exit_status_for_success_and_could_not_run() {
+        for page in PAGES {
+            let codes: Vec<u8> = page.exit_status.iter().map(|(c, _)| *c).collect();
+            assert!(codes.contains(&0) && codes.contains(&2), "{:?}", page.path);
+        }
+    }
+}
