@@ -205,9 +205,9 @@ impl Runner {
             ProcessError::Interrupted => ClientError::Interrupted {
                 step: shown.to_string(),
             },
-            ProcessError::TimedOut { secs } => ClientError::TimedOut {
+            ProcessError::TimedOut { timeout } => ClientError::TimedOut {
                 step: shown.to_string(),
-                secs,
+                timeout,
             },
             ProcessError::Spawn { source, .. } => ClientError::Spawn {
                 step: shown.to_string(),

@@ -31,14 +31,8 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
     let gated = install::gate(&opts)?;
     if !gated.ok && !args.dry_run {
-        let servers = gated
-            .gate
-            .into_iter()
-            .map(|mut g| {
-                g.registration = Some(NOT_CHANGED.into());
-                g
-            })
-            .collect();
+        let mut servers = gated.gate;
+        install::not_changed(&mut servers);
         crate::output::print(&Report::new(servers, None), args.json, Exit::CheckFailed);
         if args.json {
             eprintln!("{GATE_LINE}");
@@ -66,4 +60,3 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
 /// What a gate failure says, after the failed checks.
 const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
                          registers anything, and the deployment failed the checks above";
-const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";

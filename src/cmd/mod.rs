@@ -23,6 +23,7 @@ use crate::clients::{Client, ClientOptions};
 use crate::deployment::selection::Selection;
 use crate::error::Error;
 use crate::exit::Exit;
+use std::time::Duration;
 
 pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
     match &cli.command {
@@ -43,14 +44,15 @@ pub(crate) fn dispatch(cli: &Cli) -> Result<Exit, Error> {
     }
 }
 
-/// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).
-pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOptions {
+/// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
+/// `claude mcp get`); zero for the others.
+pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> ClientOptions {
     ClientOptions {
         binaries: args.binaries.clone(),
         homes: Default::default(),
-        // clap refuses --client-timeout 0.
-        timeout: std::time::Duration::from_secs(args.client_timeout),
-        mcp_timeout_ms,
+        // The parser refuses a --client-timeout under 1ms.
+        timeout: args.client_timeout,
+        mcp_timeout,
         calls_binary: true,
     }
 }
@@ -58,11 +60,11 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOp
 /// Open every client of `--client`, each once, in the order given.
 pub(crate) fn open_clients(
     args: &ClientArgs,
-    mcp_timeout_ms: u64,
+    mcp_timeout: Duration,
 ) -> Result<Vec<Box<dyn Client>>, Error> {
     Ok(crate::registration::session::open_named(
         &args.clients,
-        &client_options(args, mcp_timeout_ms),
+        &client_options(args, mcp_timeout),
     )?)
 }
 

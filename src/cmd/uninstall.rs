@@ -16,7 +16,7 @@ pub(crate) fn uninstall(args: &UninstallArgs) -> Result<Exit, Error> {
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     uninstall::check(&opts)?;
-    let clients = super::open_clients(&args.client, 0)?;
+    let clients = super::open_clients(&args.client, std::time::Duration::ZERO)?;
     match uninstall::uninstall(&opts, &clients, &crate::output::notice)? {
         Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, args.json, Exit::Success),
         Uninstalled::Done(report) => crate::output::print(&report, args.json, Exit::Success),

@@ -11,7 +11,6 @@ use crate::exit::Exit;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::Report;
 use crate::registration::flat_document;
-use std::time::Duration;
 
 pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
@@ -43,9 +42,7 @@ pub(crate) fn run(args: &VerifyArgs) -> Result<Exit, Error> {
             declared: declared.clone(),
             expected: Some(expected.clone()),
             require_content: args.content,
-            handshake: args
-                .handshake
-                .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+            handshake: args.handshake.then_some(args.handshake_timeout),
             live,
             layers: clients::effective_layers(kind, &registered_name, &declared),
             strict: args.strict,

@@ -116,8 +116,12 @@ pub(crate) fn check_deployed(server: &Server, prefix: &Path) -> Result<(), Rende
         prefix: prefix.to_path_buf(),
         missing: what,
     };
-    if !prefix.is_dir() {
-        return Err(missing(format!("{} is not a directory", prefix.display())));
+    match prefix.metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing(format!("{} does not exist", prefix.display())))
+        }
+        Ok(m) if m.is_dir() => {}
+        _ => return Err(missing(format!("{} is not a directory", prefix.display()))),
     }
     if server.layout == Layout::Release {
         let current = prefix.join("current");

@@ -48,7 +48,12 @@ pub(crate) struct Prefix {
 
 impl Prefix {
     pub(crate) fn open(given: &Path) -> Result<Prefix, PromotionError> {
-        let real = fs::canonicalize(given).map_err(|e| IoError::new("cannot resolve", given, e))?;
+        let real = fs::canonicalize(given).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => PromotionError::NoPrefix {
+                path: given.to_path_buf(),
+            },
+            _ => IoError::new("cannot resolve", given, e).into(),
+        })?;
         if !real.is_dir() {
             return Err(IoError::new(
                 "refused",
@@ -104,19 +109,15 @@ impl Prefix {
     }
 
     /// Take the prefix lock, waiting up to `timeout`; a wait is told to `notify`.
-    pub(crate) fn lock(&self, timeout: u64, notify: Notify) -> Result<Lock, PromotionError> {
+    pub(crate) fn lock(&self, timeout: Duration, notify: Notify) -> Result<Lock, PromotionError> {
         let path = self.state_file("prefix.lock")?;
-        Ok(Lock::acquire(
-            &path,
-            Duration::from_secs(timeout),
-            |holder| {
-                notify(Notice::LockWait {
-                    path: path.clone(),
-                    holder: holder.to_string(),
-                    timeout_s: timeout,
-                })
-            },
-        )?)
+        Ok(Lock::acquire(&path, timeout, |holder| {
+            notify(Notice::LockWait {
+                path: path.clone(),
+                holder: holder.to_string(),
+                timeout,
+            })
+        })?)
     }
 
     /// The release `current` points at (its directory name under `releases/`), `None` when

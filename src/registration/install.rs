@@ -58,7 +58,7 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) content: bool,
     pub(crate) strict: bool,
     pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     pub(crate) ledger: PathBuf,
 }
 
@@ -141,6 +141,30 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         gate,
         ok,
     })
+}
+
+/// A refused install's verdict for each server of the gate's `reports`, each its own: a
+/// server that failed says so; one that passed says which others failed, since install
+/// registers all or nothing.
+pub(crate) fn not_changed(reports: &mut [ServerReport]) {
+    let mut failed: Vec<String> = Vec::new();
+    for r in reports.iter().filter(|r| !r.ok()) {
+        if !failed.contains(&r.name) {
+            failed.push(r.name.clone());
+        }
+    }
+    let others = match failed.as_slice() {
+        [one] => format!("{one} failed its checks"),
+        [rest @ .., last] => format!("{} and {last} failed their checks", rest.join(", ")),
+        [] => "the deployment failed its checks".into(),
+    };
+    for r in reports.iter_mut() {
+        r.registration = Some(if r.ok() {
+            format!("not changed: {others}, and install registers all or nothing")
+        } else {
+            "not changed: its deployment failed the checks below".into()
+        });
+    }
 }
 
 /// Steps 2–9 into `clients` (opened in the `--client` order), after the gate passed (or for

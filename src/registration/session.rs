@@ -110,7 +110,7 @@ pub(crate) struct Opening<'p> {
     /// The flat document.
     pub(crate) document: &'p Path,
     pub(crate) ledger: &'p Path,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     /// A dry run only reads: no lock, no recovery.
     pub(crate) dry_run: bool,
     /// Whether a missing flat document is read as an empty one (install, promote) or as none
@@ -339,7 +339,7 @@ pub(crate) fn open_named(
 pub(crate) fn lock_and_recover(
     clients: &[Box<dyn Client>],
     document: &Path,
-    lock_timeout: u64,
+    lock_timeout: std::time::Duration,
     ledger: &Path,
     notify: Notify,
 ) -> Result<(Vec<Lock>, Recovered), SessionError> {
@@ -352,17 +352,13 @@ pub(crate) fn lock_and_recover(
         )?);
     }
     paths.push(flat_document::lock_path(document)?);
-    let locks = lock::acquire_all(
-        &paths,
-        std::time::Duration::from_secs(lock_timeout),
-        |path, holder| {
-            notify(Notice::LockWait {
-                path: path.to_path_buf(),
-                holder: holder.to_string(),
-                timeout_s: lock_timeout,
-            })
-        },
-    )?;
+    let locks = lock::acquire_all(&paths, lock_timeout, |path, holder| {
+        notify(Notice::LockWait {
+            path: path.to_path_buf(),
+            holder: holder.to_string(),
+            timeout: lock_timeout,
+        })
+    })?;
     let mut recovered = Vec::new();
     for c in clients {
         let r = transaction::recover(c.as_ref(), ledger, notify)?;

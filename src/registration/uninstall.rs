@@ -22,7 +22,7 @@ use crate::registration::transaction::Change;
 pub(crate) struct UninstallOptions<'a> {
     pub(crate) selection: &'a Selection,
     pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     pub(crate) ledger: PathBuf,
 }
 

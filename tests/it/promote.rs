@@ -1370,7 +1370,7 @@ fn a_server_hanging_on_initialize_is_bounded_by_the_handshake_timeout() {
     let t = Instant::now();
     let r = promote(&w, NEW, &["--handshake-timeout", "1", "--json"]);
     let took = t.elapsed();
-    assert_refused_by_handshake(&w, &r, &before, "no answer to initialize within 1 s");
+    assert_refused_by_handshake(&w, &r, &before, "no answer to initialize within 1s");
     // The timeout plus the 2 s grace between SIGTERM and SIGKILL, and the rest of the run.
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
@@ -1388,7 +1388,7 @@ fn a_server_answering_initialize_but_not_tools_list_is_refused() {
         &format!("#!/bin/sh\nread -r _\necho '{init}'\nexec sleep 300\n"),
     );
     let r = promote(&w, NEW, &["--handshake-timeout", "2", "--json"]);
-    assert_refused_by_handshake(&w, &r, &before, "no answer to tools/list within 2 s");
+    assert_refused_by_handshake(&w, &r, &before, "no answer to tools/list within 2s");
 }
 
 #[test]
