@@ -37,6 +37,11 @@ pub(crate) enum ReleaseDirError {
     Layout(#[from] crate::deployment::layout::LayoutError),
 }
 
+/// The promote journal's name in `<prefix>/.mcp-deploy/`.
+pub(crate) const JOURNAL: &str = "promote.journal.json";
+/// The promote history's name in `<prefix>/.mcp-deploy/`.
+pub(crate) const HISTORY: &str = "history.ndjson";
+
 /// A release layout's prefix: as given (what rendering and registration name) and as its
 /// canonical path (where every file operation happens, resolved once at the start so that a
 /// component swapped for a symlink mid-run cannot redirect it).
@@ -101,11 +106,11 @@ impl Prefix {
     }
 
     pub(crate) fn journal_path(&self) -> Result<PathBuf, IoError> {
-        self.state_file("promote.journal.json")
+        self.state_file(JOURNAL)
     }
 
     pub(crate) fn history_path(&self) -> Result<PathBuf, IoError> {
-        self.state_file("history.ndjson")
+        self.state_file(HISTORY)
     }
 
     /// Take the prefix lock, waiting up to `timeout`; a wait is told to `notify`.
