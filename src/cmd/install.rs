@@ -42,9 +42,16 @@ pub(crate) fn install(args: &InstallArgs) -> Result<Exit, Error> {
         return Ok(Exit::CheckFailed);
     }
     let gate_ok = gated.ok;
-    let clients = super::open_clients(&args.client, args.mcp_timeout.mcp_timeout)?;
+    let (clients, missing) = match args.dry_run {
+        true => super::open_clients_for_dry_run(&args.client, args.mcp_timeout.mcp_timeout)?,
+        false => (
+            super::open_clients(&args.client, args.mcp_timeout.mcp_timeout)?,
+            Vec::new(),
+        ),
+    };
     match install::install(&opts, gated, &clients, &crate::output::notice)? {
-        Installed::DryRun(plan) => {
+        Installed::DryRun(mut plan) => {
+            plan.missing_binaries = missing;
             let exit = Exit::from_checks(gate_ok);
             crate::output::install_plan(&plan, args.json, exit);
             Ok(exit)

@@ -68,6 +68,18 @@ pub(crate) fn open_clients(
     )?)
 }
 
+/// [`open_clients`] for a dry run: a client whose binary is missing is opened to read its
+/// files only; the second list says so, one sentence per such client.
+pub(crate) fn open_clients_for_dry_run(
+    args: &ClientArgs,
+    mcp_timeout: Duration,
+) -> Result<crate::registration::session::DryRunClients, Error> {
+    Ok(crate::registration::session::open_for_dry_run(
+        &args.clients,
+        &client_options(args, mcp_timeout),
+    )?)
+}
+
 /// The servers of `--prefix`/`--server`/`--name-suffix`/`--config`, and the flat document of
 /// `--registered`.
 pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {

@@ -333,6 +333,43 @@ pub(crate) fn open_named(
         .collect()
 }
 
+/// The clients a dry run opened, and a sentence for each whose binary is missing.
+pub(crate) type DryRunClients = (Vec<Box<dyn Client>>, Vec<String>);
+
+/// For a dry run, which calls no client but `--version` (and that only when the binary is
+/// there): open each client as [`open_named`] does, except that one whose binary is missing
+/// is opened to read its files only, so that its plan is made from its config file. Each
+/// such client is named in the second list, saying what the plan rests on and that the real
+/// run needs the binary.
+pub(crate) fn open_for_dry_run(
+    clients: &[ClientKind],
+    options: &ClientOptions,
+) -> Result<DryRunClients, ClientError> {
+    let mut opened = Vec::new();
+    let mut missing = Vec::new();
+    for k in ClientKind::unique(clients) {
+        match clients::open(k, options) {
+            Ok(c) => opened.push(c),
+            Err(e @ ClientError::Missing { .. }) => {
+                let files_only = ClientOptions {
+                    calls_binary: false,
+                    ..options.clone()
+                };
+                let c = clients::open(k, &files_only)?;
+                missing.push(format!(
+                    "{e}: this plan is read from its config file {} (its release is not \
+                     checked); the real run needs the binary ({})",
+                    c.config_path().display(),
+                    e.help().unwrap_or_default()
+                ));
+                opened.push(c);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((opened, missing))
+}
+
 /// Step 2: take the lock of every client and of the flat document `document` (each file
 /// once), then finish off interrupted runs. A wait and each recovery are told to `notify` as
 /// they happen.

@@ -44,6 +44,15 @@ pub fn tree(dir: &Path) -> BTreeMap<PathBuf, String> {
     out
 }
 
+/// [`tree`] of the world, without its TMPDIR: the private scratch directory a run makes for
+/// a client's caches there is removed when the run ends (but the directory's mtime moves).
+fn world_tree(w: &World) -> BTreeMap<PathBuf, String> {
+    let tmp = w.root().join("tmp");
+    let mut t = tree(w.root());
+    t.retain(|p, _| !p.starts_with(&tmp));
+    t
+}
+
 /// The paths whose state differs between two [`tree`]s (added, removed or changed).
 pub fn changed(
     before: &BTreeMap<PathBuf, String>,
@@ -74,12 +83,12 @@ fn prune_dry_run_writes_nothing_not_even_a_lock() {
     w.sample();
     let prefix = w.opt().join("codetools");
     assert!(!prefix.join(".mcp-deploy").exists());
-    let before = tree(w.root());
+    let before = world_tree(&w);
     prune_dry_run(&w, &prefix)
         .run()
         .code(0)
         .stdout_has("dry run: nothing is removed");
-    let after = tree(w.root());
+    let after = world_tree(&w);
     assert_eq!(changed(&before, &after), Vec::<PathBuf>::new());
 }
 
@@ -90,13 +99,13 @@ fn prune_dry_run_works_on_a_prefix_it_cannot_write() {
     let w = World::new();
     w.sample();
     let prefix = w.opt().join("codetools");
-    let before = tree(w.root());
+    let before = world_tree(&w);
     prune_dry_run(&w, &prefix)
         .read_only(&prefix)
         .run()
         .code(0)
         .stdout_has("dry run: nothing is removed");
-    assert_eq!(changed(&before, &tree(w.root())), Vec::<PathBuf>::new());
+    assert_eq!(changed(&before, &world_tree(&w)), Vec::<PathBuf>::new());
     // The real run there says it cannot take the lock (exit 2), as before.
     w.cmd()
         .args(["prune", "--prefix"])
@@ -106,4 +115,177 @@ fn prune_dry_run_works_on_a_prefix_it_cannot_write() {
         .run()
         .code(2)
         .stderr_has("help: ");
+}
+
+/// What a run wrote that mcp-deploy writes itself: the changed paths of the world, without
+/// the client's own files (its config is compared through the mutating calls), the run's
+/// scratch and state directories (lock files, created once, and journals, removed on
+/// commit: not listed by a dry run, as docs/commands.md says).
+fn our_writes(w: &World, before: &BTreeMap<PathBuf, String>) -> Vec<String> {
+    let flat = w.registered();
+    changed(before, &world_tree(w))
+        .into_iter()
+        .filter(|p| {
+            let under = |d: PathBuf| p.starts_with(d);
+            *p == flat
+                || !(under(w.config_dir())
+                    || under(w.root().join("home"))
+                    || under(w.root().join("tmp"))
+                    || p.components().any(|c| c.as_os_str() == ".mcp-deploy")
+                    || p.is_dir())
+        })
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+/// The mutating client calls a dry run lists.
+fn mutating(plan: &serde_json::Value) -> Vec<String> {
+    plan["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["client_calls"].as_array().unwrap().clone())
+        .map(|c| c.as_str().unwrap().to_string())
+        .filter(|c| c.contains(" add-json ") || c.contains(" remove "))
+        .collect()
+}
+
+/// Run `COMMAND --dry-run --json`, then the real run on the same state: the files the real
+/// run wrote are exactly the dry run's `writes`, and the client config changed exactly when
+/// the dry run listed a mutating call (as many ledger records as such calls' names).
+fn dry_run_predicts(w: &World, command: &str, extra: &[&str]) {
+    let ledger = w.root().join("ledger.ndjson");
+    let ledger = ledger.to_str().unwrap();
+    let mut args = vec!["--ledger", ledger];
+    args.extend_from_slice(extra);
+    let before = world_tree(w);
+    let claude_before = fs::read(w.claude_json()).ok();
+    let dry = w
+        .sample_cmd(command)
+        .args(&args)
+        .args(["--dry-run", "--json"])
+        .run();
+    dry.code(0);
+    assert_eq!(
+        changed(&before, &world_tree(w)),
+        Vec::<PathBuf>::new(),
+        "the dry run wrote"
+    );
+    let plan = dry.json();
+    let mut listed: Vec<String> = plan["writes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    listed.sort();
+    let records_before = fs::read_to_string(ledger)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    w.sample_cmd(command).args(&args).run().code(0);
+    let mut wrote = our_writes(w, &before);
+    wrote.sort();
+    assert_eq!(
+        wrote, listed,
+        "what the real run wrote, against the dry run's list"
+    );
+    let calls = mutating(&plan);
+    let claude_after = fs::read(w.claude_json()).ok();
+    assert_eq!(
+        claude_after != claude_before,
+        !calls.is_empty(),
+        "the client config changed, against the mutating calls listed: {calls:?}"
+    );
+    let records = fs::read_to_string(ledger)
+        .unwrap_or_default()
+        .lines()
+        .count();
+    let names: std::collections::BTreeSet<&str> = calls
+        .iter()
+        .filter_map(|c| c.split_whitespace().find(|t| t.ends_with("-test")))
+        .collect();
+    assert_eq!(
+        records - records_before,
+        names.len(),
+        "ledger records: {calls:?}"
+    );
+}
+
+/// Item 7: a no-op `install --dry-run` listed writes that do not happen (both rendered
+/// documents and the flat document). For a fresh state, a no-op, and one drifted server, the
+/// dry run lists exactly what the real run then writes and the mutating calls it makes.
+#[test]
+fn install_dry_run_lists_exactly_what_the_real_run_writes_and_calls() {
+    let w = World::with_real_claude();
+    w.sample();
+    // Fresh.
+    dry_run_predicts(&w, "install", &[]);
+    // No-op: nothing to write, no mutating call.
+    let dry = w.on_sample("install", &["--dry-run", "--json"]);
+    assert_eq!(dry.json()["writes"], serde_json::json!([]));
+    dry_run_predicts(&w, "install", &[]);
+    let human = w.on_sample("install", &["--dry-run"]);
+    assert!(!human.stdout.contains("  write "), "{}", human.stdout);
+    human.stdout_has("as it is (it records this already)");
+    // One drifted server: codetools-test re-registered by hand with other args.
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    let cmd = w.opt().join("codetools/bin/codetools");
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "codetools-test",
+        &serde_json::json!({"command": cmd, "args": ["other"]}).to_string(),
+    ])
+    .code(0);
+    dry_run_predicts(&w, "install", &[]);
+}
+
+/// Item 7: the same for uninstall --dry-run: the flat document is listed only when a line
+/// of it goes, the ledger only when a name is removed.
+#[test]
+fn uninstall_dry_run_lists_exactly_what_the_real_run_writes_and_calls() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    dry_run_predicts(&w, "uninstall", &[]);
+    // Nothing left to remove: nothing to write.
+    dry_run_predicts(&w, "uninstall", &[]);
+}
+
+/// Item 8: a dry run calls no client but for reading, so it needs no client binary: without
+/// claude on PATH it plans from claude's config file, says the binary is missing and that the
+/// real run needs it, and exits as the plan does (it exited 2).
+#[test]
+fn install_dry_run_without_the_client_binary_plans_from_its_config_file() {
+    let w = World::new();
+    assert!(!w.bin().join("claude").exists());
+    w.sample();
+    let before = world_tree(&w);
+    let r = w.on_sample("install", &["--dry-run"]);
+    r.code(0)
+        .stdout_has("codetools-test: would be added in claude")
+        .stdout_has("run   claude mcp add-json -s user codetools-test <entry>")
+        .stdout_has(&format!(
+            "note: claude was not found on PATH: this plan is read from its config file {}",
+            w.claude_json().display()
+        ))
+        .stdout_has("the real run needs the binary (install Claude Code");
+    let j = w.on_sample("install", &["--dry-run", "--json"]);
+    j.code(0);
+    assert!(j.json()["missing_binaries"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("claude was not found on PATH"));
+    w.on_sample("uninstall", &["--dry-run"])
+        .code(0)
+        .stdout_has("note: claude was not found on PATH");
+    assert_eq!(changed(&before, &world_tree(&w)), Vec::<PathBuf>::new());
+    // The real run still needs it.
+    w.on_sample("install", &[])
+        .code(2)
+        .stderr_has("claude was not found on PATH");
 }
