@@ -289,3 +289,39 @@ fn install_dry_run_without_the_client_binary_plans_from_its_config_file() {
         .code(2)
         .stderr_has("claude was not found on PATH");
 }
+
+/// Item 8: promote --dry-run calls no client either (it exited 2 without claude): it runs the
+/// preflight, says what would switch, and that the real run needs the binary.
+#[test]
+fn promote_dry_run_without_the_client_binary_still_predicts() {
+    let w = World::new();
+    assert!(!w.bin().join("claude").exists());
+    w.sample();
+    let ct = w.opt().join("codetools");
+    let new = "b".repeat(40);
+    let to = ct.join("releases").join(&new);
+    fs::create_dir_all(to.join("bin")).unwrap();
+    fs::copy(
+        ct.join("releases").join(CT_SHA).join("bin/codetools"),
+        to.join("bin/codetools"),
+    )
+    .unwrap();
+    fs::write(to.join("VERSION"), format!("{new}\n")).unwrap();
+    let before = world_tree(&w);
+    let promote = || {
+        w.cmd().args(["promote", "--prefix"]).arg(&ct).args([
+            "--release",
+            &new,
+            "--name-suffix",
+            "-test",
+            "--dry-run",
+        ])
+    };
+    promote()
+        .run()
+        .code(0)
+        .stdout_has("would switch")
+        .stdout_has("note: claude was not found on PATH")
+        .stdout_has("the real run needs the binary");
+    assert_eq!(changed(&before, &world_tree(&w)), Vec::<PathBuf>::new());
+}

@@ -621,8 +621,8 @@ fn concurrent_promotes_of_one_prefix_serialize_and_a_kill_is_undone() {
     // Refused after its timeout, nothing changed.
     let r = promote(&w, THIRD, &["--lock-timeout", "1"]);
     r.code(2)
-        .stderr_has("prefix.lock")
-        .stderr_has("still holds");
+        .stderr_has("prefix.lock is held now by pid")
+        .stderr_has("an mcp-deploy run (`");
     assert_eq!(current(&w), format!("releases/{NEW}"));
     // An install of another server runs meanwhile: the promote holds no client lock yet.
     let start = Instant::now();
@@ -738,7 +738,8 @@ fn a_prefix_through_a_symlinked_component_is_switched_in_place() {
     });
     promote(&w, NEW, &["--lock-timeout", "1"])
         .code(2)
-        .stderr_has("still holds");
+        .stderr_has("prefix.lock is held now by pid")
+        .stderr_has("an mcp-deploy run (`");
     let mut first = first;
     first.kill().unwrap();
     let _ = first.wait();
