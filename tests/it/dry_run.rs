@@ -138,28 +138,48 @@ fn our_writes(w: &World, before: &BTreeMap<PathBuf, String>) -> Vec<String> {
         .collect()
 }
 
-/// The mutating client calls a dry run lists.
-fn mutating(plan: &serde_json::Value) -> Vec<String> {
-    plan["servers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| s["client_calls"].as_array().unwrap().clone())
-        .map(|c| c.as_str().unwrap().to_string())
-        .filter(|c| c.contains(" add-json ") || c.contains(" remove "))
-        .collect()
+/// The mutating client calls a dry run lists: `(client, registered name)` of each.
+fn mutating(plan: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for s in plan["servers"].as_array().unwrap() {
+        for c in s["client_calls"].as_array().unwrap() {
+            let c = c.as_str().unwrap();
+            // claude's CLI calls, a file-written client's edits ("add NAME to FILE").
+            if c.contains(" add-json ")
+                || c.contains(" mcp remove ")
+                || c.starts_with("add ")
+                || c.starts_with("remove ")
+            {
+                out.push((
+                    s["client"].as_str().unwrap().to_string(),
+                    s["registered_name"].as_str().unwrap().to_string(),
+                ));
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Each client's config file, by client name.
+fn configs(w: &World) -> BTreeMap<&'static str, Option<Vec<u8>>> {
+    BTreeMap::from([
+        ("claude", fs::read(w.claude_json()).ok()),
+        ("cursor", fs::read(w.cursor_config()).ok()),
+    ])
 }
 
 /// Run `COMMAND --dry-run --json`, then the real run on the same state: the files the real
-/// run wrote are exactly the dry run's `writes`, and the client config changed exactly when
-/// the dry run listed a mutating call (as many ledger records as such calls' names).
+/// run wrote are exactly the dry run's `writes`, each client's config changed exactly when
+/// the dry run listed a mutating call for it, and the ledger got one record per such name.
 fn dry_run_predicts(w: &World, command: &str, extra: &[&str]) {
     let ledger = w.root().join("ledger.ndjson");
     let ledger = ledger.to_str().unwrap();
     let mut args = vec!["--ledger", ledger];
     args.extend_from_slice(extra);
     let before = world_tree(w);
-    let claude_before = fs::read(w.claude_json()).ok();
+    let configs_before = configs(w);
     let dry = w
         .sample_cmd(command)
         .args(&args)
@@ -191,23 +211,21 @@ fn dry_run_predicts(w: &World, command: &str, extra: &[&str]) {
         "what the real run wrote, against the dry run's list"
     );
     let calls = mutating(&plan);
-    let claude_after = fs::read(w.claude_json()).ok();
-    assert_eq!(
-        claude_after != claude_before,
-        !calls.is_empty(),
-        "the client config changed, against the mutating calls listed: {calls:?}"
-    );
+    let configs_after = configs(w);
+    for (client, was) in &configs_before {
+        assert_eq!(
+            configs_after[client] != *was,
+            calls.iter().any(|(c, _)| c == client),
+            "{client}'s config changed, against the mutating calls listed: {calls:?}"
+        );
+    }
     let records = fs::read_to_string(ledger)
         .unwrap_or_default()
         .lines()
         .count();
-    let names: std::collections::BTreeSet<&str> = calls
-        .iter()
-        .filter_map(|c| c.split_whitespace().find(|t| t.ends_with("-test")))
-        .collect();
     assert_eq!(
         records - records_before,
-        names.len(),
+        calls.len(),
         "ledger records: {calls:?}"
     );
 }
@@ -242,6 +260,32 @@ fn install_dry_run_lists_exactly_what_the_real_run_writes_and_calls() {
     ])
     .code(0);
     dry_run_predicts(&w, "install", &[]);
+}
+
+/// Item 7: with several clients (claude and Cursor, whose file mcp-deploy edits), fresh,
+/// no-op, then one client of the two drifted: only that client is listed as changing, and the
+/// real run changes only it.
+#[test]
+fn install_dry_run_of_several_clients_lists_only_the_drifted_ones_changes() {
+    let w = World::with_real_claude();
+    w.sample();
+    let both = ["--client", "claude,cursor"];
+    dry_run_predicts(&w, "install", &both);
+    dry_run_predicts(&w, "install", &both);
+    // Cursor's entry for codetools-test edited by hand; claude's stays as installed.
+    let mut cursor: serde_json::Value =
+        serde_json::from_slice(&fs::read(w.cursor_config()).unwrap()).unwrap();
+    cursor["mcpServers"]["codetools-test"]["args"] = serde_json::json!(["drifted"]);
+    fs::write(w.cursor_config(), cursor.to_string()).unwrap();
+    let dry = w.on_sample(
+        "install",
+        &["--client", "claude,cursor", "--dry-run", "--json"],
+    );
+    assert_eq!(
+        mutating(&dry.json()),
+        vec![("cursor".to_string(), "codetools-test".to_string())]
+    );
+    dry_run_predicts(&w, "install", &both);
 }
 
 /// Item 7: the same for uninstall --dry-run: the flat document is listed only when a line
