@@ -188,7 +188,9 @@ pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
             text.push_str(&format!("  run   {item}\n"));
         }
     }
-    if plan.writes_flat_document {
+    if !plan.ok {
+        // The real run stops at the gate: nothing to write or call.
+    } else if plan.writes_flat_document {
         text.push_str(&format!("write {}\n", plan.flat_document));
     } else {
         text.push_str(&format!(
@@ -204,7 +206,8 @@ pub(crate) fn install_plan(plan: &DryRun, json: bool, exit: Exit) {
     }
     if !plan.ok {
         text.push_str(
-            "the deployment failed the checks marked FAIL: install would register nothing\n",
+            "the deployment failed the checks marked FAIL: install would register nothing, \
+             write nothing and call no client\n",
         );
     }
     emit(&text);

@@ -302,15 +302,25 @@ fn dry_run(
     if writes_flat_document {
         writes.push(flat_document.display().to_string());
     }
-    let appends_ledger = changes.then(|| ledger.display().to_string());
+    let mut appends_ledger = changes.then(|| ledger.display().to_string());
     writes.extend(appends_ledger.clone());
+    let ok = gate.iter().all(ServerReport::ok);
+    if !ok {
+        // The real run stops at the gate (step 1b): it writes nothing and calls no client.
+        for step in &mut steps {
+            step.writes = Some(Vec::new());
+            step.client_calls.clear();
+        }
+        writes.clear();
+        appends_ledger = None;
+    }
     DryRun {
         dry_run: true,
-        ok: gate.iter().all(ServerReport::ok),
+        ok,
         servers: steps,
         flat_document: flat_document.display().to_string(),
         writes,
-        writes_flat_document,
+        writes_flat_document: ok && writes_flat_document,
         appends_ledger,
         missing_binaries: Vec::new(),
     }

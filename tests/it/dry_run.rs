@@ -369,3 +369,41 @@ fn promote_dry_run_without_the_client_binary_still_predicts() {
         .stdout_has("the real run needs the binary");
     assert_eq!(changed(&before, &world_tree(&w)), Vec::<PathBuf>::new());
 }
+
+/// Item 7: when the deployment fails the gate, the real run writes nothing and calls no
+/// client, so neither does the dry run list any write or call (it listed them all).
+#[test]
+fn install_dry_run_of_a_failing_gate_lists_no_write_and_no_call() {
+    let w = World::new();
+    w.sample();
+    let wrong = format!("orchestrata={}", "0".repeat(40));
+    let before = world_tree(&w);
+    let dry = w.on_sample(
+        "install",
+        &["--expect-commit", &wrong, "--dry-run", "--json"],
+    );
+    dry.code(1);
+    let plan = dry.json();
+    assert_eq!(plan["writes"], serde_json::json!([]));
+    for s in plan["servers"].as_array().unwrap() {
+        assert_eq!(s["client_calls"], serde_json::json!([]), "{s}");
+        assert_eq!(s["writes"], serde_json::json!([]), "{s}");
+    }
+    let human = w.on_sample("install", &["--expect-commit", &wrong, "--dry-run"]);
+    human
+        .code(1)
+        .stdout_has("install would register nothing, write nothing and call no client");
+    let listed = |verb: &str| {
+        human
+            .stdout
+            .lines()
+            .any(|l| l.trim_start().starts_with(verb))
+    };
+    assert!(
+        !listed("write ") && !listed("append ") && !listed("run "),
+        "{}",
+        human.stdout
+    );
+    w.on_sample("install", &["--expect-commit", &wrong]).code(1);
+    assert_eq!(changed(&before, &world_tree(&w)), Vec::<PathBuf>::new());
+}
