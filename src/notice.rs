@@ -14,7 +14,7 @@ pub(crate) enum Notice {
     LockWait {
         path: PathBuf,
         holder: String,
-        timeout_s: u64,
+        timeout: std::time::Duration,
     },
     /// One line of the account of an interrupted run that was rolled back.
     Recovery(String),

@@ -105,8 +105,8 @@ pub(crate) enum ProcessError {
         #[source]
         source: std::io::Error,
     },
-    #[error("timed out after {secs} s and was killed")]
-    TimedOut { secs: u64 },
+    #[error("timed out after {} and was killed", humantime::format_duration(*timeout))]
+    TimedOut { timeout: Duration },
     #[error("interrupted by a signal (SIGINT or SIGTERM)")]
     Interrupted,
 }
@@ -188,7 +188,7 @@ fn run_inner(call: &Call, done: Option<&str>) -> Result<Output, ProcessError> {
     let Some(status) = status else {
         let _ = child.wait();
         return Err(ProcessError::TimedOut {
-            secs: call.timeout.as_secs(),
+            timeout: call.timeout,
         });
     };
     // A grandchild that escaped the group may still hold a pipe: do not wait on it forever.
@@ -433,7 +433,10 @@ mod tests {
         // The grandchild keeps stdout open; without killing the group we would wait 100 s.
         let start = Instant::now();
         let err = sh("sleep 100 & sleep 100", 1).unwrap_err();
-        assert!(matches!(err, ProcessError::TimedOut { secs: 1 }), "{err}");
+        assert!(
+            matches!(err, ProcessError::TimedOut { timeout } if timeout == Duration::from_secs(1)),
+            "{err}"
+        );
         assert!(start.elapsed() < Duration::from_secs(50));
     }
 
@@ -460,7 +463,10 @@ mod tests {
             ..call
         };
         let err = run_until(&call, "never").unwrap_err();
-        assert!(matches!(err, ProcessError::TimedOut { secs: 1 }), "{err}");
+        assert!(
+            matches!(err, ProcessError::TimedOut { timeout } if timeout == Duration::from_secs(1)),
+            "{err}"
+        );
     }
 
     #[test]

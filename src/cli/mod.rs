@@ -5,12 +5,14 @@
 use std::collections::BTreeMap;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::clients::ClientKind;
 
 pub mod manual;
+pub(crate) mod duration;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -259,8 +261,8 @@ pub struct ClientArgs {
     /// An explicit binary per client name (`--claude`, `--codex`, ...: the flag is the
     /// binary's name).
     pub binaries: BTreeMap<&'static str, PathBuf>,
-    /// Seconds one client call may take (`--client-timeout`).
-    pub client_timeout: u64,
+    /// How long one client call may take (`--client-timeout`).
+    pub client_timeout: Duration,
 }
 
 /// The binary flags with the name of their client, in the order `--help` lists them: by
@@ -307,11 +309,14 @@ impl clap::Args for ClientArgs {
         cmd.arg(
             Arg::new("client_timeout")
                 .long("client-timeout")
-                .value_name("SECS")
-                .default_value("60")
+                .value_name("DURATION")
+                .default_value("60s")
                 .action(ArgAction::Set)
-                .value_parser(clap::value_parser!(u64).range(1..))
-                .help("Seconds one client call may take before it is killed (at least 1)"),
+                .value_parser(duration::seconds)
+                .help(
+                    "How long one client call may take before it is killed, e.g. 60s, 500ms, \
+                     2m (at least 1ms; a bare number is seconds)",
+                ),
         )
         .group(clap::ArgGroup::new("ClientArgs").multiple(true).args(ids))
     }
@@ -339,7 +344,7 @@ impl clap::FromArgMatches for ClientArgs {
                 .map(Iterator::collect)
                 .unwrap_or_default(),
             binaries,
-            client_timeout: m.remove_one::<u64>("client_timeout").ok_or_else(|| {
+            client_timeout: m.remove_one::<Duration>("client_timeout").ok_or_else(|| {
                 clap::Error::raw(
                     clap::error::ErrorKind::MissingRequiredArgument,
                     "--client-timeout has no value",
@@ -367,9 +372,17 @@ pub struct LedgerArgs {
 /// `claude mcp get` (install, promote, rollback).
 #[derive(Debug, Args, Clone)]
 pub struct McpTimeoutArgs {
-    /// Milliseconds `claude mcp get` may spend health-checking a server (passed as MCP_TIMEOUT).
-    #[arg(long, value_name = "MS", env = "MCP_TIMEOUT", default_value_t = 5000)]
-    pub mcp_timeout: u64,
+    /// How long `claude mcp get` may spend health-checking a server, e.g. 5s, 500ms (passed
+    /// to claude as MCP_TIMEOUT in milliseconds; a bare number, and MCP_TIMEOUT's value, is
+    /// milliseconds).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        env = "MCP_TIMEOUT",
+        default_value = "5s",
+        value_parser = duration::millis
+    )]
+    pub mcp_timeout: Duration,
 }
 
 /// `--registered`, and `--mcp-json` (the seed's name for it): the flat document that every
@@ -415,9 +428,10 @@ pub struct ManifestDirArgs {
 /// Options of the commands that change a client's registrations (install, uninstall).
 #[derive(Debug, Args, Clone)]
 pub struct LockArgs {
-    /// Seconds to wait for another run's lock on the client config before giving up.
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub lock_timeout: u64,
+    /// How long to wait for another run's lock on the client config before giving up, e.g.
+    /// 300s, 2m (a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = duration::seconds)]
+    pub lock_timeout: Duration,
 }
 
 /// `--strict`: for the commands that look for shadowing entries (install, status).
@@ -513,14 +527,16 @@ pub struct VerifyArgs {
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
     #[arg(long)]
     pub handshake: bool,
-    /// Seconds the whole handshake may take before the server is killed.
+    /// How long the whole handshake may take before the server is killed, e.g. 10s, 500ms (a
+    /// bare number is seconds).
     #[arg(
         long,
-        value_name = "SECS",
-        default_value_t = 10,
-        requires = "handshake"
+        value_name = "DURATION",
+        default_value = "10s",
+        requires = "handshake",
+        value_parser = duration::seconds
     )]
-    pub handshake_timeout: u64,
+    pub handshake_timeout: Duration,
     #[arg(
         help = crate::clients::client_list_help(
             "The clients whose registrations to check",
@@ -721,23 +737,24 @@ pub struct TransitionArgs {
     pub client: ClientArgs,
     #[command(flatten)]
     pub mcp_timeout: McpTimeoutArgs,
-    /// Seconds to wait for another run's lock (the prefix's, then the client config's).
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub lock_timeout: u64,
+    /// How long to wait for another run's lock (the prefix's, then the client config's), e.g.
+    /// 300s, 2m (a bare number is seconds).
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = duration::seconds)]
+    pub lock_timeout: Duration,
     /// Do not start the release's server before the switch (the handshake gate: it must
     /// answer MCP's initialize and tools/list); the report says it was skipped.
     #[arg(long)]
     pub no_handshake: bool,
-    /// Seconds the gate's handshake may take before the server is killed and the switch
-    /// refused.
+    /// How long the gate's handshake may take before the server is killed and the switch
+    /// refused, e.g. 10s, 500ms (a bare number is seconds).
     #[arg(
         long,
-        value_name = "SECS",
-        default_value_t = 10,
+        value_name = "DURATION",
+        default_value = "10s",
         conflicts_with = "no_handshake",
-        value_parser = clap::value_parser!(u64).range(1..)
+        value_parser = duration::seconds
     )]
-    pub handshake_timeout: u64,
+    pub handshake_timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -779,9 +796,10 @@ pub struct PruneArgs {
     // Its entries protect releases.
     #[command(flatten)]
     pub flat_document: FlatDocumentArgs,
-    /// Seconds to wait for another run's lock on the prefix.
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub lock_timeout: u64,
+    /// How long to wait for another run's lock on the prefix, e.g. 300s, 2m (a bare number is
+    /// seconds).
+    #[arg(long, value_name = "DURATION", default_value = "300s", value_parser = duration::seconds)]
+    pub lock_timeout: Duration,
     #[command(flatten)]
     pub output: PlainOutputArgs,
 }

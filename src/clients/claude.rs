@@ -46,7 +46,10 @@ impl Claude {
             options.calls_binary,
             options.timeout,
             vec![
-                ("MCP_TIMEOUT", options.mcp_timeout_ms.to_string().into()),
+                (
+                    "MCP_TIMEOUT",
+                    options.mcp_timeout.as_millis().to_string().into(),
+                ),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
                 // Before 2.1 every call runs `npm config get prefix`, which keeps a log file.

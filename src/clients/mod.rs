@@ -190,8 +190,11 @@ pub(crate) enum ClientError {
     Spawn { step: String, reason: String },
     #[error("`{step}` was stopped: mcp-deploy was interrupted (SIGINT or SIGTERM)")]
     Interrupted { step: String },
-    #[error("`{step}` timed out after {secs} s and was killed")]
-    TimedOut { step: String, secs: u64 },
+    #[error("`{step}` timed out after {} and was killed", humantime::format_duration(*timeout))]
+    TimedOut {
+        step: String,
+        timeout: std::time::Duration,
+    },
     #[error("`{step}` failed ({status}): {stderr}")]
     Failed {
         step: String,

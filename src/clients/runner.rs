@@ -210,7 +210,9 @@ impl Runner {
                     Some(code) => format!("exit {code}"),
                     None => "killed by a signal".to_string(),
                 },
-                Err(ProcessError::TimedOut { secs }) => format!("timed out after {secs} s"),
+                Err(ProcessError::TimedOut { timeout }) => {
+                    format!("timed out after {}", humantime::format_duration(*timeout))
+                }
                 Err(ProcessError::Interrupted) => "interrupted".to_string(),
                 Err(ProcessError::Spawn { source, .. }) => format!("not started: {source}"),
             },
@@ -220,9 +222,9 @@ impl Runner {
             ProcessError::Interrupted => ClientError::Interrupted {
                 step: shown.to_string(),
             },
-            ProcessError::TimedOut { secs } => ClientError::TimedOut {
+            ProcessError::TimedOut { timeout } => ClientError::TimedOut {
                 step: shown.to_string(),
-                secs,
+                timeout,
             },
             ProcessError::Spawn { source, .. } => ClientError::Spawn {
                 step: shown.to_string(),

@@ -256,8 +256,8 @@ pub(crate) struct ClientOptions {
     /// HOME). Each is passed to its client, so that it and we read the same file.
     pub(crate) homes: BTreeMap<&'static str, PathBuf>,
     pub(crate) timeout: Duration,
-    /// Milliseconds a health check may take (claude's MCP_TIMEOUT).
-    pub(crate) mcp_timeout_ms: u64,
+    /// How long a health check may take (claude's MCP_TIMEOUT, passed in milliseconds).
+    pub(crate) mcp_timeout: Duration,
     /// Whether the client's CLI will be called. `status` only reads config files, so a missing
     /// binary is no error for it.
     pub(crate) calls_binary: bool,
@@ -270,7 +270,7 @@ impl ClientOptions {
             binaries: BTreeMap::new(),
             homes: BTreeMap::new(),
             timeout: Duration::from_secs(1),
-            mcp_timeout_ms: 0,
+            mcp_timeout: Duration::ZERO,
             calls_binary: false,
         }
     }

@@ -70,7 +70,7 @@ impl Scratch {
             .into_iter()
             .collect(),
             timeout: Duration::from_secs(60),
-            mcp_timeout_ms: 5000,
+            mcp_timeout: Duration::from_millis(5000),
             calls_binary: true,
         }
     }

@@ -33,14 +33,8 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
     let gated = install::gate(&opts)?;
     if !gated.ok && !args.dry_run {
-        let servers = gated
-            .gate
-            .into_iter()
-            .map(|mut g| {
-                g.registration = Some(NOT_CHANGED.into());
-                g
-            })
-            .collect();
+        let mut servers = gated.gate;
+        install::not_changed(&mut servers);
         crate::output::print(&Report::new(servers, None), style, Exit::CheckFailed);
         // The line is human text: in a machine format it goes to stderr.
         if style.format != Format::Human {
@@ -51,9 +45,16 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
         return Ok(Exit::CheckFailed);
     }
     let gate_ok = gated.ok;
-    let clients = super::open_clients(&args.client, args.mcp_timeout.mcp_timeout)?;
+    let (clients, missing) = match args.dry_run {
+        true => super::open_clients_for_dry_run(&args.client, args.mcp_timeout.mcp_timeout)?,
+        false => (
+            super::open_clients(&args.client, args.mcp_timeout.mcp_timeout)?,
+            Vec::new(),
+        ),
+    };
     match install::install(&opts, gated, &clients, &crate::output::notice)? {
-        Installed::DryRun(plan) => {
+        Installed::DryRun(mut plan) => {
+            plan.missing_binaries = missing;
             let exit = Exit::from_checks(gate_ok);
             crate::output::install_plan(&plan, style, exit);
             Ok(exit)
@@ -69,4 +70,3 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
 /// What a gate failure says, after the failed checks.
 const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
                          registers anything, and the deployment failed the checks above";
-const NOT_CHANGED: &str = "not changed (the deployment failed its checks)";

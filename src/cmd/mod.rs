@@ -25,6 +25,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::{Format, Style, Verbosity};
 use crate::usage::UsageError;
+use std::time::Duration;
 
 pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
     match &cli.command {
@@ -83,14 +84,15 @@ pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError>
     ))
 }
 
-/// `mcp_timeout_ms`: install's `--mcp-timeout` (the only command that calls `claude mcp get`).
-pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOptions {
+/// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
+/// `claude mcp get`); zero for the others.
+pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> ClientOptions {
     ClientOptions {
         binaries: args.binaries.clone(),
         homes: Default::default(),
-        // clap refuses --client-timeout 0.
-        timeout: std::time::Duration::from_secs(args.client_timeout),
-        mcp_timeout_ms,
+        // The parser refuses a --client-timeout under 1ms.
+        timeout: args.client_timeout,
+        mcp_timeout,
         calls_binary: true,
     }
 }
@@ -98,11 +100,23 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout_ms: u64) -> ClientOp
 /// Open every client of `--client`, each once, in the order given.
 pub(crate) fn open_clients(
     args: &ClientArgs,
-    mcp_timeout_ms: u64,
+    mcp_timeout: Duration,
 ) -> Result<Vec<Box<dyn Client>>, Error> {
     Ok(crate::registration::session::open_named(
         &args.clients,
-        &client_options(args, mcp_timeout_ms),
+        &client_options(args, mcp_timeout),
+    )?)
+}
+
+/// [`open_clients`] for a dry run: a client whose binary is missing is opened to read its
+/// files only; the second list says so, one sentence per such client.
+pub(crate) fn open_clients_for_dry_run(
+    args: &ClientArgs,
+    mcp_timeout: Duration,
+) -> Result<crate::registration::session::DryRunClients, Error> {
+    Ok(crate::registration::session::open_for_dry_run(
+        &args.clients,
+        &client_options(args, mcp_timeout),
     )?)
 }
 

@@ -49,8 +49,19 @@ fn transition(
         handshake_timeout: t.handshake_timeout,
     };
     let prepared = transition::prepare(&opts)?;
-    let clients = super::open_clients(&t.client, t.mcp_timeout.mcp_timeout)?;
-    let done = transition::transition(prepared, &clients, &crate::output::notice)?;
+    // A dry run calls no client: one whose binary is missing is read from its files only,
+    // and the result says the real run needs it.
+    let (clients, missing) = match t.dry_run {
+        true => super::open_clients_for_dry_run(&t.client, t.mcp_timeout.mcp_timeout)?,
+        false => (
+            super::open_clients(&t.client, t.mcp_timeout.mcp_timeout)?,
+            Vec::new(),
+        ),
+    };
+    let mut done = transition::transition(prepared, &clients, &crate::output::notice)?;
+    for m in missing {
+        done.outcome.result.push_str(&format!("; note: {m}"));
+    }
     crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)
 }

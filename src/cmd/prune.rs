@@ -25,12 +25,22 @@ pub(crate) fn prune(args: &PruneArgs, style: &Style) -> Result<Exit, Error> {
     selection::refuse_directory_of_deployments(&decl, &given, None, &Default::default())?;
     let flat_document = super::flat_document(&args.flat_document);
     let prefix = Prefix::open(&given)?;
-    let _lock = prefix.lock(args.lock_timeout, &crate::output::notice)?;
-    let journal = prefix.journal_path()?;
+    // A dry run writes nothing, not even the lock or `<prefix>/.mcp-deploy/`: it only reads,
+    // so it works for a user who may not write the prefix (what it lists may then be
+    // overtaken by a promote running meanwhile; the real run decides again under the lock).
+    let _lock = match args.dry_run {
+        true => None,
+        false => Some(prefix.lock(args.lock_timeout, &crate::output::notice)?),
+    };
+    let state = |name: &str| match args.dry_run {
+        true => prefix.peek_state_file(name),
+        false => prefix.state_file(name),
+    };
+    let journal = state(crate::promotion::prefix::JOURNAL)?;
     if Journal::read(&journal)?.is_some() {
         return Err(PromotionError::Interrupted { path: journal }.into());
     }
-    let history = History::read(&prefix.history_path()?)?;
+    let history = History::read(&state(crate::promotion::prefix::HISTORY)?)?;
     let live = prefix.live_release()?;
     let rollback_to = live.as_deref().and_then(|l| history.before(l).ok());
 

@@ -17,9 +17,18 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     uninstall::check(&opts)?;
-    let clients = super::open_clients(&args.client, 0)?;
+    let (clients, missing) = match args.dry_run {
+        true => super::open_clients_for_dry_run(&args.client, std::time::Duration::ZERO)?,
+        false => (
+            super::open_clients(&args.client, std::time::Duration::ZERO)?,
+            Vec::new(),
+        ),
+    };
     match uninstall::uninstall(&opts, &clients, &crate::output::notice)? {
-        Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, style, Exit::Success),
+        Uninstalled::DryRun(mut plan) => {
+            plan.missing_binaries = missing;
+            crate::output::removal_plan(&plan, style, Exit::Success)
+        }
         Uninstalled::Done(report) => crate::output::print(&report, style, Exit::Success),
     }
     Ok(Exit::Success)

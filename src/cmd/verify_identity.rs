@@ -13,7 +13,6 @@ use crate::identity::checks::{self, Target};
 use crate::identity::report::Report;
 use crate::output::Style;
 use crate::registration::flat_document;
-use std::time::Duration;
 
 pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let given = selection::parse_expect_commits(&args.expect_commits)?;
@@ -44,9 +43,7 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
                 declared: declared.clone(),
                 expected: expected.get(&server.name).cloned(),
                 require_content: args.content,
-                handshake: args
-                    .handshake
-                    .then(|| Duration::from_secs(args.handshake_timeout.max(1))),
+                handshake: args.handshake.then_some(args.handshake_timeout),
                 live,
                 layers: clients::effective_layers(kind, registered_name, &declared),
                 strict: args.strict,

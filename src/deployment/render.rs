@@ -116,8 +116,12 @@ pub(crate) fn check_deployed(server: &Server, prefix: &Path) -> Result<(), Rende
         prefix: prefix.to_path_buf(),
         missing: what,
     };
-    if !prefix.is_dir() {
-        return Err(missing(format!("{} is not a directory", prefix.display())));
+    match prefix.metadata() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(missing(format!("{} does not exist", prefix.display())))
+        }
+        Ok(m) if m.is_dir() => {}
+        _ => return Err(missing(format!("{} is not a directory", prefix.display()))),
     }
     if server.layout == Layout::Release {
         let current = prefix.join("current");
@@ -134,17 +138,28 @@ pub(crate) fn check_deployed(server: &Server, prefix: &Path) -> Result<(), Rende
 /// Render and write `<prefix>/mcp/<name>.mcp.json` atomically. Returns the path written.
 pub(crate) fn write_rendered(rendered: &Rendered, prefix: &Path) -> Result<PathBuf, RenderError> {
     let path = rendered_path(prefix, &rendered.server);
-    let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
-    text.push('\n');
+    let text = rendered_text(rendered);
     // A re-run with nothing changed leaves the file (and its mtime) alone.
-    // Bounded and non-blocking: a FIFO or a huge file there is simply replaced.
-    if fsio::read_input(&path, "rendered document", fsio::limits::DOCUMENT)
-        .is_ok_and(|old| old == text.as_bytes())
-    {
+    if !would_write(rendered, prefix) {
         return Ok(path);
     }
     fsio::write_atomic(&path, text.as_bytes(), false)?;
     Ok(path)
+}
+
+/// The bytes [`write_rendered`] writes.
+fn rendered_text(rendered: &Rendered) -> String {
+    let mut text = serde_json::to_string(&rendered.document).expect("a Value serializes");
+    text.push('\n');
+    text
+}
+
+/// Whether [`write_rendered`] would write the file (it leaves one that holds the same bytes).
+/// Bounded and non-blocking: a FIFO or a huge file there is simply replaced.
+pub(crate) fn would_write(rendered: &Rendered, prefix: &Path) -> bool {
+    let path = rendered_path(prefix, &rendered.server);
+    !fsio::read_input(&path, "rendered document", fsio::limits::DOCUMENT)
+        .is_ok_and(|old| old == rendered_text(rendered).as_bytes())
 }
 
 fn fill(s: &str, prefix: &str, name: &str, server: &str) -> Result<String, RenderError> {

@@ -95,8 +95,11 @@ pub(crate) enum HandshakeError {
         #[source]
         source: std::io::Error,
     },
-    #[error("no answer to {step} within {secs} s")]
-    TimedOut { step: &'static str, secs: u64 },
+    #[error("no answer to {step} within {}", humantime::format_duration(*timeout))]
+    TimedOut {
+        step: &'static str,
+        timeout: Duration,
+    },
     #[error("the server closed its stdout ({status}) before answering {step}")]
     Exited { step: &'static str, status: String },
     #[error(
@@ -279,7 +282,6 @@ impl Server {
 
     /// Steps 2–4.
     fn talk(&mut self, deadline: Instant, timeout: Duration) -> Result<ServerInfo, HandshakeError> {
-        let secs = timeout.as_secs();
         let init = self.request(
             "initialize",
             json!({
@@ -288,7 +290,7 @@ impl Server {
                 "clientInfo": {"name": "mcp-deploy", "version": env!("CARGO_PKG_VERSION")},
             }),
             deadline,
-            secs,
+            timeout,
         )?;
         let bad = |what: &str| HandshakeError::BadResult {
             step: "initialize",
@@ -312,7 +314,7 @@ impl Server {
             .is_some_and(|t| !t.is_null());
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         let tools = if has_tools {
-            Some(self.count_tools(deadline, secs)?)
+            Some(self.count_tools(deadline, timeout)?)
         } else {
             None
         };
@@ -324,7 +326,11 @@ impl Server {
         })
     }
 
-    fn count_tools(&mut self, deadline: Instant, secs: u64) -> Result<usize, HandshakeError> {
+    fn count_tools(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<usize, HandshakeError> {
         let bad = |what: String| HandshakeError::BadResult {
             step: "tools/list",
             what,
@@ -336,7 +342,7 @@ impl Server {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
-            let page = self.request("tools/list", params, deadline, secs)?;
+            let page = self.request("tools/list", params, deadline, timeout)?;
             let tools = page
                 .get("tools")
                 .and_then(Value::as_array)
@@ -369,7 +375,7 @@ impl Server {
         step: &'static str,
         params: Value,
         deadline: Instant,
-        secs: u64,
+        timeout: Duration,
     ) -> Result<Value, HandshakeError> {
         let id = self.next_id;
         self.next_id += 1;
@@ -391,7 +397,7 @@ impl Server {
                     })
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    return Err(HandshakeError::TimedOut { step, secs })
+                    return Err(HandshakeError::TimedOut { step, timeout })
                 }
             };
             if text.trim().is_empty() {

@@ -434,10 +434,26 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
             text.push_str(&format!("  run   {item}\n"));
         }
     }
-    text.push_str(&format!("write {}\n", plan.flat_document));
+    if !plan.ok {
+        // The real run stops at the gate: nothing to write or call.
+    } else if plan.writes_flat_document {
+        text.push_str(&format!("write {}\n", plan.flat_document));
+    } else {
+        text.push_str(&format!(
+            "leave {} as it is (it records this already)\n",
+            plan.flat_document
+        ));
+    }
+    if let Some(ledger) = &plan.appends_ledger {
+        text.push_str(&format!("append {ledger}\n"));
+    }
+    for m in &plan.missing_binaries {
+        text.push_str(&format!("note: {m}\n"));
+    }
     if !plan.ok {
         text.push_str(
-            "the deployment failed the checks marked FAIL: install would register nothing\n",
+            "the deployment failed the checks marked FAIL: install would register nothing, \
+             write nothing and call no client\n",
         );
     }
     emit(&text);
@@ -470,10 +486,23 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
             text.push_str(&format!("  run   {item}\n"));
         }
     }
-    text.push_str(&format!(
-        "remove those names from {} (when recorded)\n",
-        plan.flat_document
-    ));
+    if plan.writes_flat_document {
+        text.push_str(&format!(
+            "write {} without those names\n",
+            plan.flat_document
+        ));
+    } else {
+        text.push_str(&format!(
+            "leave {} as it is (it records none of those names)\n",
+            plan.flat_document
+        ));
+    }
+    if let Some(ledger) = &plan.appends_ledger {
+        text.push_str(&format!("append {ledger}\n"));
+    }
+    for m in &plan.missing_binaries {
+        text.push_str(&format!("note: {m}\n"));
+    }
     emit(&text);
 }
 

@@ -22,10 +22,11 @@ pub(crate) fn notice(n: Notice) {
         Notice::LockWait {
             path,
             holder,
-            timeout_s,
+            timeout,
         } => eprintln!(
-            "waiting for {} held by another mcp-deploy run ({holder}), up to {timeout_s} s",
-            path.display()
+            "waiting for {}, held now by {holder}, up to {}",
+            path.display(),
+            humantime::format_duration(timeout)
         ),
         Notice::Recovery(line) => eprintln!("{line}"),
         Notice::RestoreNotRecorded(e) => {

@@ -71,6 +71,8 @@ pub(crate) enum PromotionError {
     },
     #[error("the promote journal {path} of an interrupted run cannot be read: {why}")]
     BadJournal { path: PathBuf, why: String },
+    #[error("the prefix {path} does not exist")]
+    NoPrefix { path: PathBuf },
     #[error("nothing to roll back to: {why}")]
     NoRollbackTarget { why: String },
     #[error("{path} holds no releases/ directory to prune: {why}")]
@@ -113,6 +115,9 @@ impl PromotionError {
                  needed, then delete the journal",
                 path.display()
             ),
+            PromotionError::NoPrefix { .. } => "pass the prefix of a deployed release layout, \
+                 e.g. --prefix /opt/codetools (which holds releases/ and current)"
+                .into(),
             PromotionError::NoRollbackTarget { .. } => {
                 "name the release with `rollback --to SHA`".into()
             }

@@ -37,6 +37,11 @@ pub(crate) enum ReleaseDirError {
     Layout(#[from] crate::deployment::layout::LayoutError),
 }
 
+/// The promote journal's name in `<prefix>/.mcp-deploy/`.
+pub(crate) const JOURNAL: &str = "promote.journal.json";
+/// The promote history's name in `<prefix>/.mcp-deploy/`.
+pub(crate) const HISTORY: &str = "history.ndjson";
+
 /// A release layout's prefix: as given (what rendering and registration name) and as its
 /// canonical path (where every file operation happens, resolved once at the start so that a
 /// component swapped for a symlink mid-run cannot redirect it).
@@ -48,7 +53,12 @@ pub(crate) struct Prefix {
 
 impl Prefix {
     pub(crate) fn open(given: &Path) -> Result<Prefix, PromotionError> {
-        let real = fs::canonicalize(given).map_err(|e| IoError::new("cannot resolve", given, e))?;
+        let real = fs::canonicalize(given).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => PromotionError::NoPrefix {
+                path: given.to_path_buf(),
+            },
+            _ => IoError::new("cannot resolve", given, e).into(),
+        })?;
         if !real.is_dir() {
             return Err(IoError::new(
                 "refused",
@@ -96,27 +106,23 @@ impl Prefix {
     }
 
     pub(crate) fn journal_path(&self) -> Result<PathBuf, IoError> {
-        self.state_file("promote.journal.json")
+        self.state_file(JOURNAL)
     }
 
     pub(crate) fn history_path(&self) -> Result<PathBuf, IoError> {
-        self.state_file("history.ndjson")
+        self.state_file(HISTORY)
     }
 
     /// Take the prefix lock, waiting up to `timeout`; a wait is told to `notify`.
-    pub(crate) fn lock(&self, timeout: u64, notify: Notify) -> Result<Lock, PromotionError> {
+    pub(crate) fn lock(&self, timeout: Duration, notify: Notify) -> Result<Lock, PromotionError> {
         let path = self.state_file("prefix.lock")?;
-        Ok(Lock::acquire(
-            &path,
-            Duration::from_secs(timeout),
-            |holder| {
-                notify(Notice::LockWait {
-                    path: path.clone(),
-                    holder: holder.to_string(),
-                    timeout_s: timeout,
-                })
-            },
-        )?)
+        Ok(Lock::acquire(&path, timeout, |holder| {
+            notify(Notice::LockWait {
+                path: path.clone(),
+                holder: holder.to_string(),
+                timeout,
+            })
+        })?)
     }
 
     /// The release `current` points at (its directory name under `releases/`), `None` when

@@ -43,7 +43,7 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
         return gate;
     }
     (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
-    let timeout = std::time::Duration::from_secs(t.handshake_timeout);
+    let timeout = t.handshake_timeout;
     for ((s, r), (report, trust)) in run
         .selected
         .iter()

@@ -134,9 +134,9 @@ pub(crate) struct TransitionOptions<'a> {
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
     pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     pub(crate) no_handshake: bool,
-    pub(crate) handshake_timeout: u64,
+    pub(crate) handshake_timeout: std::time::Duration,
 }
 
 /// What a transition ended with: its outcome and the exit that goes with it.

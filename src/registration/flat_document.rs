@@ -199,19 +199,33 @@ impl FlatDocument {
     /// Write the document atomically, mode 0600 (it says which programs an agent runs). A
     /// symlinked document stays a symlink: its target is replaced.
     pub(crate) fn write(&mut self, path: &Path) -> Result<(), FlatDocumentError> {
-        self.servers_mut(PRIMARY);
-        let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
-        text.push('\n');
+        let text = self.text();
         // A re-run that changed nothing leaves the file (and its mtime) alone: the caller holds
         // the document's lock, so what is read here is what would be replaced. Bounded and
         // non-blocking; anything unreadable is simply written over, as before.
-        if fsio::read_input(path, "flat document", fsio::limits::DOCUMENT)
-            .is_ok_and(|old| old == text.as_bytes())
-        {
+        if !Self::differs(path, &text) {
             return Ok(());
         }
         fsio::write_atomic_through_links(path, text.as_bytes(), true)?;
         Ok(())
+    }
+
+    /// Whether [`FlatDocument::write`] would write `path` (a dry run's question).
+    pub(crate) fn would_write(&self, path: &Path) -> bool {
+        Self::differs(path, &self.clone().text())
+    }
+
+    /// The bytes [`FlatDocument::write`] writes.
+    fn text(&mut self) -> String {
+        self.servers_mut(PRIMARY);
+        let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
+        text.push('\n');
+        text
+    }
+
+    fn differs(path: &Path, text: &str) -> bool {
+        !fsio::read_input(path, "flat document", fsio::limits::DOCUMENT)
+            .is_ok_and(|old| old == text.as_bytes())
     }
 }
 

@@ -58,7 +58,7 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) content: bool,
     pub(crate) strict: bool,
     pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     pub(crate) ledger: PathBuf,
 }
 
@@ -143,6 +143,30 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
     })
 }
 
+/// A refused install's verdict for each server of the gate's `reports`, each its own: a
+/// server that failed says so; one that passed says which others failed, since install
+/// registers all or nothing.
+pub(crate) fn not_changed(reports: &mut [ServerReport]) {
+    let mut failed: Vec<String> = Vec::new();
+    for r in reports.iter().filter(|r| !r.ok()) {
+        if !failed.contains(&r.name) {
+            failed.push(r.name.clone());
+        }
+    }
+    let others = match failed.as_slice() {
+        [one] => format!("{one} failed its checks"),
+        [rest @ .., last] => format!("{} and {last} failed their checks", rest.join(", ")),
+        [] => "the deployment failed its checks".into(),
+    };
+    for r in reports.iter_mut() {
+        r.registration = Some(if r.ok() {
+            format!("not changed: {others}, and install registers all or nothing")
+        } else {
+            "not changed: its deployment failed the checks below".into()
+        });
+    }
+}
+
 /// Steps 2–9 into `clients` (opened in the `--client` order), after the gate passed (or for
 /// a dry run, whatever it found).
 pub(crate) fn install(
@@ -178,7 +202,9 @@ pub(crate) fn install(
             rendered,
             &plans,
             &gated.gate,
+            session.flat(),
             flat_document,
+            &opts.ledger,
         )));
     }
     // 5. Write the rendered documents.
@@ -210,19 +236,48 @@ pub(crate) fn install(
     )))
 }
 
-/// `install --dry-run`: the plan, each step with the gate checks of its server.
+/// `install --dry-run`: the plan, each step with the gate checks of its server, and exactly
+/// what the real run would write and call: a rendered document or flat document that would
+/// hold the same bytes is not written by the real run, so it is not listed (steps 5 and 8);
+/// the ledger is appended to only when a registration changes.
+#[allow(clippy::too_many_arguments)]
 fn dry_run(
     selected: &[Selected],
     rendered: &[Rendered],
     plans: &[ClientPlan],
     gate: &[ServerReport],
+    mut flat: FlatDocument,
     flat_document: &Path,
+    ledger: &Path,
 ) -> DryRun {
     let mut steps = Vec::new();
+    let mut writes = Vec::new();
+    for (s, r) in selected.iter().zip(rendered) {
+        if render::would_write(r, &s.prefix) {
+            let file = render::rendered_path(&s.prefix, &s.server.name);
+            writes.push(file.display().to_string());
+        }
+    }
+    let mut changes = false;
     for p in plans {
         for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
             let file = render::rendered_path(&s.prefix, &s.server.name);
+            let file = file.display().to_string();
             let name = &s.registered_name;
+            // Step 8 records what the client holds after step 7: the entry it has now when
+            // unchanged, else the one it is given.
+            let recorded = match action {
+                Action::Unchanged => p
+                    .current
+                    .get(name)
+                    .and_then(|raw| crate::entry::Entry::from_value(raw).ok())
+                    .map(|e| e.flat()),
+                Action::Add | Action::Update => Some(r.entry.flat()),
+            };
+            if let Some(line) = recorded {
+                flat.set(p.client.name(), name, line);
+            }
+            changes |= *action != Action::Unchanged;
             let mut calls = Vec::new();
             if *action == Action::Update {
                 calls.push(p.client.show(Op::Remove, name));
@@ -237,16 +292,36 @@ fn dry_run(
                 registered_name: name.clone(),
                 registration: action.word(),
                 entry: Some(r.entry.describe()),
-                writes: Some(vec![file.display().to_string()]),
+                writes: Some(writes.iter().filter(|w| **w == file).cloned().collect()),
                 client_calls: calls,
                 gate: Some(g.checks.clone()),
             });
         }
     }
+    let writes_flat_document = flat.would_write(flat_document);
+    if writes_flat_document {
+        writes.push(flat_document.display().to_string());
+    }
+    let mut appends_ledger = changes.then(|| ledger.display().to_string());
+    writes.extend(appends_ledger.clone());
+    let ok = gate.iter().all(ServerReport::ok);
+    if !ok {
+        // The real run stops at the gate (step 1b): it writes nothing and calls no client.
+        for step in &mut steps {
+            step.writes = Some(Vec::new());
+            step.client_calls.clear();
+        }
+        writes.clear();
+        appends_ledger = None;
+    }
     DryRun {
         dry_run: true,
-        ok: gate.iter().all(ServerReport::ok),
+        ok,
         servers: steps,
         flat_document: flat_document.display().to_string(),
+        writes,
+        writes_flat_document: ok && writes_flat_document,
+        appends_ledger,
+        missing_binaries: Vec::new(),
     }
 }

@@ -1,7 +1,12 @@
 //! One run at a time per client config: an exclusive advisory lock (`flock`, through
 //! `std::fs::File::lock`) on a file in the config's state directory ([`crate::state`]). Two promotes, or a promote and a CI job,
 //! serialise instead of interleaving their `remove`/`add-json` calls. A waiting run says so
-//! once, naming the holder's pid, and gives up after `--lock-timeout` (exit 2).
+//! once, naming who holds the lock now, and gives up after `--lock-timeout` (exit 2).
+//!
+//! Who holds it is read from the kernel (`/proc/locks`, the lock's device and inode), with
+//! the holder's command line from `/proc/<pid>/cmdline`: any process may take the lock
+//! (`flock(1)`, an editor, a backup tool), so the pid the last mcp-deploy run wrote into the
+//! file only says who took it last. That pid is named only when the kernel does not tell.
 //!
 //! The lock file is never deleted: deleting it would let a third run lock a new inode while
 //! the second still waits on the old one. The kernel drops the lock when the holder exits,
@@ -38,11 +43,14 @@ pub(crate) enum LockError {
     NotAFile { path: PathBuf },
     #[error("interrupted while waiting for the lock {path}")]
     Interrupted { path: PathBuf },
-    #[error("another mcp-deploy run ({holder}) still holds {path} after {secs} s")]
+    #[error(
+        "{path} is held now by {holder}, still after {}",
+        humantime::format_duration(*timeout)
+    )]
     TimedOut {
         path: PathBuf,
         holder: String,
-        secs: u64,
+        timeout: Duration,
     },
 }
 
@@ -50,7 +58,7 @@ impl LockError {
     pub(crate) fn help(&self) -> Option<String> {
         match self {
             LockError::TimedOut { .. } => Some(
-                "wait for that run to finish, or raise --lock-timeout; the lock is released when its process exits"
+                "wait for that process to finish (the lock is released when it exits), or raise --lock-timeout"
                     .into(),
             ),
             LockError::NotAFile { .. } => Some(
@@ -116,7 +124,7 @@ impl Lock {
                         return Err(LockError::TimedOut {
                             path: path.to_path_buf(),
                             holder: holder(&mut file),
-                            secs: timeout.as_secs(),
+                            timeout,
                         });
                     }
                     std::thread::sleep(Duration::from_millis(50));
@@ -159,18 +167,122 @@ pub(crate) fn acquire_all(
         .collect()
 }
 
+/// Who holds the busy lock on `file` now, as far as can be known: the kernel's word first
+/// ([`kernel_holder`]), else the pid the last mcp-deploy run that took it wrote into it.
 fn holder(file: &mut File) -> String {
+    if let Ok(meta) = file.metadata() {
+        match kernel_holder(&meta) {
+            Some(Some(pid)) => return describe(pid),
+            // The process that took it has exited; one it handed the descriptor down to
+            // (a client call it started) keeps the lock.
+            Some(None) => {
+                if let Some(pid) = opened_by(&meta) {
+                    return format!(
+                        "{}, which holds it through a descriptor handed down by the process \
+                         that took it (that one has exited)",
+                        describe(pid)
+                    );
+                }
+            }
+            None => {}
+        }
+    }
     let mut text = String::new();
     let _ = file
         .seek(SeekFrom::Start(0))
         .and_then(|_| file.read_to_string(&mut text));
     match text.trim().parse::<u32>() {
-        Ok(pid) if crate::state::alive(pid as i32) => format!("pid {pid}"),
+        Ok(pid) if crate::state::alive(pid as i32) => format!(
+            "{} (the last mcp-deploy run that took it; the kernel did not say who holds it now)",
+            describe(pid)
+        ),
+        // The kernel names no live locker: the one that took it has exited, and a
+        // descriptor it handed down (a client call it started) keeps the lock.
         Ok(pid) => format!(
             "pid {pid}, which has exited: a client call it started still holds the lock until \
              it ends"
         ),
-        Err(_) => "pid unknown".into(),
+        Err(_) => "a process the kernel did not name".into(),
+    }
+}
+
+/// What `/proc/locks` says of the `flock` on the file of `meta` (a held lock, not a waiter's
+/// `->` line): `Some(Some(pid))` a live process of our pid namespace took it, `Some(None)`
+/// the one that took it is gone (the kernel prints 0 for it), `None` it does not say.
+fn kernel_holder(meta: &std::fs::Metadata) -> Option<Option<u32>> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = meta.dev();
+    // The kernel prints MAJOR:MINOR in hex and the inode in decimal.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let want = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        // `1: FLOCK  ADVISORY  WRITE 1234 fe:00:5472786 0 EOF`
+        if fields.get(1) != Some(&"FLOCK") || fields.get(5) != Some(&want.as_str()) {
+            return None;
+        }
+        let pid: u32 = fields.get(4)?.parse().ok()?;
+        Some((pid > 0 && crate::state::alive(pid as i32)).then_some(pid))
+    })
+}
+
+/// The lowest pid other than ours with the file of `meta` open (`/proc/<pid>/fd/*`), when
+/// `/proc` lets us look.
+fn opened_by(meta: &std::fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let me = std::process::id();
+    let mut pids: Vec<u32> = std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|pid| *pid != me)
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter().find(|pid| {
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            return false;
+        };
+        fds.filter_map(Result::ok).any(|fd| {
+            std::fs::metadata(fd.path())
+                .is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino())
+        })
+    })
+}
+
+/// `pid 123, an mcp-deploy run (`mcp-deploy install …`)`, or `pid 123 (`flock …`), not an
+/// mcp-deploy run`: its command line from `/proc` when readable (at most 200 characters).
+fn describe(pid: u32) -> String {
+    let argv: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+    let named = |p: &Path| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().trim_end_matches(" (deleted)") == "mcp-deploy")
+    };
+    let ours =
+        exe.as_deref().is_some_and(named) || argv.first().is_some_and(|a| named(Path::new(a)));
+    let mut command = argv.join(" ");
+    if command.chars().count() > 200 {
+        command = command.chars().take(199).collect::<String>() + "…";
+    }
+    let command = if command.is_empty() {
+        String::new()
+    } else {
+        format!(" (`{command}`)")
+    };
+    if ours {
+        format!("pid {pid}, an mcp-deploy run{command}")
+    } else if argv.is_empty() && exe.is_none() {
+        format!("pid {pid} (its command line is not readable)")
+    } else {
+        format!("pid {pid}{command}, not an mcp-deploy run")
     }
 }
 
@@ -187,7 +299,7 @@ mod tests {
         let err =
             Lock::acquire(&path, Duration::from_millis(200), |h| said = h.to_string()).unwrap_err();
         let me = format!("pid {}", std::process::id());
-        assert_eq!(said, me);
+        assert!(said.starts_with(&me), "{said}");
         assert!(err.to_string().contains(&me), "{err}");
         drop(held);
         Lock::acquire(&path, Duration::from_millis(200), |_| {

@@ -253,6 +253,20 @@ pub(crate) struct DryRun {
     pub(crate) servers: Vec<PlannedStep>,
     #[serde(rename = "registered")]
     pub(crate) flat_document: String,
+    /// Every file the real run would write, in order, and nothing it would leave as it is:
+    /// the rendered documents that change, the flat document when a line of it changes, the
+    /// ledger when a registration changes (appended).
+    pub(crate) writes: Vec<String>,
+    /// Whether the real run would write the flat document.
+    #[serde(skip)]
+    pub(crate) writes_flat_document: bool,
+    /// The ledger, when the real run would append to it.
+    #[serde(skip)]
+    pub(crate) appends_ledger: Option<String>,
+    /// The clients whose binary is missing: the plan is read from their config files, and
+    /// the real run would need the binary (one sentence each).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) missing_binaries: Vec<String>,
 }
 
 /// One name in one client, in a [`DryRun`].
@@ -266,7 +280,8 @@ pub(crate) struct PlannedStep {
     /// install only: the entry it would register, secrets redacted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) entry: Option<String>,
-    /// install only: the files it would write.
+    /// install only: the rendered document when it would write it (one that already holds
+    /// the same bytes is left alone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) writes: Option<Vec<String>>,
     pub(crate) client_calls: Vec<String>,

@@ -110,7 +110,7 @@ pub(crate) struct Opening<'p> {
     /// The flat document.
     pub(crate) document: &'p Path,
     pub(crate) ledger: &'p Path,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     /// A dry run only reads: no lock, no recovery.
     pub(crate) dry_run: bool,
     /// Whether a missing flat document is read as an empty one (install, promote) or as none
@@ -333,13 +333,50 @@ pub(crate) fn open_named(
         .collect()
 }
 
+/// The clients a dry run opened, and a sentence for each whose binary is missing.
+pub(crate) type DryRunClients = (Vec<Box<dyn Client>>, Vec<String>);
+
+/// For a dry run, which calls no client but `--version` (and that only when the binary is
+/// there): open each client as [`open_named`] does, except that one whose binary is missing
+/// is opened to read its files only, so that its plan is made from its config file. Each
+/// such client is named in the second list, saying what the plan rests on and that the real
+/// run needs the binary.
+pub(crate) fn open_for_dry_run(
+    clients: &[ClientKind],
+    options: &ClientOptions,
+) -> Result<DryRunClients, ClientError> {
+    let mut opened = Vec::new();
+    let mut missing = Vec::new();
+    for k in ClientKind::unique(clients) {
+        match clients::open(k, options) {
+            Ok(c) => opened.push(c),
+            Err(e @ ClientError::Missing { .. }) => {
+                let files_only = ClientOptions {
+                    calls_binary: false,
+                    ..options.clone()
+                };
+                let c = clients::open(k, &files_only)?;
+                missing.push(format!(
+                    "{e}: this plan is read from its config file {} (its release is not \
+                     checked); the real run needs the binary ({})",
+                    c.config_path().display(),
+                    e.help().unwrap_or_default()
+                ));
+                opened.push(c);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((opened, missing))
+}
+
 /// Step 2: take the lock of every client and of the flat document `document` (each file
 /// once), then finish off interrupted runs. A wait and each recovery are told to `notify` as
 /// they happen.
 pub(crate) fn lock_and_recover(
     clients: &[Box<dyn Client>],
     document: &Path,
-    lock_timeout: u64,
+    lock_timeout: std::time::Duration,
     ledger: &Path,
     notify: Notify,
 ) -> Result<(Vec<Lock>, Recovered), SessionError> {
@@ -352,17 +389,13 @@ pub(crate) fn lock_and_recover(
         )?);
     }
     paths.push(flat_document::lock_path(document)?);
-    let locks = lock::acquire_all(
-        &paths,
-        std::time::Duration::from_secs(lock_timeout),
-        |path, holder| {
-            notify(Notice::LockWait {
-                path: path.to_path_buf(),
-                holder: holder.to_string(),
-                timeout_s: lock_timeout,
-            })
-        },
-    )?;
+    let locks = lock::acquire_all(&paths, lock_timeout, |path, holder| {
+        notify(Notice::LockWait {
+            path: path.to_path_buf(),
+            holder: holder.to_string(),
+            timeout: lock_timeout,
+        })
+    })?;
     let mut recovered = Vec::new();
     for c in clients {
         let r = transaction::recover(c.as_ref(), ledger, notify)?;

@@ -443,11 +443,18 @@ pub(crate) fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> Tra
     let several = txs.len() > 1;
     let mut blocks = Vec::new();
     let mut all_restored = true;
+    let mut any_changed = false;
     for tx in txs.into_iter().rev() {
         let client = tx.client.name();
         let (lines, restored) = tx.undo();
         all_restored &= restored;
-        if several {
+        any_changed |= !lines.is_empty();
+        if lines.is_empty() {
+            // Nothing of this client had changed: say so, never an empty list.
+            if several {
+                blocks.push(format!("  {client}: nothing had changed"));
+            }
+        } else if several {
             blocks.push(format!(
                 "  {client}:\n{}",
                 lines
@@ -461,6 +468,13 @@ pub(crate) fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> Tra
         }
     }
     blocks.reverse();
+    if !any_changed {
+        return TransactionError::RolledBack {
+            failure: Box::new(failure),
+            states: "no registration had changed yet, so there was nothing to roll back".into(),
+            restored: true,
+        };
+    }
     TransactionError::RolledBack {
         failure: Box::new(failure),
         states: format!(

@@ -22,7 +22,7 @@ use crate::registration::transaction::Change;
 pub(crate) struct UninstallOptions<'a> {
     pub(crate) selection: &'a Selection,
     pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: u64,
+    pub(crate) lock_timeout: std::time::Duration,
     pub(crate) ledger: PathBuf,
 }
 
@@ -85,7 +85,9 @@ pub(crate) fn uninstall(
         return Ok(Uninstalled::DryRun(dry_run(
             selected,
             &plans,
+            session.flat(),
             flat_document,
+            &opts.ledger,
         )));
     }
     session.apply(&plans, selected, Then::Forget, Write::WhenChanged)?;
@@ -147,9 +149,33 @@ fn plan_removal<'a>(
     })
 }
 
-/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do it.
-fn dry_run(selected: &[Selected], plans: &[RemovalPlan], flat_document: &Path) -> DryRun {
+/// `uninstall --dry-run`: each name, whether it would be removed, and the call that would do
+/// it; the flat document only when a line of it would go, the ledger only when a name would
+/// be removed, as the real run writes them.
+fn dry_run(
+    selected: &[Selected],
+    plans: &[RemovalPlan],
+    flat: FlatDocument,
+    flat_document: &Path,
+    ledger: &Path,
+) -> DryRun {
     let mut steps = Vec::new();
+    let mut after = flat.clone();
+    for p in plans {
+        for s in selected {
+            after.remove(p.client.name(), &s.registered_name);
+        }
+    }
+    let writes_flat_document = !after.same_as(&flat);
+    let appends_ledger = plans
+        .iter()
+        .any(|p| !p.changes.is_empty())
+        .then(|| ledger.display().to_string());
+    let mut writes = Vec::new();
+    if writes_flat_document {
+        writes.push(flat_document.display().to_string());
+    }
+    writes.extend(appends_ledger.clone());
     for p in plans {
         for s in selected {
             let name = &s.registered_name;
@@ -176,5 +202,9 @@ fn dry_run(selected: &[Selected], plans: &[RemovalPlan], flat_document: &Path) -
         ok: true,
         servers: steps,
         flat_document: flat_document.display().to_string(),
+        writes,
+        writes_flat_document,
+        appends_ledger,
+        missing_binaries: Vec::new(),
     }
 }

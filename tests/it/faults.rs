@@ -57,7 +57,7 @@ fn a_hang_past_the_timeout_is_killed_and_exit_2() {
     w.sample();
     install(&w, &["--client-timeout", "1"])
         .code(2)
-        .stderr_has("timed out after 1 s")
+        .stderr_has("timed out after 1s")
         .stderr_has("claude mcp add-json -s user codetools-test")
         .stderr_has("help: the client CLI did not answer");
     assert!(!w.registered().exists());
@@ -163,4 +163,35 @@ fn closed_stdout_does_not_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(w.user_servers().len(), 2);
+}
+
+/// Issue 23, item 9: a call that fails before anything changed printed "every change was
+/// rolled back:" followed by an empty list. It now says that nothing had changed (and the
+/// failure says what failed); a client that cannot even tell its version names that call.
+#[test]
+fn a_failure_before_any_change_says_nothing_had_changed_not_an_empty_rollback_list() {
+    let w = World::new();
+    w.wrap_claude(&[("get", 3, Fault::Fail)]);
+    w.sample();
+    // The first install makes its two `get`s; the re-run changes nothing, and its first `get`
+    // (the third) fails.
+    install(&w, &[]).code(0);
+    let before = fs::read(w.claude_json()).unwrap();
+    let r = install(&w, &[]);
+    r.code(2)
+        .stderr_has("`claude mcp get")
+        .stderr_has("injected failure: boom")
+        .stderr_has("no registration had changed yet, so there was nothing to roll back");
+    assert!(
+        !r.stderr.contains("every change was rolled back"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read(w.claude_json()).unwrap(), before);
+    // `--claude /bin/false`: its `--version` fails before any change.
+    let r = install(&w, &["--claude", "/bin/false"]);
+    r.code(2)
+        .stderr_has("`claude --version` failed")
+        .stderr_has("help: ");
+    assert!(!r.stderr.contains("rolled back:"), "{}", r.stderr);
 }

@@ -887,7 +887,7 @@ fn a_hung_opencode_is_killed_at_the_deadline_and_the_write_rolled_back() {
         r.shown
     );
     r.code(2)
-        .stderr_has("`opencode debug config` timed out after 2 s")
+        .stderr_has("`opencode debug config` timed out after 2s")
         .stderr_has("every change was rolled back");
     assert_eq!(
         fs::read_to_string(w.opencode_config()).unwrap(),

@@ -360,3 +360,121 @@ fn every_exit_2_carries_a_help_line() {
         );
     }
 }
+
+/// Issue 23, item 5: every timeout flag reads one kind of value, a duration with its unit;
+/// 0 is refused as "must be at least 1ms" (it was clap's range `1..18446744073709551615`),
+/// and help shows the unit and the default with its unit.
+#[test]
+fn timeout_flags_take_units_and_zero_must_be_at_least_1ms() {
+    let w = World::new();
+    for args in [
+        &["install", "--client-timeout", "0"][..],
+        &["uninstall", "--client-timeout", "0s"],
+        &["install", "--lock-timeout", "0"],
+        &["install", "--mcp-timeout", "0"],
+        &["promote", "--handshake-timeout", "0ms"],
+        &["rollback", "--lock-timeout", "0"],
+        &["verify-identity", "--handshake", "--handshake-timeout", "0"],
+        &["prune", "--lock-timeout", "500us"],
+    ] {
+        let r = w.run(args);
+        r.code(2).stderr_has("must be at least 1ms");
+        assert!(!r.stderr.contains("18446744073709551615"), "{}", r.stderr);
+    }
+    w.run(&["install", "--client-timeout", "five"])
+        .code(2)
+        .stderr_has("e.g. 5s, 500ms or 2m (a bare number is seconds)");
+    let help = w.run(&["install", "--help"]);
+    help.code(0)
+        .stdout_has("--client-timeout <DURATION>")
+        .stdout_has("[default: 60s]")
+        .stdout_has("--mcp-timeout <DURATION>")
+        .stdout_has("[default: 5s]")
+        .stdout_has("--lock-timeout <DURATION>")
+        .stdout_has("[default: 300s]");
+    assert!(!help.stdout.contains("SECS"), "{}", help.stdout);
+    for (command, flag) in [
+        ("promote", "--handshake-timeout <DURATION>"),
+        ("verify-identity", "--handshake-timeout <DURATION>"),
+        ("prune", "--lock-timeout <DURATION>"),
+    ] {
+        w.run(&[command, "--help"])
+            .code(0)
+            .stdout_has(flag)
+            .stdout_has("a bare number is seconds");
+    }
+}
+
+/// Issue 23, item 5: the units reach the calls. `--client-timeout 1500ms` kills a hung call
+/// after 1.5 s (a bare number is still seconds); `--mcp-timeout 2s` reaches claude as
+/// MCP_TIMEOUT=2000, and MCP_TIMEOUT's own value stays milliseconds.
+#[test]
+fn durations_carry_their_units_to_the_client_call() {
+    let w = World::new();
+    w.wrap_claude(&[("add-json", 0, Fault::Hang)]);
+    w.sample();
+    w.on_sample("install", &["--client-timeout", "1500ms"])
+        .code(2)
+        .stderr_has("timed out after 1s 500ms and was killed");
+    // A wrapper that records the MCP_TIMEOUT each call is given, then runs the real claude.
+    let seen = w.root().join("mcp-timeout.log");
+    w.write_claude(&format!(
+        "#!/bin/sh\necho \"$1 $2 $MCP_TIMEOUT\" >> '{}'\nexec '{}' \"$@\"\n",
+        seen.display(),
+        real_claude().display()
+    ));
+    w.on_sample("install", &["--mcp-timeout", "2s"]).code(0);
+    let gets = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("mcp get "))
+            .map(|l| l.rsplit(' ').next().unwrap().to_string())
+            .collect()
+    };
+    let log = fs::read_to_string(&seen).unwrap();
+    assert!(!gets(&log).is_empty(), "{log}");
+    assert!(gets(&log).iter().all(|t| t == "2000"), "{log}");
+    fs::remove_file(&seen).unwrap();
+    w.sample_cmd("install")
+        .env("MCP_TIMEOUT", "3000")
+        .run()
+        .code(0);
+    let log = fs::read_to_string(&seen).unwrap();
+    assert!(!gets(&log).is_empty(), "{log}");
+    assert!(gets(&log).iter().all(|t| t == "3000"), "{log}");
+}
+
+/// Issue 23, item 9: a prefix that does not exist was "not a directory" (render-mcp, install
+/// --server) or "cannot resolve ...: No such file or directory" (promote, rollback, prune):
+/// each now says it does not exist; a file given as the prefix is still "not a directory".
+#[test]
+fn a_prefix_that_does_not_exist_is_said_not_to_exist() {
+    let w = World::new();
+    let gone = w.root().join("gone");
+    let ct = gone.join("codetools");
+    let ct = ct.to_str().unwrap();
+    let sha = CT_SHA;
+    for args in [
+        &["render-mcp", "--prefix", ct][..],
+        &[
+            "install",
+            "--prefix",
+            gone.to_str().unwrap(),
+            "--server",
+            "codetools",
+        ],
+        &["promote", "--prefix", ct, "--release", sha, "--dry-run"],
+        &["rollback", "--prefix", ct, "--dry-run"],
+        &["prune", "--prefix", ct, "--keep", "1", "--dry-run"],
+    ] {
+        let r = w.run(args);
+        r.code(2)
+            .stderr_has(&format!("{ct} does not exist"))
+            .stderr_has("help: ");
+        assert!(!r.stderr.contains("not a directory"), "{}", r.stderr);
+        assert!(!r.stderr.contains("No such file"), "{}", r.stderr);
+    }
+    let file = w.write("codetools", "not a prefix");
+    w.run(&["render-mcp", "--prefix", file.to_str().unwrap()])
+        .code(2)
+        .stderr_has("is not a directory");
+}

@@ -317,7 +317,7 @@ fn a_hanging_server_times_out_and_is_killed() {
     let (prefix, doc) = server_release(&w, "#!/bin/sh\nexec sleep 100\n");
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
-    handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    handshake_fails(&r, &["no answer to initialize within 1s"]);
     // Not a speed assertion: the server would run for 100 s; ending well before that is the
     // behaviour (killed), whatever the load on the machine.
     assert!(
@@ -344,7 +344,7 @@ fn a_hang_that_ignores_sigterm_with_a_child_holding_stdout_is_killed() {
     );
     let start = Instant::now();
     let r = handshake(&w, &prefix, &doc, &["--handshake-timeout", "1"]);
-    handshake_fails(&r, &["no answer to initialize within 1 s"]);
+    handshake_fails(&r, &["no answer to initialize within 1s"]);
     // Not a speed assertion: the server would run for 100 s; ending well before that is the
     // behaviour (killed), whatever the load on the machine.
     assert!(

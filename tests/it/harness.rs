@@ -445,6 +445,16 @@ impl<'w> Cmd<'w> {
         self.in_mount_namespace(&setup, args)
     }
 
+    /// Run it in a private mount namespace where `dir` is a read-only bind mount of itself:
+    /// nothing under it can be written, not even by root, and the host's mount is untouched.
+    pub fn read_only(self, dir: &Path) -> Self {
+        self.in_mount_namespace(
+            "mount --bind \"$1\" \"$1\" || exit 97; \
+             mount -o remount,bind,ro \"$1\" || exit 97;",
+            vec![dir.as_os_str().to_os_string()],
+        )
+    }
+
     /// Run it in a private mount namespace whose `/etc` is the host's with the world's
     /// [`World::etc`] laid over it (an overlay, its upper dir the world's, a fresh work dir
     /// each time, as overlayfs wants): a test writes `/etc/claude-code/...` there and never

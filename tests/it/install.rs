@@ -446,3 +446,47 @@ fn a_stdio_server_never_passes_with_an_http_registration() {
         r.shown
     );
 }
+
+/// Issue 23, item 9: when one server fails the gate, each server's verdict is its own. The
+/// healthy one was reported "not changed (the deployment failed its checks)", as if its own
+/// deployment had failed; it now names the one that failed and why it is not changed.
+#[test]
+fn a_healthy_server_is_not_blamed_for_another_servers_failed_checks() {
+    let w = World::new();
+    w.sample();
+    let wrong = "0".repeat(40);
+    let r = install(
+        &w,
+        &["--expect-commit", &format!("orchestrata={wrong}"), "--json"],
+    );
+    r.code(1);
+    let servers = r.json()["servers"].as_array().unwrap().clone();
+    let verdict = |name: &str| {
+        servers
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {servers:?}"))["registration"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        verdict("codetools"),
+        "not changed: orchestrata failed its checks, and install registers all or nothing"
+    );
+    assert_eq!(
+        verdict("orchestrata"),
+        "not changed: its deployment failed the checks below"
+    );
+    install(&w, &["--expect-commit", &format!("orchestrata={wrong}")])
+        .code(1)
+        .stdout_has(
+            "codetools (registered as codetools-test): not changed: orchestrata failed its \
+             checks, and install registers all or nothing",
+        )
+        .stdout_has(
+            "orchestrata (registered as orchestrata-test): not changed: its deployment failed \
+             the checks below",
+        );
+    assert!(!w.registered().exists());
+}

@@ -14,6 +14,7 @@ mod compat;
 mod completions;
 mod deploy;
 mod docs;
+mod dry_run;
 mod faults;
 mod file_clients;
 mod flags;

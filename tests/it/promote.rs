@@ -621,8 +621,8 @@ fn concurrent_promotes_of_one_prefix_serialize_and_a_kill_is_undone() {
     // Refused after its timeout, nothing changed.
     let r = promote(&w, THIRD, &["--lock-timeout", "1"]);
     r.code(2)
-        .stderr_has("prefix.lock")
-        .stderr_has("still holds");
+        .stderr_has("prefix.lock is held now by pid")
+        .stderr_has("an mcp-deploy run (`");
     assert_eq!(current(&w), format!("releases/{NEW}"));
     // An install of another server runs meanwhile: the promote holds no client lock yet.
     let start = Instant::now();
@@ -738,7 +738,8 @@ fn a_prefix_through_a_symlinked_component_is_switched_in_place() {
     });
     promote(&w, NEW, &["--lock-timeout", "1"])
         .code(2)
-        .stderr_has("still holds");
+        .stderr_has("prefix.lock is held now by pid")
+        .stderr_has("an mcp-deploy run (`");
     let mut first = first;
     first.kill().unwrap();
     let _ = first.wait();
@@ -1370,7 +1371,7 @@ fn a_server_hanging_on_initialize_is_bounded_by_the_handshake_timeout() {
     let t = Instant::now();
     let r = promote(&w, NEW, &["--handshake-timeout", "1", "--json"]);
     let took = t.elapsed();
-    assert_refused_by_handshake(&w, &r, &before, "no answer to initialize within 1 s");
+    assert_refused_by_handshake(&w, &r, &before, "no answer to initialize within 1s");
     // The timeout plus the 2 s grace between SIGTERM and SIGKILL, and the rest of the run.
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
@@ -1388,7 +1389,7 @@ fn a_server_answering_initialize_but_not_tools_list_is_refused() {
         &format!("#!/bin/sh\nread -r _\necho '{init}'\nexec sleep 300\n"),
     );
     let r = promote(&w, NEW, &["--handshake-timeout", "2", "--json"]);
-    assert_refused_by_handshake(&w, &r, &before, "no answer to tools/list within 2 s");
+    assert_refused_by_handshake(&w, &r, &before, "no answer to tools/list within 2s");
 }
 
 #[test]

@@ -225,7 +225,7 @@ fn a_killed_run_leaves_no_client_call_behind() {
     // next run waits for it rather than racing anything the call started.
     op(&w, "install", "-test")
         .code(0)
-        .stderr_has("which has exited: a client call it started still holds the lock")
+        .stderr_has("which holds it through a descriptor handed down by the process that took it")
         .stderr_has("recovered the interrupted run");
     // Past the moment the orphan's `remove` would have landed: no process of the killed
     // run's call (the shell, its `sleep`, a claude it would exec) is left to make it.

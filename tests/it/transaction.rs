@@ -89,7 +89,7 @@ fn fault_matrix_every_name_ends_at_its_old_or_new_entry() {
         (
             "add-json hangs",
             vec![("add-json", 1, Fault::Hang)],
-            "timed out after 2 s",
+            "timed out after 2s",
         ),
     ];
     for (what, faults, step) in rows {
@@ -270,10 +270,8 @@ fn eight_installs_at_once_serialise_and_leave_the_expected_config() {
             })
         })
         .collect();
-    let holder = format!(
-        "held by another mcp-deploy run (pid {})",
-        std::process::id()
-    );
+    // The test itself holds it: named by the kernel's pid, not blamed on an mcp-deploy run.
+    let holder = format!("held now by pid {} (`", std::process::id());
     for n in 0..8 {
         // Not a speed assertion: the bound only stops a run that never waits from hanging
         // the test.
@@ -327,28 +325,48 @@ fn hold_lock(path: &std::path::Path) -> fs::File {
     held
 }
 
+/// Issue 23, item 9: a lock some other process holds (here `flock(1)`) was blamed on the
+/// stale pid an earlier mcp-deploy run left in the file ("another mcp-deploy run (pid 4242)").
+/// The run names the holder the kernel gives, with its command line, says it is not an
+/// mcp-deploy run and that it holds the lock now; the stale pid is not named.
 #[test]
-fn a_held_lock_makes_the_next_run_wait_then_give_up_naming_the_holder() {
-    use std::io::Write;
+fn a_lock_held_by_another_process_names_it_not_a_stale_mcp_deploy_pid() {
     let w = World::with_real_claude();
     w.sample();
     let path = w.config_dir().join(".mcp-deploy/claude.lock");
     fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut held = fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
+    // What an earlier run left: its pid, long gone.
+    fs::write(&path, "4242\n").unwrap();
+    let mut flock = std::process::Command::new(system_tool("flock"))
+        .arg("-o") // the lock stays flock's own: killing it frees the lock
+        .arg(&path)
+        .args(["sleep", "120"])
+        .spawn()
         .unwrap();
-    held.lock().unwrap();
-    writeln!(held, "4242").unwrap();
-    let r = install(&w, &["--lock-timeout", "1"]);
+    wait_until("flock(1) to take the lock", secs(30), || {
+        let f = fs::File::open(&path).unwrap();
+        match f.try_lock() {
+            Ok(()) => {
+                f.unlock().unwrap();
+                false
+            }
+            Err(_) => true,
+        }
+    });
+    let r = install(&w, &["--lock-timeout", "1s"]);
+    let _ = flock.kill();
+    let _ = flock.wait();
+    let held_by = format!("held now by pid {} (`", flock.id());
     r.code(2)
-        .stderr_has("waiting for")
-        .stderr_has("pid 4242")
-        .stderr_has("help: wait for that run to finish");
+        .stderr_has(&format!("waiting for {}, {held_by}", path.display()))
+        .stderr_has(&format!(
+            "flock -o {} sleep 120`), not an mcp-deploy run",
+            path.display()
+        ))
+        .stderr_has("help: wait for that process to finish");
+    assert!(!r.stderr.contains("4242"), "{}", r.stderr);
+    assert!(!r.stderr.contains("another mcp-deploy run"), "{}", r.stderr);
     assert!(w.user_servers().is_empty());
-    held.unlock().unwrap();
     install(&w, &["--lock-timeout", "1"]).code(0);
 }
 

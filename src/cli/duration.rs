@@ -1,0 +1,84 @@
+//! The one value parser of every timeout flag (`--client-timeout`, `--lock-timeout`,
+//! `--handshake-timeout`, `--mcp-timeout`): a duration with its unit (`5s`, `500ms`, `2m`,
+//! `1m 30s`, as humantime reads them), or a bare number in the unit the flag had before
+//! units were taken — seconds, or milliseconds for `--mcp-timeout` (whose variable
+//! `MCP_TIMEOUT` is Claude Code's own, in milliseconds) — so that existing scripts keep
+//! working. Every timeout is at least 1ms: 0 would kill every call at once.
+
+use std::time::Duration;
+
+/// The unit a bare number is read in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Bare {
+    Seconds,
+    Millis,
+}
+
+/// The shortest timeout any flag takes.
+pub(crate) const MIN: Duration = Duration::from_millis(1);
+
+/// Read `text` as a duration; a bare number is in `bare`.
+pub(crate) fn parse(text: &str, bare: Bare) -> Result<Duration, String> {
+    let t = text.trim();
+    let d = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u64 = t
+            .parse()
+            .map_err(|_| format!("{t} is too large for a duration"))?;
+        match bare {
+            Bare::Seconds => Duration::from_secs(n),
+            Bare::Millis => Duration::from_millis(n),
+        }
+    } else {
+        humantime::parse_duration(t).map_err(|e| {
+            format!(
+                "{e}: give a number with its unit, e.g. 5s, 500ms or 2m (a bare number is {})",
+                match bare {
+                    Bare::Seconds => "seconds",
+                    Bare::Millis => "milliseconds",
+                }
+            )
+        })?
+    };
+    if d < MIN {
+        return Err("must be at least 1ms".into());
+    }
+    Ok(d)
+}
+
+/// The clap value parser of a flag whose bare numbers are seconds.
+pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
+    parse(text, Bare::Seconds)
+}
+
+/// The clap value parser of a flag whose bare numbers are milliseconds (`--mcp-timeout`).
+pub(crate) fn millis(text: &str) -> Result<Duration, String> {
+    parse(text, Bare::Millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_are_read_and_a_bare_number_keeps_the_flags_unit() {
+        assert_eq!(seconds("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(seconds("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(seconds("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(seconds("1m 30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(seconds("60"), Ok(Duration::from_secs(60)));
+        assert_eq!(millis("5000"), Ok(Duration::from_secs(5)));
+        assert_eq!(millis("5s"), Ok(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn zero_and_less_than_a_millisecond_must_be_at_least_1ms() {
+        for z in ["0", "0s", "0ms", "500us"] {
+            assert_eq!(seconds(z), Err("must be at least 1ms".to_string()), "{z}");
+        }
+        assert_eq!(millis("0"), Err("must be at least 1ms".to_string()));
+        assert!(seconds("five")
+            .unwrap_err()
+            .contains("e.g. 5s, 500ms or 2m"));
+        assert!(seconds("99999999999999999999").is_err());
+    }
+}
