@@ -11,8 +11,17 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::clients::ClientKind;
 
-pub mod manual;
 pub(crate) mod duration;
+pub mod manual;
+
+/// The help headings every command groups its flags under, in the manner of cargo and uv:
+/// which servers and where, what is checked, which clients and how they are called, how the
+/// result is printed. A flag under none (`--dry-run`, `--ledger`, `--lock-timeout`) is listed
+/// under "Options".
+pub(crate) const SELECTION: &str = "Selection";
+pub(crate) const CHECKS: &str = "Checks";
+pub(crate) const CLIENTS: &str = "Clients";
+pub(crate) const OUTPUT: &str = "Output";
 
 #[derive(Debug, Parser)]
 #[command(
@@ -150,21 +159,21 @@ pub struct ReportOutputArgs {
     /// How to print the report: human; json (one object); junit (JUnit XML, a test suite per
     /// server and client, a test case per check); github (GitHub Actions workflow commands,
     /// an ::error annotation per failed check) [default: human].
-    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true)]
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, help_heading = OUTPUT)]
     pub format: Option<Format>,
     /// Print the report as one JSON object (the same as --format json).
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
     /// Print only the failed checks and the verdict; on stderr only warnings and errors.
-    #[arg(short, long, conflicts_with = "verbose")]
+    #[arg(short, long, conflicts_with = "verbose", help_heading = OUTPUT)]
     pub quiet: bool,
     /// Also say on stderr every client call made (its exit status and time) and the
     /// progress lines, even when stderr is not a terminal.
-    #[arg(short, long)]
+    #[arg(short, long, help_heading = OUTPUT)]
     pub verbose: bool,
     /// When to colour the report's ok and FAIL: auto (stdout is a terminal, NO_COLOR is not
     /// set, TERM is not dumb), always, never [default: auto].
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", help_heading = OUTPUT)]
     pub color: Option<clap::ColorChoice>,
 }
 
@@ -187,10 +196,10 @@ impl ReportOutputArgs {
 #[derive(Debug, Args, Clone)]
 pub struct PlainOutputArgs {
     /// How to print the result: human, or json (one object) [default: human].
-    #[arg(long, value_name = "FORMAT", value_parser = plain_format())]
+    #[arg(long, value_name = "FORMAT", value_parser = plain_format(), help_heading = OUTPUT)]
     pub format: Option<Format>,
     /// Print the result as one JSON object (the same as --format json).
-    #[arg(long)]
+    #[arg(long, help_heading = OUTPUT)]
     pub json: bool,
 }
 
@@ -218,14 +227,14 @@ impl PlainOutputArgs {
 pub struct SelectionArgs {
     /// A directory of deployments: server S lives at ROOT/S [default: each server's declared
     /// prefix].
-    #[arg(long, value_name = "ROOT", conflicts_with = "prefix")]
+    #[arg(long, value_name = "ROOT", conflicts_with = "prefix", short = 'r', help_heading = SELECTION)]
     pub root: Option<PathBuf>,
     /// The same as --root (its spelling before --root), and also accepts one server's own
     /// deployment, e.g. --prefix /opt/codetools.
-    #[arg(long, value_name = "ROOT")]
+    #[arg(long, value_name = "ROOT", short = 'p', help_heading = SELECTION)]
     pub prefix: Option<PathBuf>,
     /// Only these servers (repeatable) [default: every declared server].
-    #[arg(long = "server", value_name = "NAME")]
+    #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub servers: Vec<String>,
     /// Register each server as NAME+SUFFIX, e.g. -test (uninstall and status: the suffix
     /// install was given).
@@ -233,7 +242,8 @@ pub struct SelectionArgs {
         long,
         value_name = "SUFFIX",
         default_value = "",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = SELECTION
     )]
     pub name_suffix: String,
     #[command(flatten)]
@@ -246,7 +256,7 @@ pub struct SelectionArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct DeclarationArgs {
     /// A server declaration file (JSON) that replaces the built-in one.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = SELECTION)]
     pub config: Option<PathBuf>,
 }
 
@@ -281,6 +291,7 @@ impl clap::Args for ClientArgs {
         use clap::{Arg, ArgAction};
         let mut cmd = cmd.arg(
             Arg::new("clients")
+                .help_heading(CLIENTS)
                 .long("client")
                 .value_name("LIST")
                 .value_delimiter(',')
@@ -296,6 +307,7 @@ impl clap::Args for ClientArgs {
         for (_, b) in binary_flags() {
             cmd = cmd.arg(
                 Arg::new(b.name)
+                    .help_heading(CLIENTS)
                     .long(b.name)
                     .value_name("PATH")
                     .env(b.env)
@@ -308,6 +320,7 @@ impl clap::Args for ClientArgs {
         ids.push("client_timeout");
         cmd.arg(
             Arg::new("client_timeout")
+                .help_heading(CLIENTS)
                 .long("client-timeout")
                 .value_name("DURATION")
                 .default_value("60s")
@@ -380,7 +393,8 @@ pub struct McpTimeoutArgs {
         value_name = "DURATION",
         env = "MCP_TIMEOUT",
         default_value = "5s",
-        value_parser = duration::millis
+        value_parser = duration::millis,
+        help_heading = CLIENTS
     )]
     pub mcp_timeout: Duration,
 }
@@ -392,13 +406,14 @@ pub struct McpTimeoutArgs {
 pub struct FlatDocumentArgs {
     /// The flat registration document, {"mcpServers":{...}} [default:
     /// ~/.claude/mcp-registered.json, or $CLAUDE_CONFIG_DIR/mcp-registered.json].
-    #[arg(long = "registered", value_name = "FILE")]
+    #[arg(long = "registered", value_name = "FILE", help_heading = SELECTION)]
     pub flat_document: Option<PathBuf>,
     /// The same as --registered (the seed's name for it).
     #[arg(
         long = "mcp-json",
         value_name = "FILE",
-        conflicts_with = "flat_document"
+        conflicts_with = "flat_document",
+        help_heading = SELECTION
     )]
     pub mcp_json: Option<PathBuf>,
 }
@@ -407,10 +422,10 @@ pub struct FlatDocumentArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ServerAtArgs {
     /// One deployment (the server's prefix), e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", short = 'p', help_heading = SELECTION)]
     pub prefix: PathBuf,
     /// The declared server [default: the last component of --prefix].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub server: Option<String>,
 }
 
@@ -421,7 +436,7 @@ pub struct ManifestDirArgs {
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
     /// Hashing threads [default: the number of CPUs].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", short = 'j')]
     pub jobs: Option<NonZeroUsize>,
 }
 
@@ -439,7 +454,7 @@ pub struct LockArgs {
 pub struct StrictArgs {
     /// Treat a same-name local- or project-scope entry that shadows the user-scope one as a
     /// failed check, not a warning.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub strict: bool,
 }
 
@@ -452,7 +467,8 @@ pub struct ClientListArgs {
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "claude"
+        default_value = "claude",
+        help_heading = CLIENTS
     )]
     pub clients: Vec<ClientKind>,
 }
@@ -479,20 +495,22 @@ pub struct VerifyArgs {
         long,
         value_name = "DIR",
         conflicts_with = "root",
-        required_unless_present = "root"
+        required_unless_present = "root",
+        short = 'p',
+        help_heading = SELECTION
     )]
     pub prefix: Option<PathBuf>,
     /// A directory of deployments: check every declared server deployed at ROOT/S (or those
     /// of --server), each against its --expect-commit NAME=SHA, in one report.
-    #[arg(long, value_name = "ROOT")]
+    #[arg(long, value_name = "ROOT", short = 'r', help_heading = SELECTION)]
     pub root: Option<PathBuf>,
     /// The declared server (repeatable with --root) [default: the last component of
     /// --prefix; with --root, every one deployed there].
-    #[arg(long = "server", value_name = "NAME")]
+    #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub servers: Vec<String>,
     /// The full commit sha (40 or 64 hex) the deployed release must be: SHA when one server
     /// is checked, else NAME=SHA for each (repeatable).
-    #[arg(long = "expect-commit", value_name = "[NAME=]SHA", required = true)]
+    #[arg(long = "expect-commit", value_name = "[NAME=]SHA", required = true, short = 'e', help_heading = CHECKS)]
     pub expect_commits: Vec<String>,
     #[command(flatten)]
     pub flat_document: FlatDocumentArgs,
@@ -502,30 +520,31 @@ pub struct VerifyArgs {
         value_name = "SUFFIX",
         default_value = "",
         allow_hyphen_values = true,
-        conflicts_with = "name"
+        conflicts_with = "name",
+        help_heading = SELECTION
     )]
     pub name_suffix: String,
     /// The name the server is registered under [default: the server's name].
-    #[arg(long, value_name = "REGISTERED_NAME")]
+    #[arg(long, value_name = "REGISTERED_NAME", help_heading = SELECTION)]
     pub name: Option<String>,
     /// Require the release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub content: bool,
     /// A trust policy (OpenSSH allowed_signers): the release's MANIFEST.sha256.sig must be a
     /// signature by a signer it allows for the mcp-deploy namespace. A server's own
     /// trusted_signers must pass too.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
     pub trusted_signers: Option<PathBuf>,
     /// Fail when a source the client obeys exists but cannot be compared (reported as
     /// "not compared: ..." otherwise).
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub strict: bool,
     /// Fail when only the document witnessed the registration: the client's own config is
     /// not on this host, so its live entry could not be compared ("document only").
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub require_live: bool,
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub handshake: bool,
     /// How long the whole handshake may take before the server is killed, e.g. 10s, 500ms (a
     /// bare number is seconds).
@@ -534,7 +553,8 @@ pub struct VerifyArgs {
         value_name = "DURATION",
         default_value = "10s",
         requires = "handshake",
-        value_parser = duration::seconds
+        value_parser = duration::seconds,
+        help_heading = CHECKS
     )]
     pub handshake_timeout: Duration,
     #[arg(
@@ -546,7 +566,8 @@ pub struct VerifyArgs {
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "claude"
+        default_value = "claude",
+        help_heading = CLIENTS
     )]
     pub clients: Vec<ClientKind>,
     #[command(flatten)]
@@ -561,20 +582,20 @@ pub struct InstallArgs {
     pub selection: SelectionArgs,
     /// The commit a server's release must be: NAME=SHA (repeatable), or SHA when one server
     /// is selected [default: its VERSION].
-    #[arg(long = "expect-commit", value_name = "[NAME=]SHA")]
+    #[arg(long = "expect-commit", value_name = "[NAME=]SHA", short = 'e', help_heading = CHECKS)]
     pub expect_commits: Vec<String>,
     /// Require each release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub content: bool,
     /// A trust policy (OpenSSH allowed_signers) for every selected server: each release's
     /// MANIFEST.sha256.sig must be a signature by a signer it allows for the mcp-deploy
     /// namespace. A server's own trusted_signers must pass too.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
     pub trusted_signers: Option<PathBuf>,
     #[command(flatten)]
     pub ledger: LedgerArgs,
     /// Print what would change and change nothing.
-    #[arg(long)]
+    #[arg(long, short = 'n')]
     pub dry_run: bool,
     #[command(flatten)]
     pub output: ReportOutputArgs,
@@ -595,7 +616,7 @@ pub struct UninstallArgs {
     #[command(flatten)]
     pub ledger: LedgerArgs,
     /// Print what would be removed and change nothing.
-    #[arg(long)]
+    #[arg(long, short = 'n')]
     pub dry_run: bool,
     #[command(flatten)]
     pub output: ReportOutputArgs,
@@ -703,14 +724,15 @@ pub struct PinVendorArgs {
 #[derive(Debug, Args)]
 pub struct TransitionArgs {
     /// The declared server [default: the last component of --prefix].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub server: Option<String>,
     /// Register the server as NAME+SUFFIX, e.g. -test.
     #[arg(
         long,
         value_name = "SUFFIX",
         default_value = "",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = SELECTION
     )]
     pub name_suffix: String,
     #[command(flatten)]
@@ -718,18 +740,18 @@ pub struct TransitionArgs {
     #[command(flatten)]
     pub declaration: DeclarationArgs,
     /// Require the release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub content: bool,
     /// A trust policy (OpenSSH allowed_signers): the release to make live must carry a
     /// MANIFEST.sha256.sig by a signer it allows for the mcp-deploy namespace, checked before
     /// anything switches. A server's own trusted_signers must pass too.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
     pub trusted_signers: Option<PathBuf>,
     #[command(flatten)]
     pub ledger: LedgerArgs,
     /// Check the release and say whether `current` would switch; lock, switch, register and
     /// write nothing.
-    #[arg(long)]
+    #[arg(long, short = 'n')]
     pub dry_run: bool,
     #[command(flatten)]
     pub output: ReportOutputArgs,
@@ -743,7 +765,7 @@ pub struct TransitionArgs {
     pub lock_timeout: Duration,
     /// Do not start the release's server before the switch (the handshake gate: it must
     /// answer MCP's initialize and tools/list); the report says it was skipped.
-    #[arg(long)]
+    #[arg(long, help_heading = CHECKS)]
     pub no_handshake: bool,
     /// How long the gate's handshake may take before the server is killed and the switch
     /// refused, e.g. 10s, 500ms (a bare number is seconds).
@@ -752,7 +774,8 @@ pub struct TransitionArgs {
         value_name = "DURATION",
         default_value = "10s",
         conflicts_with = "no_handshake",
-        value_parser = duration::seconds
+        value_parser = duration::seconds,
+        help_heading = CHECKS
     )]
     pub handshake_timeout: Duration,
 }
@@ -760,10 +783,10 @@ pub struct TransitionArgs {
 #[derive(Debug, Args)]
 pub struct PromoteArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", short = 'p', help_heading = SELECTION)]
     pub prefix: PathBuf,
     /// The release to make live: <prefix>/releases/<SHA>, the full commit sha.
-    #[arg(long, value_name = "SHA")]
+    #[arg(long, value_name = "SHA", help_heading = SELECTION)]
     pub release: String,
     #[command(flatten)]
     pub transition: TransitionArgs,
@@ -772,11 +795,11 @@ pub struct PromoteArgs {
 #[derive(Debug, Args)]
 pub struct RollbackArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", short = 'p', help_heading = SELECTION)]
     pub prefix: PathBuf,
     /// The release to go back to [default: the one live before the current one, from the
     /// promote history].
-    #[arg(long = "to", value_name = "SHA")]
+    #[arg(long = "to", value_name = "SHA", help_heading = SELECTION)]
     pub to: Option<String>,
     #[command(flatten)]
     pub transition: TransitionArgs,
@@ -785,13 +808,13 @@ pub struct RollbackArgs {
 #[derive(Debug, Args)]
 pub struct PruneArgs {
     /// One deployment (the server's prefix), a release layout, e.g. /opt/codetools.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", short = 'p', help_heading = SELECTION)]
     pub prefix: PathBuf,
     /// How many of the newest releases to keep, besides those that must stay.
     #[arg(long, value_name = "N")]
     pub keep: usize,
     /// List what would be removed and why the others stay; remove nothing.
-    #[arg(long)]
+    #[arg(long, short = 'n')]
     pub dry_run: bool,
     // Its entries protect releases.
     #[command(flatten)]

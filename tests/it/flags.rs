@@ -478,3 +478,213 @@ fn a_prefix_that_does_not_exist_is_said_not_to_exist() {
         .code(2)
         .stderr_has("is not a directory");
 }
+
+/// The sections of a `--help` page: heading (`Options`, `Selection`, ...) -> its text.
+fn help_sections(help: &str) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in help.lines() {
+        match line.strip_suffix(':') {
+            Some(h) if !line.starts_with(' ') && !h.contains(' ') => {
+                out.push((h.to_string(), String::new()))
+            }
+            _ => {
+                if let Some((_, text)) = out.last_mut() {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Issue 23, item 6: every command groups its flags under the same headings, in the manner of
+/// cargo and uv — Selection (which servers, where, which document), Checks (what must hold),
+/// Clients (which, their binaries, their timeouts), Output (format, -q, -v, --color) — and a
+/// flag is under the same heading on every command. Before, one flat "Options" list of up to
+/// 30 flags.
+#[test]
+fn help_groups_the_flags_under_selection_checks_clients_and_output() {
+    let w = World::new();
+    let want: &[(&str, &[&str])] = &[
+        (
+            "Selection",
+            &[
+                "--root",
+                "--prefix",
+                "--server",
+                "--name-suffix",
+                "--registered",
+                "--mcp-json",
+                "--config",
+            ],
+        ),
+        (
+            "Checks",
+            &[
+                "--expect-commit",
+                "--content",
+                "--trusted-signers",
+                "--strict",
+                "--require-live",
+                "--handshake-timeout",
+            ],
+        ),
+        (
+            "Clients",
+            &["--client ", "--claude", "--client-timeout", "--mcp-timeout"],
+        ),
+        (
+            "Output",
+            &["--format", "--json", "--quiet", "--verbose", "--color"],
+        ),
+    ];
+    let commands: &[&[&str]] = &[
+        &["install"],
+        &["uninstall"],
+        &["status"],
+        &["verify-identity"],
+        &["promote"],
+        &["rollback"],
+        &["prune"],
+        &["render-mcp"],
+        &["verify-vendor"],
+        &["manifest", "verify"],
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for command in commands {
+        let mut args = command.to_vec();
+        args.push("--help");
+        let help = w.run(&args).code(0).stdout.clone();
+        let sections = help_sections(&help);
+        for (heading, flags) in want {
+            for flag in *flags {
+                let long = format!("--{}", flag.trim_start_matches('-').trim_end());
+                // A flag's own line: it starts with the flag (`-r, --root <ROOT>`), unlike
+                // an example's or a description's.
+                let listed = |text: &str| {
+                    text.lines().any(|l| {
+                        let l = l.trim_start();
+                        l.starts_with('-')
+                            && l.split([',', ' ']).take(3).any(|word| word == long.as_str())
+                    })
+                };
+                if !listed(&help) {
+                    continue; // not a flag of this command
+                }
+                let under: Vec<&str> = sections
+                    .iter()
+                    .filter(|(_, text)| listed(text))
+                    .map(|(h, _)| h.as_str())
+                    .collect();
+                assert_eq!(
+                    under,
+                    vec![*heading],
+                    "`mcp-deploy {} --help` lists {long} under {under:?}, not {heading}:\n{help}",
+                    command.join(" ")
+                );
+                seen.insert(long);
+            }
+        }
+    }
+    // Every heading's flags were met on some command: the table above is not vacuous.
+    for (_, flags) in want {
+        for flag in *flags {
+            let long = format!("--{}", flag.trim_start_matches('-').trim_end());
+            assert!(seen.contains(&long), "no command lists {long}");
+        }
+    }
+}
+
+/// Issue 23, item 6: the common flags have short forms (-r/--root, -p/--prefix, -s/--server,
+/// -e/--expect-commit, -n/--dry-run, -j/--jobs, -q, -v), and a short form means exactly its
+/// long flag: the same command line spelled both ways prints the same thing.
+#[test]
+fn short_forms_mean_their_long_flags() {
+    let w = World::new();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    let (root, prefix) = (opt.to_str().unwrap(), ct.to_str().unwrap());
+    let pairs: &[(&[&str], &[&str])] = &[
+        (
+            &[
+                "install",
+                "-n",
+                "-r",
+                root,
+                "-s",
+                "codetools",
+                "-e",
+                CT_SHA,
+                "--name-suffix",
+                "-test",
+            ],
+            &[
+                "install",
+                "--dry-run",
+                "--root",
+                root,
+                "--server",
+                "codetools",
+                "--expect-commit",
+                CT_SHA,
+                "--name-suffix",
+                "-test",
+            ],
+        ),
+        (
+            &["verify-identity", "-p", prefix, "-e", CT_SHA, "--json"],
+            &[
+                "verify-identity",
+                "--prefix",
+                prefix,
+                "--expect-commit",
+                CT_SHA,
+                "--json",
+            ],
+        ),
+        (
+            &["verify-identity", "-p", prefix, "-e", CT_SHA, "-q"],
+            &[
+                "verify-identity",
+                "--prefix",
+                prefix,
+                "--expect-commit",
+                CT_SHA,
+                "--quiet",
+            ],
+        ),
+        (
+            &["prune", "-p", prefix, "--keep", "1", "-n"],
+            &["prune", "--prefix", prefix, "--keep", "1", "--dry-run"],
+        ),
+        (
+            &[
+                "manifest",
+                "create",
+                "-j",
+                "1",
+                &format!("{prefix}/current"),
+            ],
+            &[
+                "manifest",
+                "create",
+                "--jobs",
+                "1",
+                &format!("{prefix}/current"),
+            ],
+        ),
+    ];
+    for (short, long) in pairs {
+        let (a, b) = (w.run(short), w.run(long));
+        assert_eq!(
+            (a.code, &a.stdout),
+            (b.code, &b.stdout),
+            "{:?} and {:?} differ:\n{}\n{}",
+            short,
+            long,
+            a.shown,
+            b.shown
+        );
+    }
+}
