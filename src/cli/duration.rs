@@ -17,6 +17,11 @@ pub(crate) enum Bare {
 /// The shortest timeout any flag takes.
 pub(crate) const MIN: Duration = Duration::from_millis(1);
 
+/// The longest: a week. Every timeout becomes a deadline, `Instant::now() + timeout`, which
+/// panics past what the clock can hold (`--lock-timeout 18446744073709551615` did, in prune's
+/// lock); no call or lock wait is meant to outlast a week.
+pub(crate) const MAX: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
 /// Read `text` as a duration; a bare number is in `bare`.
 pub(crate) fn parse(text: &str, bare: Bare) -> Result<Duration, String> {
     let t = text.trim();
@@ -41,6 +46,9 @@ pub(crate) fn parse(text: &str, bare: Bare) -> Result<Duration, String> {
     };
     if d < MIN {
         return Err("must be at least 1ms".into());
+    }
+    if d > MAX {
+        return Err("must be at most 7days (a week)".into());
     }
     Ok(d)
 }
@@ -68,6 +76,22 @@ mod tests {
         assert_eq!(seconds("60"), Ok(Duration::from_secs(60)));
         assert_eq!(millis("5000"), Ok(Duration::from_secs(5)));
         assert_eq!(millis("5s"), Ok(Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn more_than_a_week_is_refused_not_a_deadline_that_overflows_the_clock() {
+        assert_eq!(seconds("7days"), Ok(MAX));
+        for huge in ["18446744073709551615", "604801", "8days", "1000000000y"] {
+            assert_eq!(
+                seconds(huge),
+                Err("must be at most 7days (a week)".to_string()),
+                "{huge}"
+            );
+        }
+        assert_eq!(
+            millis("604800001"),
+            Err("must be at most 7days (a week)".to_string())
+        );
     }
 
     #[test]

@@ -398,10 +398,50 @@ fn timeout_flags_take_units_and_zero_must_be_at_least_1ms() {
         ("verify-identity", "--handshake-timeout <DURATION>"),
         ("prune", "--lock-timeout <DURATION>"),
     ] {
-        w.run(&[command, "--help"])
-            .code(0)
-            .stdout_has(flag)
-            .stdout_has("a bare number is seconds");
+        let help = w.run(&[command, "--help"]);
+        help.code(0).stdout_has(flag);
+        // As words: where help wraps its lines depends on the width of its columns.
+        let words = help.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(words.contains("a bare number is seconds"), "{}", help.shown);
+    }
+}
+
+/// A timeout too large for the clock: `prune --lock-timeout 18446744073709551615` panicked
+/// ("overflow when adding duration to instant", exit 101) when it made the lock's deadline, and
+/// so did every other timeout flag given a huge value. Refused now, before anything runs.
+#[test]
+fn a_timeout_past_what_the_clock_holds_is_refused_not_a_panic() {
+    let w = World::new();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    let doc = w.root().join("none.json");
+    let r = w.run(&[
+        "prune",
+        "--prefix",
+        ct.to_str().unwrap(),
+        "--keep",
+        "1",
+        "--registered",
+        doc.to_str().unwrap(),
+        "--lock-timeout",
+        "18446744073709551615",
+    ]);
+    r.code(2).stderr_has("must be at most 7days (a week)");
+    assert!(!r.stderr.contains("panicked"), "{}", r.shown);
+    for args in [
+        &["install", "--client-timeout", "8days"][..],
+        &["install", "--mcp-timeout", "604800001"],
+        &["promote", "--handshake-timeout", "1000000000y"],
+        &[
+            "verify-identity",
+            "--handshake",
+            "--handshake-timeout",
+            "18446744073709551615",
+        ],
+    ] {
+        w.run(args)
+            .code(2)
+            .stderr_has("must be at most 7days (a week)");
     }
 }
 
@@ -566,7 +606,9 @@ fn help_groups_the_flags_under_selection_checks_clients_and_output() {
                     text.lines().any(|l| {
                         let l = l.trim_start();
                         l.starts_with('-')
-                            && l.split([',', ' ']).take(3).any(|word| word == long.as_str())
+                            && l.split([',', ' '])
+                                .take(3)
+                                .any(|word| word == long.as_str())
                     })
                 };
                 if !listed(&help) {
