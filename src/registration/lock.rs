@@ -4,7 +4,8 @@
 //! once, naming who holds the lock now, and gives up after `--lock-timeout` (exit 2).
 //!
 //! Who holds it is read from the kernel (`/proc/locks`, the lock's device and inode), with
-//! the holder's command line from `/proc/<pid>/cmdline`: any process may take the lock
+//! the holder named from `/proc/<pid>/cmdline` (its program; its arguments only when it is an
+//! mcp-deploy run, since another's may hold secrets): any process may take the lock
 //! (`flock(1)`, an editor, a backup tool), so the pid the last mcp-deploy run wrote into the
 //! file only says who took it last. That pid is named only when the kernel does not tell.
 //!
@@ -250,8 +251,9 @@ fn opened_by(meta: &std::fs::Metadata) -> Option<u32> {
     })
 }
 
-/// `pid 123, an mcp-deploy run (`mcp-deploy install …`)`, or `pid 123 (`flock …`), not an
-/// mcp-deploy run`: its command line from `/proc` when readable (at most 200 characters).
+/// `pid 123, an mcp-deploy run (`mcp-deploy install …`)`, or `pid 123 (`flock`), not an
+/// mcp-deploy run`: from `/proc` when readable, an mcp-deploy run's command line (at most 200
+/// characters), another program's name alone.
 fn describe(pid: u32) -> String {
     let argv: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
         .map(|raw| {
@@ -268,7 +270,14 @@ fn describe(pid: u32) -> String {
     };
     let ours =
         exe.as_deref().is_some_and(named) || argv.first().is_some_and(|a| named(Path::new(a)));
-    let mut command = argv.join(" ");
+    // Another program's arguments are not ours to print: a client call's argv holds the
+    // entry it registers, env values and headers included. Its program says enough to find
+    // it; an mcp-deploy run takes no secret on its command line, so all of it is shown.
+    let mut command = match (ours, argv.first()) {
+        (true, _) => argv.join(" "),
+        (false, Some(program)) => program.clone(),
+        (false, None) => String::new(),
+    };
     if command.chars().count() > 200 {
         command = command.chars().take(199).collect::<String>() + "…";
     }
