@@ -38,13 +38,15 @@ or_sha=0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e
 step() { printf '\n$ %s\n' "$*"; "$@"; }
 
 step "$bin" sample "$scratch/opt"
-step "$bin" install --prefix "$scratch/opt" --name-suffix -demo \
+step "$bin" install --root "$scratch/opt" --name-suffix -demo \
   --expect-commit "codetools=$ct_sha" --expect-commit "orchestrata=$or_sha"
-step "$bin" install --prefix "$scratch/opt" --name-suffix -demo
+step "$bin" install --root "$scratch/opt" --name-suffix -demo
 step cat "$CLAUDE_CONFIG_DIR/mcp-registered.json"
 step "$bin" verify-identity --prefix "$scratch/opt/codetools" --expect-commit "$ct_sha" \
-  --mcp-json "$CLAUDE_CONFIG_DIR/mcp-registered.json" --name codetools-demo --handshake
-step "$bin" status --prefix "$scratch/opt" --name-suffix -demo
+  --registered "$CLAUDE_CONFIG_DIR/mcp-registered.json" --name codetools-demo --handshake
+step "$bin" verify-identity --root "$scratch/opt" --name-suffix -demo --require-live -q \
+  --expect-commit "codetools=$ct_sha" --expect-commit "orchestrata=$or_sha"
+step "$bin" status --root "$scratch/opt" --name-suffix -demo
 step claude mcp get codetools-demo
-step "$bin" uninstall --prefix "$scratch/opt" --name-suffix -demo
+step "$bin" uninstall --root "$scratch/opt" --name-suffix -demo
 printf '\ndemo passed: installed, re-installed unchanged, verified with a handshake, uninstalled\n'
