@@ -299,6 +299,17 @@ impl Selection {
         if self.named {
             return Ok(());
         }
+        // The root itself missing is the one thing to say, not that each server under it is.
+        if let Some(r) = root.filter(|r| r.path().symlink_metadata().is_err()) {
+            return Err(UsageError::new(
+                format!("{} {} does not exist", r.flag(), r.path().display()),
+                format!(
+                    "give the directory that holds the deployments (ROOT/<server>), e.g. {} \
+                     /opt",
+                    r.flag()
+                ),
+            ));
+        }
         let mut skipped = Vec::new();
         self.servers.retain(|s| match absent(&s.server, &s.prefix) {
             Some(why) => {

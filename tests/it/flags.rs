@@ -519,6 +519,39 @@ fn a_prefix_that_does_not_exist_is_said_not_to_exist() {
         .stderr_has("is not a directory");
 }
 
+/// Issue 23, item 9: a root that does not exist said "skipping codetools: not deployed
+/// (ROOT/codetools does not exist)" for every declared server, then "no declared server is
+/// deployed": the root itself is what is missing, and the run says so, once, before anything.
+#[test]
+fn a_root_that_does_not_exist_is_said_not_to_exist_once() {
+    let w = World::new();
+    let gone = w.root().join("gone");
+    let gone = gone.to_str().unwrap();
+    for args in [
+        &["install", "--root", gone, "--dry-run"][..],
+        &["install", "--prefix", gone, "--dry-run"],
+        &["status", "--root", gone],
+        &[
+            "verify-identity",
+            "--root",
+            gone,
+            "--expect-commit",
+            &format!("codetools={CT_SHA}"),
+        ],
+    ] {
+        let r = w.run(args);
+        r.code(2)
+            .stderr_has(&format!("{gone} does not exist"))
+            .stderr_has("help: give the directory that holds the deployments");
+        assert!(!r.stderr.contains("skipping"), "{}", r.shown);
+        assert!(!r.stderr.contains("no declared server"), "{}", r.shown);
+    }
+    // Uninstall needs no deployment: a teardown after the scratch root is gone still works.
+    w.run(&["uninstall", "--root", gone, "--dry-run"])
+        .code(0)
+        .stdout_has("codetools: not registered in claude, nothing to remove");
+}
+
 /// The sections of a `--help` page: heading (`Options`, `Selection`, ...) -> its text.
 fn help_sections(help: &str) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
