@@ -89,7 +89,7 @@ const CLIENT_HOMES: (&str, &str) = (
 );
 const NO_COLOR: (&str, &str) = (
     "NO_COLOR, TERM",
-    "with --color auto, NO_COLOR set or TERM=dumb turns colour off",
+    "NO_COLOR set or TERM=dumb turns off the colour of the reports that colour ok and FAIL (their colour choice auto)",
 );
 
 /// Every page, the top level first.
