@@ -246,11 +246,14 @@ pub(crate) fn property(s: &str) -> String {
 }
 
 /// A plain log line: one line whatever it holds, so that no part of it can start a workflow
-/// command (a line that begins with `::`).
+/// command. The runner looks for a command after trimming the line's leading white space, and
+/// takes the older `##[command]` form too, so a leading space guards nothing: a line that
+/// would start either way gets a visible `> ` first.
 fn plain(s: &str) -> String {
     let one = s.replace(['\r', '\n'], " ");
-    if one.starts_with("::") {
-        format!(" {one}\n")
+    let start = one.trim_start();
+    if start.starts_with("::") || start.starts_with("##[") {
+        format!("> {one}\n")
     } else {
         format!("{one}\n")
     }
@@ -343,7 +346,14 @@ mod tests {
 
     #[test]
     fn a_plain_line_never_starts_a_workflow_command() {
-        assert_eq!(plain("::warning::x\ny"), " ::warning::x y\n");
+        assert_eq!(plain("::warning::x\ny"), "> ::warning::x y\n");
+        // The runner trims leading white space before it looks: a space is no guard.
+        assert_eq!(plain("  ::add-mask::x"), ">   ::add-mask::x\n");
+        assert_eq!(plain("\t##[error]x"), "> \t##[error]x\n");
+        assert_eq!(
+            plain("ok   codetools release: ::x"),
+            "ok   codetools release: ::x\n"
+        );
     }
 
     #[test]
