@@ -6,7 +6,7 @@ use crate::cli::VerifyArgs;
 use crate::clients::{self, ClientKind};
 use crate::deployment::declaration::Declaration;
 use crate::deployment::render;
-use crate::deployment::selection::{self, Hints, Root, Selected, Selection};
+use crate::deployment::selection::{self, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::checks::{self, Target};
@@ -63,73 +63,13 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     Ok(exit)
 }
 
-/// The servers to check: `--prefix`'s one, or `--root`'s (every declared server deployed there,
-/// or those of `--server`), each under its registered name (`--name`, or NAME+`--name-suffix`).
+/// The servers to check, from `--prefix` or `--root` (the domain's
+/// [`selection::for_verify`]).
 fn select(args: &VerifyArgs, given: &[selection::ExpectCommit]) -> Result<Selection, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
-    let declared = decl.names().iter().map(|n| n.to_string()).collect();
-    let mut selection = match (&args.root, &args.prefix) {
-        (Some(root), _) => {
-            let root = Root::Root(root);
-            let (servers, named) = selection::many(
-                &decl,
-                Some(root),
-                &args.servers,
-                &args.name_suffix,
-                &crate::output::notice,
-            )?;
-            let mut selection = Selection {
-                servers,
-                flat_document: super::flat_document(&args.flat_document),
-                named,
-                skipped: Vec::new(),
-                declared,
-            };
-            selection.skip_absent(Some(root), &crate::output::notice)?;
-            selection
-        }
-        (None, Some(prefix)) => {
-            if args.servers.len() > 1 {
-                return Err(Error::usage(
-                    format!(
-                        "--prefix {} is one deployment, but --server is given {} times",
-                        prefix.display(),
-                        args.servers.len()
-                    ),
-                    format!(
-                        "check several servers with --root (the directory holding them), e.g. \
-                         --root {}",
-                        prefix.parent().unwrap_or(prefix).display()
-                    ),
-                ));
-            }
-            let mut hints = Hints {
-                names: Vec::new(),
-                takes_root: true,
-            };
-            hints.names.extend(args.name.as_deref());
-            hints.names.extend(given.iter().filter_map(|e| match e {
-                selection::ExpectCommit::Named(n, _) => Some(n.as_str()),
-                selection::ExpectCommit::Bare(_) => None,
-            }));
-            let (server, prefix) = selection::single(
-                &decl,
-                prefix,
-                args.servers.first().map(String::as_str),
-                &hints,
-            )?;
-            Selection {
-                servers: vec![Selected {
-                    server: server.clone(),
-                    registered_name: format!("{}{}", server.name, args.name_suffix),
-                    prefix,
-                }],
-                flat_document: super::flat_document(&args.flat_document),
-                named: true,
-                skipped: Vec::new(),
-                declared,
-            }
-        }
+    let at = match (&args.root, &args.prefix) {
+        (Some(root), _) => selection::VerifyAt::Root(root),
+        (None, Some(prefix)) => selection::VerifyAt::Prefix(prefix),
         // clap requires one of them; said here too, so that no path panics.
         (None, None) => {
             return Err(Error::usage(
@@ -138,20 +78,17 @@ fn select(args: &VerifyArgs, given: &[selection::ExpectCommit]) -> Result<Select
             ))
         }
     };
-    if let Some(name) = &args.name {
-        match selection.servers.as_mut_slice() {
-            [one] => one.registered_name = name.clone(),
-            several => {
-                return Err(Error::usage(
-                    format!(
-                        "--name {name} names one registration, but {} servers are checked",
-                        several.len()
-                    ),
-                    "give --name-suffix SUFFIX for the registered names, or check one server \
-                     with --server NAME",
-                ))
-            }
-        }
-    }
-    Ok(selection)
+    let wanted = selection::VerifyWanted {
+        at,
+        servers: &args.servers,
+        name: args.name.as_deref(),
+        name_suffix: &args.name_suffix,
+        flat_document: super::flat_document(&args.flat_document),
+    };
+    Ok(selection::for_verify(
+        &decl,
+        wanted,
+        given,
+        &crate::output::notice,
+    )?)
 }

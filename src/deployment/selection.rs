@@ -345,6 +345,114 @@ impl Selection {
     }
 }
 
+/// Where `verify-identity` looks: one deployment (`--prefix`) or a directory of them
+/// (`--root`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum VerifyAt<'a> {
+    Prefix(&'a Path),
+    Root(&'a Path),
+}
+
+/// What `verify-identity` was asked to check.
+pub(crate) struct VerifyWanted<'a> {
+    pub(crate) at: VerifyAt<'a>,
+    /// `--server` (repeatable with `--root`).
+    pub(crate) servers: &'a [String],
+    /// `--name`: the one server's registered name.
+    pub(crate) name: Option<&'a str>,
+    pub(crate) name_suffix: &'a str,
+    pub(crate) flat_document: PathBuf,
+}
+
+/// `verify-identity`'s servers: `--prefix`'s one, or `--root`'s (every declared server
+/// deployed there, or those of `--server`), each under its registered name (`--name`, or
+/// NAME+`--name-suffix`). `given` (the `--expect-commit`s) names the server a directory of
+/// deployments given as `--prefix` most likely meant, for the help line.
+pub(crate) fn for_verify(
+    decl: &Declaration,
+    wanted: VerifyWanted,
+    given: &[ExpectCommit],
+    notify: Notify,
+) -> Result<Selection, SelectionError> {
+    let declared = decl.names().iter().map(|n| n.to_string()).collect();
+    let mut selection = match wanted.at {
+        VerifyAt::Root(root) => {
+            let root = Root::Root(root);
+            let (servers, named) =
+                many(decl, Some(root), wanted.servers, wanted.name_suffix, notify)?;
+            let mut selection = Selection {
+                servers,
+                flat_document: wanted.flat_document,
+                named,
+                skipped: Vec::new(),
+                declared,
+            };
+            selection.skip_absent(Some(root), notify)?;
+            selection
+        }
+        VerifyAt::Prefix(prefix) => {
+            if wanted.servers.len() > 1 {
+                return Err(UsageError::new(
+                    format!(
+                        "--prefix {} is one deployment, but --server is given {} times",
+                        prefix.display(),
+                        wanted.servers.len()
+                    ),
+                    format!(
+                        "check several servers with --root (the directory holding them), e.g. \
+                         --root {}",
+                        prefix.parent().unwrap_or(prefix).display()
+                    ),
+                )
+                .into());
+            }
+            let mut hints = Hints {
+                names: Vec::new(),
+                takes_root: true,
+            };
+            hints.names.extend(wanted.name);
+            hints.names.extend(given.iter().filter_map(|e| match e {
+                ExpectCommit::Named(n, _) => Some(n.as_str()),
+                ExpectCommit::Bare(_) => None,
+            }));
+            let (server, prefix) = single(
+                decl,
+                prefix,
+                wanted.servers.first().map(String::as_str),
+                &hints,
+            )?;
+            Selection {
+                servers: vec![Selected {
+                    server: server.clone(),
+                    registered_name: format!("{}{}", server.name, wanted.name_suffix),
+                    prefix,
+                }],
+                flat_document: wanted.flat_document,
+                named: true,
+                skipped: Vec::new(),
+                declared,
+            }
+        }
+    };
+    if let Some(name) = wanted.name {
+        match selection.servers.as_mut_slice() {
+            [one] => one.registered_name = name.to_string(),
+            several => {
+                return Err(UsageError::new(
+                    format!(
+                        "--name {name} names one registration, but {} servers are checked",
+                        several.len()
+                    ),
+                    "give --name-suffix SUFFIX for the registered names, or check one server \
+                     with --server NAME",
+                )
+                .into())
+            }
+        }
+    }
+    Ok(selection)
+}
+
 /// Why `server`'s deployment at `prefix` is entirely absent, or `None` when something of it is
 /// there. Absent means nothing was ever deployed: no prefix at all, or for a release layout
 /// no `current` yet (a first release not promoted). Anything else — a dangling or looping
