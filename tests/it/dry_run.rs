@@ -247,18 +247,11 @@ fn install_dry_run_lists_exactly_what_the_real_run_writes_and_calls() {
     assert!(!human.stdout.contains("  write "), "{}", human.stdout);
     human.stdout_has("as it is (it records this already)");
     // One drifted server: codetools-test re-registered by hand with other args.
-    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
-        .code(0);
     let cmd = w.opt().join("codetools/bin/codetools");
-    w.claude(&[
-        "mcp",
-        "add-json",
-        "-s",
-        "user",
+    w.reregister_by_hand(
         "codetools-test",
-        &serde_json::json!({"command": cmd, "args": ["other"]}).to_string(),
-    ])
-    .code(0);
+        &serde_json::json!({"command": cmd, "args": ["other"]}),
+    );
     dry_run_predicts(&w, "install", &[]);
 }
 

@@ -310,17 +310,7 @@ fn install_uninstall_and_status_print_junit_and_github_with_the_real_claude() {
     // Drift: the entry edited by hand through claude; status annotates the check that sees it.
     let evil =
         serde_json::json!({"command": w.opt().join("codetools/bin/codetools"), "args": ["--evil"]});
-    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
-        .code(0);
-    w.claude(&[
-        "mcp",
-        "add-json",
-        "-s",
-        "user",
-        "codetools-test",
-        &evil.to_string(),
-    ])
-    .code(0);
+    w.reregister_by_hand("codetools-test", &evil);
     let drift = w.on_sample("status", &["--format", "github"]);
     drift.code(1);
     let commands = workflow_commands(&drift);

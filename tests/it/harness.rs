@@ -928,6 +928,14 @@ impl World {
             .run()
     }
 
+    /// Re-register `name` at user scope by hand through the real claude, as `entry` (a drift
+    /// mcp-deploy did not make): `claude mcp remove` of the one there, then `claude mcp add-json`.
+    pub fn reregister_by_hand(&self, name: &str, entry: &serde_json::Value) {
+        self.claude(&["mcp", "remove", name, "-s", "user"]).code(0);
+        self.claude(&["mcp", "add-json", "-s", "user", name, &entry.to_string()])
+            .code(0);
+    }
+
     /// Write `content` at `rel` under the world's root, making its directories.
     pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> PathBuf {
         let p = self.root().join(rel);
