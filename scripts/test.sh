@@ -11,6 +11,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # MCP_DEPLOY_TEST_<NAME> is a trap that records its call and fails loudly; the harness refuses
 # a client (real, compatibility, or a fake in a world's PATH) under MCP_DEPLOY_TEST_TIER=fast;
 # and a trap called at all fails the tier.
+#
+# The client binaries to trap: every row of the client table (src/clients/mod.rs `CLIENTS`)
+# with a `binary`, so that a new client's row is all the fast tier needs. `--clients` prints
+# them (harness::the_fast_tier_traps_every_client_binary_of_the_table checks them against the
+# table itself).
+client_binaries() {
+  awk '/binary: Some\(Binary \{/ { getline; if (match($0, /name: "[a-z0-9_-]+"/)) print substr($0, RSTART + 7, RLENGTH - 8) }' \
+    src/clients/mod.rs
+}
+if [ "${1:-}" = --clients ]; then
+  client_binaries
+  exit 0
+fi
 if [ "${1:-}" = --fast ]; then
   shift
   trap_dir=$(mktemp -d)
@@ -21,7 +34,7 @@ if [ "${1:-}" = --fast ]; then
     'echo "fast tier: a test started the client $0 ($*): it belongs to the real-client tier" >&2' \
     'exit 97' >"$trap_dir/client"
   chmod +x "$trap_dir/client"
-  for c in claude codex gemini grok opencode; do
+  for c in $(client_binaries); do
     ln -s client "$trap_dir/$c"
     export "MCP_DEPLOY_TEST_${c^^}=$trap_dir/$c"
   done

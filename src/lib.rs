@@ -14,8 +14,8 @@
 //! - `identity/`: the identity checks, drift, the MCP handshake, the check report;
 //! - `trust/`: the trust policy (an OpenSSH `allowed_signers` file) and the check that a
 //!   release's manifest is signed by a builder it allows;
-//! - `clients/`: claude, codex, gemini, opencode, grok, cursor behind one trait, one row each
-//!   in the client table (`clients::CLIENTS`), the generic CLI-driven client, the CLI runner
+//! - `clients/`: every client behind one trait, one row each in the client table
+//!   (`clients::CLIENTS`), the generic CLI-driven client, the CLI runner
 //!   and the comment-preserving file edit of the clients without a CLI for it;
 //! - `registration/`: the registration session (lock, recover, apply and observe a thread
 //!   per client, record, commit, ledger) that install, uninstall, promote and rollback run;
@@ -67,6 +67,14 @@ mod output;
 mod process;
 #[doc(hidden)]
 pub use process::{exec_child, EXEC_CHILD};
+
+/// The client binaries mcp-deploy can run, one per row of the client table that has one
+/// (`clients::CLIENTS`): the test harness and `scripts/test.sh --fast` trap each, so that a new
+/// client's row is all they need.
+#[doc(hidden)]
+pub fn client_binaries() -> Vec<&'static str> {
+    clients::binaries()
+}
 mod promotion;
 mod registration;
 mod state;

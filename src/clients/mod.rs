@@ -354,6 +354,14 @@ pub(crate) trait Client: Sync {
     }
 }
 
+/// The binary of every client that has one, in the table's order.
+pub(crate) fn binaries() -> Vec<&'static str> {
+    CLIENTS
+        .iter()
+        .filter_map(|d| d.binary.as_ref().map(|b| b.name))
+        .collect()
+}
+
 /// Open the client `kind`.
 pub(crate) fn open(
     kind: ClientKind,
@@ -405,10 +413,8 @@ pub(crate) fn effective_layers(
 }
 
 /// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
-/// where the client's rules can be read without its binary (each row's `shadows`: the rules
-/// install warns with; claude's [`claude::live_shadows_in`], codex's [`codex::shadows_in`],
-/// gemini's [`gemini::shadows_in`], opencode's [`opencode::shadows_in`], grok's
-/// [`grok::shadows_in`], cursor's [`cursor::shadows_in`]).
+/// where the client's rules can be read without its binary: its row's `shadows`, the rules
+/// install warns with.
 pub(crate) fn live_shadows(
     client: ClientKind,
     live: &crate::identity::checks::Live,

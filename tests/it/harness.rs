@@ -72,8 +72,11 @@ pub fn compat_client(client: &str, version: &str) -> PathBuf {
     binary
 }
 
-/// The client binaries mcp-deploy runs (each also found through `MCP_DEPLOY_<NAME>`).
-pub const CLIENT_BINARIES: &[&str] = &["claude", "codex", "gemini", "grok", "opencode"];
+/// The client binaries mcp-deploy runs (each also found through `MCP_DEPLOY_<NAME>`): every
+/// row of its client table that has one, so that a new client needs no line here.
+pub fn client_binaries() -> Vec<&'static str> {
+    mcp_deploy::client_binaries()
+}
 
 /// Whether this is the fast tier (`bash scripts/test.sh --fast` sets
 /// `MCP_DEPLOY_TEST_TIER=fast`): tests that start no client process and sleep for nothing.
@@ -504,7 +507,7 @@ impl<'w> Cmd<'w> {
     pub fn clients_it_could_start(&self) -> Vec<String> {
         let mut found = Vec::new();
         for dir in &self.world.path_dirs {
-            for name in CLIENT_BINARIES {
+            for name in client_binaries() {
                 let bin = dir.join(name);
                 if bin.exists() {
                     found.push(bin.display().to_string());
@@ -513,7 +516,7 @@ impl<'w> Cmd<'w> {
         }
         for (k, _) in &self.env {
             if let Some(name) = k.strip_prefix("MCP_DEPLOY_") {
-                if CLIENT_BINARIES.contains(&name.to_lowercase().as_str()) {
+                if client_binaries().contains(&name.to_lowercase().as_str()) {
                     found.push(format!("the client {k} names"));
                 }
             }
@@ -769,11 +772,11 @@ impl World {
         w
     }
 
-    /// A world whose PATH has the real claude, codex, gemini, opencode and grok, each with its
-    /// config in the scratch home.
+    /// A world whose PATH has the real CLI of every client that has one (the client table's),
+    /// each with its config in the scratch home.
     pub fn with_every_client() -> World {
         let w = World::with_real_claude();
-        for name in ["codex", "gemini", "opencode", "grok"] {
+        for name in client_binaries().into_iter().filter(|&n| n != "claude") {
             symlink(real_client(name), w.bin().join(name)).unwrap();
         }
         w
@@ -1284,4 +1287,26 @@ fn the_fast_tier_sees_every_client_a_run_could_start() {
     );
     let refused = std::panic::catch_unwind(|| refuse_in_the_fast_tier("the real claude"));
     assert_eq!(refused.is_err(), fast_tier());
+}
+
+/// The fast tier traps every client binary of the client table, derived from its rows
+/// (`scripts/test.sh --clients`), so that a new client's row is all it needs: the list it
+/// derives is the table's own.
+#[test]
+fn the_fast_tier_traps_every_client_binary_of_the_table() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = Command::new(system_tool("bash"))
+        .arg(repo.join("scripts/test.sh"))
+        .arg("--clients")
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let listed: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(listed, client_binaries(), "scripts/test.sh --clients");
+    assert!(listed.iter().any(|c| c == "claude"), "{listed:?}");
 }
