@@ -75,6 +75,16 @@ pub use process::{exec_child, EXEC_CHILD};
 pub fn client_binaries() -> Vec<&'static str> {
     clients::binaries()
 }
+
+/// Every client's name, in the client table's order (`--client`'s values): what the tests
+/// mean by "every client".
+#[doc(hidden)]
+pub fn client_names() -> Vec<&'static str> {
+    clients::ClientKind::all()
+        .iter()
+        .map(|k| k.name())
+        .collect()
+}
 mod promotion;
 mod registration;
 mod state;

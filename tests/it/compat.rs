@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::harness::{account_home, compat_client, write_exec, World, CT_SHA};
+use crate::harness::{account_home, compat_client, every_client, write_exec, World, CT_SHA};
 
 /// The package directory of a cached client version (`<cache>/<client>-<version>`), from
 /// its binary `<dir>/node_modules/.bin/<client>`.
@@ -205,7 +205,7 @@ fn snapshot(dir: &Path, skip: &[&str]) -> Vec<(PathBuf, u64, std::time::SystemTi
 /// the world (a scratch /tmp, the world bound back into it), not the repository.
 #[test]
 fn every_client_writes_nothing_outside_the_homes_it_was_given() {
-    const EVERY: &str = "claude,codex,gemini,opencode,grok,cursor";
+    let every = every_client();
     let w = World::with_every_client();
     w.sample();
     let shield = w.root().join("account-home");
@@ -226,7 +226,7 @@ fn every_client_writes_nothing_outside_the_homes_it_was_given() {
     let tmp_before = snapshot(&tmp, &tmp_skip);
     let run = |cmd: &str, extra: &[&str]| {
         w.sample_cmd(cmd)
-            .args(["--client", EVERY])
+            .args(["--client", every.as_str()])
             .args(extra)
             .in_namespace(&binds)
             .run()
@@ -242,12 +242,12 @@ fn every_client_writes_nothing_outside_the_homes_it_was_given() {
         .arg(w.opt().join("codetools"))
         .args(["--expect-commit", CT_SHA, "--mcp-json"])
         .arg(w.registered())
-        .args(["--name", "codetools-test", "--client", EVERY])
+        .args(["--name", "codetools-test", "--client", every.as_str()])
         .in_namespace(&binds)
         .run()
         .code(0);
     w.sample_cmd("status")
-        .args(["--client", EVERY])
+        .args(["--client", every.as_str()])
         .in_namespace(&binds)
         .run()
         .code(0);

@@ -78,6 +78,12 @@ pub fn client_binaries() -> Vec<&'static str> {
     mcp_deploy::client_binaries()
 }
 
+/// Every client of the table, as a `--client` list (`claude,codex,...`): a new client's row
+/// puts it in every test that means them all.
+pub fn every_client() -> String {
+    mcp_deploy::client_names().join(",")
+}
+
 /// Whether this is the fast tier (`bash scripts/test.sh --fast` sets
 /// `MCP_DEPLOY_TEST_TIER=fast`): tests that start no client process and sleep for nothing.
 pub fn fast_tier() -> bool {

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::harness::{clock_past, compat_client, write_exec, World, CT_SHA};
+use crate::harness::{clock_past, compat_client, every_client, write_exec, World, CT_SHA};
 
 /// Every path under `dir` (files and directories), relative to it.
 fn tree(dir: &Path) -> BTreeSet<PathBuf> {
@@ -338,7 +338,8 @@ fn the_version_of_a_binary_is_asked_once_and_a_no_op_writes_no_cache() {
 fn a_no_op_install_leaves_no_new_file_in_the_home_or_the_temp_dir() {
     let w = World::with_every_client();
     w.sample();
-    let every = "claude,codex,gemini,opencode,grok,cursor";
+    let every = every_client();
+    let every = every.as_str();
     w.on_sample("install", &["--client", every]).code(0);
     let before = tree(w.root());
     let cache_before = tree(&w.root().join("home/.cache"));
