@@ -25,6 +25,7 @@ mod human;
 mod identity;
 mod install;
 mod manifest;
+mod opencode_mcp_add;
 mod output;
 mod promote;
 mod python;

@@ -1,5 +1,9 @@
-//! OpenCode (npm `opencode-ai`), a locally managed one: its `mcp add` is interactive, so
-//! mcp-deploy edits its user config file itself ([`super::file_backed`]). One file a concept:
+//! OpenCode (npm `opencode-ai`), a locally managed one. mcp-deploy edits its user config file
+//! itself ([`super::file_backed`]): `opencode mcp add` is interactive before 1.17, and from
+//! then, with its arguments, it writes a numeric-looking argument as a number (OpenCode then
+//! refuses the config), takes env values on its command line, rewrites bytes of the file
+//! outside the entry, writes in place, and has no `remove` (docs/clients.md, "Why not
+//! `opencode mcp add`"; pinned in tests/it/opencode_mcp_add.rs). One file a concept:
 //! which files it reads ([`discovery`]), what else takes a name from ours ([`shadows`]), its
 //! entry shape and ours ([`shape`]), and the confirmation of each write by the real binary
 //! ([`confirm`]).
