@@ -600,7 +600,7 @@ impl Identity {
                 .map(str::to_string)
         };
         let command = s("command").map(|c| {
-            let args = written
+            let args: Vec<String> = written
                 .as_ref()
                 .and_then(|w| w.get("args"))
                 .and_then(Value::as_array)
@@ -609,7 +609,7 @@ impl Identity {
                         .filter_map(|x| x.as_str().map(str::to_string))
                         .collect()
                 })
-                .unwrap_or_else(Vec::new);
+                .unwrap_or_default();
             std::iter::once(c).chain(args).collect()
         });
         Identity {

@@ -37,3 +37,4 @@ mod transaction;
 mod vendor;
 mod versions;
 mod vocabulary;
+mod vscode;
