@@ -378,11 +378,15 @@ pub(crate) fn layers(cx: &Context) -> Vec<Finding> {
     let settings = read_doc(
         &settings_file,
         "VS Code reads its MCP settings from it",
+        Syntax::Jsonc,
         &mut found,
     );
+    // `FilePolicyService.read`: `JSON.parse`, so no comments; a file it cannot parse gives
+    // no policy at all.
     let policy = read_doc(
         Path::new(POLICY_FILE),
         "VS Code applies its policies over every setting",
+        Syntax::Json,
         &mut found,
     );
     let setting = |key: &str| settings.as_ref().and_then(|d| setting_of(d, key));
@@ -530,9 +534,18 @@ pub(crate) fn layers(cx: &Context) -> Vec<Finding> {
     found
 }
 
-/// A JSON-with-comments layer file, `None` when it does not exist; one that exists and cannot
-/// be read or parsed is a `NotCompared` finding.
-fn read_doc(file: &Path, what: &str, found: &mut Vec<Finding>) -> Option<Value> {
+/// How VS Code parses a layer file.
+#[derive(Clone, Copy, PartialEq)]
+enum Syntax {
+    /// Its settings: JSON with comments and trailing commas.
+    Jsonc,
+    /// Its policy file: `JSON.parse`.
+    Json,
+}
+
+/// A layer file, `None` when it does not exist; one that exists and cannot be read or parsed
+/// is a `NotCompared` finding.
+fn read_doc(file: &Path, what: &str, syntax: Syntax, found: &mut Vec<Finding>) -> Option<Value> {
     let text = match super::layers::read_layer(file, what, crate::fsio::limits::DOCUMENT) {
         Ok(t) => t?,
         Err(unread) => {
@@ -540,15 +553,21 @@ fn read_doc(file: &Path, what: &str, found: &mut Vec<Finding>) -> Option<Value> 
             return None;
         }
     };
-    match file_backed::parse_value(&text) {
+    let parsed = match syntax {
+        Syntax::Jsonc => file_backed::parse_value(&text),
+        Syntax::Json => serde_json::from_str(&text).ok(),
+    };
+    match parsed {
         Some(v @ Value::Object(_)) => Some(v),
-        None if text.trim().is_empty() => None,
+        None if syntax == Syntax::Jsonc && text.trim().is_empty() => None,
         _ => {
+            let form = match syntax {
+                Syntax::Jsonc => "an object of JSON with comments",
+                Syntax::Json => "a JSON object (VS Code then applies none of it)",
+            };
             found.push(Finding::new(
                 file.display(),
-                Effect::NotCompared(format!(
-                    "{what}, and it is not an object of JSON with comments"
-                )),
+                Effect::NotCompared(format!("{what}, and it is not {form}")),
             ));
             None
         }
@@ -682,8 +701,8 @@ mod tests {
     use crate::clients::tests::entry;
     use serde_json::json;
 
-    /// The examples of VS Code's MCP configuration reference
-    /// (code.visualstudio.com/docs/copilot/reference/mcp-configuration) and of its source
+    /// The examples of VS Code's MCP configuration reference ("MCP configuration reference"
+    /// on code.visualstudio.com) and of its source
     /// (`mcpSchemaExampleServers`, `httpSchemaExamples` in `mcpConfiguration.ts`), in one user
     /// file with an `inputs` array and comments, as a user would keep them.
     const DOCUMENTED: &str = r#"{

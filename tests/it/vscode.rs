@@ -363,6 +363,18 @@ fn the_linux_policy_file_blocks_the_vscode_server_over_the_user_setting() {
         assert!(detail.contains("/etc/vscode/policy.json"), "{}", r.shown);
         assert!(detail.contains(want), "{want}: {}", r.shown);
     }
+    // VS Code reads its policy file with `JSON.parse`: one with a comment gives no policy at
+    // all, so it blocks nothing, and is named as not compared.
+    let commented = "// off for everyone\n{\"ChatMCP\": \"none\"}";
+    let r = w
+        .in_private_etc(
+            &[("/etc/vscode/policy.json", commented)],
+            env!("CARGO_BIN_EXE_mcp-deploy"),
+            &args,
+        )
+        .run();
+    r.code(0);
+    assert!(r.shown.contains("applies none of it"), "{}", r.shown);
     // On the host, without the policy, it passes.
     verify(&w, &[]).code(0);
 }
@@ -387,7 +399,9 @@ fn a_failure_in_another_client_rolls_back_the_vscode_file() {
     );
     r.code(2)
         .stderr_has("Cursor has no key \"cwd\"")
-        .stderr_has("every change was rolled back");
+        .stderr_has("every change was rolled back")
+        // VS Code's file was changed, then put back.
+        .stderr_has("codetools-test: removed again");
     assert_eq!(fs::read_to_string(config(&w)).unwrap(), USER_JSON);
     assert!(!w.registered().exists());
 }
