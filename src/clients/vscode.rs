@@ -898,4 +898,56 @@ mod tests {
         assert_eq!(setting_of(&dotted, "chat.mcp.access"), Some(json!("all")));
         assert_eq!(setting_of(&dotted, "chat.mcp.enabled"), None);
     }
+    #[test]
+    fn profiles_are_read_from_storage_in_each_form_vscode_stores_a_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let user = dir.path().join("User");
+        std::fs::create_dir_all(user.join("globalStorage")).unwrap();
+        std::fs::write(
+            user.join("globalStorage/storage.json"),
+            json!({"userDataProfiles": [
+                {"location": "-5a", "name": "Id"},
+                {"location": "file:///srv/p", "name": "Uri"},
+                {"location": {"$mid": 1, "path": "/srv/q", "scheme": "file"}, "name": "Object"},
+                {"location": "-6b", "name": "Shared", "useDefaultFlags": {"mcp": true}},
+                {"name": "No location"}
+            ]})
+            .to_string(),
+        )
+        .unwrap();
+        let got: Vec<(String, Option<PathBuf>)> = profiles(&user.join("mcp.json"))
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.name, p.mcp))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("Id".into(), Some(user.join("profiles/-5a/mcp.json"))),
+                ("Uri".into(), Some(PathBuf::from("/srv/p/mcp.json"))),
+                ("Object".into(), Some(PathBuf::from("/srv/q/mcp.json"))),
+                ("Shared".into(), None),
+            ]
+        );
+        std::fs::write(user.join("globalStorage/storage.json"), "{").unwrap();
+        assert!(profiles(&user.join("mcp.json")).is_err());
+    }
+
+    #[test]
+    fn a_url_wildcard_matches_any_run_of_characters_case_insensitively() {
+        for (p, t, want) in [
+            (
+                "https://*.example.com/*",
+                "https://MCP.example.com/v1",
+                true,
+            ),
+            ("https://h/mcp", "https://h/mcp", true),
+            ("https://h/mcp", "https://h/mcp2", false),
+            ("*", "anything", true),
+            ("https://h/*/x", "https://h/a/b/x", true),
+            ("https://h/*/x", "https://h/a/b/y", false),
+        ] {
+            assert_eq!(wildcard(p, t), want, "{p} {t}");
+        }
+    }
 }

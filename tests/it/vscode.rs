@@ -421,3 +421,58 @@ fn a_secret_in_a_live_vscode_entry_is_never_printed() {
         assert!(!r.shown.contains("hunter2"), "{}", r.shown);
     }
 }
+
+#[test]
+fn prune_keeps_the_releases_vscode_workspace_and_profile_servers_point_into() {
+    let w = World::new();
+    w.sample();
+    let releases = w.opt().join("codetools/releases");
+    let (a, b, c) = (
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+        "cccccccccccccccccccccccccccccccccccccccc",
+    );
+    for sha in [a, b, c] {
+        fs::create_dir_all(releases.join(sha).join("bin")).unwrap();
+        fs::write(releases.join(sha).join("VERSION"), format!("{sha}\n")).unwrap();
+    }
+    let bin = |sha: &str| releases.join(sha).join("bin/codetools");
+    w.write(
+        "work/.vscode/mcp.json",
+        json!({"servers": {"old": {"type": "stdio", "command": bin(a)}}}).to_string(),
+    );
+    w.write(
+        "home/.config/Code/User/globalStorage/storage.json",
+        json!({"userDataProfiles": [{"location": "-5a1b2c3d", "name": "Work"}]}).to_string(),
+    );
+    w.write(
+        "home/.config/Code/User/profiles/-5a1b2c3d/mcp.json",
+        json!({"servers": {"older": {"command": bin(b)}}}).to_string(),
+    );
+    let r = w
+        .cmd()
+        .args(["prune", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--keep", "0", "--json"])
+        .run();
+    r.code(0);
+    let j = r.json();
+    let removed: Vec<&str> = j["remove"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["release"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, [c], "{}", r.shown);
+    assert!(
+        r.shown.contains("old in") && r.shown.contains(".vscode/mcp.json (vscode"),
+        "{}",
+        r.shown
+    );
+    assert!(
+        r.shown.contains("older in") && r.shown.contains("profile \\\"Work\\\""),
+        "{}",
+        r.shown
+    );
+    assert!(releases.join(a).exists() && releases.join(b).exists() && !releases.join(c).exists());
+}
