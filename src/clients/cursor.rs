@@ -89,7 +89,7 @@ pub(crate) fn to_claude(v: &Value) -> Value {
         match k.as_str() {
             "type" if x == "stdio" && !remote => {}
             "command" | "args" | "env" | "url" | "headers" => {
-                out.insert(k.clone(), unmap_value(x, &mut other));
+                out.insert(k.clone(), file_backed::unmap_value(x, "env:", &mut other));
             }
             _ => {
                 out.insert(k.clone(), x.clone());
@@ -105,47 +105,6 @@ pub(crate) fn to_claude(v: &Value) -> Value {
         return Value::Object(kept);
     }
     Value::Object(out)
-}
-
-/// [`unmap`] on every string of `x`; `other` is set when one holds another `${...}`.
-fn unmap_value(x: &Value, other: &mut bool) -> Value {
-    match x {
-        Value::String(s) => match unmap(s) {
-            Some(s) => Value::String(s),
-            None => {
-                *other = true;
-                x.clone()
-            }
-        },
-        Value::Array(a) => Value::Array(a.iter().map(|x| unmap_value(x, other)).collect()),
-        Value::Object(o) => Value::Object(
-            o.iter()
-                .map(|(k, x)| (k.clone(), unmap_value(x, other)))
-                .collect(),
-        ),
-        _ => x.clone(),
-    }
-}
-
-/// `${env:NAME}` back to `${NAME}`; `None` for any other `${...}`.
-fn unmap(s: &str) -> Option<String> {
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(i) = rest.find("${") {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let end = after.find('}')?;
-        let name = after[..end].strip_prefix("env:")?;
-        if !file_backed::is_var_name(name) {
-            return None;
-        }
-        out.push_str("${");
-        out.push_str(name);
-        out.push('}');
-        rest = &after[end + 1..];
-    }
-    out.push_str(rest);
-    Some(out)
 }
 
 /// `entry` (claude shape) as Cursor holds it, or why it cannot hold it exactly.

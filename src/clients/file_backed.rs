@@ -426,6 +426,50 @@ pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String,
     Ok(out)
 }
 
+/// The other way round from [`map_refs`]: each `${<prefix>NAME}` of a client's string back to
+/// claude's `${NAME}` (Cursor's and VS Code's `${env:NAME}`); `None` when `s` holds any other
+/// `${...}` (one the client resolves some other way), which the caller marks.
+pub(crate) fn unmap_refs(s: &str, prefix: &str) -> Option<String> {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("${") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let end = after.find('}')?;
+        let name = after[..end].strip_prefix(prefix)?;
+        if !is_var_name(name) {
+            return None;
+        }
+        out.push_str("${");
+        out.push_str(name);
+        out.push('}');
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+/// [`unmap_refs`] on every string of `x`; `other` is set when one holds another `${...}` (and
+/// that string is kept as it is).
+pub(crate) fn unmap_value(x: &Value, prefix: &str, other: &mut bool) -> Value {
+    match x {
+        Value::String(s) => match unmap_refs(s, prefix) {
+            Some(s) => Value::String(s),
+            None => {
+                *other = true;
+                x.clone()
+            }
+        },
+        Value::Array(a) => Value::Array(a.iter().map(|x| unmap_value(x, prefix, other)).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, x)| (k.clone(), unmap_value(x, prefix, other)))
+                .collect(),
+        ),
+        _ => x.clone(),
+    }
+}
+
 pub(crate) fn is_var_name(s: &str) -> bool {
     let mut chars = s.chars();
     chars

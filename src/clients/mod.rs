@@ -24,6 +24,7 @@ mod table;
 #[cfg(test)]
 pub(crate) mod tests;
 pub(crate) mod version;
+pub(crate) mod vscode;
 
 use std::path::{Path, PathBuf};
 
@@ -175,6 +176,20 @@ pub(crate) static CLIENTS: &[Description] = &[
         shadows: cursor::shadows_in,
         layers: layers::cursor::read,
         scopes: scopes::cursor,
+    },
+    Description {
+        name: "vscode",
+        // No VS Code here, and `code --add-mcp` cannot remove: mcp-deploy writes its file.
+        binary: None,
+        writes: Writes::File,
+        http: Http::Supported,
+        supported: None,
+        open: file_written::open::<vscode::Vscode>,
+        user_config: vscode::config_path,
+        read_entries: file_written::read_user_entries::<vscode::Vscode>,
+        shadows: vscode::shadows_in,
+        layers: vscode::layers,
+        scopes: vscode::scopes,
     },
 ];
 

@@ -337,6 +337,7 @@ mod tests {
                  PATH (or set MCP_DEPLOY_GROK)",
             ),
             ("cursor", ""),
+            ("vscode", ""),
         ] {
             assert_eq!(super::named(name).unwrap().install_help(), want);
         }

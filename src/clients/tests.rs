@@ -486,12 +486,12 @@ fn the_client_list_is_what_client_takes() {
         .collect();
     assert_eq!(
         names,
-        ["claude", "codex", "gemini", "opencode", "grok", "cursor"]
+        ["claude", "codex", "gemini", "opencode", "grok", "cursor", "vscode"]
     );
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));
     }
-    assert!(ClientKind::from_str("vscode", false).is_err());
+    assert!(ClientKind::from_str("code", false).is_err());
     let (claude, gemini) = (kind("claude"), kind("gemini"));
     assert_eq!(
         ClientKind::unique(&[gemini, claude, gemini]),

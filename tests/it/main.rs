@@ -38,3 +38,4 @@ mod transaction;
 mod vendor;
 mod versions;
 mod vocabulary;
+mod vscode;
