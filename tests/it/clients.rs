@@ -1,6 +1,6 @@
-//! One declaration, every agent: install, verify, status and uninstall across claude, codex,
-//! gemini, opencode, grok (their real CLIs) and cursor (its file), and all-or-nothing across
-//! clients.
+//! One declaration, every agent: install, verify, status and uninstall across every client of
+//! the table — claude, codex, gemini, opencode, grok, copilot (their real CLIs), cursor and
+//! vscode (their files) — and all-or-nothing across clients.
 
 use std::fs;
 
@@ -8,7 +8,6 @@ use serde_json::json;
 
 use crate::harness::*;
 
-const EVERY: &str = "claude,codex,gemini,opencode,grok,cursor";
 
 /// A third server, declared only by data, next to the sample's two.
 fn declare_third(w: &World) -> std::path::PathBuf {
@@ -34,14 +33,21 @@ fn declare_third(w: &World) -> std::path::PathBuf {
 
 #[test]
 fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
+    let every = every_client();
+    let every = every.as_str();
+    assert_eq!(
+        every, "claude,codex,gemini,opencode,grok,cursor,copilot,vscode",
+        "the table's clients, each checked below in its own shape"
+    );
     let w = World::with_every_client();
     w.sample();
     let cfg = declare_third(&w);
     let c = cfg.to_str().unwrap();
-    let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
+    let third = w.opt().join("thirdparty");
+    let r = w.on_sample("install", &["--config", c, "--client", every, "--json"]);
     r.code(0);
     let servers = r.json()["servers"].as_array().unwrap().clone();
-    assert_eq!(servers.len(), 12, "{}", r.shown);
+    assert_eq!(servers.len(), 16, "{}", r.shown);
     for s in &servers {
         assert_eq!(s["registration"], "added", "{}", r.shown);
     }
@@ -77,12 +83,25 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         cursor["mcpServers"]["thirdparty-test"]["env"],
         json!({"THIRDPARTY_API_TOKEN": "${env:THIRDPARTY_API_TOKEN}"})
     );
+    assert_eq!(
+        w.copilot_servers()["thirdparty-test"]["args"],
+        json!(["--stdio", "two words"])
+    );
+    let vscode = fs::read_to_string(w.vscode_config()).unwrap();
+    let vscode: serde_json::Value = serde_json::from_str(&vscode).unwrap();
+    assert_eq!(
+        vscode["servers"]["thirdparty-test"],
+        json!({"type": "stdio", "command": third.join("bin/thirdparty-mcp"),
+               "args": ["--stdio", "two words"],
+               "env": {"THIRDPARTY_API_TOKEN": "${env:THIRDPARTY_API_TOKEN}"}})
+    );
 
     // The flat document records each client's entries; no env value in it.
     let flat: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
     assert!(flat["mcpServers"]["thirdparty-test"].is_object());
-    for client in ["codex", "gemini", "opencode", "grok", "cursor"] {
+    let others: Vec<&str> = every.split(',').filter(|&c| c != "claude").collect();
+    for &client in &others {
         assert_eq!(
             flat["clients"][client]["mcpServers"]["thirdparty-test"]["args"],
             json!(["--stdio", "two words"]),
@@ -90,14 +109,9 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         );
     }
     // Env is recorded as its reference, for every client (issue 10: it used to be left out).
-    for servers in [
-        &flat["mcpServers"],
-        &flat["clients"]["codex"]["mcpServers"],
-        &flat["clients"]["gemini"]["mcpServers"],
-        &flat["clients"]["opencode"]["mcpServers"],
-        &flat["clients"]["grok"]["mcpServers"],
-        &flat["clients"]["cursor"]["mcpServers"],
-    ] {
+    let recorded = std::iter::once(&flat["mcpServers"])
+        .chain(others.iter().map(|c| &flat["clients"][c]["mcpServers"]));
+    for servers in recorded {
         assert_eq!(
             servers["thirdparty-test"]["env"],
             json!({"THIRDPARTY_API_TOKEN": "${THIRDPARTY_API_TOKEN}"}),
@@ -105,7 +119,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         );
     }
 
-    // A second install is a no-op on every client: no file of any of the six (nor the flat
+    // A second install is a no-op on every client: no file of any of the eight (nor the flat
     // document) is written — the CLI-driven clients save their file on every mutating call, so
     // this also shows that none was made.
     let files = [
@@ -115,6 +129,8 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         w.opencode_config(),
         w.grok_settings(),
         w.cursor_config(),
+        w.copilot_config(),
+        w.vscode_config(),
         w.registered(),
     ];
     let stamp = |f: &std::path::PathBuf| {
@@ -123,7 +139,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     };
     let before: Vec<_> = files.iter().map(stamp).collect();
     clock_past(w.root(), before.iter().map(|b| b.1).max().unwrap());
-    let r = w.on_sample("install", &["--config", c, "--client", EVERY, "--json"]);
+    let r = w.on_sample("install", &["--config", c, "--client", every, "--json"]);
     r.code(0);
     for s in r.json()["servers"].as_array().unwrap() {
         assert_eq!(s["registration"], "unchanged", "{}", r.shown);
@@ -140,7 +156,6 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     }
 
     // verify-identity and status per client.
-    let third = w.opt().join("thirdparty");
     let r = w.run(&[
         "verify-identity",
         "--config",
@@ -154,7 +169,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         "--name",
         "thirdparty-test",
         "--client",
-        EVERY,
+        every,
         "--json",
     ]);
     r.code(0);
@@ -164,13 +179,13 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         .iter()
         .map(|s| s["client"].clone())
         .collect();
-    let every: Vec<_> = EVERY.split(',').map(|c| json!(c)).collect();
-    assert_eq!(clients, every);
-    w.on_sample("status", &["--config", c, "--client", EVERY])
+    let each: Vec<_> = every.split(',').map(|c| json!(c)).collect();
+    assert_eq!(clients, each);
+    w.on_sample("status", &["--config", c, "--client", every])
         .code(0);
 
     // Uninstall removes them from every client and the flat document.
-    w.on_sample("uninstall", &["--config", c, "--client", EVERY])
+    w.on_sample("uninstall", &["--config", c, "--client", every])
         .code(0);
     let codex = fs::read_to_string(w.root().join("home/.codex/config.toml")).unwrap_or_default();
     assert!(!codex.contains("thirdparty-test"), "{codex}");
@@ -178,7 +193,8 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     assert!(!gemini.contains("thirdparty-test"), "{gemini}");
     assert!(!w.user_servers().contains_key("thirdparty-test"));
     assert!(!w.grok_servers().contains_key("thirdparty-test"));
-    for file in [w.opencode_config(), w.cursor_config()] {
+    assert!(!w.copilot_servers().contains_key("thirdparty-test"));
+    for file in [w.opencode_config(), w.cursor_config(), w.vscode_config()] {
         let text = fs::read_to_string(&file).unwrap();
         assert!(
             !text.contains("thirdparty-test"),
@@ -201,7 +217,7 @@ fn a_failure_in_one_client_rolls_back_every_client() {
             real.display()
         ),
     );
-    let r = w.on_sample("install", &["--client", EVERY, "--server", "codetools"]);
+    let r = w.on_sample("install", &["--client", &every_client(), "--server", "codetools"]);
     r.code(2)
         .stderr_has("gemini mcp add -s user codetools-test <entry>")
         .stderr_has("every change was rolled back")
@@ -213,15 +229,20 @@ fn a_failure_in_one_client_rolls_back_every_client() {
     assert!(!w.registered().exists());
 }
 
-/// Issue 14: one run into all six clients is all or nothing. Cursor, the last, fails for real
-/// (its file is a dangling link: absent when read, refused when written) after claude, codex,
-/// gemini, opencode and grok were changed through their real CLIs and files: every one of
-/// them is put back, and the files that existed before keep their bytes.
+/// Issue 14, and issue 24 with eight: one run into every client is all or nothing. VS Code, the
+/// last, fails for real (its file is a dangling link: absent when read, refused when written)
+/// after claude, codex, gemini, opencode, grok and copilot were changed through their real
+/// CLIs and files and cursor through its file: every one of them is put back, and the files
+/// that existed before keep their bytes.
 #[test]
-fn a_failure_in_the_last_of_six_clients_rolls_back_the_other_five() {
+fn a_failure_in_the_last_of_eight_clients_rolls_back_the_other_seven() {
+    let every = every_client();
+    assert!(every.ends_with(",vscode"), "{every}");
+    assert_eq!(every.split(',').count(), 8, "{every}");
     let w = World::with_every_client();
     w.sample();
-    // A user's own OpenCode and grok entries, which must come through untouched.
+    // A user's own OpenCode, grok, Cursor and copilot entries, which must come through
+    // untouched.
     fs::create_dir_all(w.opencode_config().parent().unwrap()).unwrap();
     let opencode_before = "{\n  // the user's own\n  \"mcp\": {\"mine\": {\"type\": \"local\", \"command\": [\"/bin/true\"]}}\n}\n";
     fs::write(w.opencode_config(), opencode_before).unwrap();
@@ -231,9 +252,14 @@ fn a_failure_in_the_last_of_six_clients_rolls_back_the_other_five() {
     .to_string();
     fs::write(w.grok_settings(), &grok_before).unwrap();
     fs::create_dir_all(w.cursor_config().parent().unwrap()).unwrap();
-    std::os::unix::fs::symlink(w.root().join("nowhere/mcp.json"), w.cursor_config()).unwrap();
+    let cursor_before = "{\n  // mine\n  \"mcpServers\": {\"mine\": {\"command\": \"/bin/true\"}}\n}\n";
+    fs::write(w.cursor_config(), cursor_before).unwrap();
+    w.copilot(&["mcp", "add", "mine", "--", "/bin/true"]).code(0);
+    let copilot_before = w.copilot_servers();
+    fs::create_dir_all(w.vscode_config().parent().unwrap()).unwrap();
+    std::os::unix::fs::symlink(w.root().join("nowhere/mcp.json"), w.vscode_config()).unwrap();
 
-    let r = w.on_sample("install", &["--client", EVERY]);
+    let r = w.on_sample("install", &["--client", &every]);
     r.code(2)
         .stderr_has("a symlink to a file that does not exist")
         .stderr_has("every change was rolled back");
@@ -253,8 +279,11 @@ fn a_failure_in_the_last_of_six_clients_rolls_back_the_other_five() {
         squeeze(opencode_before),
         "{opencode_after}"
     );
+    let cursor_after = fs::read_to_string(w.cursor_config()).unwrap();
+    assert_eq!(squeeze(&cursor_after), squeeze(cursor_before), "{cursor_after}");
     let grok = w.grok_servers();
     assert_eq!(grok.keys().collect::<Vec<_>>(), ["mine"], "{grok:?}");
+    assert_eq!(w.copilot_servers(), copilot_before);
     assert!(!w.root().join("nowhere").exists());
     assert!(!w.registered().exists());
 }

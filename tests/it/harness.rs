@@ -1063,6 +1063,12 @@ impl World {
         self.root().join("home/.cursor/mcp.json")
     }
 
+    /// VS Code's user `mcp.json` in the world's home (its default user data directory,
+    /// `~/.config/Code`).
+    pub fn vscode_config(&self) -> PathBuf {
+        self.root().join("home/.config/Code/User/mcp.json")
+    }
+
     /// Run the real, pinned opencode in the world (its config, data, state and cache all under
     /// the world's home), from the world's working directory.
     pub fn opencode(&self, args: &[&str]) -> Run {
