@@ -221,3 +221,77 @@ fn a_copilot_failure_rolls_back_claude() {
     assert!(w.copilot_servers().is_empty(), "{:?}", w.copilot_servers());
     assert!(!w.registered().exists());
 }
+
+/// `COPILOT_HOME` moves copilot's config: install writes there through copilot, copilot finds
+/// it there itself, and verify-identity reads it there.
+#[test]
+fn copilot_home_moves_the_config_for_copilot_and_for_mcp_deploy() {
+    let w = World::with_every_client();
+    w.sample();
+    let home = w.root().join("copilot-home");
+    fs::create_dir(&home).unwrap();
+    w.sample_cmd("install")
+        .args(["--client", "copilot", "--server", "codetools"])
+        .env("COPILOT_HOME", &home)
+        .run()
+        .code(0);
+    assert!(w.copilot_servers().is_empty(), "{:?}", w.copilot_servers());
+    let text = fs::read_to_string(home.join("mcp-config.json")).unwrap();
+    assert!(text.contains("codetools-test"), "{text}");
+    w.program(real_client("copilot"))
+        .args(["mcp", "get", "--json", "--", "codetools-test"])
+        .env("COPILOT_HOME", &home)
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .run()
+        .code(0);
+    let r = w
+        .program(env!("CARGO_BIN_EXE_mcp-deploy"))
+        .args(["verify-identity", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--expect-commit", CT_SHA, "--mcp-json"])
+        .arg(w.registered())
+        .args(["--name", "codetools-test", "--client", "copilot"])
+        .env("COPILOT_HOME", &home)
+        .run();
+    r.code(0)
+        .stdout_has(&home.join("mcp-config.json").display().to_string());
+}
+
+/// A relative COPILOT_HOME names another file in every directory copilot runs in: refused
+/// before any call.
+#[test]
+fn a_relative_copilot_home_is_refused_before_any_call() {
+    let w = World::with_every_client();
+    w.sample();
+    w.wrap_copilot(None);
+    w.sample_cmd("install")
+        .args(["--client", "copilot"])
+        .env("COPILOT_HOME", "rel")
+        .run()
+        .code(2)
+        .stderr_has("COPILOT_HOME is the relative path rel")
+        .stderr_has("help: set COPILOT_HOME to an absolute path");
+    assert!(w.copilot_calls().is_empty(), "{:?}", w.copilot_calls());
+}
+
+/// A copilot older than 1.0.22 (no `copilot mcp`) is refused before any change; its version
+/// is read from `copilot --version`, which ends in a full stop.
+#[test]
+fn a_copilot_below_the_range_is_refused_before_any_change() {
+    let w = World::with_every_client();
+    w.sample();
+    let log = w.root().join("old-copilot.log");
+    write_exec(
+        &w.bin().join("copilot"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\necho 'GitHub Copilot CLI 1.0.20.'\n",
+            log.display()
+        ),
+    );
+    w.on_sample("install", &["--client", "claude,copilot"])
+        .code(2)
+        .stderr_has("copilot 1.0.20 is older than the oldest supported (1.0.22)")
+        .stderr_has("@github/copilot@1.0.102");
+    assert_eq!(fs::read_to_string(&log).unwrap(), "--version\n");
+    assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
+}
