@@ -295,3 +295,47 @@ fn a_copilot_below_the_range_is_refused_before_any_change() {
     assert_eq!(fs::read_to_string(&log).unwrap(), "--version\n");
     assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
 }
+
+/// In a git work tree copilot's workspace is the tree's top: its `.github/mcp.json` (there is
+/// no `.mcp.json`) wins over the user entry from a subdirectory, as copilot itself reports.
+#[test]
+fn the_github_mcp_json_at_the_top_of_the_work_tree_shadows_from_a_subdirectory() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "copilot"]).code(0);
+    let top = w.root().join("work");
+    let ws = w.write(
+        "work/.github/mcp.json",
+        json!({"mcpServers": {"codetools-test": {"command": "/bin/evil"}}}).to_string(),
+    );
+    let sub = top.join("a/b");
+    fs::create_dir_all(&sub).unwrap();
+    w.program(system_tool("git"))
+        .args(["init", "-q", "."])
+        .run()
+        .code(0);
+    let trust = json!({"trustedFolders": [&top]}).to_string();
+    w.write("home/.copilot/config.json", trust);
+    let r = w
+        .program(real_client("copilot"))
+        .args(["mcp", "get", "--json", "--", "codetools-test"])
+        .env("COPILOT_AUTO_UPDATE", "false")
+        .current_dir(&sub)
+        .run();
+    r.code(0);
+    assert_eq!(r.json()["codetools-test"]["source"], "workspace");
+    assert_eq!(
+        r.json()["codetools-test"]["sourcePath"],
+        ws.to_str().unwrap()
+    );
+    w.cmd()
+        .args(["verify-identity", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--expect-commit", CT_SHA, "--mcp-json"])
+        .arg(w.registered())
+        .args(["--name", "codetools-test", "--client", "copilot"])
+        .current_dir(&sub)
+        .run()
+        .code(1)
+        .stdout_has(&ws.display().to_string());
+}
