@@ -34,6 +34,7 @@ package_of() {
     gemini) echo @google/gemini-cli ;;
     grok) echo @vibe-kit/grok-cli ;;
     opencode) echo opencode-linux-x64 ;;
+    copilot) echo @github/copilot ;;
     *) return 1 ;;
   esac
 }
@@ -68,7 +69,7 @@ while read -r client version rest; do
   if [ -z "${version:-}" ] || { [ -n "${rest:-}" ] && [ "$rest" != refused ]; } ||
     ! package_of "$client" >/dev/null; then
     echo "error: $list: \"$client ${version:-} ${rest:-}\" is not \`<client> <version>" \
-      "[refused]\` with client one of claude, codex, gemini, grok, opencode" >&2
+      "[refused]\` with client one of claude, codex, gemini, grok, opencode, copilot" >&2
     exit 2
   fi
   entries+=("$client $version ${rest:-}")
@@ -120,6 +121,7 @@ config_of() {
     gemini) echo "$2/home/.gemini/settings.json" ;;
     grok) echo "$2/home/.grok/settings.json" ;;
     opencode) echo "$2/home/.config/opencode/opencode.jsonc" ;;
+    copilot) echo "$2/home/.copilot/mcp-config.json" ;;
   esac
 }
 

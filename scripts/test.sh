@@ -104,9 +104,17 @@ GEMINI_CLI_HOME=$scratch ./node_modules/.bin/gemini --version
 # reachable here carries no other platform's package, so a lock with opencode-ai fails npm ci.
 HOME=$scratch XDG_CONFIG_HOME=$scratch/.config XDG_DATA_HOME=$scratch/.local/share XDG_STATE_HOME=$scratch/.local/state XDG_CACHE_HOME=$scratch/.cache ./node_modules/opencode-linux-x64/bin/opencode --version
 HOME=$scratch ./node_modules/.bin/grok --version
+# Copilot extracts its package (about 235 MB) into its package cache on its first run in a
+# home: into the one the tests share (tests/it/harness.rs copilot_pkg_cache), so that they do
+# not; COPILOT_AUTO_UPDATE=false runs the pinned release, not a newer one found in a cache.
+COPILOT_PKG_CACHE_HOME=$PWD/target/tmp/copilot-pkg HOME=$scratch COPILOT_AUTO_UPDATE=false \
+  ./node_modules/.bin/copilot --version
 # The older client releases the tests drive (compat/versions.txt), into the shared cache; a
 # release already there is reused.
 bash scripts/compat.sh install
+# The unit tests that drive the real copilot inherit this environment: its package cache too
+# is the shared one, not the account's ~/.cache/copilot.
+export COPILOT_PKG_CACHE_HOME=$PWD/target/tmp/copilot-pkg
 # The crash checkpoints (MCP_DEPLOY_CRASH_AT and friends) are a cargo feature, off by default so
 # that no release binary carries them: the crash-recovery tests need it, and refuse to run
 # without it.

@@ -9,6 +9,7 @@
 pub(crate) mod claude;
 mod cli_driven;
 pub(crate) mod codex;
+pub(crate) mod copilot;
 pub(crate) mod cursor;
 mod file_backed;
 mod file_written;
@@ -176,6 +177,31 @@ pub(crate) static CLIENTS: &[Description] = &[
         shadows: cursor::shadows_in,
         layers: layers::cursor::read,
         scopes: scopes::cursor,
+    },
+    Description {
+        name: "copilot",
+        binary: Some(Binary {
+            name: "copilot",
+            product: "GitHub Copilot CLI",
+            env: "MCP_DEPLOY_COPILOT",
+            help: "The copilot binary [default: `copilot` on PATH]",
+        }),
+        writes: Writes::Cli,
+        http: Http::Supported,
+        supported: Some(Supported {
+            client: "copilot",
+            packages: &["@github/copilot"],
+            // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
+            oldest: Version::new(1, 0, 22),
+            newest_tested: Version::new(1, 0, 102),
+            version_flag: true,
+        }),
+        open: |row, o| Ok(Box::new(copilot::open(row, o)?)),
+        user_config: copilot::config_path,
+        read_entries: copilot::read_user_entries,
+        shadows: copilot::shadows_in,
+        layers: copilot::read_layers,
+        scopes: copilot::scopes,
     },
     Description {
         name: "vscode",

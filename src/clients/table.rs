@@ -253,7 +253,8 @@ pub(crate) struct ClientOptions {
     /// codex's (its config is `<home>/config.toml`; else `$CODEX_HOME`, else `~/.codex`),
     /// gemini's (`<home>/.gemini/settings.json`; else `$GEMINI_CLI_HOME`, else `$HOME`),
     /// grok's (the directory it runs in, whose `.grok/settings.json` holds its servers; else
-    /// HOME). Each is passed to its client, so that it and we read the same file.
+    /// HOME), copilot's (its `COPILOT_HOME`: `<home>/mcp-config.json`; else `$COPILOT_HOME`,
+    /// else `~/.copilot`). Each is passed to its client, so that it and we read the same file.
     pub(crate) homes: BTreeMap<&'static str, PathBuf>,
     pub(crate) timeout: Duration,
     /// How long a health check may take (claude's MCP_TIMEOUT, passed in milliseconds).
@@ -337,6 +338,11 @@ mod tests {
                  PATH (or set MCP_DEPLOY_GROK)",
             ),
             ("cursor", ""),
+            (
+                "copilot",
+                "install GitHub Copilot CLI (npm install -g @github/copilot@1.0.102), or pass \
+                 --copilot PATH (or set MCP_DEPLOY_COPILOT)",
+            ),
             ("vscode", ""),
         ] {
             assert_eq!(super::named(name).unwrap().install_help(), want);

@@ -36,7 +36,7 @@ pub(crate) struct Scratch {
 impl Scratch {
     pub(crate) fn new() -> Scratch {
         let dir = tempfile::tempdir().unwrap();
-        for d in ["codex", "gemini", "grok"] {
+        for d in ["codex", "gemini", "grok", "copilot"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
         }
         Scratch { dir }
@@ -58,7 +58,7 @@ impl Scratch {
     }
     fn options(&self) -> ClientOptions {
         ClientOptions {
-            binaries: ["codex", "gemini", "grok"]
+            binaries: ["codex", "gemini", "grok", "copilot"]
                 .map(|c| (c, real(c)))
                 .into_iter()
                 .collect(),
@@ -66,6 +66,8 @@ impl Scratch {
                 ("codex", self.codex_home()),
                 ("gemini", self.gemini_home()),
                 ("grok", self.grok_home()),
+                // Its COPILOT_HOME: `<home>/mcp-config.json`.
+                ("copilot", self.dir.path().join("copilot")),
             ]
             .into_iter()
             .collect(),
@@ -486,7 +488,7 @@ fn the_client_list_is_what_client_takes() {
         .collect();
     assert_eq!(
         names,
-        ["claude", "codex", "gemini", "opencode", "grok", "cursor", "vscode"]
+        ["claude", "codex", "gemini", "opencode", "grok", "cursor", "copilot", "vscode"]
     );
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));

@@ -43,11 +43,14 @@ impl Version {
     }
 
     /// The first `N.N.N` (or `N.N`) token of `text`: `2.1.332`, `2.1.332 (Claude Code)`,
-    /// `codex-cli 0.171.0`, `v1.18.33`, `0.61.0-preview.1`. `None` when there is none.
+    /// `codex-cli 0.171.0`, `v1.18.33`, `0.61.0-preview.1`, `GitHub Copilot CLI 1.0.102.`.
+    /// `None` when there is none.
     pub(crate) fn parse(text: &str) -> Option<Version> {
         text.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
             .find_map(|word| {
                 let word = word.strip_prefix('v').unwrap_or(word);
+                // A sentence's full stop (`GitHub Copilot CLI 1.0.102.`) is no part of it.
+                let word = word.strip_suffix('.').unwrap_or(word);
                 // A pre-release or build suffix (`-beta.1`, `+abc`) does not change the number.
                 let core = word.split(['-', '+']).next()?;
                 let mut parts = core.split('.');
@@ -375,6 +378,10 @@ mod tests {
             ("0.22.0-preview.2", Version::new(0, 22, 0)),
             ("v1.18.33", Version::new(1, 18, 33)),
             ("opencode 1.2", Version::new(1, 2, 0)),
+            (
+                "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n",
+                Version::new(1, 0, 102),
+            ),
         ] {
             assert_eq!(Version::parse(text), Some(want), "{text:?}");
         }

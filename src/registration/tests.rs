@@ -1,4 +1,4 @@
-//! The install transaction over the codex, gemini and grok client modules, against the real pinned
+//! The install transaction over the codex, gemini, grok and copilot client modules, against the real pinned
 //! CLIs, in the scratch homes of the clients' own tests (`crate::clients::tests`).
 
 use crate::clients::tests::{assert_round_trip, entry, Scratch};
@@ -16,6 +16,8 @@ fn transaction_rolls_back(client_name: &str) {
     let refused = match client_name {
         "codex" => json!({"type": "sse", "url": "http://h/sse"}),
         "grok" => json!({"type": "http", "url": "http://h/mcp"}),
+        // Copilot trims white space around an env value: it would store another one.
+        "copilot" => json!({"command": "/b", "env": {"K": " v"}}),
         _ => json!({"command": "/b", "env": {"K": "v=w"}}),
     };
     let obj = |v: &Value| v.as_object().unwrap().clone();
@@ -66,6 +68,11 @@ fn gemini_transaction_rolls_back() {
 #[test]
 fn grok_transaction_rolls_back() {
     transaction_rolls_back("grok");
+}
+
+#[test]
+fn copilot_transaction_rolls_back() {
+    transaction_rolls_back("copilot");
 }
 
 /// The failure a rollback carries in these tests: the client's own error.

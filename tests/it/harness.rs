@@ -84,6 +84,13 @@ pub fn every_client() -> String {
     mcp_deploy::client_names().join(",")
 }
 
+/// Where every world's copilot extracts its package (about 235 MB on its first run in a
+/// home): one directory for the whole test run, so that a world does not extract its own.
+/// `COPILOT_PKG_CACHE_HOME` moves only that cache (its `pkg/`), not copilot's config.
+pub fn copilot_pkg_cache() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("copilot-pkg")
+}
+
 /// Whether this is the fast tier (`bash scripts/test.sh --fast` sets
 /// `MCP_DEPLOY_TEST_TIER=fast`): tests that start no client process and sleep for nothing.
 pub fn fast_tier() -> bool {
@@ -495,6 +502,7 @@ impl<'w> Cmd<'w> {
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("DISABLE_TELEMETRY", "1")
             .env("DISABLE_ERROR_REPORTING", "1")
+            .env("COPILOT_PKG_CACHE_HOME", copilot_pkg_cache())
             // The world's own temp dir, so a test can see what a run leaves there.
             .env("TMPDIR", self.world.root().join("tmp"))
             .current_dir(&self.cwd)
@@ -1048,6 +1056,57 @@ impl World {
     /// (`mcp add-json`, `mcp remove`): the rest holds the entry.
     pub fn grok_calls(&self) -> Vec<String> {
         fs::read_to_string(self.root().join("grok.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
+    /// Copilot's user MCP config in the world's home (`~/.copilot/mcp-config.json`).
+    pub fn copilot_config(&self) -> PathBuf {
+        self.root().join("home/.copilot/mcp-config.json")
+    }
+
+    /// The `mcpServers` of [`World::copilot_config`], as copilot stores them (empty when none).
+    pub fn copilot_servers(&self) -> serde_json::Map<String, serde_json::Value> {
+        fs::read_to_string(self.copilot_config())
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|v| v.get("mcpServers").and_then(|m| m.as_object().cloned()))
+            .unwrap_or_default()
+    }
+
+    /// Run the real, pinned copilot in the world (its home the world's), from the world's
+    /// working directory, as a user would by hand.
+    pub fn copilot(&self, args: &[&str]) -> Run {
+        self.program(real_client("copilot"))
+            .args(args)
+            .env("COPILOT_AUTO_UPDATE", "false")
+            .run()
+    }
+
+    /// Put a `copilot` on PATH that logs its argv to `copilot.log` and runs the real one,
+    /// except that `mcp add` runs `fault` (shell) instead when it is given.
+    pub fn wrap_copilot(&self, fault: Option<&str>) {
+        let real = real_client("copilot");
+        let log = self.root().join("copilot.log");
+        let fault = fault
+            .map(|f| format!("if [ \"$2\" = add ]; then {f}; fi\n"))
+            .unwrap_or_default();
+        write_exec(
+            &self.bin().join("copilot"),
+            &format!(
+                "#!/bin/sh\necho \"$*\" >> '{}'\n{fault}exec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        );
+    }
+
+    /// The copilot calls logged by [`World::wrap_copilot`], the first two words of each
+    /// (`mcp add`, `mcp get`, `mcp remove`, `--version`): the rest holds the entry.
+    pub fn copilot_calls(&self) -> Vec<String> {
+        fs::read_to_string(self.root().join("copilot.log"))
             .unwrap_or_default()
             .lines()
             .map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" "))

@@ -12,6 +12,7 @@ mod client_files;
 mod clients;
 mod compat;
 mod completions;
+mod copilot;
 mod deploy;
 mod docs;
 mod dry_run;

@@ -1,0 +1,803 @@
+//! GitHub Copilot CLI (npm `@github/copilot`), through its CLI (`copilot mcp add|get|remove`).
+//! The whole client is here: where its config lives, its calls, the entry mapping, its shadows,
+//! its layers and its scopes, each referenced from its row of [`super::CLIENTS`].
+//!
+//! What copilot 1.0.102 does, read in its code (the npm package is a loader that runs the
+//! platform package's single executable; on first run that extracts the JavaScript and the
+//! Rust native parts, `prebuilds/linux-x64/runtime.node` and `cli-native.node`, into its
+//! package cache) and confirmed with the binary:
+//! - **Where.** User servers live in `$COPILOT_HOME/mcp-config.json`, else
+//!   `~/.copilot/mcp-config.json` (an empty COPILOT_HOME counts as unset; `XDG_CONFIG_HOME`
+//!   moves nothing), under `mcpServers`. A relative COPILOT_HOME is taken from the directory
+//!   copilot runs in, so it names another file for every directory: refused. The deprecated
+//!   `--config-dir` flag is the agent's own command line, not the host's.
+//! - **Shape.** `mcp add` stores `{"tools":["*"],"type":"local","command","args","env"}` or
+//!   `{"tools":["*"],"type":"http"|"sse","url","headers"}` exactly as given, but trims
+//!   surrounding white space from env keys and values and from header names and values, and
+//!   cannot hold an env key holding `=` or an empty one (`--env K=V` is cut at the first `=`):
+//!   such entries are refused. It has no flag for `cwd` or any other key, so an entry with a
+//!   key mcp-deploy does not know is refused. Read back, `type: local|stdio` is the stdio
+//!   default, and `tools: ["*"]` (or no `tools`) is "every tool", the default: both dropped;
+//!   every other key stays, so that the check fails on it.
+//! - **Calls.** `mcp add` of a registered name exits 1 ("already exists... remove it first"),
+//!   `mcp remove` and `mcp get` of a missing one exit 1 ("not found"). Every call puts `--`
+//!   before the name (clap: a name or command starting with `-` is then no option).
+//!   `mcp get --json -- NAME` prints the entry as held plus `source` (`user`, `workspace`,
+//!   `plugin`) and `enabled` — env and header values *unmasked*: parsed, compared with the
+//!   file, never echoed.
+//! - **Which release runs.** Unless `COPILOT_AUTO_UPDATE=false` (or `--no-auto-update`), the
+//!   loader runs the newest release it finds in any package cache (`COPILOT_PKG_CACHE_HOME`,
+//!   `COPILOT_CACHE_HOME`, `$XDG_CACHE_HOME/copilot`, `$COPILOT_HOME`, `~/.copilot`, each
+//!   `/pkg/`) that is at least its own: every call sets `COPILOT_AUTO_UPDATE=false`, so the
+//!   release that runs is the installed package's, the one whose version is checked.
+//! - **Workspace.** Copilot reads one workspace file: `.mcp.json` at the workspace root (the
+//!   git work tree's top, else the directory it runs in), else `.github/mcp.json` there; a
+//!   same-name workspace server wins over the user's. It loads it only once the folder is
+//!   trusted (`trustedFolders` of `$COPILOT_HOME/config.json`, a parent trusting its
+//!   children). [`shadows_in`] reports it, trusted or not (the agent asks to trust a folder
+//!   when it starts there).
+//! - **Layers** ([`read_layers`]): `disabledMcpServers` of `$COPILOT_HOME/settings.json`
+//!   (what `copilot mcp disable` writes) stops the server; the managed policy file
+//!   `/etc/github-copilot/managed-settings.json` (`allowedMcpServers`, `deniedMcpServers`,
+//!   `strictPluginOnlyCustomization`, `allowManagedMcpServersOnly`) and the same keys in the
+//!   user settings; `/etc/github-copilot/policy.d`. Policy delivered by GitHub's servers cannot
+//!   be read on the host (docs/clients.md).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::layers::{Context, Effect, Finding};
+use super::runner::Runner;
+use super::scopes::Found;
+use super::{string_map, ClientError, ClientOptions, Op, ReadEntries};
+use crate::entry::{Entry, Transport};
+use crate::fsio;
+
+/// What copilot does its own way ([`super::cli_driven`]).
+pub(crate) struct CopilotCli;
+
+pub(crate) type Copilot = CliDriven<CopilotCli>;
+
+pub(crate) fn open(
+    row: &super::Description,
+    options: &ClientOptions,
+) -> Result<Copilot, ClientError> {
+    let home = match options.home("copilot") {
+        Some(dir) => dir.to_path_buf(),
+        None => home_dir()?,
+    };
+    let mut env: Vec<(&'static str, OsString)> = vec![
+        // The installed release, not a newer one from a package cache (module header).
+        ("COPILOT_AUTO_UPDATE", "false".into()),
+        ("NO_COLOR", "1".into()),
+    ];
+    if options.home("copilot").is_some() {
+        env.push(("COPILOT_HOME", home.clone().into_os_string()));
+    }
+    let runner = Runner::open(
+        "copilot",
+        options.binary("copilot"),
+        options.calls_binary,
+        options.timeout,
+        env,
+        row.install_help(),
+    )?
+    .detect_version("copilot")?;
+    Ok(CliDriven {
+        runner,
+        config: home.join(CONFIG_FILE),
+        dialect: CopilotCli,
+    })
+}
+
+const CONFIG_FILE: &str = "mcp-config.json";
+
+/// Copilot's own directory: `$COPILOT_HOME` (not empty), else `~/.copilot`; a relative
+/// COPILOT_HOME is refused (copilot takes it from the directory it runs in).
+fn home_dir() -> Result<PathBuf, ClientError> {
+    resolve_home(crate::dirs::var("COPILOT_HOME"), crate::dirs::home())
+}
+
+fn resolve_home(copilot_home: Option<OsString>, home: PathBuf) -> Result<PathBuf, ClientError> {
+    match copilot_home.map(PathBuf::from) {
+        Some(dir) if dir.is_relative() => Err(ClientError::NotSupported {
+            client: "copilot",
+            reason: format!(
+                "COPILOT_HOME is the relative path {}, which copilot takes from the directory \
+                 it runs in",
+                dir.display()
+            ),
+            help: "set COPILOT_HOME to an absolute path, or unset it to use ~/.copilot".into(),
+        }),
+        Some(dir) => Ok(dir),
+        None => Ok(home.join(".copilot")),
+    }
+}
+
+/// Where copilot keeps its user servers on this host, found without its binary (a relative
+/// COPILOT_HOME, refused by [`open`], is read from the working directory, as copilot started
+/// here would).
+pub(crate) fn config_path() -> PathBuf {
+    home_dir()
+        .unwrap_or_else(|_| PathBuf::from(crate::dirs::var("COPILOT_HOME").unwrap_or_default()))
+        .join(CONFIG_FILE)
+}
+
+impl Dialect for CopilotCli {
+    const NAME: &'static str = "copilot";
+    // `remove` of a missing name exits 1 ("not found"); flow checks the file first anyway.
+    const REMOVE_MISSING: Option<&'static str> = None;
+    // It parses and writes the whole file on every change.
+    const REWRITES_OTHERS: bool = true;
+
+    const SHOW: Spelling = Spelling {
+        add: "copilot mcp add {} <entry>",
+        remove: "copilot mcp remove {}",
+        observe: "copilot mcp get --json {}",
+    };
+    const REMOVE: &'static [&'static str] = &["mcp", "remove", "--"];
+    const ADD_ARGS: AddArgs = add_args;
+    const READ: ReadEntries = read_user_entries;
+    const SHADOWS: Shadows = shadows_in;
+
+    /// `copilot mcp get --json -- NAME`, compared with the config file.
+    fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
+        observe(c, name)
+    }
+}
+
+/// What `copilot mcp get --json` reports, cross-checked against the config file.
+fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
+    let step = CopilotCli::SHOW.show(Op::Observe, name);
+    // The file first: a malformed one is reported by us, without quoting it.
+    let config = c.entries()?;
+    let out = c
+        .runner
+        .call_raw(&["mcp", "get", "--json", "--", name], &step)?;
+    let disagree = |reason: String| ClientError::Disagrees {
+        name: name.to_string(),
+        reason,
+    };
+    if !out.status.success() {
+        if !out.stderr.contains("not found") {
+            return Err(c.failed(step, &out, &[]));
+        }
+        if config.contains_key(name) {
+            return Err(disagree(format!(
+                "`{step}` does not find it, but {} holds it",
+                c.config.display()
+            )));
+        }
+        return Ok(None);
+    }
+    // Never echo `out.stdout`: it holds env and header values.
+    let garbage = |reason: String| ClientError::Garbage {
+        step: step.clone(),
+        reason,
+    };
+    let shown: Value = serde_json::from_str(&out.stdout)
+        .map_err(|e| garbage(format!("not JSON (line {})", e.line())))?;
+    let Some(Value::Object(shown)) = shown.get(name) else {
+        return Err(garbage(format!("no object for {name:?}")));
+    };
+    let mut shown = shown.clone();
+    match shown.remove("source") {
+        Some(Value::String(s)) if s == "user" => {}
+        other => {
+            let from = other
+                .as_ref()
+                .and_then(Value::as_str)
+                .unwrap_or("an unnamed source");
+            let path = shown
+                .get("sourcePath")
+                .and_then(Value::as_str)
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default();
+            return Err(disagree(format!(
+                "copilot runs it from its {from} config{path}, not the user one: a same-name \
+                 entry there wins"
+            )));
+        }
+    }
+    // Whether it is disabled is a layer ([`read_layers`]), read from the settings file.
+    shown.remove("enabled");
+    let raw = config.get(name).ok_or_else(|| {
+        disagree(format!(
+            "copilot reports it, but {} has no entry for it",
+            c.config.display()
+        ))
+    })?;
+    let entry = Entry::from_value(raw).map_err(|e| {
+        disagree(format!(
+            "its entry in {} is malformed: {e}",
+            c.config.display()
+        ))
+    })?;
+    let shown = to_claude_shape(&shown);
+    if crate::entry::normalized(&shown) != crate::entry::normalized(&entry.raw) {
+        return Err(disagree(format!(
+            "`{step}` does not show what {} holds ({})",
+            c.config.display(),
+            entry.describe()
+        )));
+    }
+    Ok(Some(entry))
+}
+
+/// The argv of `copilot mcp add` for `entry`, and the values to keep out of error messages;
+/// or why copilot would hold something else.
+fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
+    let refuse = |reason: String| ClientError::Unrepresentable {
+        client: "copilot",
+        name: name.to_string(),
+        reason,
+    };
+    if name.is_empty() {
+        return Err(refuse("copilot refuses an empty server name".into()));
+    }
+    let trimmed = |s: &str| s.trim() == s;
+    let mut argv: Vec<String> = vec!["mcp".into(), "add".into()];
+    let mut secrets = Vec::new();
+    let tail = match &entry.transport {
+        Transport::Stdio { command, args } => {
+            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            for (k, v) in string_map(&entry.raw, "env") {
+                if k.is_empty() || k.contains('=') || !trimmed(&k) {
+                    return Err(refuse(format!(
+                        "env {k:?}: `copilot mcp add --env K=V` cuts at the first `=` and trims \
+                         white space, so it cannot hold that variable name"
+                    )));
+                }
+                if !trimmed(&v) {
+                    return Err(refuse(format!(
+                        "env {k:?}: copilot trims white space around a value, so it would \
+                         store another one"
+                    )));
+                }
+                argv.push("--env".into());
+                argv.push(format!("{k}={v}"));
+                secrets.push(v);
+            }
+            let mut tail = vec![command.clone()];
+            tail.extend(args.iter().cloned());
+            tail
+        }
+        Transport::Remote { kind, url } => {
+            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            argv.push("--transport".into());
+            argv.push(kind.clone());
+            for (k, v) in string_map(&entry.raw, "headers") {
+                if k.is_empty() || k.contains(':') || !trimmed(&k) {
+                    return Err(refuse(format!(
+                        "header {k:?}: `copilot mcp add --header \"K: V\"` cuts at the first \
+                         `:` and trims white space, so it cannot hold that header name"
+                    )));
+                }
+                if !trimmed(&v) {
+                    return Err(refuse(format!(
+                        "header {k:?}: copilot trims white space around a value, so it would \
+                         store another one"
+                    )));
+                }
+                argv.push("--header".into());
+                argv.push(format!("{k}: {v}"));
+                secrets.push(v);
+            }
+            vec![url.clone()]
+        }
+    };
+    // After `--` neither the name nor the command is read as an option.
+    argv.push("--".into());
+    argv.push(name.to_string());
+    argv.extend(tail);
+    Ok((argv, secrets))
+}
+
+/// Refuse a key copilot's `mcp add` has no flag for, naming it.
+fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    super::only_keys(raw, allowed).map_err(|e| e.to_string())
+}
+
+/// Read `mcpServers` of a copilot MCP config file (strict JSON), each entry in the claude
+/// shape ([`to_claude_shape`]). A missing file has no entries.
+pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    let bad = |reason: String| ClientError::Config {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let Some(text) = super::read_config_text(path)? else {
+        return Ok(Map::new());
+    };
+    // No message quotes the text, which may hold a secret.
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
+    let Value::Object(doc) = doc else {
+        return Err(bad("not a JSON object".into()));
+    };
+    let servers = match doc.get("mcpServers") {
+        None | Some(Value::Null) => return Ok(Map::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
+    };
+    Ok(servers
+        .iter()
+        .map(|(k, v)| {
+            let shaped = match v {
+                Value::Object(m) => Value::Object(to_claude_shape(m)),
+                other => other.clone(),
+            };
+            (k.clone(), shaped)
+        })
+        .collect())
+}
+
+/// A copilot entry in the claude shape: `type` `local` or `stdio` dropped (the stdio
+/// default), and `tools` dropped when it is `["*"]` (every tool, what copilot assumes without
+/// it). Every other key stays as it is, for the check to see.
+fn to_claude_shape(m: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (k, v) in m {
+        match (k.as_str(), v) {
+            ("type", Value::String(t)) if t == "local" || t == "stdio" => {}
+            ("tools", Value::Array(a)) if a.len() == 1 && a[0] == "*" => {}
+            _ => {
+                out.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The workspace copilot started in `dir` uses: the top of the git work tree holding `dir`,
+/// else `dir` itself.
+fn workspace_root(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+        .unwrap_or(dir)
+        .to_path_buf()
+}
+
+/// The one workspace file copilot started in `dir` reads: `.mcp.json` at the workspace root
+/// when it exists (valid or not), else `.github/mcp.json` there; `None` when neither does.
+fn workspace_file(dir: &Path) -> Option<PathBuf> {
+    let root = workspace_root(dir);
+    [root.join(".mcp.json"), root.join(".github/mcp.json")]
+        .into_iter()
+        .find(|f| std::fs::symlink_metadata(f).is_ok())
+}
+
+/// Whether `dir` is trusted by the `trustedFolders` of `config.json` in copilot's home (the
+/// directory of `config`): `None` when that cannot be read.
+fn trusted(config: &Path, dir: &Path) -> Option<bool> {
+    let file = config.parent()?.join("config.json");
+    let text = match fsio::read_input_if_exists(&file, "client config", fsio::limits::DOCUMENT) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Some(false),
+        Err(_) => return None,
+    };
+    let doc: Value = serde_json::from_str(&text).ok()?;
+    let folders = match doc.get("trustedFolders") {
+        None => return Some(false),
+        Some(Value::Array(a)) => a,
+        Some(_) => return None,
+    };
+    Some(
+        folders
+            .iter()
+            .filter_map(Value::as_str)
+            .any(|f| dir.starts_with(f)),
+    )
+}
+
+/// Where a same-name entry wins over the user entry `name` of `config`, read-only (no copilot
+/// binary needed): the workspace file copilot started in mcp-deploy's working directory reads
+/// ([`workspace_file`]), trusted or not.
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Ok(Vec::new());
+    };
+    let Some(file) = workspace_file(&cwd) else {
+        return Ok(Vec::new());
+    };
+    let root = workspace_root(&cwd);
+    let trust = match trusted(config, &root) {
+        Some(true) => "a trusted folder: copilot loads it",
+        Some(false) => "copilot loads it once the folder is trusted",
+        None => "whether the folder is trusted cannot be read",
+    };
+    let what = format!("workspace config {} ({trust})", file.display());
+    Ok(match read_workspace(&file) {
+        Ok(m) if m.contains_key(name) => vec![what],
+        Ok(_) => Vec::new(),
+        Err(e) => vec![format!(
+            "{what}; mcp-deploy cannot read it: {e}; copilot may, so it counts"
+        )],
+    })
+}
+
+/// A workspace file's servers: `mcpServers`, or, as copilot also reads it, the Claude-style
+/// file without that wrapper (every top-level object).
+fn read_workspace(file: &Path) -> Result<Map<String, Value>, ClientError> {
+    let m = read_user_entries(file)?;
+    if !m.is_empty() {
+        return Ok(m);
+    }
+    let text = super::read_config_text(file)?.unwrap_or_default();
+    let doc: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    Ok(match doc {
+        Value::Object(o) if !o.contains_key("mcpServers") => {
+            o.into_iter().filter(|(_, v)| v.is_object()).collect()
+        }
+        _ => Map::new(),
+    })
+}
+
+/// The managed policy file copilot reads on Linux.
+const MANAGED: &str = "/etc/github-copilot/managed-settings.json";
+/// The directory of policy helper registrations beside it.
+const POLICY_D: &str = "/etc/github-copilot/policy.d";
+
+/// The MCP keys of copilot's policy (managed settings, and the user's settings).
+const POLICY_KEYS: &[&str] = &[
+    "allowedMcpServers",
+    "deniedMcpServers",
+    "strictPluginOnlyCustomization",
+    "allowManagedMcpServersOnly",
+];
+
+/// Every layer copilot applies to the user entry `cx.name` ([`super::layers`]).
+pub(crate) fn read_layers(cx: &Context) -> Vec<Finding> {
+    let home = cx.user_config.parent().unwrap_or(Path::new("/"));
+    let mut found = Vec::new();
+    let settings = home.join("settings.json");
+    match read_settings(&settings, "copilot reads its user settings") {
+        Err(f) => found.push(f),
+        Ok(None) => {}
+        Ok(Some(doc)) => {
+            let disabled = doc
+                .get("disabledMcpServers")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|n| n == cx.name));
+            if disabled {
+                found.push(Finding::new(
+                    format!("{} disabledMcpServers", settings.display()),
+                    Effect::Blocked(format!(
+                        "copilot does not start {} (`copilot mcp enable {}` undoes it)",
+                        cx.name, cx.name
+                    )),
+                ));
+            }
+            found.extend(policy(&settings, &doc, cx));
+        }
+    }
+    let managed = Path::new(MANAGED);
+    match read_settings(managed, "copilot applies it as enterprise policy") {
+        Err(f) => found.push(f),
+        Ok(None) => {}
+        Ok(Some(doc)) => found.extend(policy(managed, &doc, cx)),
+    }
+    let policy_d = Path::new(POLICY_D);
+    if std::fs::read_dir(policy_d).is_ok_and(|mut d| d.next().is_some()) {
+        found.push(Finding::new(
+            policy_d.display(),
+            Effect::NotCompared(
+                "copilot runs the policy helpers registered there for managed settings, which \
+                 mcp-deploy cannot evaluate"
+                    .into(),
+            ),
+        ));
+    }
+    found
+}
+
+/// A settings file as a JSON object: `Ok(None)` when missing, the `NotCompared` finding when
+/// it cannot be read or parsed.
+fn read_settings(path: &Path, what: &str) -> Result<Option<Map<String, Value>>, Finding> {
+    let Some(text) = super::layers::read_layer(path, what, fsio::limits::DOCUMENT)? else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => Ok(Some(m)),
+        _ => Err(Finding::new(
+            path.display(),
+            Effect::NotCompared(format!(
+                "{what}, and mcp-deploy cannot parse it as a JSON object"
+            )),
+        )),
+    }
+}
+
+/// The MCP policy keys of a settings document, for the user entry `cx.name`: a deny entry
+/// naming it is `Blocked`; any other MCP policy is `NotCompared` (copilot matches stdio
+/// servers by exact command and remote ones by URL wildcard, and merges the sources by rules
+/// mcp-deploy does not reproduce).
+fn policy(file: &Path, doc: &Map<String, Value>, cx: &Context) -> Vec<Finding> {
+    let denied_by_name = doc
+        .get("deniedMcpServers")
+        .and_then(Value::as_array)
+        .is_some_and(|a| {
+            a.iter()
+                .any(|m| m.get("serverName") == Some(&cx.name.into()))
+        });
+    if denied_by_name {
+        return vec![Finding::new(
+            format!("{} deniedMcpServers", file.display()),
+            Effect::Blocked(format!("a serverName entry denies {}", cx.name)),
+        )];
+    }
+    let keys: Vec<&str> = POLICY_KEYS
+        .iter()
+        .copied()
+        .filter(|k| doc.get(*k).is_some_and(|v| !v.is_null()))
+        .collect();
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding::new(
+        format!("{} {}", file.display(), keys.join(", ")),
+        Effect::NotCompared(
+            "copilot's MCP allow/deny policy, which mcp-deploy does not evaluate".into(),
+        ),
+    )]
+}
+
+/// Every registration copilot reads, for prune: its user config and the workspace file of the
+/// working directory.
+pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
+    let user = config_path();
+    found.add("copilot", &user, "user", read_user_entries(&user));
+    if let Some(file) = cwd.and_then(workspace_file) {
+        if file != user {
+            found.add("copilot", &file, "workspace", read_workspace(&file));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::tests::entry;
+    use serde_json::json;
+
+    #[test]
+    fn add_carries_command_args_and_env_after_a_double_dash() {
+        let (argv, secrets) = add_args(
+            "-ct",
+            &entry(
+                json!({"command":"-x y","args":["-a","b=c d","","--"],"env":{"T":"a=b","E":""}}),
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            argv,
+            [
+                "mcp", "add", "--env", "T=a=b", "--env", "E=", "--", "-ct", "-x y", "-a", "b=c d",
+                "", "--"
+            ]
+        );
+        assert_eq!(secrets, ["a=b", ""]);
+    }
+
+    #[test]
+    fn add_carries_a_remote_entry_with_its_transport_and_headers() {
+        let (argv, secrets) = add_args(
+            "r",
+            &entry(
+                json!({"type":"sse","url":"http://h/sse","headers":{"Authorization":"Bearer x:y"}}),
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            argv,
+            [
+                "mcp",
+                "add",
+                "--transport",
+                "sse",
+                "--header",
+                "Authorization: Bearer x:y",
+                "--",
+                "r",
+                "http://h/sse"
+            ]
+        );
+        assert_eq!(secrets, ["Bearer x:y"]);
+    }
+
+    #[test]
+    fn what_copilot_cannot_hold_is_refused_by_key() {
+        for (name, v, want) in [
+            ("n", json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
+            ("n", json!({"command":"/x","tools":["a"]}), "key \"tools\""),
+            (
+                "n",
+                json!({"command":"/x","env":{"K":" hunter2"}}),
+                "trims white space",
+            ),
+            (
+                "n",
+                json!({"command":"/x","env":{"A=B":"hunter2"}}),
+                "variable name",
+            ),
+            (
+                "n",
+                json!({"type":"http","url":"http://h","headers":{"K":"hunter2 "}}),
+                "trims white space",
+            ),
+            (
+                "n",
+                json!({"type":"http","url":"http://h","headers":{"K:L":"hunter2"}}),
+                "header name",
+            ),
+            (
+                "n",
+                json!({"type":"http","url":"http://h","headersHelper":"/h"}),
+                "key \"headersHelper\"",
+            ),
+            ("", json!({"command":"/x"}), "empty server name"),
+        ] {
+            let err = add_args(name, &entry(v.clone())).unwrap_err().to_string();
+            assert!(err.contains(want), "{v}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_file_copilot_writes_maps_to_the_claude_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("mcp-config.json");
+        assert!(read_user_entries(&p).unwrap().is_empty());
+        // What `copilot mcp add` 1.0.102 wrote, byte for byte, plus hand-made variants.
+        std::fs::write(
+            &p,
+            r#"{"mcpServers":{
+              "srv":{"tools":["*"],"type":"local","command":"/bin/echo","args":["hi","there"],"env":{"A":"1"}},
+              "h":{"tools":["*"],"type":"http","url":"http://h/mcp","headers":{"Authorization":"Bearer x:y"}},
+              "s":{"tools":["*"],"type":"sse","url":"http://h/sse"},
+              "plain":{"command":"/x","type":"stdio"},
+              "some":{"tools":["a"],"type":"local","command":"/x","cwd":"/tmp","timeout":5}
+            }}"#,
+        )
+        .unwrap();
+        let m = read_user_entries(&p).unwrap();
+        assert_eq!(
+            m["srv"],
+            json!({"command":"/bin/echo","args":["hi","there"],"env":{"A":"1"}})
+        );
+        assert_eq!(
+            m["h"],
+            json!({"type":"http","url":"http://h/mcp","headers":{"Authorization":"Bearer x:y"}})
+        );
+        assert_eq!(m["s"], json!({"type":"sse","url":"http://h/sse"}));
+        assert_eq!(m["plain"], json!({"command":"/x"}));
+        // Keys the check does not know stay, so that it fails on them.
+        assert_eq!(
+            m["some"],
+            json!({"tools":["a"],"command":"/x","cwd":"/tmp","timeout":5})
+        );
+        for (text, want) in [
+            (
+                "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
+                "line 1",
+            ),
+            ("// hunter2\n{}", "not valid JSON"),
+            ("[\"hunter2\"]", "not a JSON object"),
+            ("{\"mcpServers\": [\"hunter2\"]}", "not an object"),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let err = read_user_entries(&p).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
+    }
+
+    #[test]
+    fn home_is_copilot_home_then_dot_copilot_and_a_relative_one_is_refused() {
+        assert_eq!(
+            resolve_home(Some("/c".into()), "/h".into()).unwrap(),
+            PathBuf::from("/c")
+        );
+        assert_eq!(
+            resolve_home(None, "/h".into()).unwrap(),
+            PathBuf::from("/h/.copilot")
+        );
+        let err = resolve_home(Some("rel".into()), "/h".into()).unwrap_err();
+        assert!(err.to_string().contains("relative path rel"), "{err}");
+        assert!(err.help().unwrap().contains("absolute"));
+    }
+
+    #[test]
+    fn the_workspace_file_is_the_git_roots_mcp_json_else_its_github_mcp_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sub = root.join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::create_dir_all(root.join(".github")).unwrap();
+        assert_eq!(workspace_file(&sub), None);
+        std::fs::write(root.join(".github/mcp.json"), "{}").unwrap();
+        // Not a git work tree: the directory itself is the workspace.
+        assert_eq!(workspace_file(&sub), None);
+        assert_eq!(workspace_file(root), Some(root.join(".github/mcp.json")));
+        std::fs::create_dir(root.join(".git")).unwrap();
+        assert_eq!(workspace_file(&sub), Some(root.join(".github/mcp.json")));
+        // `.mcp.json` wins when it exists, even an empty one.
+        std::fs::write(root.join(".mcp.json"), "").unwrap();
+        assert_eq!(workspace_file(&sub), Some(root.join(".mcp.json")));
+    }
+
+    #[test]
+    fn a_folder_is_trusted_by_itself_or_a_parent_in_config_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join(CONFIG_FILE);
+        assert_eq!(trusted(&config, Path::new("/w/p")), Some(false));
+        std::fs::write(
+            dir.path().join("config.json"),
+            r#"{"trustedFolders":["/w"]}"#,
+        )
+        .unwrap();
+        assert_eq!(trusted(&config, Path::new("/w/p")), Some(true));
+        assert_eq!(trusted(&config, Path::new("/wx")), Some(false));
+        std::fs::write(dir.path().join("config.json"), "{").unwrap();
+        assert_eq!(trusted(&config, Path::new("/w/p")), None);
+    }
+
+    #[test]
+    fn disabled_and_denied_by_name_block_and_other_policy_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join(CONFIG_FILE);
+        let declared = entry(json!({"command":"/x"}));
+        let cx = Context {
+            name: "ct",
+            declared: &declared,
+            user_config: &config,
+        };
+        let settings = dir.path().join("settings.json");
+        let user_only = |cx: &Context| -> Vec<Finding> {
+            read_layers(cx)
+                .into_iter()
+                .filter(|f| f.source.starts_with(&dir.path().display().to_string()))
+                .collect()
+        };
+        assert!(user_only(&cx).is_empty());
+        std::fs::write(&settings, r#"{"disabledMcpServers":["other"]}"#).unwrap();
+        assert!(user_only(&cx).is_empty());
+        std::fs::write(&settings, r#"{"disabledMcpServers":["ct"]}"#).unwrap();
+        let f = user_only(&cx);
+        assert!(
+            matches!(&f[..], [Finding { effect: Effect::Blocked(_), source }]
+                if source.ends_with("settings.json disabledMcpServers")),
+            "{f:?}"
+        );
+        std::fs::write(&settings, r#"{"deniedMcpServers":[{"serverName":"ct"}]}"#).unwrap();
+        assert!(matches!(
+            &user_only(&cx)[..],
+            [Finding {
+                effect: Effect::Blocked(_),
+                ..
+            }]
+        ));
+        std::fs::write(
+            &settings,
+            r#"{"allowedMcpServers":[{"serverCommand":["/y"]}]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            &user_only(&cx)[..],
+            [Finding {
+                effect: Effect::NotCompared(_),
+                ..
+            }]
+        ));
+        std::fs::write(&settings, "{").unwrap();
+        assert!(matches!(
+            &user_only(&cx)[..],
+            [Finding {
+                effect: Effect::NotCompared(_),
+                ..
+            }]
+        ));
+    }
+}
