@@ -8,7 +8,6 @@ use serde_json::json;
 
 use crate::harness::*;
 
-
 /// A third server, declared only by data, next to the sample's two.
 fn declare_third(w: &World) -> std::path::PathBuf {
     let third = w.opt().join("thirdparty");
@@ -217,7 +216,10 @@ fn a_failure_in_one_client_rolls_back_every_client() {
             real.display()
         ),
     );
-    let r = w.on_sample("install", &["--client", &every_client(), "--server", "codetools"]);
+    let r = w.on_sample(
+        "install",
+        &["--client", &every_client(), "--server", "codetools"],
+    );
     r.code(2)
         .stderr_has("gemini mcp add -s user codetools-test <entry>")
         .stderr_has("every change was rolled back")
@@ -252,9 +254,11 @@ fn a_failure_in_the_last_of_eight_clients_rolls_back_the_other_seven() {
     .to_string();
     fs::write(w.grok_settings(), &grok_before).unwrap();
     fs::create_dir_all(w.cursor_config().parent().unwrap()).unwrap();
-    let cursor_before = "{\n  // mine\n  \"mcpServers\": {\"mine\": {\"command\": \"/bin/true\"}}\n}\n";
+    let cursor_before =
+        "{\n  // mine\n  \"mcpServers\": {\"mine\": {\"command\": \"/bin/true\"}}\n}\n";
     fs::write(w.cursor_config(), cursor_before).unwrap();
-    w.copilot(&["mcp", "add", "mine", "--", "/bin/true"]).code(0);
+    w.copilot(&["mcp", "add", "mine", "--", "/bin/true"])
+        .code(0);
     let copilot_before = w.copilot_servers();
     fs::create_dir_all(w.vscode_config().parent().unwrap()).unwrap();
     std::os::unix::fs::symlink(w.root().join("nowhere/mcp.json"), w.vscode_config()).unwrap();
@@ -280,7 +284,11 @@ fn a_failure_in_the_last_of_eight_clients_rolls_back_the_other_seven() {
         "{opencode_after}"
     );
     let cursor_after = fs::read_to_string(w.cursor_config()).unwrap();
-    assert_eq!(squeeze(&cursor_after), squeeze(cursor_before), "{cursor_after}");
+    assert_eq!(
+        squeeze(&cursor_after),
+        squeeze(cursor_before),
+        "{cursor_after}"
+    );
     let grok = w.grok_servers();
     assert_eq!(grok.keys().collect::<Vec<_>>(), ["mine"], "{grok:?}");
     assert_eq!(w.copilot_servers(), copilot_before);

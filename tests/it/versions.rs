@@ -421,7 +421,8 @@ fn a_client_working_directory_that_is_not_private_and_empty_is_refused() {
 fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_ledger() {
     let w = World::with_every_client();
     w.sample();
-    let every = "claude,codex,gemini,opencode,grok,cursor";
+    let every = every_client();
+    let every = every.as_str();
     w.on_sample("install", &["--client", every, "--server", "codetools"])
         .code(0);
     let want = [
@@ -431,6 +432,8 @@ fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_
         ("opencode", json!("1.18.33")),
         ("grok", json!("0.0.34")),
         ("cursor", json!(null)),
+        ("copilot", json!("1.0.102")),
+        ("vscode", json!(null)),
     ];
     let r = w.on_sample(
         "status",
@@ -445,10 +448,10 @@ fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_
     let human = w.on_sample("status", &["--client", every, "--server", "codetools"]);
     human.stdout_has(
         "clients: claude 2.1.332, codex 0.171.0, gemini 0.61.0, opencode 1.18.33, grok 0.0.34, \
-         cursor (no binary)",
+         cursor (no binary), copilot 1.0.102, vscode (no binary)",
     );
     let lines = ledger(&w);
-    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert_eq!(lines.len(), 8, "{lines:?}");
     for line in lines {
         let client = line["client"].as_str().unwrap();
         let (_, v) = want.iter().find(|(c, _)| *c == client).unwrap();
