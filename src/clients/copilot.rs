@@ -49,6 +49,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::file_backed;
 use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
 use super::scopes::Found;
@@ -378,7 +379,8 @@ fn trusted(config: &Path, dir: &Path) -> Option<bool> {
         Ok(None) => return Some(false),
         Err(_) => return None,
     };
-    let doc: Value = serde_json::from_str(&text).ok()?;
+    // copilot writes `//` lines at the top of config.json: it is JSON with comments.
+    let doc = file_backed::parse_value(&text)?;
     let folders = match doc.get("trustedFolders") {
         None => return Some(false),
         Some(Value::Array(a)) => a,
@@ -394,13 +396,15 @@ fn trusted(config: &Path, dir: &Path) -> Option<bool> {
 
 /// Where a same-name entry wins over the user entry `name` of `config`, read-only (no copilot
 /// binary needed): the workspace file copilot started in mcp-deploy's working directory reads
-/// ([`workspace_file`]), trusted or not.
+/// ([`workspace_file`]), trusted or not, and the MCP servers of its enabled installed plugins
+/// ([`plugin_shadows`]).
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+    let mut found = plugin_shadows(config, name);
     let Ok(cwd) = std::env::current_dir() else {
-        return Ok(Vec::new());
+        return Ok(found);
     };
     let Some(file) = workspace_file(&cwd) else {
-        return Ok(Vec::new());
+        return Ok(found);
     };
     let root = workspace_root(&cwd);
     let trust = match trusted(config, &root) {
@@ -409,13 +413,79 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         None => "whether the folder is trusted cannot be read",
     };
     let what = format!("workspace config {} ({trust})", file.display());
-    Ok(match read_workspace(&file) {
-        Ok(m) if m.contains_key(name) => vec![what],
-        Ok(_) => Vec::new(),
-        Err(e) => vec![format!(
+    match read_workspace(&file) {
+        Ok(m) if m.contains_key(name) => found.push(what),
+        Ok(_) => {}
+        Err(e) => found.push(format!(
             "{what}; mcp-deploy cannot read it: {e}; copilot may, so it counts"
-        )],
-    })
+        )),
+    }
+    Ok(found)
+}
+
+/// The installed plugins of `config.json` beside the user config (`installedPlugins`: each
+/// `{name, marketplace, enabled, cache_path}`, as `copilot plugin install` records them) whose
+/// MCP servers name `name`: a server a plugin brings wins over the user entry of the same name
+/// (the real 1.0.102's `mcp get` then reports the plugin's, `source: plugin`). A plugin's
+/// servers are its `<cache_path>/.mcp.json`; one whose servers cannot be read counts, named.
+/// A plugin with `enabled: false` is not loaded.
+fn plugin_shadows(config: &Path, name: &str) -> Vec<String> {
+    let home = config.parent().unwrap_or(Path::new("/"));
+    let file = home.join("config.json");
+    let text = match super::read_config_text(&file) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            return vec![format!(
+                "the installed plugins of {} (mcp-deploy cannot read it: {e}; copilot may, so \
+                 they count)",
+                file.display()
+            )]
+        }
+    };
+    // config.json is JSON with comments (copilot writes `//` lines at its top).
+    let Some(doc) = file_backed::parse_value(&text) else {
+        return vec![format!(
+            "the installed plugins of {} (mcp-deploy cannot parse it; copilot may, so they \
+             count)",
+            file.display()
+        )];
+    };
+    let Some(plugins) = doc.get("installedPlugins").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in plugins {
+        if p.get("enabled") == Some(&Value::Bool(false)) {
+            continue;
+        }
+        let label = format!(
+            "{}@{}",
+            p.get("name").and_then(Value::as_str).unwrap_or("?"),
+            p.get("marketplace").and_then(Value::as_str).unwrap_or("?")
+        );
+        let Some(dir) = p.get("cache_path").and_then(Value::as_str) else {
+            found.push(format!(
+                "installed plugin {label} of {} (it names no cache_path: mcp-deploy cannot \
+                 read its servers; copilot may, so it counts)",
+                file.display()
+            ));
+            continue;
+        };
+        let servers = Path::new(dir).join(".mcp.json");
+        match read_workspace(&servers) {
+            Ok(m) if m.contains_key(name) => {
+                found.push(format!("installed plugin {label} ({})", servers.display()))
+            }
+            Ok(_) => {}
+            Err(e) => found.push(format!(
+                "installed plugin {label} ({}; mcp-deploy cannot read it: {e}; copilot may, so \
+                 it counts)",
+                servers.display()
+            )),
+        }
+    }
+    found
 }
 
 /// A workspace file's servers: `mcpServers`, or, as copilot also reads it, the Claude-style
@@ -740,6 +810,14 @@ mod tests {
         .unwrap();
         assert_eq!(trusted(&config, Path::new("/w/p")), Some(true));
         assert_eq!(trusted(&config, Path::new("/wx")), Some(false));
+        // As copilot itself writes the file: `//` lines before the object.
+        std::fs::write(
+            dir.path().join("config.json"),
+            "// User settings belong in settings.json.\n// This file is managed automatically.\n\
+             {\"trustedFolders\":[\"/w\"]}\n",
+        )
+        .unwrap();
+        assert_eq!(trusted(&config, Path::new("/w/p")), Some(true));
         std::fs::write(dir.path().join("config.json"), "{").unwrap();
         assert_eq!(trusted(&config, Path::new("/w/p")), None);
     }
