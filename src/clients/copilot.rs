@@ -370,10 +370,34 @@ fn workspace_file(dir: &Path) -> Option<PathBuf> {
         .find(|f| std::fs::symlink_metadata(f).is_ok())
 }
 
+/// copilot's `config.json` (trusted folders, installed plugins) beside the user config `config`.
+/// When that does not exist and the directory is `~/.copilot`, copilot moves
+/// `$XDG_CONFIG_HOME/.copilot/config.json` there when it next starts, leaving a symlink behind
+/// (its "XDG migration", `x4n` in 1.0.102's cli-main.js, seen with the real CLI): that file is
+/// the one the agent will read.
+fn config_json(config: &Path) -> PathBuf {
+    let dir = config.parent().unwrap_or(Path::new("/"));
+    let file = dir.join("config.json");
+    if std::fs::symlink_metadata(&file).is_ok() || dir != crate::dirs::home().join(".copilot") {
+        return file;
+    }
+    match crate::dirs::var("XDG_CONFIG_HOME") {
+        Some(xdg) => {
+            let old = PathBuf::from(xdg).join(".copilot").join("config.json");
+            if std::fs::symlink_metadata(&old).is_ok() {
+                old
+            } else {
+                file
+            }
+        }
+        None => file,
+    }
+}
+
 /// Whether `dir` is trusted by the `trustedFolders` of `config.json` in copilot's home (the
 /// directory of `config`): `None` when that cannot be read.
 fn trusted(config: &Path, dir: &Path) -> Option<bool> {
-    let file = config.parent()?.join("config.json");
+    let file = config_json(config);
     let text = match fsio::read_input_if_exists(&file, "client config", fsio::limits::DOCUMENT) {
         Ok(Some(t)) => t,
         Ok(None) => return Some(false),
@@ -428,10 +452,11 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
 /// MCP servers name `name`: a server a plugin brings wins over the user entry of the same name
 /// (the real 1.0.102's `mcp get` then reports the plugin's, `source: plugin`). A plugin's
 /// servers are its `<cache_path>/.mcp.json`; one whose servers cannot be read counts, named.
-/// A plugin with `enabled: false` is not loaded.
+/// A plugin without `enabled: true` is not loaded. copilot drops the whole list when one entry
+/// lacks a field it requires (`installed_at`, `marketplace`: checked), which is not reproduced
+/// here: a plugin copilot ignores may be reported, never the other way round.
 fn plugin_shadows(config: &Path, name: &str) -> Vec<String> {
-    let home = config.parent().unwrap_or(Path::new("/"));
-    let file = home.join("config.json");
+    let file = config_json(config);
     let text = match super::read_config_text(&file) {
         Ok(Some(t)) => t,
         Ok(None) => return Vec::new(),
@@ -456,7 +481,8 @@ fn plugin_shadows(config: &Path, name: &str) -> Vec<String> {
     };
     let mut found = Vec::new();
     for p in plugins {
-        if p.get("enabled") == Some(&Value::Bool(false)) {
+        // Without `enabled: true` copilot does not load it (checked: `false`, and none).
+        if p.get("enabled") != Some(&Value::Bool(true)) {
             continue;
         }
         let label = format!(
