@@ -133,6 +133,96 @@ impl<D: Dialect> CliDriven<D> {
     }
 }
 
+/// What an exact `get` (codex's, copilot's) printed for a name the client has: its stdout,
+/// never to be echoed (it holds env and header values), and the config file's entries read
+/// just before the call.
+pub(crate) struct Got {
+    pub(crate) stdout: String,
+    pub(crate) config: Map<String, Value>,
+}
+
+impl<D: Dialect> CliDriven<D> {
+    /// The first half of an exact `get`: the config file read first (a malformed one is
+    /// reported by mcp-deploy, without quoting it, before the client can quote it), then `args`
+    /// run as `step`. `Ok(None)`: the client has no such name (its stderr holds `missing`) and
+    /// neither does the file.
+    pub(crate) fn exact_get(
+        &self,
+        name: &str,
+        args: &[&str],
+        step: &str,
+        missing: &str,
+    ) -> Result<Option<Got>, ClientError> {
+        let config = self.entries()?;
+        let out = self.runner.call_raw(args, step)?;
+        if !out.status.success() {
+            if !out.stderr.contains(missing) {
+                return Err(self.failed(step.to_string(), &out, &[]));
+            }
+            if config.contains_key(name) {
+                return Err(disagrees(
+                    name,
+                    format!(
+                        "`{step}` does not find it, but {} holds it",
+                        self.config.display()
+                    ),
+                ));
+            }
+            return Ok(None);
+        }
+        Ok(Some(Got {
+            stdout: out.stdout,
+            config,
+        }))
+    }
+
+    /// The second half: the entry `name` of the file, once the client's own report agrees with
+    /// it (`agrees`, given the entry as the file holds it).
+    pub(crate) fn agreed(
+        &self,
+        name: &str,
+        step: &str,
+        config: &Map<String, Value>,
+        agrees: impl FnOnce(&Entry) -> bool,
+    ) -> Result<Entry, ClientError> {
+        let raw = config.get(name).ok_or_else(|| {
+            disagrees(
+                name,
+                format!(
+                    "{} reports it, but {} has no entry for it",
+                    D::NAME,
+                    self.config.display()
+                ),
+            )
+        })?;
+        let entry = Entry::from_value(raw).map_err(|e| {
+            disagrees(
+                name,
+                format!("its entry in {} is malformed: {e}", self.config.display()),
+            )
+        })?;
+        if !agrees(&entry) {
+            return Err(disagrees(
+                name,
+                format!(
+                    "`{step}` does not show what {} holds ({})",
+                    self.config.display(),
+                    entry.describe()
+                ),
+            ));
+        }
+        Ok(entry)
+    }
+}
+
+/// The client and its file disagree about `name`.
+pub(crate) fn disagrees(name: &str, reason: String) -> ClientError {
+    ClientError::Disagrees {
+        name: name.to_string(),
+        reason,
+    }
+}
+
 impl<D: Dialect> CliBacked for CliDriven<D> {
     fn client(&self) -> &'static str {
         D::NAME

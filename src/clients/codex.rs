@@ -179,28 +179,18 @@ fn codex_stderr(stderr: &str) -> String {
 /// What `codex mcp get NAME --json` reports, cross-checked against the config file.
 fn observe(c: &Codex, name: &str) -> Result<Option<Entry>, ClientError> {
     let step = CodexCli::SHOW.show(Op::Observe, name);
-    // The file first: a malformed one is reported by us, without quoting it (codex quotes
-    // the offending line).
-    let config = c.entries()?;
-    let out = c.runner.call_raw(&["mcp", "get", name, "--json"], &step)?;
-    let disagree = |reason: String| ClientError::Disagrees {
-        name: name.to_string(),
-        reason,
-    };
-    if !out.status.success() {
-        if !out.stderr.contains("No MCP server named") {
-            return Err(c.failed(step, &out, &[]));
-        }
-        if config.contains_key(name) {
-            return Err(disagree(format!(
-                "`{step}` does not find it, but {} holds it",
-                c.config.display()
-            )));
-        }
+    // codex itself would quote the offending line of a malformed file: it is read first.
+    let Some(got) = c.exact_get(
+        name,
+        &["mcp", "get", name, "--json"],
+        &step,
+        "No MCP server named",
+    )?
+    else {
         return Ok(None);
-    }
-    // Never echo `out.stdout`: it holds env values.
-    let shown: Value = serde_json::from_str(&out.stdout).map_err(|e| ClientError::Garbage {
+    };
+    // Never echo `got.stdout`: it holds env values.
+    let shown: Value = serde_json::from_str(&got.stdout).map_err(|e| ClientError::Garbage {
         step: step.clone(),
         reason: format!("not JSON ({})", e.classify_str()),
     })?;
@@ -208,26 +198,10 @@ fn observe(c: &Codex, name: &str) -> Result<Option<Entry>, ClientError> {
         step: step.clone(),
         reason: e.to_string(),
     })?;
-    let raw = config.get(name).ok_or_else(|| {
-        disagree(format!(
-            "codex reports it, but {} has no entry for it",
-            c.config.display()
-        ))
-    })?;
-    let entry = Entry::from_value(raw).map_err(|e| {
-        disagree(format!(
-            "its entry in {} is malformed: {e}",
-            c.config.display()
-        ))
-    })?;
-    if core(&shown) != core(&entry.raw) {
-        return Err(disagree(format!(
-            "`{step}` does not show what {} holds ({})",
-            c.config.display(),
-            entry.describe()
-        )));
-    }
-    Ok(Some(entry))
+    c.agreed(name, &step, &got.config, |entry| {
+        core(&shown) == core(&entry.raw)
+    })
+    .map(Some)
 }
 
 /// A serde_json error category, which (unlike its message) quotes nothing of the input.

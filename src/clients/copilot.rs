@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{disagrees, AddArgs, CliDriven, Dialect, Shadows, Spelling};
 use super::file_backed;
 use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
@@ -153,33 +153,21 @@ impl Dialect for CopilotCli {
 /// What `copilot mcp get --json` reports, cross-checked against the config file.
 fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
     let step = CopilotCli::SHOW.show(Op::Observe, name);
-    // The file first: a malformed one is reported by us, without quoting it.
-    let config = c.entries()?;
-    let out = c
-        .runner
-        .call_raw(&["mcp", "get", "--json", "--", name], &step)?;
-    let disagree = |reason: String| ClientError::Disagrees {
-        name: name.to_string(),
-        reason,
-    };
-    if !out.status.success() {
-        if !out.stderr.contains("not found") {
-            return Err(c.failed(step, &out, &[]));
-        }
-        if config.contains_key(name) {
-            return Err(disagree(format!(
-                "`{step}` does not find it, but {} holds it",
-                c.config.display()
-            )));
-        }
+    let Some(got) = c.exact_get(
+        name,
+        &["mcp", "get", "--json", "--", name],
+        &step,
+        "not found",
+    )?
+    else {
         return Ok(None);
-    }
-    // Never echo `out.stdout`: it holds env and header values.
+    };
+    // Never echo `got.stdout`: it holds env and header values.
     let garbage = |reason: String| ClientError::Garbage {
         step: step.clone(),
         reason,
     };
-    let shown: Value = serde_json::from_str(&out.stdout)
+    let shown: Value = serde_json::from_str(&got.stdout)
         .map_err(|e| garbage(format!("not JSON (line {})", e.line())))?;
     let Some(Value::Object(shown)) = shown.get(name) else {
         return Err(garbage(format!("no object for {name:?}")));
@@ -197,35 +185,22 @@ fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
                 .and_then(Value::as_str)
                 .map(|p| format!(" ({p})"))
                 .unwrap_or_default();
-            return Err(disagree(format!(
-                "copilot runs it from its {from} config{path}, not the user one: a same-name \
-                 entry there wins"
-            )));
+            return Err(disagrees(
+                name,
+                format!(
+                    "copilot runs it from its {from} config{path}, not the user one: a \
+                     same-name entry there wins"
+                ),
+            ));
         }
     }
     // Whether it is disabled is a layer ([`read_layers`]), read from the settings file.
     shown.remove("enabled");
-    let raw = config.get(name).ok_or_else(|| {
-        disagree(format!(
-            "copilot reports it, but {} has no entry for it",
-            c.config.display()
-        ))
-    })?;
-    let entry = Entry::from_value(raw).map_err(|e| {
-        disagree(format!(
-            "its entry in {} is malformed: {e}",
-            c.config.display()
-        ))
-    })?;
     let shown = to_claude_shape(&shown);
-    if crate::entry::normalized(&shown) != crate::entry::normalized(&entry.raw) {
-        return Err(disagree(format!(
-            "`{step}` does not show what {} holds ({})",
-            c.config.display(),
-            entry.describe()
-        )));
-    }
-    Ok(Some(entry))
+    c.agreed(name, &step, &got.config, |entry| {
+        crate::entry::normalized(&shown) == crate::entry::normalized(&entry.raw)
+    })
+    .map(Some)
 }
 
 /// The argv of `copilot mcp add` for `entry`, and the values to keep out of error messages;
@@ -305,34 +280,7 @@ fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
 /// Read `mcpServers` of a copilot MCP config file (strict JSON), each entry in the claude
 /// shape ([`to_claude_shape`]). A missing file has no entries.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    let bad = |reason: String| ClientError::Config {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let Some(text) = super::read_config_text(path)? else {
-        return Ok(Map::new());
-    };
-    // No message quotes the text, which may hold a secret.
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
-    let Value::Object(doc) = doc else {
-        return Err(bad("not a JSON object".into()));
-    };
-    let servers = match doc.get("mcpServers") {
-        None | Some(Value::Null) => return Ok(Map::new()),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
-    };
-    Ok(servers
-        .iter()
-        .map(|(k, v)| {
-            let shaped = match v {
-                Value::Object(m) => Value::Object(to_claude_shape(m)),
-                other => other.clone(),
-            };
-            (k.clone(), shaped)
-        })
-        .collect())
+    super::read_json_servers(path, |_, m| to_claude_shape(m))
 }
 
 /// A copilot entry in the claude shape: `type` `local` or `stdio` dropped (the stdio

@@ -284,37 +284,10 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
 }
 
 /// Read `mcpServers` of a grok settings file (strict JSON, as grok's `JSON.parse` reads it),
-/// each entry in the claude shape. A missing file has no entries.
+/// each entry in the claude shape. A missing file has no entries. (Grok would replace a file it
+/// cannot parse by a fresh one on its next `add`, losing every entry: such a file is an error.)
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    let bad = |reason: String| ClientError::Config {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let Some(text) = super::read_config_text(path)? else {
-        return Ok(Map::new());
-    };
-    // No message quotes the text, which may hold a secret. (Grok would replace a file it
-    // cannot parse by a fresh one on its next `add`, losing every entry.)
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
-    let Value::Object(doc) = doc else {
-        return Err(bad("not a JSON object".into()));
-    };
-    let servers = match doc.get("mcpServers") {
-        None | Some(Value::Null) => return Ok(Map::new()),
-        Some(Value::Object(m)) => m,
-        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
-    };
-    Ok(servers
-        .iter()
-        .map(|(k, v)| {
-            let shaped = match v {
-                Value::Object(m) => Value::Object(to_claude_shape(k, m)),
-                other => other.clone(),
-            };
-            (k.clone(), shaped)
-        })
-        .collect())
+    super::read_json_servers(path, to_claude_shape)
 }
 
 /// A grok entry in the claude shape: its `transport` object's keys (`type` `stdio` dropped),

@@ -474,6 +474,43 @@ pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, ClientErro
         })
 }
 
+/// The `mcpServers` of a client's strict-JSON config file (grok's and copilot's: each parses it
+/// with `JSON.parse`), each object entry in the claude shape by `shape` (given its name); a
+/// missing file, or one without the key, has none. No message quotes the text, which may hold
+/// a secret.
+pub(crate) fn read_json_servers(
+    path: &Path,
+    shape: impl Fn(&str, &Map<String, Value>) -> Map<String, Value>,
+) -> Result<Map<String, Value>, ClientError> {
+    let bad = |reason: String| ClientError::Config {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let Some(text) = read_config_text(path)? else {
+        return Ok(Map::new());
+    };
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
+    let Value::Object(doc) = doc else {
+        return Err(bad("not a JSON object".into()));
+    };
+    let servers = match doc.get("mcpServers") {
+        None | Some(Value::Null) => return Ok(Map::new()),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(bad("\"mcpServers\" is not an object".into())),
+    };
+    Ok(servers
+        .iter()
+        .map(|(k, v)| {
+            let shaped = match v {
+                Value::Object(m) => Value::Object(shape(k, m)),
+                other => other.clone(),
+            };
+            (k.clone(), shaped)
+        })
+        .collect())
+}
+
 /// The entry `name` of `entries` (a client's user entries, read from `path`), as the client
 /// holds it, for the clients whose config file is their one exact witness (gemini and grok
 /// print no exact form; opencode and cursor have no CLI to ask): `None` when it is absent.
