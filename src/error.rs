@@ -144,6 +144,16 @@ impl From<SelectionError> for Error {
     }
 }
 
+impl From<crate::policy::PolicyError> for Error {
+    fn from(e: crate::policy::PolicyError) -> Self {
+        match e {
+            crate::policy::PolicyError::Usage(e) => e.into(),
+            crate::policy::PolicyError::Lock(e) => e.into(),
+            crate::policy::PolicyError::Render(e) => e.into(),
+        }
+    }
+}
+
 impl From<SampleError> for Error {
     fn from(e: SampleError) -> Self {
         match e {

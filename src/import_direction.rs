@@ -18,6 +18,7 @@ const LEAVES: &[&str] = &[
 /// The domain chain, highest first: a module may use any module after it in the chain (skipping
 /// steps is fine), never one before it.
 const CHAIN: &[&str] = &[
+    "policy",
     "promotion",
     "registration",
     "clients",

@@ -23,7 +23,9 @@
 //!   locks, the ledger, the flat document;
 //! - `promotion/`: the promote/rollback transition (preflight, switch, undo, recovery), a
 //!   release layout's `current` and its atomic switch, the prefix lock, the promote journal
-//!   and history, pruning old releases.
+//!   and history, pruning old releases;
+//! - `policy/`: the allowlist a client enforces (Claude Code's managed `allowedMcpServers`),
+//!   derived from the declaration and written into the client's managed file.
 //!
 //! Beside them, leaves every folder may use: `process.rs` (the one way a child is started and
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
@@ -38,7 +40,7 @@
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
 //! cli -> clients (ClientKind, the client table)
-//! promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
+//! policy -> promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit
 //! ```
@@ -64,6 +66,7 @@ mod identity;
 mod import_direction;
 mod notice;
 mod output;
+mod policy;
 mod process;
 #[doc(hidden)]
 pub use process::{exec_child, EXEC_CHILD};

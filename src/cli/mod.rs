@@ -73,6 +73,10 @@ pub enum Command {
     /// Remove old releases, never the live one, the rollback target, or one a registration
     /// points into.
     Prune(PruneArgs),
+    /// Derive each client's allowlist from the declaration (the stable command paths with
+    /// their args, each http server's URL) and print it, or write it into the client's
+    /// managed policy file.
+    Policy(PolicyArgs),
 }
 
 impl Command {
@@ -96,6 +100,7 @@ impl Command {
             Command::Promote(a) => a.transition.output.choice(),
             Command::Rollback(a) => a.transition.output.choice(),
             Command::Prune(a) => a.output.choice(),
+            Command::Policy(a) => a.output_choice(),
             Command::Completions(_) | Command::Man(_) => return None,
         })
     }
@@ -121,6 +126,7 @@ impl Command {
             Command::Promote(_) => "promote",
             Command::Rollback(_) => "rollback",
             Command::Prune(_) => "prune",
+            Command::Policy(_) => "policy",
         }
     }
 }
@@ -825,4 +831,55 @@ pub struct PruneArgs {
     pub lock_timeout: Duration,
     #[command(flatten)]
     pub output: PlainOutputArgs,
+}
+
+/// How `policy` prints: for people, as one JSON object, or as the client's own file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyFormat {
+    /// Lines for people.
+    Human,
+    /// One JSON object: the derived allowlist of each client.
+    Json,
+    /// The client's own policy file format: the fragment to merge into it.
+    File,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Only --client claude so far: its managed-settings.json allowedMcpServers, with \
+                  allowManagedMcpServersOnly. The other clients come next."
+)]
+pub struct PolicyArgs {
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+    #[command(flatten)]
+    pub client: ClientListArgs,
+    /// Put the allowlist into the client's managed policy file (root is needed for /etc),
+    /// keeping every other key and every entry mcp-deploy did not make.
+    #[arg(long)]
+    pub write: bool,
+    /// Say what --write would change in the policy file, and write nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub lock: LockArgs,
+    /// How to print: human; json (one object); file (the fragment of the client's own policy
+    /// file, to merge into it) [default: human].
+    #[arg(long, value_name = "FORMAT", value_enum, help_heading = OUTPUT)]
+    pub format: Option<PolicyFormat>,
+    /// Print the result as one JSON object (the same as --format json).
+    #[arg(long, conflicts_with = "format", help_heading = OUTPUT)]
+    pub json: bool,
+}
+
+impl PolicyArgs {
+    pub fn output_choice(&self) -> OutputChoice {
+        OutputChoice {
+            format: match (self.format, self.json) {
+                (Some(PolicyFormat::Json), _) | (_, true) => Some(Format::Json),
+                _ => None,
+            },
+            ..OutputChoice::default()
+        }
+    }
 }

@@ -375,7 +375,7 @@ pub(crate) fn parse_value(text: &str) -> Option<Value> {
         .to_serde_value()
 }
 
-fn to_input(v: &Value) -> CstInputValue {
+pub(crate) fn to_input(v: &Value) -> CstInputValue {
     match v {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),

@@ -11,7 +11,7 @@ mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod copilot;
 pub(crate) mod cursor;
-mod file_backed;
+pub(crate) mod file_backed;
 mod file_written;
 mod flow;
 pub(crate) mod gemini;

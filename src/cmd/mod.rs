@@ -9,6 +9,7 @@ pub(crate) mod install;
 pub(crate) mod man;
 pub(crate) mod manifest;
 pub(crate) mod pin_vendor;
+pub(crate) mod policy;
 pub(crate) mod promote;
 pub(crate) mod prune;
 pub(crate) mod render_mcp;
@@ -43,6 +44,7 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Promote(args) => promote::promote(args, style),
         Command::Rollback(args) => promote::rollback(args, style),
         Command::Prune(args) => prune::prune(args, style),
+        Command::Policy(args) => policy::run(args, style),
     }
 }
 

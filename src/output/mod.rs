@@ -9,6 +9,7 @@
 pub(crate) mod content;
 pub(crate) mod formats;
 mod notice;
+pub(crate) mod policy;
 pub(crate) mod vendor;
 
 use std::sync::atomic::{AtomicU8, Ordering};

@@ -28,6 +28,7 @@ mod install;
 mod manifest;
 mod opencode_mcp_add;
 mod output;
+mod policy;
 mod promote;
 mod python;
 mod races;

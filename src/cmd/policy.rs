@@ -1,0 +1,46 @@
+//! `policy`: the selected servers and clients into [`crate::policy::derive`], then printed, or
+//! written into each client's policy file ([`crate::policy::claude::write`]).
+
+use crate::cli::{PolicyArgs, PolicyFormat};
+use crate::error::Error;
+use crate::exit::Exit;
+use crate::output::Style;
+use crate::policy::{self, claude};
+
+pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
+    let clients: Vec<&'static str> = args.client.clients.iter().map(|c| c.name()).collect();
+    policy::check_clients(&clients)?;
+    let selection = super::selection(&args.selection)?;
+    let mut lists = Vec::new();
+    for client in clients {
+        lists.push(policy::derive(client, &selection.servers)?);
+    }
+    if args.format == Some(PolicyFormat::File) {
+        if args.write || args.dry_run {
+            return Err(crate::usage::UsageError::new(
+                "--format file prints the fragment; it does not say what --write changed",
+                "drop --format file to see the change, or --write/--dry-run to only print",
+            )
+            .into());
+        }
+        crate::output::policy::file(&lists);
+        return Ok(Exit::Success);
+    }
+    let mut changes = Vec::new();
+    if args.write || args.dry_run {
+        for list in &lists {
+            let wanted: Vec<_> = list.servers.iter().map(|s| s.entry.clone()).collect();
+            let opts = claude::WriteOptions {
+                dir: list
+                    .file
+                    .parent()
+                    .expect("the policy file is in a directory"),
+                dry_run: args.dry_run,
+                lock_timeout: args.lock.lock_timeout,
+            };
+            changes.push(claude::write(&opts, &wanted, &crate::output::notice)?);
+        }
+    }
+    crate::output::policy::print(&lists, &changes, args.dry_run, style);
+    Ok(Exit::Success)
+}

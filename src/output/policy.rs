@@ -1,0 +1,119 @@
+//! What `policy` prints: each client's allowlist, and what `--write` changed (or, with
+//! `--dry-run`, would change) in its policy file.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{emit, emit_json_line, Format, Style};
+use crate::exit::Exit;
+use crate::policy::claude::Change;
+use crate::policy::Allowlist;
+
+/// `--format file`: the fragment of the client's own file, ready to merge (one client: the
+/// object itself; several: one object per client name).
+pub(crate) fn file(lists: &[Allowlist]) {
+    let doc = match lists {
+        [one] => crate::policy::claude::fragment(one),
+        many => Value::Object(
+            many.iter()
+                .map(|l| (l.client.to_string(), crate::policy::claude::fragment(l)))
+                .collect(),
+        ),
+    };
+    emit(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).expect("JSON serialises")
+    ));
+}
+
+#[derive(Serialize)]
+struct Client<'a> {
+    #[serde(flatten)]
+    list: &'a Allowlist,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    change: Option<ChangeOut<'a>>,
+}
+
+#[derive(Serialize)]
+struct ChangeOut<'a> {
+    #[serde(flatten)]
+    change: &'a Change,
+    written: bool,
+}
+
+#[derive(Serialize)]
+struct Out<'a> {
+    ok: bool,
+    dry_run: bool,
+    clients: Vec<Client<'a>>,
+}
+
+pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bool, style: &Style) {
+    if style.format == Format::Json {
+        let out = Out {
+            ok: true,
+            dry_run,
+            clients: lists
+                .iter()
+                .enumerate()
+                .map(|(i, list)| Client {
+                    list,
+                    change: changes.get(i).map(|(change, written)| ChangeOut {
+                        change,
+                        written: *written,
+                    }),
+                })
+                .collect(),
+        };
+        return emit_json_line(&out, Exit::Success);
+    }
+    let mut text = String::new();
+    if dry_run {
+        text.push_str("dry run: nothing is written\n");
+    }
+    for (i, list) in lists.iter().enumerate() {
+        let pins = match list.pins_command {
+            true => "each entry pins the exact command line or url",
+            false => "names only: any command registered under an allowed name runs",
+        };
+        text.push_str(&format!(
+            "{}: {} allowedMcpServers ({pins})\n",
+            list.client,
+            list.file.display()
+        ));
+        for s in &list.servers {
+            text.push_str(&format!("  {}  {}\n", s.name, s.entry));
+        }
+        let Some((change, written)) = changes.get(i) else {
+            continue;
+        };
+        let file = change.file.display();
+        if change.is_empty() {
+            text.push_str(&format!("unchanged: {file} already holds this policy\n"));
+            continue;
+        }
+        let verb = |done: &str, would: &str| match dry_run {
+            true => would.to_string(),
+            false => done.to_string(),
+        };
+        for e in &change.added {
+            text.push_str(&format!("{} {e}\n", verb("added  ", "would add")));
+        }
+        for e in &change.removed {
+            text.push_str(&format!("{} {e}\n", verb("removed", "would remove")));
+        }
+        if change.managed_only {
+            text.push_str(&format!(
+                "{} allowManagedMcpServersOnly: true (users' and projects' own allowedMcpServers \
+                 no longer count)\n",
+                verb("set    ", "would set")
+            ));
+        }
+        if *written {
+            text.push_str(&format!("wrote {file}\n"));
+        } else if dry_run {
+            text.push_str(&format!("would write {file}\n"));
+        }
+    }
+    emit(&text);
+}
