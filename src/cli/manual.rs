@@ -331,6 +331,41 @@ pub const PAGES: &[Page] = &[
         files: &[LAYOUT, FLAT],
         environment: &[CLAUDE_CONFIG_DIR],
     },
+    Page {
+        path: &["policy"],
+        examples: &[
+            (
+                "mcp-deploy policy --root /opt --format file",
+                "the managed-settings.json fragment, for configuration management",
+            ),
+            (
+                "mcp-deploy policy --root /opt --write --dry-run",
+                "what --write would change in the policy file",
+            ),
+            ("mcp-deploy policy --root /opt --write", "write it (as root)"),
+        ],
+        exit_status: &[
+            (0, "derived (and, with --write, written or already in place)"),
+            (
+                2,
+                "could not run: a client not supported yet, a command under releases/, a policy \
+                 file claude could not parse, no permission to write it",
+            ),
+        ],
+        files: &[
+            (
+                "/etc/claude-code/managed-settings.json",
+                "Claude Code's managed settings: allowedMcpServers, allowManagedMcpServersOnly \
+                 and mcpDeployAllowedMcpServers (the entries mcp-deploy made)",
+            ),
+            (
+                "/etc/claude-code/.mcp-deploy/",
+                "the policy's lock and the journal of an interrupted --write, rolled back by the \
+                 next one",
+            ),
+        ],
+        environment: &[],
+    },
 ];
 
 /// The page of the command at `path`, if one is written.

@@ -851,7 +851,7 @@ pub enum PolicyFormat {
 )]
 pub struct PolicyArgs {
     #[command(flatten)]
-    pub selection: SelectionArgs,
+    pub selection: PolicySelectionArgs,
     #[command(flatten)]
     pub client: ClientListArgs,
     /// Put the allowlist into the client's managed policy file (root is needed for /etc),
@@ -865,11 +865,56 @@ pub struct PolicyArgs {
     pub lock: LockArgs,
     /// How to print: human; json (one object); file (the fragment of the client's own policy
     /// file, to merge into it) [default: human].
-    #[arg(long, value_name = "FORMAT", value_enum, help_heading = OUTPUT)]
+    #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, help_heading = OUTPUT)]
     pub format: Option<PolicyFormat>,
     /// Print the result as one JSON object (the same as --format json).
     #[arg(long, conflicts_with = "format", help_heading = OUTPUT)]
     pub json: bool,
+}
+
+/// [`SelectionArgs`] without the flat document, which a policy does not read.
+#[derive(Debug, Args, Clone)]
+pub struct PolicySelectionArgs {
+    /// A directory of deployments: server S lives at ROOT/S [default: each server's declared
+    /// prefix].
+    #[arg(long, value_name = "ROOT", conflicts_with = "prefix", short = 'r', help_heading = SELECTION)]
+    pub root: Option<PathBuf>,
+    /// The same as --root, and also accepts one server's own deployment, e.g. --prefix
+    /// /opt/codetools.
+    #[arg(long, value_name = "ROOT", short = 'p', help_heading = SELECTION)]
+    pub prefix: Option<PathBuf>,
+    /// Only these servers (repeatable) [default: every declared server].
+    #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
+    pub servers: Vec<String>,
+    /// The suffix install registers each server with, e.g. -test (names the servers in the
+    /// report; claude's allowlist pins commands, not names).
+    #[arg(
+        long,
+        value_name = "SUFFIX",
+        default_value = "",
+        allow_hyphen_values = true,
+        help_heading = SELECTION
+    )]
+    pub name_suffix: String,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+}
+
+impl PolicySelectionArgs {
+    /// As the shared selection, with the default flat document (never read).
+    pub fn selection(&self) -> SelectionArgs {
+        SelectionArgs {
+            root: self.root.clone(),
+            prefix: self.prefix.clone(),
+            servers: self.servers.clone(),
+            name_suffix: self.name_suffix.clone(),
+            flat_document: FlatDocumentArgs {
+                flat_document: None,
+                mcp_json: None,
+            },
+            declaration: self.declaration.clone(),
+        }
+    }
 }
 
 impl PolicyArgs {

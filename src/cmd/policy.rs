@@ -10,7 +10,7 @@ use crate::policy::{self, claude};
 pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let clients: Vec<&'static str> = args.client.clients.iter().map(|c| c.name()).collect();
     policy::check_clients(&clients)?;
-    let selection = super::selection(&args.selection)?;
+    let selection = super::selection(&args.selection.selection())?;
     let mut lists = Vec::new();
     for client in clients {
         lists.push(policy::derive(client, &selection.servers)?);

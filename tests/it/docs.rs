@@ -856,6 +856,7 @@ fn help_points_to_installed_docs_not_repository_paths() {
         "promote",
         "rollback",
         "prune",
+        "policy",
     ] {
         rendered.push(w.run(&[cmd, "--help"]).stdout.clone());
         rendered.push(man_text(&w, &[cmd]).stdout.replace("\\-", "-"));
