@@ -109,6 +109,12 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
                 verb("set    ", "would set")
             ));
         }
+        if change.record {
+            text.push_str(&format!(
+                "{} the entries mcp-deploy made in mcpDeployAllowedMcpServers\n",
+                verb("recorded", "would record")
+            ));
+        }
         if *written {
             text.push_str(&format!("wrote {file}\n"));
         } else if dry_run {

@@ -238,7 +238,9 @@ pub(crate) fn write(
             format!("cannot write {}: {}", path.display(), e),
             match e.source.kind() {
                 std::io::ErrorKind::PermissionDenied => format!(
-                    "writing {} takes root: run `sudo mcp-deploy policy --write ...`, or print                      the fragment with --format file and install it with your configuration                      management",
+                    "writing {} takes root: run `sudo mcp-deploy policy --write ...`, or print \
+                     the fragment with --format file and install it with your configuration \
+                     management",
                     opts.dir.display()
                 ),
                 _ => "check the directory, then run policy --write again".to_string(),

@@ -89,6 +89,8 @@ fn after_policy_write_claude_lists_only_the_declared_servers_and_refuses_an_unde
         !after.contains(&"handadded".to_string()),
         "the user's own allowedMcpServers no longer admits it: {after:?}"
     );
+    // mcp-deploy's own reading of claude's layers agrees: the policy admits them.
+    w.sample_cmd("status").in_private_etc().run().code(0);
     let add = claude(
         &w,
         &[
@@ -363,4 +365,24 @@ fn a_write_killed_after_it_replaced_the_file_is_rolled_back_by_the_next_run() {
         doc["allowedMcpServers"],
         json!([{"serverCommand": [ct, "mcp", "serve"]}])
     );
+}
+
+#[test]
+fn write_without_permission_for_etc_is_exit_2_naming_the_file_and_what_to_do() {
+    let w = World::new();
+    w.sample();
+    seed(&w, "{}");
+    let r = w
+        .program("/usr/bin/setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_mcp-deploy"))
+        .args(["policy", "--prefix"])
+        .arg(w.opt())
+        .args(["--write"])
+        .in_private_etc()
+        .run();
+    r.code(2)
+        .stderr_has(&format!("cannot write {POLICY}"))
+        .stderr_has("help: writing /etc/claude-code takes root");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), "{}");
 }
