@@ -259,6 +259,14 @@ pub(crate) fn write(
     if let Some(j) = read(&journal)? {
         let j: Journal = serde_json::from_str(&j)
             .map_err(|e| bad(&journal, format!("not a policy journal ({e})")))?;
+        // It restores one file only: the one this run writes.
+        if j.file != path {
+            return Err(bad(
+                &journal,
+                format!("it journals {}, not this file", j.file.display()),
+            )
+            .into());
+        }
         restore(&j, &denied)?;
         notify(crate::notice::Notice::Recovery(format!(
             "an interrupted policy --write was rolled back: {} is as it was before it",
@@ -308,7 +316,15 @@ fn put(
     let Some(text) = text else {
         return remove(path, denied);
     };
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    let target = match std::fs::canonicalize(path) {
+        Ok(t) => t,
+        // A dangling link: the file it names is not ours to create.
+        Err(_) if link => {
+            return Err(bad(path, "it is a symlink to a file that does not exist").into())
+        }
+        Err(_) => path.to_path_buf(),
+    };
     let mode = std::fs::metadata(&target).map_or(0o644, |m| m.permissions().mode() & 0o7777);
     crate::fsio::write_atomic_mode(&target, text.as_bytes(), mode).map_err(|e| denied(&e))?;
     Ok(())

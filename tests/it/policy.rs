@@ -386,3 +386,15 @@ fn write_without_permission_for_etc_is_exit_2_naming_the_file_and_what_to_do() {
         .stderr_has("help: writing /etc/claude-code takes root");
     assert_eq!(fs::read_to_string(managed(&w)).unwrap(), "{}");
 }
+
+#[test]
+fn a_declared_server_with_nothing_deployed_is_left_out_and_said_so() {
+    let w = World::new();
+    w.sample();
+    fs::remove_dir_all(w.opt().join("orchestrata")).unwrap();
+    let r = policy(&w, &["--json"]);
+    r.code(0).stderr_has("skipping orchestrata: not deployed");
+    let servers = r.json()["clients"][0]["servers"].clone();
+    assert_eq!(servers.as_array().unwrap().len(), 1, "{}", r.shown);
+    assert_eq!(servers[0]["name"], "codetools-test");
+}
