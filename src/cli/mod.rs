@@ -228,9 +228,9 @@ impl PlainOutputArgs {
     }
 }
 
-/// Which servers, where, under which names: shared by install, uninstall and status.
+/// Which servers, where, under which names: shared by install, uninstall, status and policy.
 #[derive(Debug, Args, Clone)]
-pub struct SelectionArgs {
+pub struct ServerArgs {
     /// A directory of deployments: server S lives at ROOT/S [default: each server's declared
     /// prefix].
     #[arg(long, value_name = "ROOT", conflicts_with = "prefix", short = 'r', help_heading = SELECTION)]
@@ -242,8 +242,8 @@ pub struct SelectionArgs {
     /// Only these servers (repeatable) [default: every declared server].
     #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub servers: Vec<String>,
-    /// Register each server as NAME+SUFFIX, e.g. -test (uninstall and status: the suffix
-    /// install was given).
+    /// Register each server as NAME+SUFFIX, e.g. -test (uninstall, status and policy: the
+    /// suffix install was given).
     #[arg(
         long,
         value_name = "SUFFIX",
@@ -252,6 +252,13 @@ pub struct SelectionArgs {
         help_heading = SELECTION
     )]
     pub name_suffix: String,
+}
+
+/// [`ServerArgs`] with the flat document and the declaration: install, uninstall and status.
+#[derive(Debug, Args, Clone)]
+pub struct SelectionArgs {
+    #[command(flatten)]
+    pub which: ServerArgs,
     #[command(flatten)]
     pub flat_document: FlatDocumentArgs,
     #[command(flatten)]
@@ -875,46 +882,10 @@ pub struct PolicyArgs {
 /// [`SelectionArgs`] without the flat document, which a policy does not read.
 #[derive(Debug, Args, Clone)]
 pub struct PolicySelectionArgs {
-    /// A directory of deployments: server S lives at ROOT/S [default: each server's declared
-    /// prefix].
-    #[arg(long, value_name = "ROOT", conflicts_with = "prefix", short = 'r', help_heading = SELECTION)]
-    pub root: Option<PathBuf>,
-    /// The same as --root, and also accepts one server's own deployment, e.g. --prefix
-    /// /opt/codetools.
-    #[arg(long, value_name = "ROOT", short = 'p', help_heading = SELECTION)]
-    pub prefix: Option<PathBuf>,
-    /// Only these servers (repeatable) [default: every declared server].
-    #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
-    pub servers: Vec<String>,
-    /// The suffix install registers each server with, e.g. -test (names the servers in the
-    /// report; claude's allowlist pins commands, not names).
-    #[arg(
-        long,
-        value_name = "SUFFIX",
-        default_value = "",
-        allow_hyphen_values = true,
-        help_heading = SELECTION
-    )]
-    pub name_suffix: String,
+    #[command(flatten)]
+    pub which: ServerArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
-}
-
-impl PolicySelectionArgs {
-    /// As the shared selection, with the default flat document (never read).
-    pub fn selection(&self) -> SelectionArgs {
-        SelectionArgs {
-            root: self.root.clone(),
-            prefix: self.prefix.clone(),
-            servers: self.servers.clone(),
-            name_suffix: self.name_suffix.clone(),
-            flat_document: FlatDocumentArgs {
-                flat_document: None,
-                mcp_json: None,
-            },
-            declaration: self.declaration.clone(),
-        }
-    }
 }
 
 impl PolicyArgs {

@@ -16,7 +16,7 @@ pub(crate) use crate::registration::verify::layers_of;
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
     let given = selection::parse_expect_commits(&args.expect_commits)?;
-    selection.skip_absent(super::root(&args.selection), &crate::output::notice)?;
+    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
     let expected = selection::expect_commits(&given, &selection)?;
     let opts = InstallOptions {
         selection: &selection,

@@ -19,7 +19,9 @@ pub(crate) mod uninstall;
 pub(crate) mod verify_identity;
 pub(crate) mod verify_vendor;
 
-use crate::cli::{Cli, ClientArgs, Command, FlatDocumentArgs, SelectionArgs};
+use crate::cli::{
+    Cli, ClientArgs, Command, DeclarationArgs, FlatDocumentArgs, SelectionArgs, ServerArgs,
+};
 use crate::clients::{Client, ClientOptions};
 use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
@@ -125,18 +127,32 @@ pub(crate) fn open_clients_for_dry_run(
 /// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat
 /// document of `--registered` (or `--mcp-json`).
 pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
-    Ok(Selection::load(
-        args.declaration.config.as_deref(),
-        root(args),
-        &args.servers,
-        &args.name_suffix,
+    servers(
+        &args.which,
+        &args.declaration,
         flat_document(&args.flat_document),
+    )
+}
+
+/// The servers of `which` and `declaration`, with the flat document `flat` (policy passes the
+/// default one, which it never reads).
+pub(crate) fn servers(
+    which: &ServerArgs,
+    declaration: &DeclarationArgs,
+    flat: std::path::PathBuf,
+) -> Result<Selection, Error> {
+    Ok(Selection::load(
+        declaration.config.as_deref(),
+        root(which),
+        &which.servers,
+        &which.name_suffix,
+        flat,
         &crate::output::notice,
     )?)
 }
 
 /// `--root`, else `--prefix`: where the servers are.
-pub(crate) fn root(args: &SelectionArgs) -> Option<Root<'_>> {
+pub(crate) fn root(args: &ServerArgs) -> Option<Root<'_>> {
     match (&args.root, &args.prefix) {
         (Some(r), _) => Some(Root::Root(r)),
         (None, Some(p)) => Some(Root::Prefix(p)),

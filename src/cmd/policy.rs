@@ -10,11 +10,15 @@ use crate::policy::{self, claude};
 pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let clients: Vec<&'static str> = args.client.clients.iter().map(|c| c.name()).collect();
     policy::check_clients(&clients)?;
-    let shared = args.selection.selection();
-    let mut selection = super::selection(&shared)?;
+    let which = &args.selection.which;
+    let mut selection = super::servers(
+        which,
+        &args.selection.declaration,
+        crate::registration::flat_document::default_path(),
+    )?;
     // As install: a declared server with nothing deployed is left out (and said so), so the
     // policy admits what is deployed.
-    selection.skip_absent(super::root(&shared), &crate::output::notice)?;
+    selection.skip_absent(super::root(which), &crate::output::notice)?;
     let mut lists = Vec::new();
     for client in clients {
         lists.push(policy::derive(client, &selection.servers)?);

@@ -13,7 +13,7 @@ use crate::registration::session::open_named;
 
 pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
     let mut selection = super::selection(&args.selection)?;
-    selection.skip_absent(super::root(&args.selection), &crate::output::notice)?;
+    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
     let (selected, flat_document) = (&selection.servers, &selection.flat_document);
     let flat = crate::registration::flat_document::read_if_exists(flat_document)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
