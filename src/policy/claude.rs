@@ -48,6 +48,23 @@ pub(crate) fn entry(server: &str, e: &Entry) -> Result<Value, UsageError> {
         Transport::Stdio { command, args } => {
             let mut line = vec![command.clone()];
             line.extend(args.iter().cloned());
+            // claude compares serverCommand with the command line after expanding its
+            // `${VAR}`s (docs/clients.md, the Claude layers): a reference written into the
+            // list would never match, and the server would be refused.
+            if let Some(i) = line.iter().position(|a| a.contains("${")) {
+                let what = match i {
+                    0 => "command".to_string(),
+                    i => format!("argument {i}"),
+                };
+                return Err(UsageError::new(
+                    format!(
+                        "{server}'s {what} holds a ${{...}} reference, which claude expands \
+                         before it matches serverCommand: the allowlist entry would never match"
+                    ),
+                    "declare that argument without a variable, or write that allowlist entry by \
+                     hand with the value it has on this host",
+                ));
+            }
             json!({ "serverCommand": line })
         }
         Transport::Remote { url, .. } if url.contains('*') => {
@@ -418,6 +435,23 @@ mod tests {
         assert!(change.removed.is_empty());
         let doc: Value = serde_json::from_str(&text.unwrap_or(doc.to_string())).unwrap();
         assert_eq!(doc[LIST], json!(wanted()));
+    }
+
+    #[test]
+    fn a_variable_in_the_command_line_is_refused_naming_where() {
+        let e = Entry::from_value(&json!({"command": "/opt/x/bin/x", "args": ["--t", "${T}"]}))
+            .unwrap();
+        let err = entry("x", &e).unwrap_err().to_string();
+        assert!(
+            err.contains("x's argument 2 holds a ${...} reference"),
+            "{err}"
+        );
+        let e =
+            Entry::from_value(&json!({"command": "/opt/x/bin/x", "args": ["--t", "v"]})).unwrap();
+        assert_eq!(
+            entry("x", &e).unwrap(),
+            json!({"serverCommand": ["/opt/x/bin/x", "--t", "v"]})
+        );
     }
 
     #[test]
