@@ -303,6 +303,20 @@ pub(crate) fn write(
     let body = serde_json::to_vec(&entry).expect("a journal serialises");
     crate::fsio::write_atomic(&journal, &body, true).map_err(|e| denied(&e))?;
     crate::registration::transaction::checkpoint("policy-journal-written");
+    // Check again: a program that rewrote the file since it was read keeps its change, and
+    // this run writes nothing (its edit was made on the text it read).
+    if read(&path)? != old {
+        remove(&journal, &denied)?;
+        return Err(UsageError::new(
+            format!(
+                "{} changed while mcp-deploy was editing it: another program wrote it, and \
+                 nothing was written over its change",
+                path.display()
+            ),
+            "run policy --write again (it edits the file as it is then)",
+        )
+        .into());
+    }
     let done = put(&path, Some(&text), &denied).and_then(|()| match read(&path)? {
         Some(back) if back == text => Ok(()),
         _ => Err(bad(&path, "it does not hold what was just written to it").into()),

@@ -398,3 +398,36 @@ fn a_declared_server_with_nothing_deployed_is_left_out_and_said_so() {
     assert_eq!(servers.as_array().unwrap().len(), 1, "{}", r.shown);
     assert_eq!(servers[0]["name"], "codetools-test");
 }
+
+/// Check, change, check again: a program that rewrites the managed file while `policy --write`
+/// is between its read and its write keeps its change; the run writes nothing, leaves no
+/// journal, says why and exits 2, and the next run edits the file as it is then.
+#[test]
+fn a_file_rewritten_by_another_program_during_the_write_keeps_its_change() {
+    let w = World::new();
+    w.sample();
+    seed(&w, &json!({"model": "opus"}).to_string());
+    let mut run = w
+        .sample_cmd("policy")
+        .args(["--write"])
+        .env("MCP_DEPLOY_PAUSE_AT", "policy-journal-written")
+        .in_private_etc()
+        .start();
+    run.paused_at("policy-journal-written");
+    let theirs = json!({"model": "sonnet"}).to_string();
+    fs::write(managed(&w), &theirs).unwrap();
+    run.resume();
+    run.finish()
+        .code(2)
+        .stderr_has("changed while mcp-deploy was editing it")
+        .stderr_has("help: run policy --write again");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), theirs);
+    assert!(!w
+        .etc()
+        .join("claude-code/.mcp-deploy/policy.journal.json")
+        .exists());
+    policy(&w, &["--write"]).code(0);
+    let doc: Value = serde_json::from_str(&fs::read_to_string(managed(&w)).unwrap()).unwrap();
+    assert_eq!(doc["model"], "sonnet");
+    assert!(doc["allowedMcpServers"].is_array(), "{doc}");
+}
