@@ -152,21 +152,7 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
             (&["type", "url", "headers"], &["auth"])
         }
     };
-    for key in ["env", "headers"] {
-        if let Some(v) = entry.raw.get(key) {
-            let Some(o) = v.as_object() else {
-                return Err(refuse(format!("{key} is not an object of strings")));
-            };
-            let mut m = Map::new();
-            for (k, x) in o {
-                let x = x
-                    .as_str()
-                    .ok_or_else(|| refuse(format!("{key} {k:?} is not a string")))?;
-                m.insert(k.clone(), map(format!("{key} {k:?}"), x)?.into());
-            }
-            out.insert(key.into(), Value::Object(m));
-        }
-    }
+    file_backed::map_env_and_headers(entry, &mut out, &map, &refuse)?;
     for (k, v) in &entry.raw {
         if known.contains(&k.as_str()) {
             continue;

@@ -426,6 +426,33 @@ pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String,
     Ok(out)
 }
 
+/// `entry`'s `env` and `headers` objects into `out`, each value through `map` (given what it is,
+/// for the message: the client's spelling of claude's `${NAME}`); `refuse` says why a value
+/// cannot be held (Cursor's and VS Code's entries).
+pub(crate) fn map_env_and_headers(
+    entry: &crate::entry::Entry,
+    out: &mut Map<String, Value>,
+    map: &impl Fn(String, &str) -> Result<String, ClientError>,
+    refuse: &impl Fn(String) -> ClientError,
+) -> Result<(), ClientError> {
+    for key in ["env", "headers"] {
+        if let Some(v) = entry.raw.get(key) {
+            let Some(o) = v.as_object() else {
+                return Err(refuse(format!("{key} is not an object of strings")));
+            };
+            let mut m = Map::new();
+            for (k, x) in o {
+                let x = x
+                    .as_str()
+                    .ok_or_else(|| refuse(format!("{key} {k:?} is not a string")))?;
+                m.insert(k.clone(), map(format!("{key} {k:?}"), x)?.into());
+            }
+            out.insert(key.into(), Value::Object(m));
+        }
+    }
+    Ok(())
+}
+
 /// The other way round from [`map_refs`]: each `${<prefix>NAME}` of a client's string back to
 /// claude's `${NAME}` (Cursor's and VS Code's `${env:NAME}`); `None` when `s` holds any other
 /// `${...}` (one the client resolves some other way), which the caller marks.

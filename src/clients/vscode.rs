@@ -167,21 +167,7 @@ pub(crate) fn to_vscode(name: &str, entry: &Entry) -> Result<Value, ClientError>
             (&["type", "url", "headers"], &[])
         }
     };
-    for key in ["env", "headers"] {
-        if let Some(v) = entry.raw.get(key) {
-            let Some(o) = v.as_object() else {
-                return Err(refuse(format!("{key} is not an object of strings")));
-            };
-            let mut m = Map::new();
-            for (k, x) in o {
-                let x = x
-                    .as_str()
-                    .ok_or_else(|| refuse(format!("{key} {k:?} is not a string")))?;
-                m.insert(k.clone(), map(format!("{key} {k:?}"), x)?.into());
-            }
-            out.insert(key.into(), Value::Object(m));
-        }
-    }
+    file_backed::map_env_and_headers(entry, &mut out, &map, &refuse)?;
     for (k, v) in &entry.raw {
         if known.contains(&k.as_str()) {
             continue;
@@ -673,26 +659,7 @@ impl Identity {
 /// a `*` inside the authority from crossing `/`, `@`, `?`, `#`, which this looser match
 /// over-reports: a deny matches more, an allow no less).
 fn wildcard(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.to_lowercase().chars().collect();
-    let t: Vec<char> = text.to_lowercase().chars().collect();
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
+    super::layers::glob(&pattern.to_lowercase(), &text.to_lowercase())
 }
 
 #[cfg(test)]

@@ -468,31 +468,7 @@ fn url_matches(pattern: &str, url: &str) -> bool {
         candidates.push(base.to_string());
         candidates.push(toggled);
     }
-    candidates.iter().any(|c| glob(pattern, c))
-}
-
-/// `*`-only wildcard match, linear in the inputs' product at worst (no backtracking blowup).
-fn glob(pattern: &str, text: &str) -> bool {
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti, mut star, mut mark) = (0, 0, None, 0);
-    while ti < t.len() {
-        if pi < p.len() && p[pi] != '*' && p[pi] == t[ti] {
-            pi += 1;
-            ti += 1;
-        } else if pi < p.len() && p[pi] == '*' {
-            star = Some(pi);
-            mark = ti;
-            pi += 1;
-        } else if let Some(s) = star {
-            pi = s + 1;
-            mark += 1;
-            ti = mark;
-        } else {
-            return false;
-        }
-    }
-    p[pi..].iter().all(|c| *c == '*')
+    candidates.iter().any(|c| super::glob(pattern, c))
 }
 
 /// Deny and allow lists for `cx.name`, merged the client's way.
