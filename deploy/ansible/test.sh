@@ -18,7 +18,12 @@
 #      is copied and installed with dpkg before install runs (changed; --check before it
 #      predicts that and installs nothing), a second play and a --check play change
 #      nothing, and the package is removed again;
-#   8. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing.
+#   8. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing;
+#   9. as root, in a private mount namespace with /etc overlaid (the host's /etc is never
+#      written): mcp_deploy_policy --check predicts changed=1 and writes nothing, a play
+#      writes the allowlist (changed=1) and the real claude then loads the declared servers
+#      and not a hand-added one, a second play changes nothing, and after the promote of 6
+#      claude still admits them.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
 set -euo pipefail
@@ -138,6 +143,51 @@ with_vars() { # EXTRA_JSON_MEMBERS
   python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.update(json.loads(sys.argv[2]));
 print(json.dumps(v))' "$scratch/vars.json" "$1"
 }
+# The clients' own allowlist (tasks/policy.yml, mcp_deploy_policy): policy --write writes
+# /etc/claude-code/managed-settings.json, so these plays run as root only, each inside a private
+# mount namespace whose /etc is an overlay with its upper layer in the scratch dir: the host's
+# /etc is never written, and every play (and claude) sees what the last one wrote.
+policy_tested=false
+if [ "$(id -u)" != 0 ]; then
+  echo "skip: mcp_deploy_policy writes /etc: it is tested as root only (a private mount namespace)"
+else
+  policy_tested=true
+  mkdir -p "$scratch/etc" "$scratch/etc-work"
+  in_private_etc() { # COMMAND...
+    # shellcheck disable=SC2016 # the inner shell expands $1 and $2
+    unshare --mount -- sh -c 'mount --make-rprivate / && mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1,workdir=$2" /etc && shift 2 && exec "$@"' \
+      sh "$scratch/etc" "$scratch/etc-work" "$@"
+  }
+  run_etc() { # LOG VARS ARGS...
+    local log=$1 varfile=$2
+    shift 2
+    (cd "$here" && in_private_etc "${playbook[@]}" -i localhost, -c local playbook.yml -e "@$varfile" "$@") \
+      >"$scratch/$log.log" 2>&1
+  }
+  # The names the real claude loads, as `claude mcp list` shows them (in the private /etc).
+  listed() {
+    in_private_etc claude mcp list 2>/dev/null | sed -nE 's/^([^ :]+): .*/\1/p' | sort | tr '\n' ' '
+  }
+  managed_settings="$scratch/etc/claude-code/managed-settings.json"
+  claude mcp add-json -s user handadded '{"command":"/bin/cat","args":[]}' >/dev/null
+  case "$(listed)" in *handadded*) ;; *) fail "claude does not list the hand-added server: $(listed)" none ;; esac
+  with_vars '{"mcp_deploy_policy": true, "mcp_deploy_policy_become": false}' >"$scratch/policy.json"
+  run_etc policy-check "$scratch/policy.json" --check || fail "policy --check play failed" policy-check
+  [ "$(recap changed policy-check)" = 1 ] || fail "policy --check should predict changed=1 (the policy)" policy-check
+  [ ! -e "$managed_settings" ] || fail "policy --check wrote $managed_settings" policy-check
+  echo "ok: policy --check predicts the policy and writes nothing"
+  run_etc policy "$scratch/policy.json" || fail "policy play failed" policy
+  [ "$(recap changed policy)" = 1 ] || fail "policy play should report changed=1" policy
+  grep -q '"allowManagedMcpServersOnly": true' "$managed_settings" || fail "no policy in $managed_settings" policy
+  [ "$(listed)" = "codetools-ansible orchestrata-ansible " ] ||
+    fail "under the policy claude lists: $(listed)" policy
+  echo "ok: policy play wrote the allowlist; claude loads the declared servers, not the hand-added one"
+  run_etc policy-again "$scratch/policy.json" || fail "second policy play failed" policy-again
+  [ "$(recap changed policy-again)" = 0 ] || fail "second policy play should report changed=0" policy-again
+  echo "ok: second policy play unchanged"
+  claude mcp remove -s user handadded >/dev/null
+fi
+
 ct="$scratch/opt/codetools"
 new_sha=$(printf 'b%.0s' {1..40})
 cp -R "$ct/releases/$ct_sha" "$ct/releases/$new_sha"
@@ -149,6 +199,13 @@ run promote "$scratch/promote.json" || fail "promote play failed" promote
 [ "$(recap changed promote)" = 1 ] || fail "promote play should report changed=1" promote
 [ "$(readlink "$ct/current")" = "releases/$new_sha" ] || fail "promote did not switch current" promote
 echo "ok: promote play switched current and reported changed"
+if [ "$policy_tested" = true ]; then
+  # The policy pins the stable <prefix>/bin paths, not releases/<sha>: after the promote claude
+  # still admits the declared servers.
+  [ "$(listed)" = "codetools-ansible orchestrata-ansible " ] ||
+    fail "after the promote, under the policy, claude lists: $(listed)" promote
+  echo "ok: after the promote the policy still admits the declared servers"
+fi
 run promote-again "$scratch/promote.json" || fail "second promote play failed" promote-again
 [ "$(recap changed promote-again)" = 0 ] || fail "re-promote should report changed=0" promote-again
 echo "ok: re-promote of the live release unchanged"

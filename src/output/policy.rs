@@ -38,6 +38,8 @@ struct Client<'a> {
 struct ChangeOut<'a> {
     #[serde(flatten)]
     change: &'a Change,
+    /// The file changed (or, with `--dry-run`, would): what configuration management reports.
+    changed: bool,
     written: bool,
 }
 
@@ -60,6 +62,7 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
                     list,
                     change: changes.get(i).map(|(change, written)| ChangeOut {
                         change,
+                        changed: !change.is_empty(),
                         written: *written,
                     }),
                 })

@@ -122,6 +122,7 @@ fn a_rerun_writes_nothing_and_other_keys_and_entries_survive() {
     r.code(0);
     let change = &r.json()["clients"][0]["change"];
     assert_eq!(change["written"], true, "{}", r.shown);
+    assert_eq!(change["changed"], true, "{}", r.shown);
     assert_eq!(change["added"].as_array().unwrap().len(), 2, "{}", r.shown);
 
     let text = fs::read_to_string(managed(&w)).unwrap();
@@ -151,6 +152,13 @@ fn a_rerun_writes_nothing_and_other_keys_and_entries_survive() {
     again.code(0);
     assert_eq!(
         again.json()["clients"][0]["change"]["written"],
+        false,
+        "{}",
+        again.shown
+    );
+    // What configuration management reports as `changed` (the Ansible role's policy task).
+    assert_eq!(
+        again.json()["clients"][0]["change"]["changed"],
         false,
         "{}",
         again.shown
@@ -218,6 +226,19 @@ fn dry_run_shows_the_change_and_writes_nothing() {
         .stdout_has("would add {\"serverCommand\":")
         .stdout_has("would set allowManagedMcpServersOnly: true")
         .stdout_has(&format!("would write {POLICY}"));
+    let json = policy(&w, &["--dry-run", "--json"]);
+    assert_eq!(
+        json.json()["clients"][0]["change"]["changed"],
+        true,
+        "{}",
+        json.shown
+    );
+    assert_eq!(
+        json.json()["clients"][0]["change"]["written"],
+        false,
+        "{}",
+        json.shown
+    );
     assert!(
         !w.etc().join("claude-code").exists(),
         "no file, no lock, no journal"
