@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::{emit, emit_json_line, Format, Style};
 use crate::exit::Exit;
-use crate::policy::claude::Change;
+use crate::policy::write::Change;
 use crate::policy::Allowlist;
 
 /// `--format file`: the fragment of the client's own file, ready to merge (one client: the

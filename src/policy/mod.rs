@@ -15,6 +15,7 @@
 //! `mcp.allowed` come next.
 
 pub(crate) mod claude;
+pub(crate) mod write;
 
 use std::path::{Component, Path, PathBuf};
 
