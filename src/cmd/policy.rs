@@ -5,7 +5,7 @@ use crate::cli::{PolicyArgs, PolicyFormat};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
-use crate::policy::{self, claude, write};
+use crate::policy::{self, write};
 
 pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let clients: Vec<&'static str> = args.client.clients.iter().map(|c| c.name()).collect();
@@ -37,7 +37,6 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let mut changes = Vec::new();
     if args.write || args.dry_run {
         for list in &lists {
-            let wanted: Vec<_> = list.servers.iter().map(|s| s.entry.clone()).collect();
             let opts = write::WriteOptions {
                 file: &list.file,
                 dir: list
@@ -47,7 +46,7 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
                 dry_run: args.dry_run,
                 lock_timeout: args.lock.lock_timeout,
             };
-            let edit = |path: &std::path::Path, old: Option<&str>| claude::edit(path, old, &wanted);
+            let edit = |path: &std::path::Path, old: Option<&str>| policy::edit(list, path, old);
             changes.push(write::write(&opts, &edit, &crate::output::notice)?);
         }
     }

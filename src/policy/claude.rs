@@ -20,12 +20,11 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::CstRootNode;
+use jsonc_parser::cst::{CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
 use serde_json::{json, Map, Value};
 
 use super::write::{merge_owned, Change};
-use super::Allowlist;
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -76,12 +75,11 @@ pub(crate) fn entry(server: &str, e: &Entry) -> Result<Value, UsageError> {
 }
 
 /// The keys the policy sets, as a fragment to merge into the file (`--format file`).
-pub(crate) fn fragment(list: &Allowlist) -> Value {
-    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
+pub(crate) fn fragment(entries: &[Value]) -> Value {
     json!({ LIST: entries, ONLY: true, OURS: entries })
 }
 
-fn strict() -> ParseOptions {
+pub(crate) fn strict() -> ParseOptions {
     ParseOptions {
         allow_comments: false,
         allow_trailing_commas: false,
@@ -149,21 +147,9 @@ pub(crate) fn edit(
         (ONLY, Value::Bool(true)),
         (OURS, Value::Array(new_ours)),
     ] {
-        let input = crate::clients::file_backed::to_input(&value);
-        if doc.get(key) == Some(&value) {
-            continue;
-        }
-        match top.get(key) {
-            Some(prop) => prop.set_value(input),
-            None => {
-                top.append(key, input);
-            }
-        }
+        set_prop(&top, &doc, key, &value);
     }
-    let new_text = match source.starts_with('\u{feff}') {
-        true => format!("\u{feff}{root}"),
-        false => root.to_string(),
-    };
+    let new_text = with_bom(source, &root);
     let again: Value =
         serde_json::from_str(new_text.trim_start_matches('\u{feff}')).map_err(|e| {
             bad(
@@ -178,6 +164,29 @@ pub(crate) fn edit(
         ));
     }
     Ok((Some(new_text), change))
+}
+
+/// Set `key` of the CST object `obj` (whose value is `doc`) to `value`, leaving it untouched
+/// when it already holds it, appending it when absent.
+pub(crate) fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, value: &Value) {
+    if doc.get(key) == Some(value) {
+        return;
+    }
+    let input = crate::clients::file_backed::to_input(value);
+    match obj.get(key) {
+        Some(prop) => prop.set_value(input),
+        None => {
+            obj.append(key, input);
+        }
+    }
+}
+
+/// The text of `root`, with the byte order mark `source` started with.
+pub(crate) fn with_bom(source: &str, root: &CstRootNode) -> String {
+    match source.starts_with('\u{feff}') {
+        true => format!("\u{feff}{root}"),
+        false => root.to_string(),
+    }
 }
 
 #[cfg(test)]
