@@ -1,7 +1,10 @@
-//! Issue 25, item 1 for Claude Code: `mcp-deploy policy` derives `allowedMcpServers` from the
-//! declaration and `--write` puts it into `/etc/claude-code/managed-settings.json`. The real
-//! claude is the oracle: after the write it lists the declared servers and not a hand-added
-//! one, and refuses to add an undeclared one. Every `/etc` file is written inside a private
+//! Issue 25, item 1: `mcp-deploy policy` derives each client's allowlist from the declaration
+//! and `--write` puts it into the client's policy file: claude's `allowedMcpServers` in
+//! `/etc/claude-code/managed-settings.json`, codex's `[mcp_servers.NAME.identity]` in
+//! `/etc/codex/requirements.toml`, gemini's `mcp.allowed` in `/etc/gemini-cli/settings.json`.
+//! The real clients are the oracles: after the write claude lists the declared servers and not
+//! a hand-added one, and refuses to add an undeclared one; codex lists the hand-added one
+//! disabled by the requirements; gemini lists it Blocked. Every `/etc` file is written inside a private
 //! mount namespace ([`Cmd::in_private_etc`]); mcp-deploy and claude both run in it.
 
 use std::fs;
