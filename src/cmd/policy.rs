@@ -37,6 +37,9 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let mut changes = Vec::new();
     if args.write || args.dry_run {
         for list in &lists {
+            if list.client == "gemini" {
+                policy::gemini::check_counted(&list.file)?;
+            }
             let opts = write::WriteOptions {
                 file: &list.file,
                 dir: list

@@ -37,6 +37,25 @@ pub(crate) fn system_settings() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"))
 }
 
+/// gemini skips a system settings file that is not root's alone, or that others could
+/// replace (`isFileAndDirectorySecureSync`): a policy written there would not count, so the
+/// write is refused (exit 2) before anything is written.
+pub(crate) fn check_counted(file: &Path) -> Result<(), UsageError> {
+    if crate::clients::layers::gemini::secure_once_written(file) {
+        return Ok(());
+    }
+    Err(UsageError::new(
+        format!(
+            "{}: gemini skips a system settings file that is not root's, or that a user other \
+             than root could replace (it or a directory above it writable by group or others): \
+             the policy would not count; nothing was written",
+            file.display()
+        ),
+        "point GEMINI_CLI_SYSTEM_SETTINGS_PATH at a file in a directory only root can write \
+         (the default is /etc/gemini-cli/settings.json), then run policy again",
+    ))
+}
+
 /// The keys the policy sets, as a fragment to merge into the file (`--format file`).
 pub(crate) fn fragment(names: &[Value]) -> Value {
     json!({ MCP: { LIST: names }, OURS: names })

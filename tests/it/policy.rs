@@ -799,3 +799,86 @@ fn gemini_policy_lists_names_only_and_drops_only_its_own() {
         "{\"a\": 1,}"
     );
 }
+
+#[test]
+fn codex_pins_the_command_path_not_its_arguments() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--server", "codetools", "--client", "codex"])
+        .code(0);
+    policy_codex(&w, &["--write", "--server", "codetools"]).code(0);
+    let ct = w.opt().join("codetools/bin/codetools");
+    // The deployed program under the declared name, with other arguments: codex runs it.
+    codex(&w, &["mcp", "remove", "codetools-test"]).code(0);
+    codex(
+        &w,
+        &[
+            "mcp",
+            "add",
+            "codetools-test",
+            "--",
+            ct.to_str().unwrap(),
+            "--other",
+        ],
+    )
+    .code(0);
+    assert!(enabled(&codex_enabled(&w), "codetools-test"));
+    // Another program under the declared name: disabled.
+    codex(&w, &["mcp", "remove", "codetools-test"]).code(0);
+    codex(&w, &["mcp", "add", "codetools-test", "--", "/bin/cat"]).code(0);
+    assert!(!enabled(&codex_enabled(&w), "codetools-test"));
+}
+
+#[test]
+fn gemini_policy_goes_where_gemini_cli_system_settings_path_points_and_gemini_enforces_it() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "gemini"]).code(0);
+    w.program(real_client("gemini"))
+        .args(["mcp", "add", "-s", "user", "handadded", "/bin/cat"])
+        .current_dir(w.root().join("home"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .run()
+        .code(0);
+    let alt = "/etc/gemini-alt/settings.json";
+    w.sample_cmd("policy")
+        .args(["--client", "gemini", "--write"])
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)
+        .in_private_etc()
+        .run()
+        .code(0)
+        .stdout_has(&format!("wrote {alt}"));
+    assert!(w.etc().join("gemini-alt/settings.json").exists());
+    let r = w
+        .program(real_client("gemini"))
+        .args(["mcp", "list"])
+        .current_dir(w.root().join("home"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)
+        .in_private_etc()
+        .run();
+    let out = format!("{}{}", r.stdout, r.stderr);
+    let hand = gemini_line(&out, "handadded").unwrap_or_else(|| panic!("{out}"));
+    assert!(hand.ends_with("- Blocked"), "{out}");
+}
+
+#[test]
+fn a_gemini_system_file_others_could_replace_is_refused_as_gemini_would_skip_it() {
+    let w = World::new();
+    w.sample();
+    // The scratch root's own directory chain runs through /tmp, which everyone can write.
+    let file = w.root().join("gemini-system/settings.json");
+    w.sample_cmd("policy")
+        .args(["--client", "gemini", "--write"])
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &file)
+        .run()
+        .code(2)
+        .stderr_has("gemini skips a system settings file")
+        .stderr_has("help: point GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+    assert!(!file.exists());
+    assert!(
+        !w.root().join("gemini-system").exists(),
+        "no lock, no journal"
+    );
+}
