@@ -707,17 +707,37 @@ fn policy_gemini(w: &World, extra: &[&str]) -> Run {
     policy_for(w, "gemini", extra)
 }
 
-/// The real gemini's `mcp list` in the private `/etc`: its line for each server.
-fn gemini_list(w: &World) -> String {
+/// The real gemini's `mcp list` in the private `/etc`, with `env` set: its line for each
+/// server.
+fn gemini_list(w: &World, env: &[(&str, &str)]) -> String {
     let r = w
         .program(real_client("gemini"))
         .args(["mcp", "list"])
         .current_dir(w.root().join("home"))
         .env("GEMINI_CLI_NO_RELAUNCH", "true")
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .envs(env)
         .in_private_etc()
         .run();
     format!("{}{}", r.stdout, r.stderr)
+}
+
+/// The sample installed for gemini (both servers, `-test`), and `handadded` added by hand
+/// with `gemini mcp add`, which gemini runs.
+fn installed_in_gemini_with_a_hand_added_server() -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "gemini"]).code(0);
+    w.program(real_client("gemini"))
+        .args(["mcp", "add", "-s", "user", "handadded", "/bin/cat"])
+        .current_dir(w.root().join("home"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .run()
+        .code(0);
+    let before = gemini_list(&w, &[]);
+    let hand = gemini_line(&before, "handadded").unwrap_or_else(|| panic!("{before}"));
+    assert!(!hand.contains("Blocked"), "{before}");
+    w
 }
 
 fn gemini_line(out: &str, name: &str) -> Option<String> {
@@ -728,18 +748,7 @@ fn gemini_line(out: &str, name: &str) -> Option<String> {
 
 #[test]
 fn after_policy_write_gemini_blocks_a_hand_added_server_and_keeps_comments() {
-    let w = World::with_every_client();
-    w.sample();
-    w.on_sample("install", &["--client", "gemini"]).code(0);
-    w.program(real_client("gemini"))
-        .args(["mcp", "add", "-s", "user", "handadded", "/bin/cat"])
-        .current_dir(w.root().join("home"))
-        .env("GEMINI_CLI_NO_RELAUNCH", "true")
-        .run()
-        .code(0);
-    let before = gemini_list(&w);
-    let hand = gemini_line(&before, "handadded").unwrap_or_else(|| panic!("{before}"));
-    assert!(!hand.contains("Blocked"), "{before}");
+    let w = installed_in_gemini_with_a_hand_added_server();
 
     let theirs = "{\n  // the site's own settings\n  \"ui\": {\"theme\": \"Default\"}\n}\n";
     seed_file(&gemini_system(&w), theirs);
@@ -750,7 +759,7 @@ fn after_policy_write_gemini_blocks_a_hand_added_server_and_keeps_comments() {
     let text = fs::read_to_string(gemini_system(&w)).unwrap();
     assert!(text.contains("// the site's own settings"), "{text}");
 
-    let after = gemini_list(&w);
+    let after = gemini_list(&w, &[]);
     for name in ["codetools-test", "orchestrata-test"] {
         let ours = gemini_line(&after, name).unwrap_or_else(|| panic!("{after}"));
         assert!(!ours.contains("Blocked"), "{after}");
@@ -831,15 +840,7 @@ fn codex_pins_the_command_path_not_its_arguments() {
 
 #[test]
 fn gemini_policy_goes_where_gemini_cli_system_settings_path_points_and_gemini_enforces_it() {
-    let w = World::with_every_client();
-    w.sample();
-    w.on_sample("install", &["--client", "gemini"]).code(0);
-    w.program(real_client("gemini"))
-        .args(["mcp", "add", "-s", "user", "handadded", "/bin/cat"])
-        .current_dir(w.root().join("home"))
-        .env("GEMINI_CLI_NO_RELAUNCH", "true")
-        .run()
-        .code(0);
+    let w = installed_in_gemini_with_a_hand_added_server();
     let alt = "/etc/gemini-alt/settings.json";
     w.sample_cmd("policy")
         .args(["--client", "gemini", "--write"])
@@ -849,16 +850,7 @@ fn gemini_policy_goes_where_gemini_cli_system_settings_path_points_and_gemini_en
         .code(0)
         .stdout_has(&format!("wrote {alt}"));
     assert!(w.etc().join("gemini-alt/settings.json").exists());
-    let r = w
-        .program(real_client("gemini"))
-        .args(["mcp", "list"])
-        .current_dir(w.root().join("home"))
-        .env("GEMINI_CLI_NO_RELAUNCH", "true")
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)
-        .in_private_etc()
-        .run();
-    let out = format!("{}{}", r.stdout, r.stderr);
+    let out = gemini_list(&w, &[("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)]);
     let hand = gemini_line(&out, "handadded").unwrap_or_else(|| panic!("{out}"));
     assert!(hand.ends_with("- Blocked"), "{out}");
 }
