@@ -17,7 +17,9 @@
 //! - A file codex refuses ("failed to load bootstrap configuration": not TOML, an
 //!   `mcp_servers` that is not a table, a server without an `identity` holding a `command`
 //!   or `url` string) is refused here too, unchanged.
-//! - The edit keeps every comment, key and table it does not touch (`toml_edit`).
+//! - The edit keeps every comment, key and table it does not touch (`toml_edit`). When it
+//!   removes the last server, `[mcp_servers]` stays, empty: codex then admits no server,
+//!   where a file without the table would admit every one.
 //!
 //! [`Pins::Command`]: super::Pins::Command
 
@@ -191,6 +193,13 @@ pub(crate) fn edit(
     if change.is_empty() {
         return Ok((None, change));
     }
+    // An allowlist left empty stays one, admitting nothing: without its header codex would
+    // read no allowlist at all, and admit every server.
+    if let Some(t) = doc.get_mut(SERVERS).and_then(Item::as_table_mut) {
+        if t.is_empty() {
+            t.set_implicit(false);
+        }
+    }
     let new_text = doc.to_string();
     // What codex will read: every wanted server with its identity, the others as they were.
     let again = servers(path, &new_text).map_err(|e| {
@@ -301,6 +310,20 @@ mod tests {
             assert!(e.message.contains("nothing was written"), "{bad}: {e}");
             assert!(e.help.contains("codex refuses"), "{}", e.help);
         }
+    }
+
+    #[test]
+    fn removing_the_last_server_leaves_an_empty_allowlist_not_none() {
+        let (text, _) = edit(&p(), None, &wanted()).unwrap();
+        let (text, change) = edit(&p(), Some(&text.unwrap()), &[]).unwrap();
+        assert_eq!(change.removed.len(), 2);
+        let text = text.unwrap();
+        let doc: toml::Table = toml::from_str(&text).unwrap();
+        assert_eq!(
+            doc["mcp_servers"].as_table().map(|t| t.len()),
+            Some(0),
+            "{text}"
+        );
     }
 
     #[test]
