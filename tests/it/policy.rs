@@ -874,3 +874,21 @@ fn a_gemini_system_file_others_could_replace_is_refused_as_gemini_would_skip_it(
         "no lock, no journal"
     );
 }
+
+#[test]
+fn the_fragments_of_several_clients_are_one_json_object_codex_s_toml_a_string() {
+    let w = World::new();
+    w.sample();
+    let r = policy(&w, &["--client", "claude,codex,gemini", "--format", "file"]);
+    r.code(0);
+    let doc = r.json();
+    assert!(doc["claude"]["allowedMcpServers"].is_array(), "{}", r.shown);
+    assert_eq!(
+        doc["gemini"]["mcp"]["allowed"],
+        json!(["codetools-test", "orchestrata-test"])
+    );
+    let toml = doc["codex"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", r.shown));
+    assert!(toml.contains("[mcp_servers.codetools-test]"), "{toml}");
+}
