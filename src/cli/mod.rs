@@ -73,9 +73,9 @@ pub enum Command {
     /// Remove old releases, never the live one, the rollback target, or one a registration
     /// points into.
     Prune(PruneArgs),
-    /// Derive each client's allowlist from the declaration (the stable command paths with
-    /// their args, each http server's URL) and print it, or write it into the client's
-    /// managed policy file.
+    /// Derive each client's allowlist from the declaration (the stable command paths, with
+    /// their args where the client pins them, each http server's URL; gemini: the names) and
+    /// print it, or write it into the client's managed policy file.
     Policy(PolicyArgs),
 }
 
@@ -853,8 +853,10 @@ pub enum PolicyFormat {
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Only --client claude so far: its managed-settings.json allowedMcpServers, with \
-                  allowManagedMcpServersOnly. The other clients come next."
+    after_help = "Clients: claude (managed-settings.json allowedMcpServers, with \
+                  allowManagedMcpServersOnly: pins the exact command line), codex \
+                  (requirements.toml [mcp_servers.NAME.identity]: pins the command path, not its \
+                  arguments), gemini (the system settings' mcp.allowed: names only)."
 )]
 pub struct PolicyArgs {
     #[command(flatten)]

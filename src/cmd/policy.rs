@@ -1,11 +1,11 @@
 //! `policy`: the selected servers and clients into [`crate::policy::derive`], then printed, or
-//! written into each client's policy file ([`crate::policy::claude::write`]).
+//! written into each client's policy file ([`crate::policy::write::write`]).
 
 use crate::cli::{PolicyArgs, PolicyFormat};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
-use crate::policy::{self, claude};
+use crate::policy::{self, write};
 
 pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let clients: Vec<&'static str> = args.client.clients.iter().map(|c| c.name()).collect();
@@ -37,8 +37,11 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
     let mut changes = Vec::new();
     if args.write || args.dry_run {
         for list in &lists {
-            let wanted: Vec<_> = list.servers.iter().map(|s| s.entry.clone()).collect();
-            let opts = claude::WriteOptions {
+            if list.client == "gemini" {
+                policy::gemini::check_counted(&list.file)?;
+            }
+            let opts = write::WriteOptions {
+                file: &list.file,
                 dir: list
                     .file
                     .parent()
@@ -46,7 +49,8 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
                 dry_run: args.dry_run,
                 lock_timeout: args.lock.lock_timeout,
             };
-            changes.push(claude::write(&opts, &wanted, &crate::output::notice)?);
+            let edit = |path: &std::path::Path, old: Option<&str>| policy::edit(list, path, old);
+            changes.push(write::write(&opts, &edit, &crate::output::notice)?);
         }
     }
     crate::output::policy::print(&lists, &changes, args.dry_run, style);

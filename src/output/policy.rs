@@ -6,24 +6,31 @@ use serde_json::Value;
 
 use super::{emit, emit_json_line, Format, Style};
 use crate::exit::Exit;
-use crate::policy::claude::Change;
+use crate::policy::write::Change;
 use crate::policy::Allowlist;
 
 /// `--format file`: the fragment of the client's own file, ready to merge (one client: the
-/// object itself; several: one object per client name).
+/// fragment itself, JSON or codex's TOML; several: a JSON object per client name, codex's
+/// TOML as a string).
 pub(crate) fn file(lists: &[Allowlist]) {
-    let doc = match lists {
-        [one] => crate::policy::claude::fragment(one),
-        many => Value::Object(
-            many.iter()
-                .map(|l| (l.client.to_string(), crate::policy::claude::fragment(l)))
-                .collect(),
-        ),
+    let text = match lists {
+        [one] => crate::policy::fragment(one),
+        many => {
+            let doc: serde_json::Map<String, Value> = many
+                .iter()
+                .map(|l| {
+                    let text = crate::policy::fragment(l);
+                    let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+                    (l.client.to_string(), v)
+                })
+                .collect();
+            format!(
+                "{}\n",
+                serde_json::to_string_pretty(&doc).expect("JSON serialises")
+            )
+        }
     };
-    emit(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(&doc).expect("JSON serialises")
-    ));
+    emit(&text);
 }
 
 #[derive(Serialize)]
@@ -75,14 +82,12 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
         text.push_str("dry run: nothing is written\n");
     }
     for (i, list) in lists.iter().enumerate() {
-        let pins = match list.pins_command {
-            true => "each entry pins the exact command line or url",
-            false => "names only: any command registered under an allowed name runs",
-        };
         text.push_str(&format!(
-            "{}: {} allowedMcpServers ({pins})\n",
+            "{}: {} {} ({})\n",
             list.client,
-            list.file.display()
+            list.file.display(),
+            list.key,
+            list.pins.says()
         ));
         for s in &list.servers {
             text.push_str(&format!("  {}  {}\n", s.name, s.entry));
@@ -114,7 +119,7 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
         }
         if change.record {
             text.push_str(&format!(
-                "{} the entries mcp-deploy made in mcpDeployAllowedMcpServers\n",
+                "{} the entries mcp-deploy made\n",
                 verb("recorded", "would record")
             ));
         }

@@ -15,19 +15,16 @@
 //!   print "Managed settings document could not be parsed", so such a file is refused here
 //!   too, unchanged.
 //!
-//! The write ([`write`]): under a lock (`/etc/claude-code/.mcp-deploy/policy.lock`), the old
-//! text journalled first (`policy.journal.json` beside it: an interrupted run is rolled back
-//! by the next), then the file replaced atomically (temp file, fsync, rename, directory
-//! fsync), read back and compared; on any failure the old text is put back.
+//! The write is [`super::write`]'s, with the lock and journal in
+//! `/etc/claude-code/.mcp-deploy/`.
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::CstRootNode;
+use jsonc_parser::cst::{CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
-use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::{Allowlist, PolicyError};
+use super::write::{merge_owned, Change};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -78,31 +75,11 @@ pub(crate) fn entry(server: &str, e: &Entry) -> Result<Value, UsageError> {
 }
 
 /// The keys the policy sets, as a fragment to merge into the file (`--format file`).
-pub(crate) fn fragment(list: &Allowlist) -> Value {
-    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
+pub(crate) fn fragment(entries: &[Value]) -> Value {
     json!({ LIST: entries, ONLY: true, OURS: entries })
 }
 
-/// What `--write` changes in the file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct Change {
-    pub(crate) file: PathBuf,
-    pub(crate) added: Vec<Value>,
-    pub(crate) removed: Vec<Value>,
-    /// `allowManagedMcpServersOnly` set to true.
-    pub(crate) managed_only: bool,
-    /// Only the record of what mcp-deploy made changes (an entry it made that someone else
-    /// also lists, or one it made and finds already there).
-    pub(crate) record: bool,
-}
-
-impl Change {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && !self.managed_only && !self.record
-    }
-}
-
-fn strict() -> ParseOptions {
+pub(crate) fn strict() -> ParseOptions {
     ParseOptions {
         allow_comments: false,
         allow_trailing_commas: false,
@@ -150,31 +127,10 @@ pub(crate) fn edit(
     };
     let list = array_of(&doc, LIST, path)?;
     let ours = array_of(&doc, OURS, path)?;
-    let mut change = Change {
-        file: path.to_path_buf(),
-        ..Change::default()
-    };
-    // Ours no longer derived go; everything else stays, in its order.
-    let mut new_list: Vec<Value> = Vec::new();
-    for e in &list {
-        if ours.contains(e) && !wanted.contains(e) {
-            change.removed.push(e.clone());
-        } else {
-            new_list.push(e.clone());
-        }
-    }
-    // An entry someone else wrote stays theirs; ours are those we add or had made.
-    let mut new_ours = Vec::new();
-    for w in wanted {
-        let present = new_list.contains(w);
-        if !present {
-            new_list.push(w.clone());
-            change.added.push(w.clone());
-        }
-        if !present || ours.contains(w) {
-            new_ours.push(w.clone());
-        }
-    }
+    let mut change = Change::new(path);
+    let (new_list, new_ours, added, removed) = merge_owned(&list, &ours, wanted);
+    change.added = added;
+    change.removed = removed;
     change.managed_only = doc.get(ONLY) != Some(&Value::Bool(true));
     let mut expected = doc.clone();
     expected.insert(LIST.into(), Value::Array(new_list.clone()));
@@ -191,21 +147,9 @@ pub(crate) fn edit(
         (ONLY, Value::Bool(true)),
         (OURS, Value::Array(new_ours)),
     ] {
-        let input = crate::clients::file_backed::to_input(&value);
-        if doc.get(key) == Some(&value) {
-            continue;
-        }
-        match top.get(key) {
-            Some(prop) => prop.set_value(input),
-            None => {
-                top.append(key, input);
-            }
-        }
+        set_prop(&top, &doc, key, &value);
     }
-    let new_text = match source.starts_with('\u{feff}') {
-        true => format!("\u{feff}{root}"),
-        false => root.to_string(),
-    };
+    let new_text = with_bom(source, &root);
     let again: Value =
         serde_json::from_str(new_text.trim_start_matches('\u{feff}')).map_err(|e| {
             bad(
@@ -222,165 +166,27 @@ pub(crate) fn edit(
     Ok((Some(new_text), change))
 }
 
-/// The journal of a write under way: the file and its text before (`None`: it did not exist).
-#[derive(serde::Serialize, serde::Deserialize)]
-struct Journal {
-    file: PathBuf,
-    old: Option<String>,
-}
-
-/// What [`write`] needs besides the entries.
-pub(crate) struct WriteOptions<'a> {
-    /// The managed directory (`/etc/claude-code`; a test's own in unit tests).
-    pub(crate) dir: &'a Path,
-    pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: std::time::Duration,
-}
-
-/// Put `wanted` into `<dir>/managed-settings.json` (see the module's header); with
-/// `dry_run`, only say what would change. Returns the change and whether it was written.
-pub(crate) fn write(
-    opts: &WriteOptions,
-    wanted: &[Value],
-    notify: &impl Fn(crate::notice::Notice),
-) -> Result<(Change, bool), PolicyError> {
-    let path = opts.dir.join("managed-settings.json");
-    if opts.dry_run {
-        let (text, change) = edit(&path, read(&path)?.as_deref(), wanted)?;
-        let _ = text;
-        return Ok((change, false));
+/// Set `key` of the CST object `obj` (whose value is `doc`) to `value`, leaving it untouched
+/// when it already holds it, appending it when absent.
+pub(crate) fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, value: &Value) {
+    if doc.get(key) == Some(value) {
+        return;
     }
-    let denied = |e: &crate::fsio::IoError| -> UsageError {
-        UsageError::new(
-            format!("cannot write {}: {}", path.display(), e),
-            match e.source.kind() {
-                std::io::ErrorKind::PermissionDenied => format!(
-                    "writing {} takes root: run `sudo mcp-deploy policy --write ...`, or print \
-                     the fragment with --format file and install it with your configuration \
-                     management",
-                    opts.dir.display()
-                ),
-                _ => "check the directory, then run policy --write again".to_string(),
-            },
-        )
-    };
-    let lock_path = crate::state::file(opts.dir, "policy.lock").map_err(|e| denied(&e))?;
-    let journal = crate::state::file(opts.dir, "policy.journal.json").map_err(|e| denied(&e))?;
-    let _lock = crate::registration::lock::Lock::acquire(&lock_path, opts.lock_timeout, |h| {
-        notify(crate::notice::Notice::LockWait {
-            path: lock_path.clone(),
-            holder: h.to_string(),
-            timeout: opts.lock_timeout,
-        })
-    })?;
-    if let Some(j) = read(&journal)? {
-        let j: Journal = serde_json::from_str(&j)
-            .map_err(|e| bad(&journal, format!("not a policy journal ({e})")))?;
-        // It restores one file only: the one this run writes.
-        if j.file != path {
-            return Err(bad(
-                &journal,
-                format!("it journals {}, not this file", j.file.display()),
-            )
-            .into());
+    let input = crate::clients::file_backed::to_input(value);
+    match obj.get(key) {
+        Some(prop) => prop.set_value(input),
+        None => {
+            obj.append(key, input);
         }
-        restore(&j, &denied)?;
-        notify(crate::notice::Notice::Recovery(format!(
-            "an interrupted policy --write was rolled back: {} is as it was before it",
-            j.file.display()
-        )));
-        remove(&journal, &denied)?;
     }
-    let old = read(&path)?;
-    let (text, change) = edit(&path, old.as_deref(), wanted)?;
-    let Some(text) = text else {
-        return Ok((change, false));
-    };
-    let entry = Journal {
-        file: path.clone(),
-        old: old.clone(),
-    };
-    let body = serde_json::to_vec(&entry).expect("a journal serialises");
-    crate::fsio::write_atomic(&journal, &body, true).map_err(|e| denied(&e))?;
-    crate::registration::transaction::checkpoint("policy-journal-written");
-    // Check again: a program that rewrote the file since it was read keeps its change, and
-    // this run writes nothing (its edit was made on the text it read).
-    if read(&path)? != old {
-        remove(&journal, &denied)?;
-        return Err(UsageError::new(
-            format!(
-                "{} changed while mcp-deploy was editing it: another program wrote it, and \
-                 nothing was written over its change",
-                path.display()
-            ),
-            "run policy --write again (it edits the file as it is then)",
-        )
-        .into());
-    }
-    let done = put(&path, Some(&text), &denied).and_then(|()| match read(&path)? {
-        Some(back) if back == text => Ok(()),
-        _ => Err(bad(&path, "it does not hold what was just written to it").into()),
-    });
-    if let Err(e) = done {
-        restore(&entry, &denied)?;
-        remove(&journal, &denied)?;
-        return Err(e);
-    }
-    crate::registration::transaction::checkpoint("policy-written");
-    remove(&journal, &denied)?;
-    Ok((change, true))
 }
 
-fn read(path: &Path) -> Result<Option<String>, UsageError> {
-    crate::fsio::read_input_if_exists(path, "managed settings", crate::fsio::limits::CLIENT_JSONC)
-        .map_err(|e| bad(path, &e))
-}
-
-/// Write `text` to `path` atomically, keeping the mode of a file that is there (a new one
-/// 0644: every user's claude reads it); `None`: remove it.
-fn put(
-    path: &Path,
-    text: Option<&str>,
-    denied: &impl Fn(&crate::fsio::IoError) -> UsageError,
-) -> Result<(), PolicyError> {
-    use std::os::unix::fs::PermissionsExt;
-    let Some(text) = text else {
-        return remove(path, denied);
-    };
-    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
-    let target = match std::fs::canonicalize(path) {
-        Ok(t) => t,
-        // A dangling link: the file it names is not ours to create.
-        Err(_) if link => {
-            return Err(bad(path, "it is a symlink to a file that does not exist").into())
-        }
-        Err(_) => path.to_path_buf(),
-    };
-    let mode = std::fs::metadata(&target).map_or(0o644, |m| m.permissions().mode() & 0o7777);
-    crate::fsio::write_atomic_mode(&target, text.as_bytes(), mode).map_err(|e| denied(&e))?;
-    Ok(())
-}
-
-fn restore(
-    j: &Journal,
-    denied: &impl Fn(&crate::fsio::IoError) -> UsageError,
-) -> Result<(), PolicyError> {
-    put(&j.file, j.old.as_deref(), denied)
-}
-
-fn remove(
-    path: &Path,
-    denied: &impl Fn(&crate::fsio::IoError) -> UsageError,
-) -> Result<(), PolicyError> {
-    match std::fs::remove_file(path) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(denied(&crate::fsio::IoError::new("cannot remove", path, e)).into()),
+/// The text of `root`, with the byte order mark `source` started with.
+pub(crate) fn with_bom(source: &str, root: &CstRootNode) -> String {
+    match source.starts_with('\u{feff}') {
+        true => format!("\u{feff}{root}"),
+        false => root.to_string(),
     }
-    if let Some(dir) = path.parent() {
-        crate::fsio::sync_dir(dir).map_err(|e| denied(&e))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

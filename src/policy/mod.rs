@@ -6,15 +6,17 @@
 //! 2. That path must stay valid across a promote ([`stable_command`]): a command named under
 //!    `<prefix>/releases/`, or reached through a link into `releases/` that does not pass
 //!    `current`, would pin one release and break at the next promote; it is refused.
-//! 3. Per client, an allowlist entry per server: the exact command line for a stdio server,
-//!    the URL for an http one ([`claude::entry`]). Whether the client's policy pins the
-//!    command or only names the server is said with it ([`Allowlist::pins_command`]).
-//! 4. Printed, or written into the client's policy file ([`claude::write`]).
-//!
-//! Only Claude Code is supported so far; codex's `requirements.toml` and gemini's
-//! `mcp.allowed` come next.
+//! 3. Per client, an allowlist entry per server, in the client's own shape: claude the exact
+//!    command line ([`claude::entry`]), codex the command path ([`codex::entry`]), the URL
+//!    for an http server in both; gemini only the name ([`gemini`]). What each pins is said
+//!    with it ([`Pins`]): a policy that pins less proves less.
+//! 4. Printed, or written into the client's policy file ([`write::write`] with the client's
+//!    own edit, [`edit`]).
 
 pub(crate) mod claude;
+pub(crate) mod codex;
+pub(crate) mod gemini;
+pub(crate) mod write;
 
 use std::path::{Component, Path, PathBuf};
 
@@ -45,20 +47,47 @@ pub(crate) struct Allowed {
     pub(crate) entry: Value,
 }
 
+/// What a client's policy pins of each stdio server (an http server's URL is pinned by all
+/// but a name-only policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Pins {
+    /// The exact command line, program and every argument (claude's `serverCommand`).
+    CommandLine,
+    /// The program's path, not its arguments (codex's `identity.command`).
+    Command,
+    /// The server's name only (gemini's `mcp.allowed`).
+    Name,
+}
+
+impl Pins {
+    /// What a policy that pins this proves, in one line.
+    pub(crate) fn says(self) -> &'static str {
+        match self {
+            Pins::CommandLine => "each entry pins the exact command line or url",
+            Pins::Command => {
+                "each entry pins the command path or url, not the arguments: the same program \
+                 registered with other arguments runs"
+            }
+            Pins::Name => "names only: any command registered under an allowed name runs",
+        }
+    }
+}
+
 /// One client's allowlist.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Allowlist {
     pub(crate) client: &'static str,
     /// The file `--write` puts it into.
     pub(crate) file: PathBuf,
-    /// Whether the client's policy pins each server's command (or URL); `false`: it can only
-    /// name servers, which proves less (any command under an allowed name runs).
-    pub(crate) pins_command: bool,
+    /// Where in the file (`allowedMcpServers`, `mcp.allowed`...).
+    pub(crate) key: &'static str,
+    pub(crate) pins: Pins,
     pub(crate) servers: Vec<Allowed>,
 }
 
-/// The clients `policy` supports so far.
-pub(crate) const SUPPORTED: &[&str] = &["claude"];
+/// The clients `policy` supports.
+pub(crate) const SUPPORTED: &[&str] = &["claude", "codex", "gemini"];
 
 /// Refuse a client `policy` cannot write for yet, naming those it can.
 pub(crate) fn check_clients(clients: &[&'static str]) -> Result<(), UsageError> {
@@ -67,7 +96,7 @@ pub(crate) fn check_clients(clients: &[&'static str]) -> Result<(), UsageError> 
         Some(c) => Err(UsageError::new(
             format!("policy cannot derive {c}'s allowlist yet"),
             format!(
-                "policy supports --client {} so far; the other clients come next",
+                "policy supports --client {}; for another client, write its allowlist by hand",
                 SUPPORTED.join(",")
             ),
         )),
@@ -88,17 +117,64 @@ pub(crate) fn derive(client: &'static str, servers: &[Selected]) -> Result<Allow
                 Path::new(command),
             )?;
         }
+        let entry = match client {
+            "claude" => claude::entry(&s.server.name, &rendered.entry)?,
+            "codex" => codex::entry(&rendered.entry),
+            _ => Value::String(s.registered_name.clone()),
+        };
         out.push(Allowed {
             name: s.registered_name.clone(),
-            entry: claude::entry(&s.server.name, &rendered.entry)?,
+            entry,
         });
     }
+    let (file, key, pins) = match client {
+        "claude" => (
+            claude::managed_settings(),
+            "allowedMcpServers",
+            Pins::CommandLine,
+        ),
+        "codex" => (
+            codex::requirements(),
+            "[mcp_servers.NAME.identity]",
+            Pins::Command,
+        ),
+        _ => (gemini::system_settings(), "mcp.allowed", Pins::Name),
+    };
     Ok(Allowlist {
         client,
-        file: claude::managed_settings(),
-        pins_command: true,
+        file,
+        key,
+        pins,
         servers: out,
     })
+}
+
+/// `list`'s client's edit of its policy file: the new text for the old (see [`write::Edit`]).
+pub(crate) fn edit(
+    list: &Allowlist,
+    path: &Path,
+    old: Option<&str>,
+) -> Result<(Option<String>, write::Change), UsageError> {
+    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
+    match list.client {
+        "claude" => claude::edit(path, old, &entries),
+        "codex" => codex::edit(path, old, &list.servers),
+        _ => gemini::edit(path, old, &entries),
+    }
+}
+
+/// `--format file`: the fragment of the client's own file, as text in its format.
+pub(crate) fn fragment(list: &Allowlist) -> String {
+    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
+    let json = match list.client {
+        "claude" => claude::fragment(&entries),
+        "codex" => return codex::fragment(&list.servers),
+        _ => gemini::fragment(&entries),
+    };
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&json).expect("JSON serialises")
+    )
 }
 
 /// Step 2: `command` names no path under `<prefix>/releases/`, and, in a release layout,
@@ -233,10 +309,14 @@ mod tests {
     }
 
     #[test]
-    fn another_client_is_refused_naming_claude() {
-        let e = check_clients(&["claude", "codex"]).unwrap_err();
-        assert!(e.message.contains("codex"), "{e}");
-        assert!(e.help.contains("--client claude"), "{}", e.help);
-        check_clients(&["claude"]).unwrap();
+    fn another_client_is_refused_naming_the_supported_ones() {
+        let e = check_clients(&["claude", "cursor"]).unwrap_err();
+        assert!(e.message.contains("cursor"), "{e}");
+        assert!(
+            e.help.contains("--client claude,codex,gemini"),
+            "{}",
+            e.help
+        );
+        check_clients(&["claude", "codex", "gemini"]).unwrap();
     }
 }

@@ -1,7 +1,10 @@
-//! Issue 25, item 1 for Claude Code: `mcp-deploy policy` derives `allowedMcpServers` from the
-//! declaration and `--write` puts it into `/etc/claude-code/managed-settings.json`. The real
-//! claude is the oracle: after the write it lists the declared servers and not a hand-added
-//! one, and refuses to add an undeclared one. Every `/etc` file is written inside a private
+//! Issue 25, item 1: `mcp-deploy policy` derives each client's allowlist from the declaration
+//! and `--write` puts it into the client's policy file: claude's `allowedMcpServers` in
+//! `/etc/claude-code/managed-settings.json`, codex's `[mcp_servers.NAME.identity]` in
+//! `/etc/codex/requirements.toml`, gemini's `mcp.allowed` in `/etc/gemini-cli/settings.json`.
+//! The real clients are the oracles: after the write claude lists the declared servers and not
+//! a hand-added one, and refuses to add an undeclared one; codex lists the hand-added one
+//! disabled by the requirements; gemini lists it Blocked. Every `/etc` file is written inside a private
 //! mount namespace ([`Cmd::in_private_etc`]); mcp-deploy and claude both run in it.
 
 use std::fs;
@@ -21,9 +24,13 @@ fn managed(w: &World) -> PathBuf {
 }
 
 fn seed(w: &World, text: &str) {
-    let p = managed(w);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
+    seed_file(&managed(w), text);
+}
+
+/// Write `text` to `path` (a file of the world's private `/etc`), making its directory.
+fn seed_file(path: &std::path::Path, text: &str) {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::write(path, text).unwrap();
 }
 
 /// `mcp-deploy policy --prefix opt --name-suffix -test EXTRA...` in the private `/etc`.
@@ -38,6 +45,11 @@ fn claude(w: &World, args: &[&str]) -> Run {
         .env("MCP_TIMEOUT", "3000")
         .in_private_etc()
         .run()
+}
+
+/// `mcp-deploy policy --client CLIENT EXTRA...` on the sample, in the private `/etc`.
+fn policy_for(w: &World, client: &str, extra: &[&str]) -> Run {
+    policy(w, &[&["--client", client], extra].concat())
 }
 
 /// The names `claude mcp list` shows (its `name: command ...` lines).
@@ -286,22 +298,22 @@ fn the_file_fragment_is_what_write_writes_and_claude_enforces_it() {
     );
 }
 
-#[test]
-fn a_promote_after_policy_write_keeps_the_server_admitted() {
-    let w = World::with_real_claude();
-    w.sample();
+/// A second codetools release, `NEW`, beside the sample's; returns codetools' prefix.
+fn second_codetools_release(w: &World) -> PathBuf {
     let ct = w.opt().join("codetools");
     let from = ct.join("releases").join(CT_SHA);
     let to = ct.join("releases").join(NEW);
     fs::create_dir_all(to.join("bin")).unwrap();
     fs::copy(from.join("bin/codetools"), to.join("bin/codetools")).unwrap();
     fs::write(to.join("VERSION"), format!("{NEW}\n")).unwrap();
-    w.on_sample("install", &["--server", "codetools"]).code(0);
-    policy(&w, &["--write", "--server", "codetools"]).code(0);
+    ct
+}
 
+/// `promote` codetools to `NEW` (in the private `/etc`), and check that `current` moved.
+fn promote_codetools(w: &World, ct: &std::path::Path) {
     w.cmd()
         .args(["promote", "--prefix"])
-        .arg(&ct)
+        .arg(ct)
         .args(["--release", NEW, "--name-suffix", "-test"])
         .in_private_etc()
         .run()
@@ -310,6 +322,17 @@ fn a_promote_after_policy_write_keeps_the_server_admitted() {
         fs::read_link(ct.join("current")).unwrap(),
         PathBuf::from(format!("releases/{NEW}"))
     );
+}
+
+#[test]
+fn a_promote_after_policy_write_keeps_the_server_admitted() {
+    let w = World::with_real_claude();
+    w.sample();
+    let ct = second_codetools_release(&w);
+    w.on_sample("install", &["--server", "codetools"]).code(0);
+    policy(&w, &["--write", "--server", "codetools"]).code(0);
+
+    promote_codetools(&w, &ct);
     let after = listed(&w);
     assert!(after.contains(&"codetools-test".to_string()), "{after:?}");
     // The stable path did not move: the policy is still exactly the derived one.
@@ -349,11 +372,11 @@ fn another_client_is_refused_naming_what_is_supported() {
     w.sample();
     let r = w
         .sample_cmd("policy")
-        .args(["--client", "claude,codex"])
+        .args(["--client", "claude,cursor"])
         .run();
     r.code(2)
-        .stderr_has("codex")
-        .stderr_has("help: policy supports --client claude so far");
+        .stderr_has("cursor")
+        .stderr_has("help: policy supports --client claude,codex,gemini");
 }
 
 #[test]
@@ -451,4 +474,442 @@ fn a_file_rewritten_by_another_program_during_the_write_keeps_its_change() {
     let doc: Value = serde_json::from_str(&fs::read_to_string(managed(&w)).unwrap()).unwrap();
     assert_eq!(doc["model"], "sonnet");
     assert!(doc["allowedMcpServers"].is_array(), "{doc}");
+}
+
+// codex: `/etc/codex/requirements.toml`, `[mcp_servers.NAME.identity]`.
+
+const REQUIREMENTS: &str = "/etc/codex/requirements.toml";
+
+fn requirements(w: &World) -> PathBuf {
+    w.etc().join("codex/requirements.toml")
+}
+
+fn seed_requirements(w: &World, text: &str) {
+    seed_file(&requirements(w), text);
+}
+
+/// The real codex in the private `/etc`.
+fn codex(w: &World, args: &[&str]) -> Run {
+    w.program(real_client("codex"))
+        .args(args)
+        .in_private_etc()
+        .run()
+}
+
+/// What `codex mcp list --json` says of each server: its name, and whether it is enabled
+/// (a server the requirements do not admit is listed with `enabled: false`).
+fn codex_enabled(w: &World) -> Vec<(String, bool, String)> {
+    let r = codex(w, &["mcp", "list", "--json"]);
+    r.code(0);
+    let list: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.shown));
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["enabled"].as_bool().unwrap(),
+                s["disabled_reason"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect()
+}
+
+fn enabled(list: &[(String, bool, String)], name: &str) -> bool {
+    list.iter()
+        .find(|(n, _, _)| n == name)
+        .unwrap_or_else(|| panic!("codex does not list {name}: {list:?}"))
+        .1
+}
+
+/// The sample installed for codex (both servers, `-test`), and `handadded` added by hand
+/// with `codex mcp add`.
+fn installed_in_codex_with_a_hand_added_server() -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "codex"]).code(0);
+    codex(&w, &["mcp", "add", "handadded", "--", "/bin/cat"]).code(0);
+    w
+}
+
+fn policy_codex(w: &World, extra: &[&str]) -> Run {
+    policy_for(w, "codex", extra)
+}
+
+#[test]
+fn after_policy_write_codex_enables_the_declared_servers_and_disables_a_hand_added_one() {
+    let w = installed_in_codex_with_a_hand_added_server();
+    let before = codex_enabled(&w);
+    assert!(enabled(&before, "handadded"), "{before:?}");
+
+    let r = policy_codex(&w, &["--write"]);
+    r.code(0)
+        .stdout_has(&format!("wrote {REQUIREMENTS}"))
+        .stdout_has("not the arguments");
+
+    let after = codex_enabled(&w);
+    assert!(enabled(&after, "codetools-test"), "{after:?}");
+    assert!(enabled(&after, "orchestrata-test"), "{after:?}");
+    let hand = after.iter().find(|(n, _, _)| n == "handadded").unwrap();
+    assert!(!hand.1, "{after:?}");
+    assert!(hand.2.contains("requirements"), "{after:?}");
+    // mcp-deploy's own reading of codex's layers agrees: the policy admits ours.
+    w.sample_cmd("status")
+        .args(["--client", "codex"])
+        .in_private_etc()
+        .run()
+        .code(0);
+}
+
+#[test]
+fn codex_a_rerun_writes_nothing_and_comments_other_keys_and_entries_survive() {
+    let w = World::new();
+    w.sample();
+    let theirs = "# the site's requirements\nallowed_approval_policies = [\"never\"] # theirs\n\n\
+                  [mcp_servers.admins-own.identity]\ncommand = \"/usr/bin/admin-tool\"\n";
+    seed_requirements(&w, theirs);
+    let r = policy_codex(&w, &["--write", "--json"]);
+    r.code(0);
+    let out = r.json();
+    let client = &out["clients"][0];
+    assert_eq!(client["pins"], "command", "{}", r.shown);
+    assert_eq!(client["change"]["written"], true, "{}", r.shown);
+    assert_eq!(client["change"]["added"].as_array().unwrap().len(), 2);
+
+    let text = fs::read_to_string(requirements(&w)).unwrap();
+    assert!(text.starts_with(theirs), "{text}");
+    let ct = w.opt().join("codetools/bin/codetools");
+    assert!(
+        text.contains(&format!(
+            "[mcp_servers.codetools-test]\nidentity = {{ command = \"{}\" }}\nmanaged_by = \"mcp-deploy\"\n",
+            ct.display()
+        )),
+        "{text}"
+    );
+
+    let meta = fs::metadata(requirements(&w)).unwrap();
+    let again = policy_codex(&w, &["--write", "--json"]);
+    again.code(0);
+    assert_eq!(
+        again.json()["clients"][0]["change"]["written"],
+        false,
+        "{}",
+        again.shown
+    );
+    let now = fs::metadata(requirements(&w)).unwrap();
+    assert_eq!(fs::read_to_string(requirements(&w)).unwrap(), text);
+    assert_eq!(
+        (now.ino(), now.mtime(), now.mtime_nsec()),
+        (meta.ino(), meta.mtime(), meta.mtime_nsec()),
+        "not even rewritten"
+    );
+
+    // orchestrata no longer selected: its table goes; the admin's stays, as do theirs.
+    policy_codex(&w, &["--write", "--server", "codetools"])
+        .code(0)
+        .stdout_has("removed");
+    let text = fs::read_to_string(requirements(&w)).unwrap();
+    assert!(text.starts_with(theirs), "{text}");
+    assert!(!text.contains("orchestrata-test"), "{text}");
+    assert!(text.contains("codetools-test"), "{text}");
+}
+
+#[test]
+fn codex_an_entry_someone_else_wrote_is_never_claimed_nor_removed() {
+    let w = World::new();
+    w.sample();
+    let or = w.opt().join("orchestrata/bin/orchestrata-mcp");
+    // The admin admits orchestrata themselves, with the very identity mcp-deploy derives.
+    let theirs = format!(
+        "[mcp_servers.orchestrata-test.identity]\ncommand = \"{}\"\n",
+        or.display()
+    );
+    seed_requirements(&w, &theirs);
+    policy_codex(&w, &["--write"]).code(0);
+    policy_codex(&w, &["--write", "--server", "codetools"]).code(0);
+    let text = fs::read_to_string(requirements(&w)).unwrap();
+    assert!(text.starts_with(&theirs), "theirs stays, unmarked: {text}");
+    assert_eq!(text.matches("managed_by").count(), 1, "{text}");
+
+    // One naming our server with another command is refused: codex would disable it.
+    let other = "[mcp_servers.codetools-test.identity]\ncommand = \"/usr/bin/other\"\n";
+    seed_requirements(&w, other);
+    policy_codex(&w, &["--write"])
+        .code(2)
+        .stderr_has("mcp-deploy did not write it")
+        .stderr_has("help: remove that table");
+    assert_eq!(fs::read_to_string(requirements(&w)).unwrap(), other);
+}
+
+#[test]
+fn codex_dry_run_shows_the_change_and_writes_nothing() {
+    let w = World::new();
+    w.sample();
+    policy_codex(&w, &["--write", "--dry-run"])
+        .code(0)
+        .stdout_has("dry run: nothing is written")
+        .stdout_has("would add {\"name\":\"codetools-test\",\"identity\":{\"command\":")
+        .stdout_has(&format!("would write {REQUIREMENTS}"));
+    assert!(
+        !w.etc().join("codex").exists(),
+        "no file, no lock, no journal"
+    );
+}
+
+#[test]
+fn a_requirements_file_codex_refuses_is_refused_unchanged() {
+    let w = installed_in_codex_with_a_hand_added_server();
+    let text = "# an entry without its identity\n[mcp_servers.x]\nenabled = true\n";
+    seed_requirements(&w, text);
+    // The oracle: codex refuses to load at all.
+    let c = codex(&w, &["mcp", "list", "--json"]);
+    assert_ne!(c.code, 0, "{}", c.shown);
+    assert!(
+        c.stderr.contains("failed to load bootstrap configuration"),
+        "{}",
+        c.shown
+    );
+    policy_codex(&w, &["--write"])
+        .code(2)
+        .stderr_has(REQUIREMENTS)
+        .stderr_has("help: fix the file by hand");
+    assert_eq!(fs::read_to_string(requirements(&w)).unwrap(), text);
+}
+
+#[test]
+fn the_codex_fragment_is_what_write_writes_and_codex_enforces_it() {
+    let w = installed_in_codex_with_a_hand_added_server();
+    let r = policy_codex(&w, &["--format", "file"]);
+    r.code(0);
+    seed_requirements(&w, &r.stdout);
+    let after = codex_enabled(&w);
+    assert!(enabled(&after, "codetools-test"), "{after:?}");
+    assert!(!enabled(&after, "handadded"), "{after:?}");
+    let again = policy_codex(&w, &["--write", "--json"]);
+    again.code(0);
+    assert_eq!(
+        again.json()["clients"][0]["change"]["written"],
+        false,
+        "{}",
+        again.shown
+    );
+}
+
+#[test]
+fn a_promote_after_codex_policy_write_keeps_the_server_enabled() {
+    let w = World::with_every_client();
+    w.sample();
+    let ct = second_codetools_release(&w);
+    w.on_sample("install", &["--server", "codetools", "--client", "codex"])
+        .code(0);
+    policy_codex(&w, &["--write", "--server", "codetools"]).code(0);
+
+    promote_codetools(&w, &ct);
+    let after = codex_enabled(&w);
+    assert!(enabled(&after, "codetools-test"), "{after:?}");
+    policy_codex(&w, &["--write", "--server", "codetools"])
+        .code(0)
+        .stdout_has("unchanged:");
+}
+
+// gemini: the system settings' `mcp.allowed`.
+
+const GEMINI_SYSTEM: &str = "/etc/gemini-cli/settings.json";
+
+fn gemini_system(w: &World) -> PathBuf {
+    w.etc().join("gemini-cli/settings.json")
+}
+
+fn policy_gemini(w: &World, extra: &[&str]) -> Run {
+    policy_for(w, "gemini", extra)
+}
+
+/// The real gemini's `mcp list` in the private `/etc`, with `env` set: its line for each
+/// server.
+fn gemini_list(w: &World, env: &[(&str, &str)]) -> String {
+    let r = w
+        .program(real_client("gemini"))
+        .args(["mcp", "list"])
+        .current_dir(w.root().join("home"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .envs(env)
+        .in_private_etc()
+        .run();
+    format!("{}{}", r.stdout, r.stderr)
+}
+
+/// The sample installed for gemini (both servers, `-test`), and `handadded` added by hand
+/// with `gemini mcp add`, which gemini runs.
+fn installed_in_gemini_with_a_hand_added_server() -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "gemini"]).code(0);
+    w.program(real_client("gemini"))
+        .args(["mcp", "add", "-s", "user", "handadded", "/bin/cat"])
+        .current_dir(w.root().join("home"))
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .run()
+        .code(0);
+    let before = gemini_list(&w, &[]);
+    let hand = gemini_line(&before, "handadded").unwrap_or_else(|| panic!("{before}"));
+    assert!(!hand.contains("Blocked"), "{before}");
+    w
+}
+
+fn gemini_line(out: &str, name: &str) -> Option<String> {
+    out.lines()
+        .find(|l| l.contains(&format!("{name}:")))
+        .map(str::to_string)
+}
+
+#[test]
+fn after_policy_write_gemini_blocks_a_hand_added_server_and_keeps_comments() {
+    let w = installed_in_gemini_with_a_hand_added_server();
+
+    let theirs = "{\n  // the site's own settings\n  \"ui\": {\"theme\": \"Default\"}\n}\n";
+    seed_file(&gemini_system(&w), theirs);
+    let r = policy_gemini(&w, &["--write"]);
+    r.code(0)
+        .stdout_has(&format!("wrote {GEMINI_SYSTEM}"))
+        .stdout_has("names only: any command registered under an allowed name runs");
+    let text = fs::read_to_string(gemini_system(&w)).unwrap();
+    assert!(text.contains("// the site's own settings"), "{text}");
+
+    let after = gemini_list(&w, &[]);
+    for name in ["codetools-test", "orchestrata-test"] {
+        let ours = gemini_line(&after, name).unwrap_or_else(|| panic!("{after}"));
+        assert!(!ours.contains("Blocked"), "{after}");
+    }
+    // gemini 0.61.0 shows it `⛔ handadded: /bin/cat (stdio) - Blocked`.
+    let hand = gemini_line(&after, "handadded").unwrap_or_else(|| panic!("{after}"));
+    assert!(hand.ends_with("- Blocked"), "{after}");
+    // A rerun writes nothing.
+    let meta = fs::metadata(gemini_system(&w)).unwrap();
+    policy_gemini(&w, &["--write"])
+        .code(0)
+        .stdout_has("unchanged:");
+    let now = fs::metadata(gemini_system(&w)).unwrap();
+    assert_eq!(
+        (now.ino(), now.mtime_nsec()),
+        (meta.ino(), meta.mtime_nsec())
+    );
+    assert_eq!(fs::read_to_string(gemini_system(&w)).unwrap(), text);
+}
+
+#[test]
+fn gemini_policy_lists_names_only_and_drops_only_its_own() {
+    let w = World::new();
+    w.sample();
+    seed_file(
+        &gemini_system(&w),
+        r#"{"mcp": {"allowed": ["admins-own", "orchestrata-test"]}}"#,
+    );
+    let r = policy_gemini(&w, &["--write", "--json"]);
+    r.code(0);
+    assert_eq!(r.json()["clients"][0]["pins"], "name", "{}", r.shown);
+    policy_gemini(&w, &["--write", "--server", "codetools"]).code(0);
+    let doc: Value = serde_json::from_str(&fs::read_to_string(gemini_system(&w)).unwrap()).unwrap();
+    assert_eq!(
+        doc["mcp"]["allowed"],
+        json!(["admins-own", "orchestrata-test", "codetools-test"])
+    );
+    assert_eq!(doc["mcpDeployAllowed"], json!(["codetools-test"]));
+    // A file gemini would not parse is refused unchanged.
+    fs::write(gemini_system(&w), "{\"a\": 1,}").unwrap();
+    policy_gemini(&w, &["--write"])
+        .code(2)
+        .stderr_has("help: fix the file by hand");
+    assert_eq!(
+        fs::read_to_string(gemini_system(&w)).unwrap(),
+        "{\"a\": 1,}"
+    );
+}
+
+#[test]
+fn codex_pins_the_command_path_not_its_arguments() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--server", "codetools", "--client", "codex"])
+        .code(0);
+    policy_codex(&w, &["--write", "--server", "codetools"]).code(0);
+    let ct = w.opt().join("codetools/bin/codetools");
+    // The deployed program under the declared name, with other arguments: codex runs it.
+    codex(&w, &["mcp", "remove", "codetools-test"]).code(0);
+    codex(
+        &w,
+        &[
+            "mcp",
+            "add",
+            "codetools-test",
+            "--",
+            ct.to_str().unwrap(),
+            "--other",
+        ],
+    )
+    .code(0);
+    assert!(enabled(&codex_enabled(&w), "codetools-test"));
+    // Another program under the declared name: disabled.
+    codex(&w, &["mcp", "remove", "codetools-test"]).code(0);
+    codex(&w, &["mcp", "add", "codetools-test", "--", "/bin/cat"]).code(0);
+    assert!(!enabled(&codex_enabled(&w), "codetools-test"));
+}
+
+#[test]
+fn gemini_policy_goes_where_gemini_cli_system_settings_path_points_and_gemini_enforces_it() {
+    let w = installed_in_gemini_with_a_hand_added_server();
+    let alt = "/etc/gemini-alt/settings.json";
+    w.sample_cmd("policy")
+        .args(["--client", "gemini", "--write"])
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)
+        .in_private_etc()
+        .run()
+        .code(0)
+        .stdout_has(&format!("wrote {alt}"));
+    assert!(w.etc().join("gemini-alt/settings.json").exists());
+    let out = gemini_list(&w, &[("GEMINI_CLI_SYSTEM_SETTINGS_PATH", alt)]);
+    let hand = gemini_line(&out, "handadded").unwrap_or_else(|| panic!("{out}"));
+    assert!(hand.ends_with("- Blocked"), "{out}");
+}
+
+#[test]
+fn a_gemini_system_file_others_could_replace_is_refused_as_gemini_would_skip_it() {
+    let w = World::new();
+    w.sample();
+    // The scratch root's own directory chain runs through /tmp, which everyone can write.
+    let file = w.root().join("gemini-system/settings.json");
+    w.sample_cmd("policy")
+        .args(["--client", "gemini", "--write"])
+        .env("GEMINI_CLI_SYSTEM_SETTINGS_PATH", &file)
+        .run()
+        .code(2)
+        .stderr_has("gemini skips a system settings file")
+        .stderr_has("help: point GEMINI_CLI_SYSTEM_SETTINGS_PATH");
+    assert!(!file.exists());
+    assert!(
+        !w.root().join("gemini-system").exists(),
+        "no lock, no journal"
+    );
+}
+
+#[test]
+fn the_fragments_of_several_clients_are_one_json_object_codex_s_toml_a_string() {
+    let w = World::new();
+    w.sample();
+    let r = policy(&w, &["--client", "claude,codex,gemini", "--format", "file"]);
+    r.code(0);
+    let doc = r.json();
+    assert!(doc["claude"]["allowedMcpServers"].is_array(), "{}", r.shown);
+    assert_eq!(
+        doc["gemini"]["mcp"]["allowed"],
+        json!(["codetools-test", "orchestrata-test"])
+    );
+    let toml = doc["codex"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{}", r.shown));
+    assert!(toml.contains("[mcp_servers.codetools-test]"), "{toml}");
 }

@@ -258,6 +258,16 @@ fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Fi
 /// and as resolved, are owned by root and not writable by group or others, and every symlink
 /// on the way is root's. A path that does not exist is secure, as in gemini.
 fn secure(file: &Path) -> bool {
+    secure_as(file, false)
+}
+
+/// Whether gemini will read `file` as system settings once it exists (`policy --write`
+/// writes it): [`secure`], and for a file not there yet, every directory above it.
+pub(crate) fn secure_once_written(file: &Path) -> bool {
+    secure_as(file, !file.exists())
+}
+
+fn secure_as(file: &Path, only_dirs: bool) -> bool {
     use std::os::unix::fs::MetadataExt;
     let one = |p: &Path, dir: bool| -> bool {
         let meta = match std::fs::metadata(p) {
@@ -273,6 +283,9 @@ fn secure(file: &Path) -> bool {
         link_ok && meta.uid() == 0 && meta.mode() & 0o022 == 0
     };
     let chain = |f: &Path| f.ancestors().skip(1).all(|d| one(d, true)) && one(f, false);
+    if only_dirs {
+        return file.ancestors().skip(1).all(|d| one(d, true));
+    }
     if !file.exists() {
         return true;
     }
