@@ -11,9 +11,11 @@
 //!   `managed-mcp.json` in `/etc/claude-code` (managed scope).
 //! - codex: `mcp_servers` of its `config.toml`, of `.codex/config.toml` in the working
 //!   directory and above and in every project its config names (`projects`), of
-//!   `/etc/codex/config.toml` and `/etc/codex/managed_config.toml`.
+//!   `/etc/codex/config.toml` and `/etc/codex/managed_config.toml`, and of each profile file
+//!   `$CODEX_HOME/NAME.config.toml` (layered on when codex runs with `--profile NAME`).
 //! - gemini: user settings, the working directory's `.gemini/settings.json`, the system
-//!   settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else `/etc/gemini-cli/settings.json`).
+//!   settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else `/etc/gemini-cli/settings.json`), and
+//!   the `mcpServers` of each installed extension (`~/.gemini/extensions/*/gemini-extension.json`).
 //! - opencode: its user config. grok: its user settings and the working directory's
 //!   `.grok/settings.json`. cursor: `~/.cursor/mcp.json` and `.cursor/mcp.json` from the
 //!   working directory up.
@@ -135,6 +137,28 @@ pub(crate) fn gemini(found: &mut Found, cwd: Option<&Path>) {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
     found.add(n, &system, "system", gemini::read_user_entries(&system));
+    for (name, dir) in entries_of(&user.with_file_name("extensions")) {
+        let f = dir.join("gemini-extension.json");
+        found.add(
+            n,
+            &f,
+            &format!("extension {name}"),
+            gemini::read_user_entries(&f),
+        );
+    }
+}
+
+/// The entries of directory `dir` (name and path), sorted by name; none when it cannot be
+/// listed.
+pub(crate) fn entries_of(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    out.sort();
+    out
 }
 
 pub(crate) fn opencode(found: &mut Found, _cwd: Option<&Path>) {
@@ -255,6 +279,14 @@ pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
             continue;
         }
         found.add(n, &f, "project", codex::read_user_entries(&f));
+    }
+    if let Some(home) = user.parent() {
+        for (file, path) in entries_of(home) {
+            if let Some(profile) = file.strip_suffix(".config.toml").filter(|p| !p.is_empty()) {
+                let scope = format!("profile {profile} (codex --profile {profile})");
+                found.add(n, &path, &scope, codex::read_user_entries(&path));
+            }
+        }
     }
     for (f, scope) in [
         ("/etc/codex/config.toml", "system"),

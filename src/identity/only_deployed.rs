@@ -1,0 +1,304 @@
+//! `verify-identity --only-deployed`: the agent on this host can load the declared entries
+//! and nothing else. One `only-deployed` check per client:
+//!
+//! 1. Every registration the client reads on this host, in every scope
+//!    ([`crate::clients::scopes`]), except the declared ones themselves (the registered name at
+//!    user scope of the client's user config: the other checks judge those, and their
+//!    same-name shadows). A same-name entry elsewhere that is, key by key, the declared entry
+//!    is the declared server again, and named as such.
+//! 2. Each other one is run through the client's layers as if it were the entry judged
+//!    ([`crate::clients::effective_layers`]; for codex beyond the user scope, its
+//!    requirements allowlist). A `Blocked` finding whose source applies wherever the
+//!    registration does ([`applies_everywhere`]: a managed or system file, or the user's own
+//!    settings, never a project's file or a profile's) keeps it out, and is the evidence.
+//!    Any other registration is a failure naming its file and scope.
+//! 3. A file the client reads that cannot be read fails it (it cannot be proven empty), and
+//!    so does a source of servers mcp-deploy does not read (claude's plugins, a gemini
+//!    extension without its manifest).
+//! 4. With no other server, it passes naming the policy that would keep out a server added
+//!    later (found by judging a probe entry the same way), or saying there is none.
+//!
+//! Read-only and without the client's binary, like the other checks.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value};
+
+use crate::clients::scopes::{self, Found, Registration};
+use crate::clients::{self, ClientKind};
+use crate::entry::Entry;
+use crate::identity::compare::compare;
+use crate::identity::layer::{Effect, Finding};
+use crate::identity::report::{Check, ServerReport};
+
+/// What the report calls the row of a client's other servers.
+pub(crate) const OTHERS: &str = "other servers";
+
+/// One declared registration of the client: its registered name and declared entry.
+pub(crate) struct Declared<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) entry: &'a Entry,
+}
+
+/// The `only-deployed` row of client `kind`, given its declared registrations.
+pub(crate) fn report(kind: ClientKind, declared: &[Declared]) -> ServerReport {
+    let mut found = Found::default();
+    let cwd = std::env::current_dir().ok();
+    (kind.row().scopes)(&mut found, cwd.as_deref());
+    ServerReport {
+        name: OTHERS.into(),
+        client: kind.name().into(),
+        registered_name: OTHERS.into(),
+        prefix: String::new(),
+        registration: None,
+        witnesses: None,
+        checks: vec![check(kind, declared, &found)],
+    }
+}
+
+fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
+    let user_config = clients::user_config(kind).0;
+    let mut failures: Vec<String> = Vec::new();
+    let mut kept_out: Vec<String> = Vec::new();
+    let mut again: Vec<String> = Vec::new();
+    for reg in &found.registrations {
+        let ours = declared.iter().find(|d| d.name == reg.name);
+        if ours.is_some() && is_user_scope(reg) && same_file(&reg.file, &user_config) {
+            continue;
+        }
+        let entry = match Entry::from_value(&reg.entry) {
+            Ok(e) => e,
+            Err(e) => {
+                failures.push(format!(
+                    "{}: its entry cannot be read ({e}), so whether the client loads it \
+                     cannot be told",
+                    reg.describe()
+                ));
+                continue;
+            }
+        };
+        if ours.is_some_and(|d| compare(&d.entry.raw, &entry.raw).is_empty()) {
+            again.push(format!("{} is the declared entry", reg.describe()));
+            continue;
+        }
+        match keeper(kind, reg, &entry, &user_config) {
+            Some(f) => kept_out.push(format!(
+                "{} is kept out by {} ({})",
+                reg.describe(),
+                f.source,
+                why(&f)
+            )),
+            None => failures.push(format!("{} can be loaded", reg.describe())),
+        }
+    }
+    for u in &found.unreadable {
+        failures.push(format!(
+            "{} cannot be read, so the servers it holds cannot be told",
+            u.describe()
+        ));
+    }
+    failures.extend(unseen(kind));
+    let mut detail = Vec::new();
+    let ok = failures.is_empty();
+    if !ok {
+        detail.push(format!("only-deployed: {}", failures.join("; ")));
+    }
+    detail.extend(kept_out);
+    detail.extend(again);
+    if ok {
+        detail.push(if detail.is_empty() {
+            format!("no other server; {}", later(kind, &user_config))
+        } else {
+            later(kind, &user_config)
+        });
+    }
+    Check {
+        check: "only-deployed",
+        ok,
+        detail: detail.join("; "),
+    }
+}
+
+fn is_user_scope(reg: &Registration) -> bool {
+    matches!(reg.scope.as_str(), "user" | "user scope")
+}
+
+/// The same file: equal paths, or the same file once symlinks are resolved.
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
+}
+
+/// The first `Blocked` finding that keeps `reg` out wherever it would load, if any.
+fn keeper(
+    kind: ClientKind,
+    reg: &Registration,
+    entry: &Entry,
+    user_config: &Path,
+) -> Option<Finding> {
+    let mut findings = Vec::new();
+    let codex = kind.name() == "codex";
+    if !codex || is_user_scope(reg) {
+        findings.extend(clients::effective_layers(kind, &reg.name, entry));
+    }
+    if codex {
+        // codex's reader follows a user-scope entry through its layers; its requirements
+        // allowlist applies to a server of any scope.
+        findings.extend(clients::layers::codex::requirements_for(
+            &reg.name, &entry.raw,
+        ));
+    }
+    findings.into_iter().find(|f| {
+        matches!(f.effect, Effect::Blocked(_)) && applies_everywhere(kind, &f.source, user_config)
+    })
+}
+
+fn why(f: &Finding) -> &str {
+    match &f.effect {
+        Effect::Blocked(w) | Effect::Replaced(w) | Effect::NotCompared(w) => w,
+        Effect::Changed(_) => "",
+    }
+}
+
+/// Whether the file a finding comes from applies wherever the client runs: a managed or
+/// system file (under `/etc`), or the user's own settings. A project's file applies in that
+/// project only, a codex profile only with `--profile`, a claude project's
+/// `disabledMcpServers` in that project only: none of them keeps a server out elsewhere.
+/// A source naming several files (claude's merged `allowedMcpServers`) counts only when
+/// every one of them does, since claude merges the lists of the files it reads.
+fn applies_everywhere(kind: ClientKind, source: &str, user_config: &Path) -> bool {
+    let global: Vec<PathBuf> = match kind.name() {
+        "claude" => vec![crate::clients::claude::config_home().join("settings.json")],
+        // codex's user config: a profile's findings are labelled with the profile's file.
+        _ => vec![user_config.to_path_buf()],
+    };
+    source.split(", ").all(|part| {
+        let file = part.split(' ').next().unwrap_or_default();
+        let file = Path::new(file);
+        let under_etc = file.is_absolute() && file.starts_with("/etc");
+        // A claude settings file whose key follows: `.../settings.json allowedMcpServers`.
+        let in_project = part.contains(" projects.");
+        (under_etc || global.iter().any(|g| same_file(g, file))) && !in_project
+    })
+}
+
+/// Sources of servers the client may load that mcp-deploy does not read, present here.
+fn unseen(kind: ClientKind) -> Vec<String> {
+    let mut out = Vec::new();
+    match kind.name() {
+        "claude" => {
+            let plugins = crate::clients::claude::config_home().join("plugins");
+            if std::fs::symlink_metadata(&plugins).is_ok() {
+                out.push(format!(
+                    "{} (claude, plugins): a plugin can bring its own MCP servers, which \
+                     mcp-deploy does not read",
+                    plugins.display()
+                ));
+            }
+        }
+        "gemini" => {
+            let dir = crate::clients::gemini::config_path().with_file_name("extensions");
+            for (name, path) in scopes::entries_of(&dir) {
+                if std::fs::symlink_metadata(path.join("gemini-extension.json")).is_err() {
+                    out.push(format!(
+                        "{} (gemini, extension {name}): no gemini-extension.json there (a \
+                         linked extension?), so its servers cannot be read",
+                        path.display()
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+/// What would keep out a server added later: the policy that blocks a probe stdio entry and a
+/// probe http entry, or that there is none.
+fn later(kind: ClientKind, user_config: &Path) -> String {
+    let probes = [
+        ("stdio", json!({"command": "/nonexistent/mcp-deploy-probe"})),
+        (
+            "http",
+            json!({"type": "http", "url": "https://mcp-deploy-probe.invalid/mcp"}),
+        ),
+    ];
+    let mut said = Vec::new();
+    for (what, probe) in probes {
+        let Ok(entry) = Entry::from_value(&probe) else {
+            continue;
+        };
+        let reg = Registration {
+            client: kind.name(),
+            file: user_config.to_path_buf(),
+            scope: "user".into(),
+            name: "mcp-deploy-probe".into(),
+            entry: Value::Object(Map::new()),
+        };
+        said.push(match keeper(kind, &reg, &entry, user_config) {
+            Some(f) => format!("a {what} server added later is kept out by {}", f.source),
+            None => format!("no policy: a {what} server added later would run"),
+        });
+    }
+    said.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(name: &str) -> ClientKind {
+        ClientKind::named(name).unwrap()
+    }
+
+    #[test]
+    fn only_files_that_apply_everywhere_keep_a_server_out() {
+        let user = Path::new("/h/.codex/config.toml");
+        let codex = kind("codex");
+        assert!(applies_everywhere(
+            codex,
+            "/etc/codex/requirements.toml [mcp_servers]",
+            user
+        ));
+        assert!(applies_everywhere(
+            codex,
+            "/h/.codex/config.toml [mcp_servers.x] enabled",
+            user
+        ));
+        // A profile applies only with --profile; a project's file only in that project.
+        assert!(!applies_everywhere(
+            codex,
+            "/h/.codex/p.config.toml (codex --profile p) [mcp_servers.x] enabled",
+            user
+        ));
+        assert!(!applies_everywhere(
+            codex,
+            "/p/.codex/config.toml [mcp_servers.x]",
+            user
+        ));
+        // /etcetera is not under /etc: by components.
+        assert!(!applies_everywhere(codex, "/etcetera/x.toml", user));
+        let claude = kind("claude");
+        let claude_json = Path::new("/h/.claude.json");
+        assert!(applies_everywhere(
+            claude,
+            "/etc/claude-code/managed-settings.json allowedMcpServers",
+            claude_json
+        ));
+        assert!(!applies_everywhere(
+            claude,
+            "/h/.claude.json projects./p.disabledMcpServers",
+            claude_json
+        ));
+        // A merged allowlist counts only when every file it merges does.
+        assert!(!applies_everywhere(
+            claude,
+            "/p/.claude/settings.json allowedMcpServers, /etc/claude-code/managed-settings.json \
+             allowedMcpServers",
+            claude_json
+        ));
+    }
+}

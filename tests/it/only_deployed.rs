@@ -1,0 +1,346 @@
+//! Issue 25, item 2: `verify-identity --only-deployed` passes only when the agent can load the
+//! declared servers and nothing else. A hand-added server fails it, naming its file; a
+//! managed policy that keeps it out makes it pass, named as the evidence, and the real client
+//! agrees that it does not load it. Every `/etc` file is written inside a private mount
+//! namespace ([`Cmd::in_private_etc`]); mcp-deploy and the client both run in it.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::harness::*;
+
+/// `verify-identity` of the sample servers SERVERS (`--root opt`, `-test` names) in CLIENT,
+/// `EXTRA` appended, in the private `/etc`.
+fn verify<'w>(w: &'w World, client: &str, servers: &[&str], extra: &[&str]) -> Cmd<'w> {
+    let mut cmd = w
+        .cmd()
+        .args(["verify-identity", "--root"])
+        .arg(w.opt())
+        .args(["--name-suffix", "-test"]);
+    for s in servers {
+        let sha = if *s == "codetools" { CT_SHA } else { OR_SHA };
+        cmd = cmd
+            .args(["--server", s, "--expect-commit"])
+            .arg(format!("{s}={sha}"));
+    }
+    cmd.arg("--mcp-json")
+        .arg(w.registered())
+        .args(["--client", client, "--json"])
+        .args(extra)
+        .in_private_etc()
+}
+
+const BOTH: &[&str] = &["codetools", "orchestrata"];
+
+/// The `only-deployed` row's detail (the one check of the "other servers" report).
+fn only_deployed(r: &Run) -> (bool, String) {
+    let doc = r.json();
+    let row = doc["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["checks"].as_array().unwrap().iter())
+        .find(|c| c["check"] == "only-deployed")
+        .unwrap_or_else(|| panic!("no only-deployed check:\n{}", r.shown))
+        .clone();
+    (
+        row["ok"].as_bool().unwrap(),
+        row["detail"].as_str().unwrap().to_string(),
+    )
+}
+
+/// The other checks all pass: only `only-deployed` decides the verdict.
+fn others_pass(r: &Run) {
+    for (check, ok) in r.checks() {
+        if check != "only-deployed" {
+            assert!(ok, "{check} failed:\n{}", r.shown);
+        }
+    }
+}
+
+/// The sample installed in claude, and `handadded` registered by hand with the real claude.
+fn claude_with_a_hand_added_server() -> World {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "handadded",
+        r#"{"command":"/bin/cat","args":[]}"#,
+    ])
+    .code(0);
+    w
+}
+
+/// The names the real `claude mcp list` shows in the private `/etc`.
+fn claude_lists(w: &World) -> Vec<String> {
+    let r = w
+        .program(real_claude())
+        .args(["mcp", "list"])
+        .env("MCP_TIMEOUT", "3000")
+        .in_private_etc()
+        .run();
+    r.code(0);
+    r.stdout
+        .lines()
+        .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
+        .filter(|n| !n.contains(' '))
+        .collect()
+}
+
+#[test]
+fn a_hand_added_claude_server_fails_only_deployed_and_the_managed_policy_keeps_it_out() {
+    let w = claude_with_a_hand_added_server();
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    others_pass(&r);
+    let (ok, detail) = only_deployed(&r);
+    assert!(!ok);
+    let file = w.claude_json().display().to_string();
+    assert!(
+        detail.contains(&format!(
+            "handadded in {file} (claude, user scope) can be loaded"
+        )),
+        "{detail}"
+    );
+
+    w.sample_cmd("policy")
+        .args(["--write"])
+        .in_private_etc()
+        .run()
+        .code(0);
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+    let (ok, detail) = only_deployed(&r);
+    assert!(ok);
+    assert!(
+        detail.contains(&format!(
+            "handadded in {file} (claude, user scope) is kept out by \
+             /etc/claude-code/managed-settings.json allowedMcpServers"
+        )),
+        "{detail}"
+    );
+    assert!(
+        detail.contains(
+            "a stdio server added later is kept out by /etc/claude-code/managed-settings.json"
+        ),
+        "{detail}"
+    );
+    // The real claude agrees: under the same /etc it does not list handadded.
+    let listed = claude_lists(&w);
+    assert!(listed.contains(&"codetools-test".to_string()), "{listed:?}");
+    assert!(!listed.contains(&"handadded".to_string()), "{listed:?}");
+}
+
+#[test]
+fn without_the_flag_a_hand_added_server_does_not_fail_verify_identity() {
+    let w = claude_with_a_hand_added_server();
+    let r = verify(&w, "claude", BOTH, &[]).run();
+    r.code(0);
+    assert!(!r.stdout.contains("only-deployed"), "{}", r.shown);
+}
+
+#[test]
+fn only_the_declared_servers_and_no_policy_passes_saying_a_later_server_would_run() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+    let (ok, detail) = only_deployed(&r);
+    assert!(ok);
+    assert!(
+        detail.contains("no other server; no policy: a stdio server added later would run"),
+        "{detail}"
+    );
+}
+
+#[test]
+fn a_project_mcp_json_server_in_the_working_directory_fails_only_deployed() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let project = w.write(
+        "work/.mcp.json",
+        r#"{"mcpServers": {"fromproject": {"command": "/bin/cat"}}}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!(
+            "fromproject in {} (claude, project scope) can be loaded",
+            project.display()
+        )),
+        "{detail}"
+    );
+    // The real claude sees it from there too.
+    let listed = claude_lists(&w);
+    assert!(listed.contains(&"fromproject".to_string()), "{listed:?}");
+}
+
+#[test]
+fn an_unreadable_mcp_json_fails_only_deployed() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let fifo = w.root().join("work/.mcp.json");
+    let made = std::process::Command::new(system_tool("mkfifo"))
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!("{} (claude, project scope)", fifo.display()))
+            && detail.contains("cannot be read"),
+        "{detail}"
+    );
+}
+
+/// The sample installed in codex only, and `handadded` added by hand with the real codex.
+fn codex_with_a_hand_added_server() -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "codex"]).code(0);
+    w.program(real_client("codex"))
+        .args(["mcp", "add", "handadded", "--", "/bin/cat"])
+        .run()
+        .code(0);
+    w
+}
+
+/// What the real codex says of `name` under the private `/etc` (`codex mcp get --json`).
+fn codex_entry(w: &World, name: &str) -> Value {
+    let r = w
+        .program(real_client("codex"))
+        .args(["mcp", "get", name, "--json"])
+        .in_private_etc()
+        .run();
+    r.code(0);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.shown))
+}
+
+#[test]
+fn a_hand_added_codex_server_fails_only_deployed_and_a_requirements_allowlist_keeps_it_out() {
+    let w = codex_with_a_hand_added_server();
+    let r = verify(&w, "codex", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    others_pass(&r);
+    let (_, detail) = only_deployed(&r);
+    let file = w.root().join("home/.codex/config.toml");
+    assert!(
+        detail.contains(&format!(
+            "handadded in {} (codex, user) can be loaded",
+            file.display()
+        )),
+        "{detail}"
+    );
+    assert_eq!(codex_entry(&w, "handadded")["enabled"], true);
+
+    // The allowlist names the declared servers by their stable command paths, as codex
+    // itself reports them.
+    let mut req = String::new();
+    for name in ["codetools-test", "orchestrata-test"] {
+        let e = codex_entry(&w, name);
+        let command = e["transport"]["command"]
+            .as_str()
+            .or_else(|| e["command"].as_str())
+            .unwrap_or_else(|| panic!("no command in {e}"));
+        assert!(!command.contains("releases/"), "{command}");
+        req.push_str(&format!(
+            "[mcp_servers.{name}.identity]\ncommand = {}\n",
+            Value::from(command)
+        ));
+    }
+    let f = w.etc().join("codex/requirements.toml");
+    fs::create_dir_all(f.parent().unwrap()).unwrap();
+    fs::write(&f, req).unwrap();
+
+    let r = verify(&w, "codex", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+    let (ok, detail) = only_deployed(&r);
+    assert!(ok);
+    assert!(
+        detail.contains(&format!(
+            "handadded in {} (codex, user) is kept out by /etc/codex/requirements.toml [mcp_servers]",
+            file.display()
+        )),
+        "{detail}"
+    );
+    // The real codex agrees: it disables handadded, and keeps ours.
+    let e = codex_entry(&w, "handadded");
+    assert_eq!(e["enabled"], false, "{e}");
+    assert!(
+        e["disabled_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("requirements"),
+        "{e}"
+    );
+    assert_eq!(codex_entry(&w, "codetools-test")["enabled"], true);
+}
+
+/// A policy that applies in one project only (the working directory's `.claude/settings.json`
+/// denying the server) keeps it out there and nowhere else: the check still fails, and the
+/// real claude still loads it from another directory.
+#[test]
+fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
+    let w = claude_with_a_hand_added_server();
+    w.write(
+        "work/.claude/settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains("handadded in ") && detail.contains("can be loaded"),
+        "{detail}"
+    );
+    // In the working directory the real claude obeys the deny; from another it loads it.
+    let here = claude_lists(&w);
+    assert!(!here.contains(&"handadded".to_string()), "{here:?}");
+    let elsewhere = w.root().join("home");
+    let r = w
+        .program(real_claude())
+        .args(["mcp", "list"])
+        .env("MCP_TIMEOUT", "3000")
+        .current_dir(&elsewhere)
+        .run();
+    r.code(0).stdout_has("handadded: /bin/cat");
+}
+
+/// A server that only a codex profile file adds (`$CODEX_HOME/p.config.toml`, loaded with
+/// `codex --profile p`) fails it, naming the profile.
+#[test]
+fn a_server_in_a_codex_profile_fails_only_deployed() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "codex"]).code(0);
+    let profile = w.write(
+        "home/.codex/p.config.toml",
+        "[mcp_servers.fromprofile]\ncommand = \"/bin/cat\"\n",
+    );
+    let got = w
+        .program(real_client("codex"))
+        .args(["--profile", "p", "mcp", "get", "fromprofile", "--json"])
+        .run();
+    got.code(0);
+    let r = verify(&w, "codex", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!(
+            "fromprofile in {} (codex, profile p (codex --profile p)) can be loaded",
+            profile.display()
+        )),
+        "{detail}"
+    );
+}
