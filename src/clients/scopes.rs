@@ -249,6 +249,31 @@ pub(crate) fn claude(found: &mut Found, cwd: Option<&Path>) {
     if std::fs::symlink_metadata(&managed).is_ok() {
         found.add(n, &managed, "managed scope", read_json_servers(&managed));
     }
+    // `managedMcpServers` of the managed settings: servers the organization delivers to
+    // every user (claude 2.1.332's settings schema), read from each managed file, the
+    // drop-ins in claude's order.
+    let dir = Path::new("/etc/claude-code");
+    let mut listing = Vec::new();
+    let files = std::iter::once(dir.join("managed-settings.json")).chain(
+        super::layers::claude::drop_ins(&dir.join("managed-settings.d"), &mut listing),
+    );
+    for f in files {
+        if std::fs::symlink_metadata(&f).is_ok() {
+            let read = read_json_key(&f, "managedMcpServers");
+            found.add(n, &f, "managed settings managedMcpServers", read);
+        }
+    }
+    for l in listing {
+        found.unreadable.push(Unreadable {
+            client: n,
+            file: PathBuf::from(&l.source),
+            scope: "managed settings".into(),
+            why: match l.effect {
+                super::layers::Effect::NotCompared(why) => why,
+                other => format!("{other:?}"),
+            },
+        });
+    }
 }
 
 pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
@@ -299,12 +324,17 @@ pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
 
 /// `mcpServers` of a parsed document; absent is none, another type is unreadable.
 fn servers(doc: &Value, file: &Path) -> Result<Map<String, Value>, ClientError> {
-    match doc.get("mcpServers") {
+    servers_at(doc, file, "mcpServers")
+}
+
+/// The servers under `key` of a parsed document; absent is none, another type is unreadable.
+fn servers_at(doc: &Value, file: &Path, key: &str) -> Result<Map<String, Value>, ClientError> {
+    match doc.get(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
         Some(_) => Err(ClientError::Config {
             path: file.to_path_buf(),
-            reason: "\"mcpServers\" is not an object".into(),
+            reason: format!("{key:?} is not an object"),
         }),
     }
 }
@@ -312,6 +342,11 @@ fn servers(doc: &Value, file: &Path) -> Result<Map<String, Value>, ClientError> 
 /// `mcpServers` of a JSON file (a project `.mcp.json`, `managed-mcp.json`), bounded, a
 /// byte-order mark stripped as claude strips it.
 fn read_json_servers(file: &Path) -> Result<Map<String, Value>, ClientError> {
+    read_json_key(file, "mcpServers")
+}
+
+/// The servers under `key` of a JSON file, read as [`read_json_servers`] reads it.
+fn read_json_key(file: &Path, key: &str) -> Result<Map<String, Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: file.to_path_buf(),
         reason,
@@ -328,5 +363,5 @@ fn read_json_servers(file: &Path) -> Result<Map<String, Value>, ClientError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (doc, _) =
         claude::parse_lenient::<Value>(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    servers(&doc, file)
+    servers_at(&doc, file, key)
 }

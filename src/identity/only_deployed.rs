@@ -151,8 +151,15 @@ fn keeper(
             &reg.name, &entry.raw,
         ));
     }
+    // claude admits the servers the organization delivers (managed-mcp.json,
+    // `managedMcpServers`) without an allowedMcpServers entry, and managed-mcp.json does
+    // not lock out its own servers: only deniedMcpServers keeps one out (its settings
+    // schema, 2.1.332; `claude mcp list` agrees).
+    let delivered = kind.name() == "claude" && reg.scope.starts_with("managed");
     findings.into_iter().find(|f| {
-        matches!(f.effect, Effect::Blocked(_)) && applies_everywhere(kind, &f.source, user_config)
+        matches!(f.effect, Effect::Blocked(_))
+            && applies_everywhere(kind, &f.source, user_config)
+            && (!delivered || f.source.ends_with(" deniedMcpServers"))
     })
 }
 

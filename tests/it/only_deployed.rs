@@ -344,3 +344,84 @@ fn a_server_in_a_codex_profile_fails_only_deployed() {
         "{detail}"
     );
 }
+
+/// Write `text` at `/etc/PATH` of the world's private `/etc`.
+fn etc_file(w: &World, path: &str, text: &str) {
+    let f = w.etc().join(path);
+    fs::create_dir_all(f.parent().unwrap()).unwrap();
+    fs::write(f, text).unwrap();
+}
+
+/// A server the organization delivers in `managed-mcp.json` is admitted by claude without an
+/// `allowedMcpServers` entry: a managed allowlist leaving it out does not keep it out (claude
+/// still lists it), a managed `deniedMcpServers` does.
+#[test]
+fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    etc_file(
+        &w,
+        "claude-code/managed-mcp.json",
+        r#"{"mcpServers": {"mgd": {"command": "/bin/cat"}}}"#,
+    );
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"allowedMcpServers": [{"serverName": "codetools-test"}]}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (ok, detail) = only_deployed(&r);
+    assert!(!ok);
+    assert!(
+        detail.contains(
+            "mgd in /etc/claude-code/managed-mcp.json (claude, managed scope) can be loaded"
+        ),
+        "{detail}"
+    );
+    assert!(claude_lists(&w).contains(&"mgd".to_string()));
+
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "mgd"}]}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    let (ok, detail) = only_deployed(&r);
+    assert!(ok, "{detail}");
+    assert!(
+        detail.contains(
+            "mgd in /etc/claude-code/managed-mcp.json (claude, managed scope) is kept out by \
+             /etc/claude-code/managed-settings.json deniedMcpServers"
+        ),
+        "{detail}"
+    );
+    assert!(!claude_lists(&w).contains(&"mgd".to_string()));
+}
+
+/// `managedMcpServers` in the managed settings delivers a server to every user: it fails the
+/// check, naming the file, and the real claude lists it.
+#[test]
+fn a_server_in_managed_settings_managed_mcp_servers_fails_only_deployed() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"managedMcpServers": {"orgsrv": {"type": "http", "url": "https://example.invalid/mcp"}}}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    others_pass(&r);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(
+            "orgsrv in /etc/claude-code/managed-settings.json (claude, managed settings \
+             managedMcpServers) can be loaded"
+        ),
+        "{detail}"
+    );
+    assert!(claude_lists(&w).contains(&"orgsrv".to_string()));
+}
