@@ -425,3 +425,50 @@ fn a_server_in_managed_settings_managed_mcp_servers_fails_only_deployed() {
     );
     assert!(claude_lists(&w).contains(&"orgsrv".to_string()));
 }
+
+/// A gemini extension's servers (`~/.gemini/extensions/NAME/gemini-extension.json`) fail it,
+/// naming the extension; the real gemini lists the server as the extension's (on stderr).
+#[test]
+fn a_server_of_a_gemini_extension_fails_only_deployed() {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "gemini"]).code(0);
+    let manifest = w.write(
+        "home/.gemini/extensions/ext1/gemini-extension.json",
+        r#"{"name": "ext1", "version": "1.0.0", "mcpServers": {"extsrv": {"command": "/bin/cat"}}}"#,
+    );
+    let r = verify(&w, "gemini", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    others_pass(&r);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!(
+            "extsrv in {} (gemini, extension ext1) can be loaded",
+            manifest.display()
+        )),
+        "{detail}"
+    );
+    w.program(real_client("gemini"))
+        .args(["mcp", "list"])
+        .run()
+        .code(0)
+        .stderr_has("extsrv (from ext1)");
+}
+
+/// claude's plugins can bring servers mcp-deploy does not read: a plugins directory in
+/// claude's config dir fails it, naming the directory.
+#[test]
+fn a_claude_plugins_directory_fails_only_deployed() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let plugins = w.config_dir().join("plugins");
+    fs::create_dir_all(&plugins).unwrap();
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!("{} (claude, plugins)", plugins.display())),
+        "{detail}"
+    );
+}
