@@ -59,42 +59,9 @@ fn others_pass(r: &Run) {
     }
 }
 
-/// The sample installed in claude, and `handadded` registered by hand with the real claude.
-fn claude_with_a_hand_added_server() -> World {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
-    w.claude(&[
-        "mcp",
-        "add-json",
-        "-s",
-        "user",
-        "handadded",
-        r#"{"command":"/bin/cat","args":[]}"#,
-    ])
-    .code(0);
-    w
-}
-
-/// The names the real `claude mcp list` shows in the private `/etc`.
-fn claude_lists(w: &World) -> Vec<String> {
-    let r = w
-        .program(real_claude())
-        .args(["mcp", "list"])
-        .env("MCP_TIMEOUT", "3000")
-        .in_private_etc()
-        .run();
-    r.code(0);
-    r.stdout
-        .lines()
-        .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
-        .filter(|n| !n.contains(' '))
-        .collect()
-}
-
 #[test]
 fn a_hand_added_claude_server_fails_only_deployed_and_the_managed_policy_keeps_it_out() {
-    let w = claude_with_a_hand_added_server();
+    let w = World::claude_sample_with_a_hand_added_server();
     let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
     r.code(1);
     others_pass(&r);
@@ -131,14 +98,14 @@ fn a_hand_added_claude_server_fails_only_deployed_and_the_managed_policy_keeps_i
         "{detail}"
     );
     // The real claude agrees: under the same /etc it does not list handadded.
-    let listed = claude_lists(&w);
+    let listed = w.claude_listed();
     assert!(listed.contains(&"codetools-test".to_string()), "{listed:?}");
     assert!(!listed.contains(&"handadded".to_string()), "{listed:?}");
 }
 
 #[test]
 fn without_the_flag_a_hand_added_server_does_not_fail_verify_identity() {
-    let w = claude_with_a_hand_added_server();
+    let w = World::claude_sample_with_a_hand_added_server();
     let r = verify(&w, "claude", BOTH, &[]).run();
     r.code(0);
     assert!(!r.stdout.contains("only-deployed"), "{}", r.shown);
@@ -179,7 +146,7 @@ fn a_project_mcp_json_server_in_the_working_directory_fails_only_deployed() {
         "{detail}"
     );
     // The real claude sees it from there too.
-    let listed = claude_lists(&w);
+    let listed = w.claude_listed();
     assert!(listed.contains(&"fromproject".to_string()), "{listed:?}");
 }
 
@@ -292,7 +259,7 @@ fn a_hand_added_codex_server_fails_only_deployed_and_a_requirements_allowlist_ke
 /// real claude still loads it from another directory.
 #[test]
 fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
-    let w = claude_with_a_hand_added_server();
+    let w = World::claude_sample_with_a_hand_added_server();
     w.write(
         "work/.claude/settings.json",
         r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
@@ -305,7 +272,7 @@ fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
         "{detail}"
     );
     // In the working directory the real claude obeys the deny; from another it loads it.
-    let here = claude_lists(&w);
+    let here = w.claude_listed();
     assert!(!here.contains(&"handadded".to_string()), "{here:?}");
     let elsewhere = w.root().join("home");
     let r = w
@@ -380,7 +347,7 @@ fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist(
         ),
         "{detail}"
     );
-    assert!(claude_lists(&w).contains(&"mgd".to_string()));
+    assert!(w.claude_listed().contains(&"mgd".to_string()));
 
     etc_file(
         &w,
@@ -397,7 +364,7 @@ fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist(
         ),
         "{detail}"
     );
-    assert!(!claude_lists(&w).contains(&"mgd".to_string()));
+    assert!(!w.claude_listed().contains(&"mgd".to_string()));
 }
 
 /// `managedMcpServers` in the managed settings delivers a server to every user: it fails the
@@ -423,7 +390,7 @@ fn a_server_in_managed_settings_managed_mcp_servers_fails_only_deployed() {
         ),
         "{detail}"
     );
-    assert!(claude_lists(&w).contains(&"orgsrv".to_string()));
+    assert!(w.claude_listed().contains(&"orgsrv".to_string()));
 }
 
 /// A gemini extension's servers (`~/.gemini/extensions/NAME/gemini-extension.json`) fail it,
