@@ -205,6 +205,7 @@ fn unseen(kind: ClientKind) -> Vec<String> {
                     plugins.display()
                 ));
             }
+            out.extend(claude_ai_connectors());
         }
         "gemini" => {
             let dir = crate::clients::gemini::config_path().with_file_name("extensions");
@@ -221,6 +222,59 @@ fn unseen(kind: ClientKind) -> Vec<String> {
         _ => {}
     }
     out
+}
+
+/// claude.ai's connectors: claude fetches the MCP connectors of a claude.ai account it is
+/// logged in with and connects them, unless `disableClaudeAiConnectors` is true in a
+/// settings source (any source that says true wins; 2.1.332's settings schema). mcp-deploy
+/// cannot see which connectors an account has, so a login (`.credentials.json` in claude's
+/// config dir, or `oauthAccount` in its config) fails the check unless a file that applies
+/// everywhere (the managed settings, the user's settings) turns them off.
+fn claude_ai_connectors() -> Option<String> {
+    let home = crate::clients::claude::config_home();
+    let credentials = home.join(".credentials.json");
+    let config = crate::clients::claude::config_path();
+    let login = if std::fs::symlink_metadata(&credentials).is_ok() {
+        credentials
+    } else if read_json_object(&config).is_some_and(|d| d.contains_key("oauthAccount")) {
+        config
+    } else {
+        return None;
+    };
+    let managed = Path::new("/etc/claude-code");
+    let mut listing = Vec::new();
+    let settings = [
+        home.join("settings.json"),
+        managed.join("managed-settings.json"),
+    ]
+    .into_iter()
+    .chain(crate::clients::layers::claude::drop_ins(
+        &managed.join("managed-settings.d"),
+        &mut listing,
+    ));
+    for f in settings {
+        if read_json_object(&f)
+            .is_some_and(|d| d.get("disableClaudeAiConnectors") == Some(&Value::Bool(true)))
+        {
+            return None;
+        }
+    }
+    Some(format!(
+        "{} (claude, claude.ai connectors): claude connects the MCP connectors of the claude.ai          account it is logged in with, which mcp-deploy cannot see; set          disableClaudeAiConnectors: true in the managed settings to turn them off",
+        login.display()
+    ))
+}
+
+/// A JSON file's top-level object, read as claude reads it (bounded, a leading BOM dropped);
+/// `None` when it is absent, unreadable or not an object. Only for keys whose absence makes
+/// the check fail, never pass.
+fn read_json_object(path: &Path) -> Option<Map<String, Value>> {
+    let text = crate::clients::read_config_text(path).ok()??;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    match crate::clients::claude::parse_lenient::<Value>(text) {
+        Ok((Value::Object(m), _)) => Some(m),
+        _ => None,
+    }
 }
 
 /// What would keep out a server added later: the policy that blocks a probe stdio entry and a

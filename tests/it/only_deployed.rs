@@ -439,3 +439,32 @@ fn a_claude_plugins_directory_fails_only_deployed() {
         "{detail}"
     );
 }
+
+/// A claude logged in with a claude.ai account connects that account's connectors, which
+/// mcp-deploy cannot see: it fails, until the managed settings turn them off
+/// (`disableClaudeAiConnectors`).
+#[test]
+fn a_claude_ai_login_fails_only_deployed_unless_managed_settings_disable_its_connectors() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let credentials = w.config_dir().join(".credentials.json");
+    fs::write(&credentials, "{}").unwrap();
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!(
+            "{} (claude, claude.ai connectors)",
+            credentials.display()
+        )),
+        "{detail}"
+    );
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"disableClaudeAiConnectors": true}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+}
