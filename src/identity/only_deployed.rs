@@ -206,6 +206,7 @@ fn unseen(kind: ClientKind) -> Vec<String> {
                 ));
             }
             out.extend(claude_ai_connectors());
+            out.extend(claude_agents());
         }
         "gemini" => {
             let dir = crate::clients::gemini::config_path().with_file_name("extensions");
@@ -263,6 +264,59 @@ fn claude_ai_connectors() -> Option<String> {
         "{} (claude, claude.ai connectors): claude connects the MCP connectors of the claude.ai          account it is logged in with, which mcp-deploy cannot see; set          disableClaudeAiConnectors: true in the managed settings to turn them off",
         login.display()
     ))
+}
+
+/// claude's agent definitions (`agents/*.md` in its config dir, `.claude/agents/` of the working
+/// directory and every directory above it): an agent's frontmatter `mcpServers` gives it
+/// servers of its own (2.1.332, scope "agent frontmatter"), which mcp-deploy does not read.
+/// A definition that names `mcpServers` anywhere, or that cannot be read, fails the check.
+fn claude_agents() -> Vec<String> {
+    let cwd = std::env::current_dir().ok();
+    let dirs = std::iter::once(crate::clients::claude::config_home().join("agents")).chain(
+        cwd.iter()
+            .flat_map(|c| c.ancestors())
+            .map(|d| d.join(".claude/agents")),
+    );
+    let mut out = Vec::new();
+    for dir in dirs {
+        if std::fs::symlink_metadata(&dir).is_err() {
+            continue;
+        }
+        let mut files = Vec::new();
+        for e in walkdir::WalkDir::new(&dir).follow_links(true).max_depth(4) {
+            match e {
+                Ok(e) if e.file_type().is_file() && e.path().extension() == Some("md".as_ref()) => {
+                    files.push(e)
+                }
+                Ok(_) => {}
+                Err(e) => out.push(format!(
+                    "{} (claude, agent frontmatter): cannot be listed ({e}), and an agent's \
+                     frontmatter can give it MCP servers",
+                    dir.display()
+                )),
+            }
+        }
+        for f in files {
+            let read = crate::fsio::read_input_if_exists(
+                f.path(),
+                "agent definition",
+                crate::fsio::limits::DOCUMENT,
+            );
+            let why = match read {
+                Ok(Some(text)) if !text.contains("mcpServers") => continue,
+                Ok(None) => continue,
+                Ok(Some(_)) => {
+                    "its frontmatter can give the agent MCP servers of its own (mcpServers)"
+                }
+                Err(_) => "it cannot be read, and an agent's frontmatter can give it MCP servers",
+            };
+            out.push(format!(
+                "{} (claude, agent frontmatter): {why}, which mcp-deploy does not read",
+                f.path().display()
+            ));
+        }
+    }
+    out
 }
 
 /// A JSON file's top-level object, read as claude reads it (bounded, a leading BOM dropped);

@@ -468,3 +468,30 @@ fn a_claude_ai_login_fails_only_deployed_unless_managed_settings_disable_its_con
     let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
     r.code(0);
 }
+
+/// A claude agent definition whose frontmatter names `mcpServers` gives that agent servers of
+/// its own, which mcp-deploy does not read: it fails, naming the file; one without passes.
+#[test]
+fn a_claude_agent_with_its_own_mcp_servers_fails_only_deployed() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    w.write(
+        "claude/agents/plain.md",
+        "---\nname: plain\ndescription: reviews\n---\nReview the diff.\n",
+    );
+    verify(&w, "claude", BOTH, &["--only-deployed"])
+        .run()
+        .code(0);
+    let agent = w.write(
+        "work/.claude/agents/helper.md",
+        "---\nname: helper\ndescription: helps\nmcpServers:\n  - extra:\n      command: /bin/cat\n---\nHelp.\n",
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (_, detail) = only_deployed(&r);
+    assert!(
+        detail.contains(&format!("{} (claude, agent frontmatter)", agent.display())),
+        "{detail}"
+    );
+}
