@@ -13,8 +13,9 @@
 //!    settings, never a project's file or a profile's) keeps it out, and is the evidence.
 //!    Any other registration is a failure naming its file and scope.
 //! 3. A file the client reads that cannot be read fails it (it cannot be proven empty), and
-//!    so does a source of servers mcp-deploy does not read (claude's plugins, a gemini
-//!    extension without its manifest).
+//!    so does a source of servers mcp-deploy does not read, when it exists ([`unseen`]:
+//!    claude's plugins, the connectors of a claude.ai login, an agent's frontmatter
+//!    `mcpServers`; a gemini extension without its manifest).
 //! 4. With no other server, it passes naming the policy that would keep out a server added
 //!    later (found by judging a probe entry the same way), or saying there is none.
 //!
@@ -42,9 +43,7 @@ pub(crate) struct Declared<'a> {
 
 /// The `only-deployed` row of client `kind`, given its declared registrations.
 pub(crate) fn report(kind: ClientKind, declared: &[Declared]) -> ServerReport {
-    let mut found = Found::default();
-    let cwd = std::env::current_dir().ok();
-    (kind.row().scopes)(&mut found, cwd.as_deref());
+    let found = scopes::every_registration(&[kind]);
     ServerReport {
         name: OTHERS.into(),
         client: kind.name().into(),
