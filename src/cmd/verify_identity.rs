@@ -3,14 +3,13 @@
 //! one report with one exit code.
 
 use crate::cli::VerifyArgs;
-use crate::clients::{self, ClientKind};
+use crate::clients::{self, only_deployed, ClientKind};
 use crate::deployment::declaration::Declaration;
 use crate::deployment::render;
 use crate::deployment::selection::{self, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::checks::{self, Target};
-use crate::identity::only_deployed;
 use crate::identity::report::Report;
 use crate::output::Style;
 use crate::registration::flat_document;

@@ -12,6 +12,5 @@ pub(crate) mod expand;
 pub(crate) mod handshake;
 pub(crate) mod layer;
 pub(crate) mod mcp_registration;
-pub(crate) mod only_deployed;
 pub(crate) mod report;
 pub(crate) mod url;

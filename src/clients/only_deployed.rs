@@ -19,14 +19,17 @@
 //! 4. With no other server, it passes naming the policy that would keep out a server added
 //!    later (found by judging a probe entry the same way), or saying there is none.
 //!
-//! Read-only and without the client's binary, like the other checks.
+//! Read-only and without the client's binary, like the other checks. It lives with the
+//! clients because it is their knowledge (scopes, layers, what each loads) that it applies;
+//! the identity checks' vocabulary (findings, the report) is below it.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::clients::scopes::{self, Found, Registration};
-use crate::clients::{self, ClientKind};
+use super::scopes::{self, Found, Registration};
+use super::ClientKind;
+use crate::clients;
 use crate::entry::Entry;
 use crate::identity::compare::compare;
 use crate::identity::layer::{Effect, Finding};
