@@ -50,6 +50,27 @@ fn only_deployed(r: &Run) -> (bool, String) {
     )
 }
 
+/// The sample (both servers, `-test`) installed in `client` alone, the real CLI of every
+/// client on PATH.
+fn installed_in(client: &str) -> World {
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", client]).code(0);
+    w
+}
+
+/// `--only-deployed` in `client` exits 1, and the `only-deployed` detail holds `want`.
+fn fails_naming(w: &World, client: &str, want: &str) -> Run {
+    let r = verify(w, client, BOTH, &["--only-deployed"]).run();
+    r.code(1);
+    let (ok, detail) = only_deployed(&r);
+    assert!(
+        !ok && detail.contains(want),
+        "{want:?} missing from: {detail}"
+    );
+    r
+}
+
 /// The other checks all pass: only `only-deployed` decides the verdict.
 fn others_pass(r: &Run) {
     for (check, ok) in r.checks() {
@@ -113,9 +134,7 @@ fn without_the_flag_a_hand_added_server_does_not_fail_verify_identity() {
 
 #[test]
 fn only_the_declared_servers_and_no_policy_passes_saying_a_later_server_would_run() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
     r.code(0);
     let (ok, detail) = only_deployed(&r);
@@ -128,22 +147,18 @@ fn only_the_declared_servers_and_no_policy_passes_saying_a_later_server_would_ru
 
 #[test]
 fn a_project_mcp_json_server_in_the_working_directory_fails_only_deployed() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     let project = w.write(
         "work/.mcp.json",
         r#"{"mcpServers": {"fromproject": {"command": "/bin/cat"}}}"#,
     );
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!(
+    fails_naming(
+        &w,
+        "claude",
+        &format!(
             "fromproject in {} (claude, project scope) can be loaded",
             project.display()
-        )),
-        "{detail}"
+        ),
     );
     // The real claude sees it from there too.
     let listed = w.claude_listed();
@@ -152,30 +167,24 @@ fn a_project_mcp_json_server_in_the_working_directory_fails_only_deployed() {
 
 #[test]
 fn an_unreadable_mcp_json_fails_only_deployed() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     let fifo = w.root().join("work/.mcp.json");
     let made = std::process::Command::new(system_tool("mkfifo"))
         .arg(&fifo)
         .status()
         .unwrap();
     assert!(made.success());
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!("{} (claude, project scope)", fifo.display()))
-            && detail.contains("cannot be read"),
-        "{detail}"
-    );
+    fails_naming(
+        &w,
+        "claude",
+        &format!("{} (claude, project scope): ", fifo.display()),
+    )
+    .stdout_has("cannot be read");
 }
 
 /// The sample installed in codex only, and `handadded` added by hand with the real codex.
 fn codex_with_a_hand_added_server() -> World {
-    let w = World::with_every_client();
-    w.sample();
-    w.on_sample("install", &["--client", "codex"]).code(0);
+    let w = installed_in("codex");
     w.program(real_client("codex"))
         .args(["mcp", "add", "handadded", "--", "/bin/cat"])
         .run()
@@ -264,13 +273,7 @@ fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
         "work/.claude/settings.json",
         r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
     );
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains("handadded in ") && detail.contains("can be loaded"),
-        "{detail}"
-    );
+    fails_naming(&w, "claude", "(claude, user scope) can be loaded");
     // In the working directory the real claude obeys the deny; from another it loads it.
     let here = w.claude_listed();
     assert!(!here.contains(&"handadded".to_string()), "{here:?}");
@@ -288,9 +291,7 @@ fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
 /// `codex --profile p`) fails it, naming the profile.
 #[test]
 fn a_server_in_a_codex_profile_fails_only_deployed() {
-    let w = World::with_every_client();
-    w.sample();
-    w.on_sample("install", &["--client", "codex"]).code(0);
+    let w = installed_in("codex");
     let profile = w.write(
         "home/.codex/p.config.toml",
         "[mcp_servers.fromprofile]\ncommand = \"/bin/cat\"\n",
@@ -300,15 +301,13 @@ fn a_server_in_a_codex_profile_fails_only_deployed() {
         .args(["--profile", "p", "mcp", "get", "fromprofile", "--json"])
         .run();
     got.code(0);
-    let r = verify(&w, "codex", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!(
+    fails_naming(
+        &w,
+        "codex",
+        &format!(
             "fromprofile in {} (codex, profile p (codex --profile p)) can be loaded",
             profile.display()
-        )),
-        "{detail}"
+        ),
     );
 }
 
@@ -324,9 +323,7 @@ fn etc_file(w: &World, path: &str, text: &str) {
 /// still lists it), a managed `deniedMcpServers` does.
 #[test]
 fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     etc_file(
         &w,
         "claude-code/managed-mcp.json",
@@ -337,15 +334,10 @@ fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist(
         "claude-code/managed-settings.json",
         r#"{"allowedMcpServers": [{"serverName": "codetools-test"}]}"#,
     );
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (ok, detail) = only_deployed(&r);
-    assert!(!ok);
-    assert!(
-        detail.contains(
-            "mgd in /etc/claude-code/managed-mcp.json (claude, managed scope) can be loaded"
-        ),
-        "{detail}"
+    fails_naming(
+        &w,
+        "claude",
+        "mgd in /etc/claude-code/managed-mcp.json (claude, managed scope) can be loaded",
     );
     assert!(w.claude_listed().contains(&"mgd".to_string()));
 
@@ -371,25 +363,19 @@ fn a_managed_mcp_json_server_is_kept_out_by_a_deny_list_and_not_by_an_allowlist(
 /// check, naming the file, and the real claude lists it.
 #[test]
 fn a_server_in_managed_settings_managed_mcp_servers_fails_only_deployed() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     etc_file(
         &w,
         "claude-code/managed-settings.json",
         r#"{"managedMcpServers": {"orgsrv": {"type": "http", "url": "https://example.invalid/mcp"}}}"#,
     );
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    others_pass(&r);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(
-            "orgsrv in /etc/claude-code/managed-settings.json (claude, managed settings \
-             managedMcpServers) can be loaded"
-        ),
-        "{detail}"
+    let r = fails_naming(
+        &w,
+        "claude",
+        "orgsrv in /etc/claude-code/managed-settings.json (claude, managed settings \
+             managedMcpServers) can be loaded",
     );
+    others_pass(&r);
     assert!(w.claude_listed().contains(&"orgsrv".to_string()));
 }
 
@@ -397,24 +383,20 @@ fn a_server_in_managed_settings_managed_mcp_servers_fails_only_deployed() {
 /// naming the extension; the real gemini lists the server as the extension's (on stderr).
 #[test]
 fn a_server_of_a_gemini_extension_fails_only_deployed() {
-    let w = World::with_every_client();
-    w.sample();
-    w.on_sample("install", &["--client", "gemini"]).code(0);
+    let w = installed_in("gemini");
     let manifest = w.write(
         "home/.gemini/extensions/ext1/gemini-extension.json",
         r#"{"name": "ext1", "version": "1.0.0", "mcpServers": {"extsrv": {"command": "/bin/cat"}}}"#,
     );
-    let r = verify(&w, "gemini", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    others_pass(&r);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!(
+    let r = fails_naming(
+        &w,
+        "gemini",
+        &format!(
             "extsrv in {} (gemini, extension ext1) can be loaded",
             manifest.display()
-        )),
-        "{detail}"
+        ),
     );
+    others_pass(&r);
     w.program(real_client("gemini"))
         .args(["mcp", "list"])
         .run()
@@ -426,17 +408,13 @@ fn a_server_of_a_gemini_extension_fails_only_deployed() {
 /// claude's config dir fails it, naming the directory.
 #[test]
 fn a_claude_plugins_directory_fails_only_deployed() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     let plugins = w.config_dir().join("plugins");
     fs::create_dir_all(&plugins).unwrap();
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!("{} (claude, plugins)", plugins.display())),
-        "{detail}"
+    fails_naming(
+        &w,
+        "claude",
+        &format!("{} (claude, plugins)", plugins.display()),
     );
 }
 
@@ -445,20 +423,13 @@ fn a_claude_plugins_directory_fails_only_deployed() {
 /// (`disableClaudeAiConnectors`).
 #[test]
 fn a_claude_ai_login_fails_only_deployed_unless_managed_settings_disable_its_connectors() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     let credentials = w.config_dir().join(".credentials.json");
     fs::write(&credentials, "{}").unwrap();
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!(
-            "{} (claude, claude.ai connectors)",
-            credentials.display()
-        )),
-        "{detail}"
+    fails_naming(
+        &w,
+        "claude",
+        &format!("{} (claude, claude.ai connectors)", credentials.display()),
     );
     etc_file(
         &w,
@@ -473,9 +444,7 @@ fn a_claude_ai_login_fails_only_deployed_unless_managed_settings_disable_its_con
 /// its own, which mcp-deploy does not read: it fails, naming the file; one without passes.
 #[test]
 fn a_claude_agent_with_its_own_mcp_servers_fails_only_deployed() {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
+    let w = installed_in("claude");
     w.write(
         "claude/agents/plain.md",
         "---\nname: plain\ndescription: reviews\n---\nReview the diff.\n",
@@ -487,11 +456,9 @@ fn a_claude_agent_with_its_own_mcp_servers_fails_only_deployed() {
         "work/.claude/agents/helper.md",
         "---\nname: helper\ndescription: helps\nmcpServers:\n  - extra:\n      command: /bin/cat\n---\nHelp.\n",
     );
-    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
-    r.code(1);
-    let (_, detail) = only_deployed(&r);
-    assert!(
-        detail.contains(&format!("{} (claude, agent frontmatter)", agent.display())),
-        "{detail}"
+    fails_naming(
+        &w,
+        "claude",
+        &format!("{} (claude, agent frontmatter)", agent.display()),
     );
 }
