@@ -337,9 +337,9 @@ fn read_json_object(path: &Path) -> Option<Map<String, Value>> {
 /// probe http entry, or that there is none.
 fn later(kind: ClientKind, user_config: &Path) -> String {
     let probes = [
-        ("stdio", json!({"command": "/nonexistent/mcp-deploy-probe"})),
+        ("a stdio", json!({"command": "/nonexistent/mcp-deploy-probe"})),
         (
-            "http",
+            "an http",
             json!({"type": "http", "url": "https://mcp-deploy-probe.invalid/mcp"}),
         ),
     ];
@@ -356,8 +356,8 @@ fn later(kind: ClientKind, user_config: &Path) -> String {
             entry: Value::Object(Map::new()),
         };
         said.push(match keeper(kind, &reg, &entry, user_config) {
-            Some(f) => format!("a {what} server added later is kept out by {}", f.source),
-            None => format!("no policy: a {what} server added later would run"),
+            Some(f) => format!("{what} server added later is kept out by {}", f.source),
+            None => format!("no policy: {what} server added later would run"),
         });
     }
     said.join("; ")
