@@ -157,11 +157,21 @@ fn keeper(
     // `managedMcpServers`) without an allowedMcpServers entry, and managed-mcp.json does
     // not lock out its own servers: only deniedMcpServers keeps one out (its settings
     // schema, 2.1.332; `claude mcp list` agrees).
-    let delivered = kind.name() == "claude" && reg.scope.starts_with("managed");
+    let claude = kind.name() == "claude";
+    let delivered = claude && reg.scope.starts_with("managed");
+    // claude merges allowedMcpServers from every settings file, a project's too: in a
+    // directory whose `.claude/settings.json` lists the server, it is admitted, and such a
+    // directory can be anywhere. Only `allowManagedMcpServersOnly` in the managed settings
+    // stops that (then the managed lists alone count), so only then does a list keep a
+    // server out everywhere.
+    let managed_only =
+        || claude_settings_set(claude_managed_settings(), "allowManagedMcpServersOnly");
     findings.into_iter().find(|f| {
+        let allowlist = claude && f.source.ends_with(" allowedMcpServers");
         matches!(f.effect, Effect::Blocked(_))
             && applies_everywhere(kind, &f.source, user_config)
             && (!delivered || f.source.ends_with(" deniedMcpServers"))
+            && (!allowlist || managed_only())
     })
 }
 
@@ -244,28 +254,36 @@ fn claude_ai_connectors() -> Option<String> {
     } else {
         return None;
     };
-    let managed = Path::new("/etc/claude-code");
-    let mut listing = Vec::new();
-    let settings = [
-        home.join("settings.json"),
-        managed.join("managed-settings.json"),
-    ]
-    .into_iter()
-    .chain(crate::clients::layers::claude::drop_ins(
-        &managed.join("managed-settings.d"),
-        &mut listing,
-    ));
-    for f in settings {
-        if read_json_object(&f)
-            .is_some_and(|d| d.get("disableClaudeAiConnectors") == Some(&Value::Bool(true)))
-        {
-            return None;
-        }
+    let settings = std::iter::once(home.join("settings.json")).chain(claude_managed_settings());
+    if claude_settings_set(settings, "disableClaudeAiConnectors") {
+        return None;
     }
     Some(format!(
-        "{} (claude, claude.ai connectors): claude connects the MCP connectors of the claude.ai          account it is logged in with, which mcp-deploy cannot see; set          disableClaudeAiConnectors: true in the managed settings to turn them off",
+        "{} (claude, claude.ai connectors): claude connects the MCP connectors of the claude.ai \
+         account it is logged in with, which mcp-deploy cannot see; set \
+         disableClaudeAiConnectors: true in the managed settings to turn them off",
         login.display()
     ))
+}
+
+/// claude's managed settings files: `managed-settings.json`, then the drop-ins of
+/// `managed-settings.d` in claude's order.
+fn claude_managed_settings() -> Vec<PathBuf> {
+    let managed = Path::new("/etc/claude-code");
+    let mut listing = Vec::new();
+    std::iter::once(managed.join("managed-settings.json"))
+        .chain(crate::clients::layers::claude::drop_ins(
+            &managed.join("managed-settings.d"),
+            &mut listing,
+        ))
+        .collect()
+}
+
+/// Whether one of `files` sets `key` to `true` (a file that cannot be read sets nothing).
+fn claude_settings_set(files: impl IntoIterator<Item = PathBuf>, key: &str) -> bool {
+    files
+        .into_iter()
+        .any(|f| read_json_object(&f).is_some_and(|d| d.get(key) == Some(&Value::Bool(true))))
 }
 
 /// claude's agent definitions (`agents/*.md` in its config dir, `.claude/agents/` of the working
@@ -337,7 +355,10 @@ fn read_json_object(path: &Path) -> Option<Map<String, Value>> {
 /// probe http entry, or that there is none.
 fn later(kind: ClientKind, user_config: &Path) -> String {
     let probes = [
-        ("a stdio", json!({"command": "/nonexistent/mcp-deploy-probe"})),
+        (
+            "a stdio",
+            json!({"command": "/nonexistent/mcp-deploy-probe"}),
+        ),
         (
             "an http",
             json!({"type": "http", "url": "https://mcp-deploy-probe.invalid/mcp"}),

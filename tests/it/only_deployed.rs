@@ -462,3 +462,39 @@ fn a_claude_agent_with_its_own_mcp_servers_fails_only_deployed() {
         &format!("{} (claude, agent frontmatter)", agent.display()),
     );
 }
+
+/// A managed `allowedMcpServers` without `allowManagedMcpServersOnly` does not keep a server
+/// out everywhere: claude merges the list with a project's, and a project whose settings list
+/// the server admits it there (the real claude lists it from that directory).
+#[test]
+fn a_managed_allowlist_without_managed_only_does_not_keep_a_server_out() {
+    let w = World::claude_sample_with_a_hand_added_server();
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"allowedMcpServers": [{"serverName": "codetools-test"}, {"serverName": "orchestrata-test"}]}"#,
+    );
+    assert!(!w.claude_listed().contains(&"handadded".to_string()));
+    fails_naming(&w, "claude", "handadded in ");
+    let project = w.root().join("elsewhere");
+    w.write(
+        "elsewhere/.claude/settings.json",
+        r#"{"allowedMcpServers": [{"serverName": "handadded"}]}"#,
+    );
+    let r = w
+        .program(real_claude())
+        .args(["mcp", "list"])
+        .env("MCP_TIMEOUT", "3000")
+        .current_dir(&project)
+        .in_private_etc()
+        .run();
+    r.code(0).stdout_has("handadded: /bin/cat");
+
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"allowManagedMcpServersOnly": true, "allowedMcpServers": [{"serverName": "codetools-test"}, {"serverName": "orchestrata-test"}]}"#,
+    );
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+}
