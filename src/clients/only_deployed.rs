@@ -183,16 +183,21 @@ fn why(f: &Finding) -> &str {
 }
 
 /// Whether the file a finding comes from applies wherever the client runs: a managed or
-/// system file (under `/etc`), or the user's own settings. A project's file applies in that
-/// project only, a codex profile only with `--profile`, a claude project's
+/// system file (under `/etc`), and for claude and codex the user's own file. A project's file
+/// applies in that project only, a codex profile only with `--profile`, a claude project's
 /// `disabledMcpServers` in that project only: none of them keeps a server out elsewhere.
 /// A source naming several files (claude's merged `allowedMcpServers`) counts only when
 /// every one of them does, since claude merges the lists of the files it reads.
+///
+/// claude's user `deniedMcpServers` merges with every other list and wins, and what codex
+/// refuses in its user config it refuses everywhere; but gemini lays a workspace's settings
+/// over the user's, so for the other clients the user's file does not count.
 fn applies_everywhere(kind: ClientKind, source: &str, user_config: &Path) -> bool {
     let global: Vec<PathBuf> = match kind.name() {
         "claude" => vec![crate::clients::claude::config_home().join("settings.json")],
-        // codex's user config: a profile's findings are labelled with the profile's file.
-        _ => vec![user_config.to_path_buf()],
+        // A profile's findings are labelled with the profile's file, never this one.
+        "codex" => vec![user_config.to_path_buf()],
+        _ => Vec::new(),
     };
     source.split(", ").all(|part| {
         let file = part.split(' ').next().unwrap_or_default();
