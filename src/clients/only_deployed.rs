@@ -83,7 +83,7 @@ fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
             again.push(format!("{} is the declared entry", reg.describe()));
             continue;
         }
-        match keeper(kind, reg, &entry, &user_config) {
+        match keeper(kind, reg, &entry) {
             Some(f) => kept_out.push(format!(
                 "{} is kept out by {} ({})",
                 reg.describe(),
@@ -135,12 +135,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// The first `Blocked` finding that keeps `reg` out wherever it would load, if any.
-fn keeper(
-    kind: ClientKind,
-    reg: &Registration,
-    entry: &Entry,
-    user_config: &Path,
-) -> Option<Finding> {
+fn keeper(kind: ClientKind, reg: &Registration, entry: &Entry) -> Option<Finding> {
     let mut findings = Vec::new();
     let codex = kind.name() == "codex";
     if !codex || is_user_scope(reg) {
@@ -169,7 +164,7 @@ fn keeper(
     findings.into_iter().find(|f| {
         let allowlist = claude && f.source.ends_with(" allowedMcpServers");
         matches!(f.effect, Effect::Blocked(_))
-            && applies_everywhere(kind, &f.source, user_config)
+            && applies_everywhere(kind, &f.source)
             && (!delivered || f.source.ends_with(" deniedMcpServers"))
             && (!allowlist || managed_only())
     })
@@ -182,30 +177,37 @@ fn why(f: &Finding) -> &str {
     }
 }
 
-/// Whether the file a finding comes from applies wherever the client runs: a managed or
-/// system file (under `/etc`), and for claude and codex the user's own file. A project's file
-/// applies in that project only, a codex profile only with `--profile`, a claude project's
-/// `disabledMcpServers` in that project only: none of them keeps a server out elsewhere.
-/// A source naming several files (claude's merged `allowedMcpServers`) counts only when
-/// every one of them does, since claude merges the lists of the files it reads.
+/// Whether the file a finding comes from applies wherever the client runs, whatever the
+/// directory, profile or project layer:
+/// - claude: its managed files (under `/etc`) and the user's `settings.json`, whose
+///   `deniedMcpServers` merges with every other list and wins (an allowlist counts only with
+///   `allowManagedMcpServersOnly`, see [`keeper`]); never a project's file or a project's
+///   `disabledMcpServers`.
+/// - codex: only `/etc/codex/managed_config.toml`, the top layer, and
+///   `/etc/codex/requirements.toml`. A value of any lower layer (the system or user config)
+///   can be laid over by a project's `.codex/config.toml` or a profile, so a refusal or an
+///   `enabled = false` there holds only where nothing above changes it.
+/// - the others: only files under `/etc` (gemini lays a workspace's settings over the user's).
 ///
-/// claude's user `deniedMcpServers` merges with every other list and wins, and what codex
-/// refuses in its user config it refuses everywhere; but gemini lays a workspace's settings
-/// over the user's, so for the other clients the user's file does not count.
-fn applies_everywhere(kind: ClientKind, source: &str, user_config: &Path) -> bool {
-    let global: Vec<PathBuf> = match kind.name() {
-        "claude" => vec![crate::clients::claude::config_home().join("settings.json")],
-        // A profile's findings are labelled with the profile's file, never this one.
-        "codex" => vec![user_config.to_path_buf()],
-        _ => Vec::new(),
-    };
+/// A source naming several files (claude's merged `allowedMcpServers`) counts only when
+/// every one of them does.
+fn applies_everywhere(kind: ClientKind, source: &str) -> bool {
     source.split(", ").all(|part| {
-        let file = part.split(' ').next().unwrap_or_default();
-        let file = Path::new(file);
+        let file = Path::new(part.split(' ').next().unwrap_or_default());
         let under_etc = file.is_absolute() && file.starts_with("/etc");
-        // A claude settings file whose key follows: `.../settings.json allowedMcpServers`.
-        let in_project = part.contains(" projects.");
-        (under_etc || global.iter().any(|g| same_file(g, file))) && !in_project
+        match kind.name() {
+            "claude" => {
+                let user = crate::clients::claude::config_home().join("settings.json");
+                under_etc || same_file(&user, file)
+            }
+            "codex" => [
+                "/etc/codex/managed_config.toml",
+                "/etc/codex/requirements.toml",
+            ]
+            .iter()
+            .any(|g| same_file(Path::new(g), file)),
+            _ => under_etc,
+        }
     })
 }
 
@@ -381,7 +383,7 @@ fn later(kind: ClientKind, user_config: &Path) -> String {
             name: "mcp-deploy-probe".into(),
             entry: Value::Object(Map::new()),
         };
-        said.push(match keeper(kind, &reg, &entry, user_config) {
+        said.push(match keeper(kind, &reg, &entry) {
             Some(f) => format!("{what} server added later is kept out by {}", f.source),
             None => format!("no policy: {what} server added later would run"),
         });
@@ -399,49 +401,52 @@ mod tests {
 
     #[test]
     fn only_files_that_apply_everywhere_keep_a_server_out() {
-        let user = Path::new("/h/.codex/config.toml");
         let codex = kind("codex");
         assert!(applies_everywhere(
             codex,
-            "/etc/codex/requirements.toml [mcp_servers]",
-            user
+            "/etc/codex/requirements.toml [mcp_servers]"
         ));
         assert!(applies_everywhere(
             codex,
-            "/h/.codex/config.toml [mcp_servers.x] enabled",
-            user
+            "/etc/codex/managed_config.toml [mcp_servers.x] enabled"
         ));
-        // A profile applies only with --profile; a project's file only in that project.
+        // A project's config or a profile can lay another value over the system's or the
+        // user's; a profile applies only with --profile.
         assert!(!applies_everywhere(
             codex,
-            "/h/.codex/p.config.toml (codex --profile p) [mcp_servers.x] enabled",
-            user
+            "/etc/codex/config.toml key model"
         ));
         assert!(!applies_everywhere(
             codex,
-            "/p/.codex/config.toml [mcp_servers.x]",
-            user
+            "/h/.codex/config.toml key model"
         ));
-        // /etcetera is not under /etc: by components.
-        assert!(!applies_everywhere(codex, "/etcetera/x.toml", user));
+        assert!(!applies_everywhere(
+            codex,
+            "/h/.codex/p.config.toml (codex --profile p) [mcp_servers.x] enabled"
+        ));
         let claude = kind("claude");
-        let claude_json = Path::new("/h/.claude.json");
         assert!(applies_everywhere(
             claude,
-            "/etc/claude-code/managed-settings.json allowedMcpServers",
-            claude_json
+            "/etc/claude-code/managed-settings.json allowedMcpServers"
         ));
         assert!(!applies_everywhere(
             claude,
-            "/h/.claude.json projects./p.disabledMcpServers",
-            claude_json
+            "/h/.claude.json projects./p.disabledMcpServers"
         ));
         // A merged allowlist counts only when every file it merges does.
         assert!(!applies_everywhere(
             claude,
             "/p/.claude/settings.json allowedMcpServers, /etc/claude-code/managed-settings.json \
-             allowedMcpServers",
-            claude_json
+             allowedMcpServers"
+        ));
+        // /etcetera is not under /etc: by components.
+        assert!(!applies_everywhere(
+            kind("gemini"),
+            "/etcetera/settings.json"
+        ));
+        assert!(applies_everywhere(
+            kind("gemini"),
+            "/etc/gemini-cli/settings.json mcp.allowed"
         ));
     }
 }
