@@ -556,6 +556,11 @@ pub struct VerifyArgs {
     /// not on this host, so its live entry could not be compared ("document only").
     #[arg(long, help_heading = CHECKS)]
     pub require_live: bool,
+    /// Fail when the client could load any server other than the declared ones: every
+    /// other registration, in every scope it reads, must be kept out by a policy it obeys
+    /// (named as the evidence), and every file it reads must be readable.
+    #[arg(long, help_heading = CHECKS)]
+    pub only_deployed: bool,
     /// Start the registered server and check that it answers MCP's initialize and tools/list.
     #[arg(long, help_heading = CHECKS)]
     pub handshake: bool,

@@ -18,6 +18,7 @@ pub(crate) mod gemini;
 mod gemini_launch;
 pub(crate) mod grok;
 pub(crate) mod layers;
+pub(crate) mod only_deployed;
 pub(crate) mod opencode;
 pub(crate) mod runner;
 pub(crate) mod scopes;

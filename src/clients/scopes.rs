@@ -11,9 +11,11 @@
 //!   `managed-mcp.json` in `/etc/claude-code` (managed scope).
 //! - codex: `mcp_servers` of its `config.toml`, of `.codex/config.toml` in the working
 //!   directory and above and in every project its config names (`projects`), of
-//!   `/etc/codex/config.toml` and `/etc/codex/managed_config.toml`.
+//!   `/etc/codex/config.toml` and `/etc/codex/managed_config.toml`, and of each profile file
+//!   `$CODEX_HOME/NAME.config.toml` (layered on when codex runs with `--profile NAME`).
 //! - gemini: user settings, the working directory's `.gemini/settings.json`, the system
-//!   settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else `/etc/gemini-cli/settings.json`).
+//!   settings (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, else `/etc/gemini-cli/settings.json`), and
+//!   the `mcpServers` of each installed extension (`~/.gemini/extensions/*/gemini-extension.json`).
 //! - opencode: its user config. grok: its user settings and the working directory's
 //!   `.grok/settings.json`. cursor: `~/.cursor/mcp.json` and `.cursor/mcp.json` from the
 //!   working directory up.
@@ -135,6 +137,28 @@ pub(crate) fn gemini(found: &mut Found, cwd: Option<&Path>) {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
     found.add(n, &system, "system", gemini::read_user_entries(&system));
+    for (name, dir) in entries_of(&user.with_file_name("extensions")) {
+        let f = dir.join("gemini-extension.json");
+        found.add(
+            n,
+            &f,
+            &format!("extension {name}"),
+            gemini::read_user_entries(&f),
+        );
+    }
+}
+
+/// The entries of directory `dir` (name and path), sorted by name; none when it cannot be
+/// listed.
+pub(crate) fn entries_of(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    out.sort();
+    out
 }
 
 pub(crate) fn opencode(found: &mut Found, _cwd: Option<&Path>) {
@@ -225,6 +249,31 @@ pub(crate) fn claude(found: &mut Found, cwd: Option<&Path>) {
     if std::fs::symlink_metadata(&managed).is_ok() {
         found.add(n, &managed, "managed scope", read_json_servers(&managed));
     }
+    // `managedMcpServers` of the managed settings: servers the organization delivers to
+    // every user (claude 2.1.332's settings schema), read from each managed file, the
+    // drop-ins in claude's order.
+    let dir = Path::new("/etc/claude-code");
+    let mut listing = Vec::new();
+    let files = std::iter::once(dir.join("managed-settings.json")).chain(
+        super::layers::claude::drop_ins(&dir.join("managed-settings.d"), &mut listing),
+    );
+    for f in files {
+        if std::fs::symlink_metadata(&f).is_ok() {
+            let read = read_json_key(&f, "managedMcpServers");
+            found.add(n, &f, "managed settings managedMcpServers", read);
+        }
+    }
+    for l in listing {
+        found.unreadable.push(Unreadable {
+            client: n,
+            file: PathBuf::from(&l.source),
+            scope: "managed settings".into(),
+            why: match l.effect {
+                super::layers::Effect::NotCompared(why) => why,
+                other => format!("{other:?}"),
+            },
+        });
+    }
 }
 
 pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
@@ -256,6 +305,14 @@ pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
         }
         found.add(n, &f, "project", codex::read_user_entries(&f));
     }
+    if let Some(home) = user.parent() {
+        for (file, path) in entries_of(home) {
+            if let Some(profile) = file.strip_suffix(".config.toml").filter(|p| !p.is_empty()) {
+                let scope = format!("profile {profile} (codex --profile {profile})");
+                found.add(n, &path, &scope, codex::read_user_entries(&path));
+            }
+        }
+    }
     for (f, scope) in [
         ("/etc/codex/config.toml", "system"),
         ("/etc/codex/managed_config.toml", "managed"),
@@ -267,12 +324,17 @@ pub(crate) fn codex(found: &mut Found, cwd: Option<&Path>) {
 
 /// `mcpServers` of a parsed document; absent is none, another type is unreadable.
 fn servers(doc: &Value, file: &Path) -> Result<Map<String, Value>, ClientError> {
-    match doc.get("mcpServers") {
+    servers_at(doc, file, "mcpServers")
+}
+
+/// The servers under `key` of a parsed document; absent is none, another type is unreadable.
+fn servers_at(doc: &Value, file: &Path, key: &str) -> Result<Map<String, Value>, ClientError> {
+    match doc.get(key) {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(m)) => Ok(m.clone()),
         Some(_) => Err(ClientError::Config {
             path: file.to_path_buf(),
-            reason: "\"mcpServers\" is not an object".into(),
+            reason: format!("{key:?} is not an object"),
         }),
     }
 }
@@ -280,6 +342,11 @@ fn servers(doc: &Value, file: &Path) -> Result<Map<String, Value>, ClientError> 
 /// `mcpServers` of a JSON file (a project `.mcp.json`, `managed-mcp.json`), bounded, a
 /// byte-order mark stripped as claude strips it.
 fn read_json_servers(file: &Path) -> Result<Map<String, Value>, ClientError> {
+    read_json_key(file, "mcpServers")
+}
+
+/// The servers under `key` of a JSON file, read as [`read_json_servers`] reads it.
+fn read_json_key(file: &Path, key: &str) -> Result<Map<String, Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: file.to_path_buf(),
         reason,
@@ -296,5 +363,5 @@ fn read_json_servers(file: &Path) -> Result<Map<String, Value>, ClientError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let (doc, _) =
         claude::parse_lenient::<Value>(text).map_err(|e| bad(format!("not valid JSON: {e}")))?;
-    servers(&doc, file)
+    servers_at(&doc, file, key)
 }

@@ -3,7 +3,7 @@
 //! one report with one exit code.
 
 use crate::cli::VerifyArgs;
-use crate::clients::{self, ClientKind};
+use crate::clients::{self, only_deployed, ClientKind};
 use crate::deployment::declaration::Declaration;
 use crate::deployment::render;
 use crate::deployment::selection::{self, Selection};
@@ -21,10 +21,11 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     selection::require_every_commit(&expected, &selection)?;
     let flat = flat_document::FlatDocument::read(&super::flat_document(&args.flat_document))?;
     let mut reports = Vec::new();
+    let mut declared = Vec::new();
     for s in &selection.servers {
         let server = &s.server;
         let registered_name = &s.registered_name;
-        let declared = render::render(server, &s.prefix)?.entry;
+        let entry = render::render(server, &s.prefix)?.entry;
         let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
         for kind in ClientKind::unique(&args.clients) {
             let live = match clients::read_live(kind)? {
@@ -40,12 +41,12 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
                 client,
                 prefix: s.prefix.clone(),
                 registered_name: registered_name.clone(),
-                declared: declared.clone(),
+                declared: entry.clone(),
                 expected: expected.get(&server.name).cloned(),
                 require_content: args.content,
                 handshake: args.handshake.then_some(args.handshake_timeout),
                 live,
-                layers: clients::effective_layers(kind, registered_name, &declared),
+                layers: clients::effective_layers(kind, registered_name, &entry),
                 strict: args.strict,
                 trust: &trust,
                 candidate: None,
@@ -55,6 +56,16 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
                 report.require_live(&clients::user_config(kind).0);
             }
             reports.push(report);
+        }
+        declared.push((registered_name, entry));
+    }
+    if args.only_deployed {
+        for kind in ClientKind::unique(&args.clients) {
+            let ours: Vec<only_deployed::Declared> = declared
+                .iter()
+                .map(|(name, entry)| only_deployed::Declared { name, entry })
+                .collect();
+            reports.push(only_deployed::report(kind, &ours));
         }
     }
     let report = Report::new(reports, None);

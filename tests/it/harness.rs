@@ -1011,6 +1011,41 @@ impl World {
         self.opt()
     }
 
+    /// The sample installed in claude (both servers, `-test`), and `handadded` (`/bin/cat`)
+    /// registered at user scope beside them by hand with the real claude.
+    pub fn claude_sample_with_a_hand_added_server() -> World {
+        let w = World::with_real_claude();
+        w.sample();
+        w.on_sample("install", &[]).code(0);
+        w.claude(&[
+            "mcp",
+            "add-json",
+            "-s",
+            "user",
+            "handadded",
+            r#"{"command":"/bin/cat","args":[]}"#,
+        ])
+        .code(0);
+        w
+    }
+
+    /// The names the real `claude mcp list` shows (its `name: command ...` lines), run in the
+    /// private `/etc` ([`Cmd::in_private_etc`]).
+    pub fn claude_listed(&self) -> Vec<String> {
+        let r = self
+            .program(real_claude())
+            .args(["mcp", "list"])
+            .env("MCP_TIMEOUT", "3000")
+            .in_private_etc()
+            .run();
+        r.code(0);
+        r.stdout
+            .lines()
+            .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
+            .filter(|n| !n.contains(' '))
+            .collect()
+    }
+
     /// The user-scope `mcpServers` of the client config.
     pub fn user_servers(&self) -> serde_json::Map<String, serde_json::Value> {
         let text = fs::read_to_string(self.claude_json()).unwrap_or_else(|_| "{}".into());

@@ -26,6 +26,7 @@ mod human;
 mod identity;
 mod install;
 mod manifest;
+mod only_deployed;
 mod opencode_mcp_add;
 mod output;
 mod policy;

@@ -54,30 +54,13 @@ fn policy_for(w: &World, client: &str, extra: &[&str]) -> Run {
 
 /// The names `claude mcp list` shows (its `name: command ...` lines).
 fn listed(w: &World) -> Vec<String> {
-    let r = claude(w, &["mcp", "list"]);
-    r.code(0);
-    r.stdout
-        .lines()
-        .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
-        .filter(|n| !n.contains(' '))
-        .collect()
+    w.claude_listed()
 }
 
 /// The sample installed (both servers, `-test`), and `handadded` registered by hand beside
 /// them, admitted by the user's own `allowedMcpServers` too.
 fn installed_with_a_hand_added_server() -> World {
-    let w = World::with_real_claude();
-    w.sample();
-    w.on_sample("install", &[]).code(0);
-    w.claude(&[
-        "mcp",
-        "add-json",
-        "-s",
-        "user",
-        "handadded",
-        r#"{"command":"/bin/cat","args":[]}"#,
-    ])
-    .code(0);
+    let w = World::claude_sample_with_a_hand_added_server();
     w.write(
         "claude/settings.json",
         json!({"allowedMcpServers": [{"serverCommand": ["/bin/cat"]}]}).to_string(),

@@ -272,7 +272,7 @@ impl<'de> serde::Deserialize<'de> for Picked {
 
 /// `managed-settings.d/*.json` in name order, as claude takes them: names ending `.json`
 /// that do not start with `.`, files or links. A directory there we cannot list is named.
-fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
+pub(crate) fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),

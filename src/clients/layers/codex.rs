@@ -292,6 +292,29 @@ fn lookup<'t>(doc: &'t Table, path: &[&str]) -> Option<&'t Value> {
     Some(v)
 }
 
+/// The requirements allowlist alone, for the server `name` of any scope whose entry (in the
+/// claude shape) is `entry`: what `verify-identity --only-deployed` asks of a registration
+/// that is not a user-scope one, and of a server added later.
+pub(crate) fn requirements_for(
+    name: &str,
+    entry: &serde_json::Map<String, serde_json::Value>,
+) -> Vec<Finding> {
+    let mut effective = Table::new();
+    for key in ["command", "url"] {
+        if let Some(v) = entry.get(key).and_then(serde_json::Value::as_str) {
+            effective.insert(key.into(), Value::String(v.into()));
+        }
+    }
+    let mut out = Vec::new();
+    requirements(
+        &Path::new(ETC).join("requirements.toml"),
+        name,
+        &effective,
+        &mut out,
+    );
+    out
+}
+
 /// `/etc/codex/requirements.toml`'s allowlist: with an `[mcp_servers]` table there, codex
 /// disables every server it does not name, and every one whose `identity` (a `command`, or a
 /// `url`) is not the effective entry's (`config/src/mcp_requirements.rs`).
