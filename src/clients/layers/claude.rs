@@ -92,23 +92,31 @@ struct Settings {
 pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
     let mut out = Vec::new();
 
-    // 1. managed-mcp.json: its mere presence is exclusive control.
+    // 1. managed-mcp.json: its mere presence is exclusive control. Its own entry of the name,
+    // equal to the declared one, is the registration itself (`install --scope managed`).
     let managed_mcp = at.managed.join("managed-mcp.json");
     if std::fs::symlink_metadata(&managed_mcp).is_ok() {
-        let replaced = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
+        let same_name = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
             .ok()
             .and_then(|mut k| k.remove("mcpServers"))
-            .is_some_and(|s| s.get(cx.name).is_some());
-        out.push(Finding::new(
-            format!("{} mcpServers", managed_mcp.display()),
-            if replaced {
-                Effect::Replaced("a managed server of the same name".into())
-            } else {
-                Effect::Blocked(
-                    "an enterprise MCP config exists: claude loads only its servers".into(),
-                )
-            },
-        ));
+            .and_then(|s| s.get(cx.name).cloned());
+        let ours = same_name
+            .as_ref()
+            .and_then(|v| crate::entry::Entry::from_value(v).ok())
+            .is_some_and(|e| e.same_registration(cx.declared));
+        let replaced = same_name.is_some();
+        if !ours {
+            out.push(Finding::new(
+                format!("{} mcpServers", managed_mcp.display()),
+                if replaced {
+                    Effect::Replaced("a managed server of the same name".into())
+                } else {
+                    Effect::Blocked(
+                        "an enterprise MCP config exists: claude loads only its servers".into(),
+                    )
+                },
+            ));
+        }
     }
 
     // 2. Settings, lowest first.

@@ -1,0 +1,302 @@
+//! Issue 25, item 3: `install --scope managed` registers the servers for every user of the
+//! host in claude's `/etc/claude-code/managed-mcp.json`, after which claude loads only that
+//! file's servers. The real claude is the oracle (`claude mcp list`, `claude mcp get`); every
+//! `/etc` file is written inside a private mount namespace ([`Cmd::in_private_etc`]), and
+//! mcp-deploy and claude both run in it.
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
+
+use crate::harness::*;
+
+const MANAGED: &str = "/etc/claude-code/managed-mcp.json";
+
+/// The world's `managed-mcp.json`, as the private `/etc` holds it.
+fn managed(w: &World) -> PathBuf {
+    w.etc().join("claude-code/managed-mcp.json")
+}
+
+fn seed(w: &World, text: &str) {
+    let p = managed(w);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+/// `mcp-deploy COMMAND --prefix opt --name-suffix -test --scope managed EXTRA...` in the
+/// private `/etc`.
+fn on_managed(w: &World, command: &str, extra: &[&str]) -> Run {
+    w.sample_cmd(command)
+        .args(["--scope", "managed"])
+        .args(extra)
+        .in_private_etc()
+        .run()
+}
+
+/// The real claude in the private `/etc`.
+fn claude(w: &World, args: &[&str]) -> Run {
+    w.program(real_claude())
+        .args(args)
+        .env("MCP_TIMEOUT", "3000")
+        .in_private_etc()
+        .run()
+}
+
+/// The names `claude mcp list` shows (its `name: command ...` lines).
+fn listed(w: &World) -> Vec<String> {
+    let r = claude(w, &["mcp", "list"]);
+    r.code(0);
+    r.stdout
+        .lines()
+        .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
+        .filter(|n| !n.contains(' '))
+        .collect()
+}
+
+/// verify-identity of codetools-test against the flat document, in the private `/etc`.
+fn verify(w: &World) -> Run {
+    w.cmd()
+        .args(["verify-identity", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--expect-commit", CT_SHA, "--mcp-json"])
+        .arg(w.registered())
+        .args(["--name", "codetools-test", "--json"])
+        .in_private_etc()
+        .run()
+}
+
+/// The sample laid out, and `handadded` registered by hand at the user's own scope.
+fn with_a_hand_added_server() -> World {
+    let w = World::with_real_claude();
+    w.sample();
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "handadded",
+        r#"{"command":"/bin/cat","args":[]}"#,
+    ])
+    .code(0);
+    w
+}
+
+#[test]
+fn install_managed_makes_claude_load_both_servers_from_the_managed_file_and_no_users_own() {
+    let w = with_a_hand_added_server();
+    assert!(listed(&w).contains(&"handadded".to_string()));
+
+    let r = on_managed(&w, "install", &["--json"]);
+    r.code(0);
+    // Said before the write, naming the file, and that it did not exist.
+    r.stderr_has(&format!("warning: this writes {MANAGED}"))
+        .stderr_has("every user's own servers")
+        .stderr_has("does not exist yet");
+    for s in r.json()["servers"].as_array().unwrap() {
+        assert_eq!(s["registration"], "added", "{}", r.shown);
+    }
+
+    let after = listed(&w);
+    assert!(after.contains(&"codetools-test".to_string()), "{after:?}");
+    assert!(after.contains(&"orchestrata-test".to_string()), "{after:?}");
+    assert!(!after.contains(&"handadded".to_string()), "{after:?}");
+    let get = claude(&w, &["mcp", "get", "codetools-test"]);
+    get.code(0)
+        .stdout_has("Scope: Enterprise config")
+        .stdout_has(&format!("edit {MANAGED}"));
+    let gone = claude(&w, &["mcp", "get", "handadded"]);
+    assert_ne!(gone.code, 0, "{}", gone.shown);
+
+    // Every user's claude reads it: 0644 in a 0755 directory. The user's own file is as it was.
+    let file = managed(&w);
+    assert_eq!(
+        fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    assert!(w.user_servers().contains_key("handadded"));
+    assert!(!w.user_servers().contains_key("codetools-test"));
+    let doc: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    let ct = w.opt().join("codetools/bin/codetools");
+    assert_eq!(
+        doc["mcpServers"]["codetools-test"],
+        json!({"command": ct, "args": ["mcp", "serve"]})
+    );
+
+    // The flat document: the entries in their exact shape, their scope beside them.
+    let flat: Value = serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(
+        flat["mcpServers"]["codetools-test"],
+        json!({"command": ct, "args": ["mcp", "serve"]})
+    );
+    assert_eq!(
+        flat["mcpScopes"],
+        json!({"codetools-test": "managed", "orchestrata-test": "managed"})
+    );
+    // verify-identity reads the live entry from the managed file.
+    let v = verify(&w);
+    v.code(0);
+    assert!(v.stdout.contains(&format!("live {MANAGED}")), "{}", v.shown);
+
+    // A rerun writes nothing.
+    let (bytes, mtime) = (
+        fs::read(&file).unwrap(),
+        fs::metadata(&file).unwrap().mtime_nsec(),
+    );
+    let again = on_managed(&w, "install", &["--json"]);
+    again.code(0);
+    for s in again.json()["servers"].as_array().unwrap() {
+        assert_eq!(s["registration"], "unchanged", "{}", again.shown);
+    }
+    assert_eq!(fs::read(&file).unwrap(), bytes);
+    assert_eq!(fs::metadata(&file).unwrap().mtime_nsec(), mtime);
+
+    // Uninstall removes the file mcp-deploy created: even an empty one would keep every
+    // user's own servers off. The user's server loads again.
+    on_managed(&w, "uninstall", &[]).code(0);
+    assert!(!file.exists());
+    let back = listed(&w);
+    assert!(back.contains(&"handadded".to_string()), "{back:?}");
+    let flat: Value = serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert_eq!(flat["mcpServers"], json!({}), "{flat}");
+    assert!(flat.get("mcpScopes").is_none(), "{flat}");
+}
+
+/// An administrator's file: its own server, its own formatting.
+const ADMINS: &str = "{\n    \"mcpServers\": {\n        \"admins-own\": {\"command\": \"/bin/cat\", \"args\": []}\n    },\n    \"note\": \"kept\"\n}\n";
+
+#[test]
+fn uninstall_managed_removes_ours_and_keeps_the_admins_server_and_bytes() {
+    let w = World::with_real_claude();
+    w.sample();
+    seed(&w, ADMINS);
+    fs::set_permissions(managed(&w), fs::Permissions::from_mode(0o640)).unwrap();
+    let r = on_managed(&w, "install", &[]);
+    r.code(0)
+        .stderr_has(&format!("warning: this writes {MANAGED}"));
+    assert!(!r.stderr.contains("does not exist yet"), "{}", r.shown);
+    let after = listed(&w);
+    for n in ["admins-own", "codetools-test", "orchestrata-test"] {
+        assert!(after.contains(&n.to_string()), "{n}: {after:?}");
+    }
+    // Its mode is the admin's.
+    assert_eq!(
+        fs::metadata(managed(&w)).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    on_managed(&w, "uninstall", &[]).code(0);
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), ADMINS);
+    assert_eq!(listed(&w), vec!["admins-own".to_string()]);
+}
+
+#[test]
+fn an_admins_entry_of_our_name_is_neither_replaced_nor_removed() {
+    let w = World::with_real_claude();
+    w.sample();
+    let theirs = "{\"mcpServers\": {\"codetools-test\": {\"command\": \"/bin/cat\"}}}\n";
+    seed(&w, theirs);
+    let r = on_managed(&w, "install", &["--server", "codetools"]);
+    r.code(2).stderr_has("mcp-deploy did not write");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), theirs);
+    let r = on_managed(&w, "uninstall", &["--server", "codetools"]);
+    r.code(2).stderr_has("mcp-deploy did not write");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), theirs);
+}
+
+#[test]
+fn a_managed_file_claude_would_refuse_is_refused_unchanged() {
+    let w = World::with_real_claude();
+    w.sample();
+    // claude loads none of a file with a comment (and none of the users' either).
+    let text = "{\"mcpServers\": {\"x\": {\"command\": \"/bin/cat\"}} // c\n}\n";
+    seed(&w, text);
+    let refused = claude(&w, &["mcp", "get", "x"]);
+    assert_ne!(
+        refused.code, 0,
+        "claude reads it after all:\n{}",
+        refused.shown
+    );
+    let r = on_managed(&w, "install", &[]);
+    r.code(2).stderr_has("not strict JSON at line 1");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), text);
+}
+
+#[test]
+fn managed_scope_with_another_client_exits_2_naming_why() {
+    let w = World::new();
+    w.sample();
+    let r = w
+        .sample_cmd("install")
+        .args(["--client", "codex", "--scope", "managed"])
+        .run();
+    r.code(2)
+        .stderr_has("--scope managed is for claude only")
+        .stderr_has("codex");
+    let r = w
+        .sample_cmd("uninstall")
+        .args(["--client", "claude,codex", "--scope", "managed"])
+        .run();
+    r.code(2).stderr_has("--scope managed is for claude only");
+}
+
+#[test]
+fn a_dry_run_shows_the_managed_write_and_writes_nothing() {
+    let w = World::with_real_claude();
+    w.sample();
+    let r = on_managed(&w, "install", &["--dry-run", "--json"]);
+    r.code(0)
+        .stderr_has(&format!("warning: this would write {MANAGED}"))
+        .stderr_has("does not exist yet");
+    let calls = r.json()["servers"][0]["client_calls"].clone();
+    assert!(
+        calls
+            .as_array()
+            .unwrap()
+            .contains(&json!(format!("add codetools-test to {MANAGED}"))),
+        "{}",
+        r.shown
+    );
+    assert!(!managed(&w).exists());
+    assert!(!w.registered().exists());
+}
+
+#[test]
+fn a_crash_after_the_managed_write_is_rolled_back_by_the_next_run() {
+    let w = with_a_hand_added_server();
+    let r = w
+        .sample_cmd("install")
+        .args(["--scope", "managed"])
+        .env("MCP_DEPLOY_CRASH_AT", "after-add:codetools-test")
+        .in_private_etc()
+        .run();
+    assert_ne!(r.code, 0, "{}", r.shown);
+    let journal = w.etc().join("claude-code/.mcp-deploy/claude.journal.json");
+    assert!(journal.exists(), "{}", r.shown);
+    assert!(managed(&w).exists(), "{}", r.shown);
+    // The next run (an uninstall here) rolls the interrupted change back first: the file it
+    // created goes with it, and the user's own server loads again.
+    let r = on_managed(&w, "uninstall", &[]);
+    r.code(0).stderr_has("codetools-test");
+    assert!(!journal.exists());
+    assert!(!managed(&w).exists(), "{}", r.shown);
+    assert!(listed(&w).contains(&"handadded".to_string()));
+    // And an install after it ends where an uninterrupted one does.
+    on_managed(&w, "install", &[]).code(0);
+    verify(&w).code(0);
+}
+
+#[test]
+fn the_warning_is_said_before_anything_is_written() {
+    let w = World::with_real_claude();
+    w.sample();
+    let r = w
+        .sample_cmd("install")
+        .args(["--scope", "managed"])
+        .env("MCP_DEPLOY_CRASH_AT", "journal-written")
+        .in_private_etc()
+        .run();
+    assert_ne!(r.code, 0, "{}", r.shown);
+    r.stderr_has(&format!("warning: this writes {MANAGED}"));
+    assert!(!managed(&w).exists(), "{}", r.shown);
+}
