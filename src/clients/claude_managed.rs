@@ -89,7 +89,7 @@ fn may_write() -> Result<(), ClientError> {
     };
     rustix::fs::access(at, rustix::fs::Access::WRITE_OK).map_err(|e| ClientError::NeedsRoot {
         path: path(),
-        reason: format!("{} is not writable by this user ({e})", at.display()),
+        reason: format!("{} is not writable by this run ({e})", at.display()),
     })
 }
 

@@ -339,8 +339,9 @@ impl ClientError {
                 path.display()
             )),
             ClientError::NeedsRoot { .. } => Some(
-                "--scope managed writes for every user of the host, which takes root: run it as \
-                 root (sudo), or leave out --scope managed to register for your own user"
+                "--scope managed writes for every user of the host, which takes root and a \
+                 writable /etc: run it as root (sudo), or leave out --scope managed to register \
+                 for your own user"
                     .into(),
             ),
             ClientError::HomeMissing { var, .. } => Some(format!(

@@ -65,12 +65,16 @@ pub(crate) fn notice(n: Notice) {
                 false => ("will", "writes"),
             };
             eprintln!(
-                "warning: this {writes} {}: on this host {client} {will} load only the servers                  of that file, for every user; every user's own servers (user, project and local                  scope) {will} stop loading",
+                "warning: this {writes} {}: on this host {client} {will} load only the servers of \
+                 that file, for every user; every user's own servers (user, project and local \
+                 scope) {will} stop loading",
                 file.display()
             );
             if !exists {
                 eprintln!(
-                    "warning: {} does not exist yet: creating it is what turns every user's own                      servers off (uninstall --scope managed removes it again when nothing else                      is left in it)",
+                    "warning: {} does not exist yet: creating it is what turns every user's own \
+                     servers off (uninstall --scope managed removes it again when nothing else \
+                     is left in it)",
                     file.display()
                 );
             }

@@ -92,7 +92,7 @@ fn install_managed_makes_claude_load_both_servers_from_the_managed_file_and_no_u
     r.code(0);
     // Said before the write, naming the file, and that it did not exist.
     r.stderr_has(&format!("warning: this writes {MANAGED}"))
-        .stderr_has("every user's own servers")
+        .stderr_has("load only the servers of that file, for every user; every user's own servers")
         .stderr_has("does not exist yet");
     for s in r.json()["servers"].as_array().unwrap() {
         assert_eq!(s["registration"], "added", "{}", r.shown);
@@ -138,6 +138,9 @@ fn install_managed_makes_claude_load_both_servers_from_the_managed_file_and_no_u
     let v = verify(&w);
     v.code(0);
     assert!(v.stdout.contains(&format!("live {MANAGED}")), "{}", v.shown);
+
+    // status looks for a managed registration in the managed file.
+    w.sample_cmd("status").in_private_etc().run().code(0);
 
     // A rerun writes nothing.
     let (bytes, mtime) = (
@@ -299,4 +302,23 @@ fn the_warning_is_said_before_anything_is_written() {
     assert_ne!(r.code, 0, "{}", r.shown);
     r.stderr_has(&format!("warning: this writes {MANAGED}"));
     assert!(!managed(&w).exists(), "{}", r.shown);
+}
+
+#[test]
+fn where_etc_cannot_be_written_it_exits_2_before_any_change() {
+    let w = World::with_real_claude();
+    w.sample();
+    fs::create_dir_all(w.etc().join("claude-code")).unwrap();
+    let r = w
+        .sample_cmd("install")
+        .args(["--scope", "managed"])
+        .read_only(std::path::Path::new("/etc/claude-code"))
+        .in_private_etc()
+        .run();
+    r.code(2)
+        .stderr_has(&format!("cannot write {MANAGED}"))
+        .stderr_has("takes root");
+    assert!(!managed(&w).exists());
+    assert!(!w.registered().exists(), "{}", r.shown);
+    assert!(!w.etc().join("claude-code/.mcp-deploy").exists());
 }
