@@ -110,15 +110,7 @@ pub(crate) fn read_entries(path: &Path) -> Result<Map<String, Value>, ClientErro
 /// The live witness of a managed registration for verify-identity: the managed file's
 /// entries; `None` when there is no file.
 pub(crate) fn read_live() -> Result<Option<crate::identity::checks::Live>, ClientError> {
-    let path = path();
-    if std::fs::symlink_metadata(&path).is_err() {
-        return Ok(None);
-    }
-    Ok(Some(crate::identity::checks::Live {
-        entries: read_entries(&path)?,
-        path,
-        shadows: Vec::new(),
-    }))
+    super::live_at(path(), read_entries)
 }
 
 /// The file's document, `None` when it does not exist; refused when claude would refuse it

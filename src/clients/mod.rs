@@ -453,6 +453,15 @@ pub(crate) fn read_live(
     kind: ClientKind,
 ) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     let (path, entries) = user_config(kind);
+    live_at(path, entries)
+}
+
+/// The live registration the file `path` holds, read by `entries`; `None` when there is no
+/// such file.
+pub(crate) fn live_at(
+    path: PathBuf,
+    entries: ReadEntries,
+) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }

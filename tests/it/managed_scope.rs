@@ -16,13 +16,11 @@ const MANAGED: &str = "/etc/claude-code/managed-mcp.json";
 
 /// The world's `managed-mcp.json`, as the private `/etc` holds it.
 fn managed(w: &World) -> PathBuf {
-    w.etc().join("claude-code/managed-mcp.json")
+    w.etc_file(MANAGED)
 }
 
 fn seed(w: &World, text: &str) {
-    let p = managed(w);
-    fs::create_dir_all(p.parent().unwrap()).unwrap();
-    fs::write(p, text).unwrap();
+    w.write_etc(MANAGED, text);
 }
 
 /// `mcp-deploy COMMAND --prefix opt --name-suffix -test --scope managed EXTRA...` in the
@@ -37,22 +35,12 @@ fn on_managed(w: &World, command: &str, extra: &[&str]) -> Run {
 
 /// The real claude in the private `/etc`.
 fn claude(w: &World, args: &[&str]) -> Run {
-    w.program(real_claude())
-        .args(args)
-        .env("MCP_TIMEOUT", "3000")
-        .in_private_etc()
-        .run()
+    w.claude_in_private_etc(args)
 }
 
-/// The names `claude mcp list` shows (its `name: command ...` lines).
+/// The names `claude mcp list` shows in the private `/etc`.
 fn listed(w: &World) -> Vec<String> {
-    let r = claude(w, &["mcp", "list"]);
-    r.code(0);
-    r.stdout
-        .lines()
-        .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
-        .filter(|n| !n.contains(' '))
-        .collect()
+    w.claude_listed_in_private_etc()
 }
 
 /// verify-identity of codetools-test against the flat document, in the private `/etc`.
@@ -71,15 +59,7 @@ fn verify(w: &World) -> Run {
 fn with_a_hand_added_server() -> World {
     let w = World::with_real_claude();
     w.sample();
-    w.claude(&[
-        "mcp",
-        "add-json",
-        "-s",
-        "user",
-        "handadded",
-        r#"{"command":"/bin/cat","args":[]}"#,
-    ])
-    .code(0);
+    w.add_by_hand("handadded", &json!({"command": "/bin/cat", "args": []}));
     w
 }
 
