@@ -385,15 +385,27 @@ pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
 /// given as it is, and a stored `"type":"stdio"` is a default to every comparison
 /// ([`crate::entry::normalized`]), so the flat document and a no-op re-run do not see it.
 fn entry_for(entry: &Entry, version: Option<super::version::Version>) -> String {
+    match typed_for(entry, version) {
+        Some(raw) => Value::Object(raw).to_string(),
+        None => entry.to_json(),
+    }
+}
+
+/// `entry` with `"type":"stdio"` first, for a `version` whose `mcp get` shows Command and
+/// Args only for a typed entry ([`entry_for`]); `None` when it is given as it is.
+pub(crate) fn typed_for(
+    entry: &Entry,
+    version: Option<super::version::Version>,
+) -> Option<Map<String, Value>> {
     let old = version.is_some_and(|v| v < TYPE_ALWAYS_SHOWN);
     if old && matches!(entry.transport, Transport::Stdio { .. }) && !entry.raw.contains_key("type")
     {
         let mut raw = Map::new();
         raw.insert("type".into(), Value::String("stdio".into()));
         raw.extend(entry.raw.clone());
-        return Value::Object(raw).to_string();
+        return Some(raw);
     }
-    entry.to_json()
+    None
 }
 
 /// The first release whose `mcp get` prints Type, Command and Args for a stdio entry stored

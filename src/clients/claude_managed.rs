@@ -243,9 +243,10 @@ impl Client for ClaudeManaged {
             owned.names.push(name.to_string());
         }
         self.save(&owned)?;
-        let written = self
-            .file
-            .add("claude", name, &Value::Object(entry.raw.clone()));
+        // Typed for a claude whose `mcp get` would not show an untyped entry's command.
+        let raw = super::claude::typed_for(entry, self.claude.version())
+            .unwrap_or_else(|| entry.raw.clone());
+        let written = self.file.add("claude", name, &Value::Object(raw));
         if written.is_err() {
             (owned.created_file, owned.names) = before;
             let _ = self.save(&owned);

@@ -302,3 +302,58 @@ fn where_etc_cannot_be_written_it_exits_2_before_any_change() {
     assert!(!w.registered().exists(), "{}", r.shown);
     assert!(!w.etc().join("claude-code/.mcp-deploy").exists());
 }
+
+/// Every supported claude reads the managed file and labels its servers `Enterprise config`;
+/// before 2.1.285 `mcp get` shows a stdio entry's command only when it has a type, so it is
+/// written typed there, as user-scope entries are sent.
+#[test]
+fn claude_2_0_0_confirms_a_managed_registration_and_loads_no_users_own() {
+    let w = with_a_hand_added_server();
+    let old = compat_client("claude", "2.0.0");
+    let r = on_managed(&w, "install", &["--claude", old.to_str().unwrap()]);
+    r.code(0);
+    let doc: Value = serde_json::from_str(&fs::read_to_string(managed(&w)).unwrap()).unwrap();
+    assert_eq!(doc["mcpServers"]["codetools-test"]["type"], "stdio");
+    let get = w
+        .program(&old)
+        .args(["mcp", "get", "codetools-test"])
+        .env("MCP_TIMEOUT", "3000")
+        .in_private_etc()
+        .run();
+    get.code(0)
+        .stdout_has("Scope: Enterprise config")
+        .stdout_has("Args: mcp serve");
+    verify(&w).code(0);
+    // The pinned claude reads the same file; a rerun with it writes nothing.
+    let again = on_managed(&w, "install", &["--json"]);
+    again.code(0);
+    assert_eq!(
+        again.json()["servers"][0]["registration"],
+        "unchanged",
+        "{}",
+        again.shown
+    );
+    on_managed(&w, "uninstall", &[]).code(0);
+    assert!(!managed(&w).exists());
+}
+
+/// verify-identity's live witness of a managed registration is the managed file: an entry
+/// changed there by hand fails it, though the document still holds what was installed.
+#[test]
+fn a_managed_entry_changed_by_hand_fails_verify_identity() {
+    let w = World::with_real_claude();
+    w.sample();
+    on_managed(&w, "install", &["--server", "codetools"]).code(0);
+    verify(&w).code(0);
+    let text = fs::read_to_string(managed(&w)).unwrap();
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["mcpServers"]["codetools-test"]["args"] = json!(["mcp", "serve", "--evil"]);
+    fs::write(managed(&w), doc.to_string()).unwrap();
+    let r = verify(&w);
+    r.code(1);
+    assert!(
+        r.detail("mcp-registration").contains(MANAGED),
+        "{}",
+        r.shown
+    );
+}
