@@ -784,6 +784,8 @@ pub struct TransitionArgs {
     #[command(flatten)]
     pub output: ReportOutputArgs,
     #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
     pub mcp_timeout: McpTimeoutArgs,

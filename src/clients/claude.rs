@@ -240,12 +240,18 @@ impl Claude {
             reason: e.to_string(),
         })?;
         if !shown.scope.starts_with(at.scope) {
+            // The managed file wins over every other scope: a name registered there (`install
+            // --scope managed`) is what claude reports, whatever else registers it.
+            let not_there = match shown.scope.starts_with(MANAGED_SCOPE) {
+                true => {
+                    "from /etc/claude-code/managed-mcp.json, which wins over every other \
+                         scope: a registration there is changed with --scope managed"
+                }
+                false => at.not_there,
+            };
             return Err(ClientError::Disagrees {
                 name: name.to_string(),
-                reason: format!(
-                    "claude reports it in scope {:?}, {}",
-                    shown.scope, at.not_there
-                ),
+                reason: format!("claude reports it in scope {:?}, {not_there}", shown.scope),
             });
         }
         let config = (at.entries)()?;

@@ -357,3 +357,44 @@ fn a_managed_entry_changed_by_hand_fails_verify_identity() {
         r.shown
     );
 }
+
+/// A promote registers in the scope it is told: `--scope managed` keeps the managed entry,
+/// whose stable command path needs no change, and verifies it. Without it, claude itself
+/// refuses the user-scope `add-json` while a managed file exists, and nothing is switched.
+#[test]
+fn promote_with_scope_managed_keeps_the_managed_entry_and_without_it_says_why() {
+    const NEW: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let w = World::with_real_claude();
+    w.sample();
+    crate::promote::add_sample_release(&w, NEW);
+    on_managed(&w, "install", &["--server", "codetools"]).code(0);
+    let before = fs::read(managed(&w)).unwrap();
+    let ct = w.opt().join("codetools");
+    let promote = |extra: &[&str]| {
+        w.cmd()
+            .args(["promote", "--prefix"])
+            .arg(&ct)
+            .args(["--release", NEW, "--name-suffix", "-test"])
+            .args(extra)
+            .in_private_etc()
+            .run()
+    };
+    let r = promote(&[]);
+    assert_ne!(r.code, 0, "{}", r.shown);
+    r.stderr_has("enterprise MCP configuration is active and has exclusive control");
+    assert!(fs::read_link(ct.join("current")).unwrap().ends_with(CT_SHA));
+    assert!(!w.user_servers().contains_key("codetools-test"));
+
+    promote(&["--scope", "managed"]).code(0);
+    assert!(fs::read_link(ct.join("current")).unwrap().ends_with(NEW));
+    assert_eq!(fs::read(managed(&w)).unwrap(), before);
+    w.cmd()
+        .args(["verify-identity", "--prefix"])
+        .arg(&ct)
+        .args(["--expect-commit", NEW, "--mcp-json"])
+        .arg(w.registered())
+        .args(["--name", "codetools-test"])
+        .in_private_etc()
+        .run()
+        .code(0);
+}
