@@ -564,3 +564,59 @@ fn policy(cx: &Context, settings: &[Settings]) -> Vec<Finding> {
     ));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::tests::entry;
+    use serde_json::json;
+
+    /// The findings for `name` declared as `{"command": "/x"}` with `managed` as the managed
+    /// file's text (none: no file).
+    fn findings(managed: Option<&str>) -> Vec<Finding> {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        if let Some(text) = managed {
+            std::fs::write(etc.join("managed-mcp.json"), text).unwrap();
+        }
+        let declared = entry(json!({"command": "/x", "args": []}));
+        read_in(
+            &Context {
+                name: "ours",
+                declared: &declared,
+                user_config: &dir.path().join(".claude.json"),
+            },
+            &Where {
+                managed: etc,
+                config_home: dir.path().join("home"),
+                cwd: None,
+            },
+        )
+    }
+
+    #[test]
+    fn our_own_managed_entry_as_declared_is_the_registration_and_any_other_is_not() {
+        assert!(findings(None).is_empty());
+        let ours = json!({"mcpServers": {"ours": {"command": "/x", "args": []}}}).to_string();
+        assert_eq!(findings(Some(&ours)), vec![]);
+        let typed = json!({"mcpServers": {"ours": {"type": "stdio", "command": "/x", "args": []}}});
+        assert_eq!(findings(Some(&typed.to_string())), vec![]);
+        let other = json!({"mcpServers": {"ours": {"command": "/y"}}}).to_string();
+        assert!(matches!(
+            findings(Some(&other))[0].effect,
+            Effect::Replaced(_)
+        ));
+        let none = json!({"mcpServers": {"theirs": {"command": "/x"}}}).to_string();
+        assert!(matches!(
+            findings(Some(&none))[0].effect,
+            Effect::Blocked(_)
+        ));
+        // A file claude refuses loads nothing, ours included.
+        let commented = "{\"mcpServers\": {\"ours\": {\"command\": \"/x\", \"args\": []}} // c\n}";
+        assert!(matches!(
+            findings(Some(commented))[0].effect,
+            Effect::Blocked(_)
+        ));
+    }
+}
