@@ -35,6 +35,16 @@ pub(crate) enum Notice {
     Progress(String),
     /// `--prefix` is one server's own deployment, not a root of several.
     OwnPrefix { prefix: PathBuf, server: String },
+    /// A client's managed file (claude's managed-mcp.json) is about to be written (or, in a
+    /// dry run, would be): the client will load only its servers for every user of the host.
+    /// `exists`: whether the file is there already (if not, this write is what turns every
+    /// user's own servers off).
+    ManagedScope {
+        client: &'static str,
+        file: PathBuf,
+        exists: bool,
+        dry_run: bool,
+    },
     /// A client call that ended: the step as it may be shown (no secret in it), how it ended
     /// (`exit 0`, `timed out`), and how long it took. Said only with `-v`.
     ClientCall {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::clients::ClientKind;
+use crate::clients::{ClientKind, Scope};
 
 pub(crate) mod duration;
 pub mod manual;
@@ -462,6 +462,17 @@ pub struct LockArgs {
     pub lock_timeout: Duration,
 }
 
+/// `--scope`: where install registers and uninstall removes.
+#[derive(Debug, Args, Clone)]
+pub struct ScopeArgs {
+    /// Where the registration lives: user (the client's user scope, for the user running
+    /// mcp-deploy), or managed (claude only: /etc/claude-code/managed-mcp.json, one
+    /// registration for every user of the host, after which claude loads only that file's
+    /// servers; takes root).
+    #[arg(long, value_enum, default_value = "user")]
+    pub scope: Scope,
+}
+
 /// `--strict`: for the commands that look for shadowing entries (install, status).
 #[derive(Debug, Args, Clone)]
 pub struct StrictArgs {
@@ -625,6 +636,8 @@ pub struct InstallArgs {
     pub lock: LockArgs,
     #[command(flatten)]
     pub strict: StrictArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -642,6 +655,8 @@ pub struct UninstallArgs {
     pub client: ClientArgs,
     #[command(flatten)]
     pub lock: LockArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -773,6 +788,8 @@ pub struct TransitionArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub output: ReportOutputArgs,
+    #[command(flatten)]
+    pub scope: ScopeArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]

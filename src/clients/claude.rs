@@ -186,6 +186,42 @@ impl Client for Claude {
     }
 
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError> {
+        self.observe_in(
+            name,
+            &Witness {
+                scope: USER_SCOPE,
+                not_there: "not user scope: a local or project entry of the same name shadows it",
+                path: &self.config,
+                entries: &|| read_user_entries(&self.config),
+            },
+        )
+    }
+}
+
+/// `claude mcp get`'s label of the user scope ("User config (available in all your
+/// projects)"), and of the managed file's ("Enterprise config (managed by your
+/// organization)", 2.1.332 with `/etc/claude-code/managed-mcp.json`).
+pub(crate) const USER_SCOPE: &str = "User config";
+pub(crate) const MANAGED_SCOPE: &str = "Enterprise config";
+
+/// Where an entry `claude mcp get` reports must be, to be the one observed: the scope label it
+/// prints (its start), what is wrong when it names another, and the file that holds the exact
+/// entry, read by `entries`.
+pub(crate) struct Witness<'a> {
+    pub(crate) scope: &'static str,
+    pub(crate) not_there: &'static str,
+    pub(crate) path: &'a Path,
+    pub(crate) entries: &'a dyn Fn() -> Result<Map<String, Value>, ClientError>,
+}
+
+impl Claude {
+    /// What `claude mcp get NAME` reports for `name` (`None`: not registered), which must be
+    /// in the scope of `at` and agree with the entry its file holds: that entry, exactly.
+    pub(crate) fn observe_in(
+        &self,
+        name: &str,
+        at: &Witness,
+    ) -> Result<Option<Entry>, ClientError> {
         let step = format!("claude mcp get {name}");
         let out = match self.runner.call(&["mcp", "get", name], step.clone()) {
             Ok(out) => out,
@@ -203,31 +239,36 @@ impl Client for Claude {
             step: step.clone(),
             reason: e.to_string(),
         })?;
-        if !shown.scope.starts_with("User config") {
+        if !shown.scope.starts_with(at.scope) {
+            // The managed file wins over every other scope: a name registered there (`install
+            // --scope managed`) is what claude reports, whatever else registers it.
+            let not_there = match shown.scope.starts_with(MANAGED_SCOPE) {
+                true => {
+                    "from /etc/claude-code/managed-mcp.json, which wins over every other \
+                         scope: a registration there is changed with --scope managed"
+                }
+                false => at.not_there,
+            };
             return Err(ClientError::Disagrees {
                 name: name.to_string(),
-                reason: format!(
-                    "claude reports it in scope {:?}, not user scope: a local or project entry \
-                     of the same name shadows it",
-                    shown.scope
-                ),
+                reason: format!("claude reports it in scope {:?}, {not_there}", shown.scope),
             });
         }
-        let config = read_user_entries(&self.config)?;
+        let config = (at.entries)()?;
         let disagree = |reason: String| ClientError::Disagrees {
             name: name.to_string(),
             reason,
         };
         let raw = config.get(name).ok_or_else(|| {
             disagree(format!(
-                "claude reports it, but {} has no user-scope entry for it",
-                self.config.display()
+                "claude reports it, but {} has no entry for it",
+                at.path.display()
             ))
         })?;
         let entry = Entry::from_value(raw).map_err(|e| {
             disagree(format!(
                 "its entry in {} is malformed: {e}",
-                self.config.display()
+                at.path.display()
             ))
         })?;
         let agrees = match (&entry.transport, &shown.transport) {
@@ -249,7 +290,7 @@ impl Client for Claude {
         if !agrees {
             return Err(disagree(format!(
                 "`{step}` does not show what {} holds ({})",
-                self.config.display(),
+                at.path.display(),
                 entry.describe()
             )));
         }
@@ -350,15 +391,27 @@ pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
 /// given as it is, and a stored `"type":"stdio"` is a default to every comparison
 /// ([`crate::entry::normalized`]), so the flat document and a no-op re-run do not see it.
 fn entry_for(entry: &Entry, version: Option<super::version::Version>) -> String {
+    match typed_for(entry, version) {
+        Some(raw) => Value::Object(raw).to_string(),
+        None => entry.to_json(),
+    }
+}
+
+/// `entry` with `"type":"stdio"` first, for a `version` whose `mcp get` shows Command and
+/// Args only for a typed entry ([`entry_for`]); `None` when it is given as it is.
+pub(crate) fn typed_for(
+    entry: &Entry,
+    version: Option<super::version::Version>,
+) -> Option<Map<String, Value>> {
     let old = version.is_some_and(|v| v < TYPE_ALWAYS_SHOWN);
     if old && matches!(entry.transport, Transport::Stdio { .. }) && !entry.raw.contains_key("type")
     {
         let mut raw = Map::new();
         raw.insert("type".into(), Value::String("stdio".into()));
         raw.extend(entry.raw.clone());
-        return Value::Object(raw).to_string();
+        return Some(raw);
     }
-    entry.to_json()
+    None
 }
 
 /// The first release whose `mcp get` prints Type, Command and Args for a stdio entry stored

@@ -42,6 +42,9 @@ pub(crate) struct JsoncFile {
     pub(crate) key: &'static str,
     /// What a missing file is created with, before the server is added.
     pub(crate) new_file: &'static str,
+    /// The mode of a file this creates: 0600 under a home (it says which programs an agent
+    /// runs), 0644 for a file every user's client must read (claude's managed-mcp.json).
+    pub(crate) new_mode: u32,
 }
 
 /// What the client parses: JSON with comments and trailing commas, nothing looser (OpenCode
@@ -265,7 +268,7 @@ impl JsoncFile {
     }
 
     /// Replace the file atomically: through a symlink to its target, keeping its mode (a new
-    /// file: 0600, since it says which programs an agent runs).
+    /// file: `new_mode`).
     fn write(&self, text: &str, existed: bool) -> Result<(), ClientError> {
         let io_bad = |e: crate::fsio::IoError| self.bad(e.to_string());
         let target = if existed {
@@ -297,7 +300,7 @@ impl JsoncFile {
                     io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"),
                 )))
             }
-            Err(_) => 0o600,
+            Err(_) => self.new_mode,
         };
         crate::fsio::write_atomic_mode(&target, text.as_bytes(), mode).map_err(io_bad)
     }
@@ -331,6 +334,7 @@ pub(crate) fn read_servers(
         path: path.to_path_buf(),
         key,
         new_file: "{}",
+        new_mode: 0o600,
     }
     .entries()
 }
@@ -361,6 +365,7 @@ pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
         path: path.to_path_buf(),
         key: "",
         new_file: "{}",
+        new_mode: 0o600,
     };
     let Some(text) = f.read_text()? else {
         return Ok(None);
@@ -532,6 +537,7 @@ mod tests {
             path,
             key: "mcp",
             new_file: "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}\n",
+            new_mode: 0o600,
         }
     }
 
@@ -667,6 +673,7 @@ mod tests {
                 path: path.clone(),
                 key: "mcpServers",
                 new_file: "{}",
+            new_mode: 0o600,
             };
             f.add("cursor", "ct", &json!({"command": "/x", "args": ["a b"]}))
                 .unwrap();

@@ -94,6 +94,7 @@ pub(crate) fn open<F: Format>(
             path: (F::CONFIG_PATH)(),
             key: F::KEY,
             new_file: F::NEW_FILE,
+            new_mode: 0o600,
         },
         binary,
         version,

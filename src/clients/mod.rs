@@ -7,6 +7,7 @@
 //! client is its module (with its `mod` line below) and one row there.
 
 pub(crate) mod claude;
+pub(crate) mod claude_managed;
 mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod copilot;
@@ -292,6 +293,9 @@ pub(crate) enum ClientError {
         expected: PathBuf,
         wrote: Vec<PathBuf>,
     },
+    /// A file only root may write (claude's managed-mcp.json), and this run may not.
+    #[error("cannot write {path}: {reason}")]
+    NeedsRoot { path: PathBuf, reason: String },
     /// A client home named by an environment variable (CODEX_HOME) that does not exist.
     #[error("{var} is set to {path}, which does not exist")]
     HomeMissing { var: &'static str, path: PathBuf },
@@ -335,6 +339,12 @@ impl ClientError {
                  (it is created again), or set TMPDIR to a private directory",
                 path.display()
             )),
+            ClientError::NeedsRoot { .. } => Some(
+                "--scope managed writes for every user of the host, which takes root and a \
+                 writable /etc: run it as root (sudo), or leave out --scope managed to register \
+                 for your own user"
+                    .into(),
+            ),
             ClientError::HomeMissing { var, .. } => Some(format!(
                 "create that directory, or unset {var} to use the client's default"
             )),
@@ -359,6 +369,25 @@ pub(crate) enum Op {
     Add,
     Remove,
     Observe,
+}
+
+/// Where a registration lives: the user's own scope (the default), or a file every user's
+/// client loads (`--scope managed`: claude's managed-mcp.json, [`claude_managed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Scope {
+    #[default]
+    User,
+    Managed,
+}
+
+impl Scope {
+    /// As the command line and the flat document spell it.
+    pub(crate) fn word(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Managed => "managed",
+        }
+    }
 }
 
 /// One coding-agent client. Implementations must be safe to call from several threads for
@@ -389,6 +418,10 @@ pub(crate) trait Client: Sync {
     fn observe(&self, name: &str) -> Result<Option<Entry>, ClientError>;
     /// The call that would `op` the entry `name`, as a dry run prints it (never a value).
     fn show(&self, op: Op, name: &str) -> String;
+    /// The scope its registrations are made in ([`Scope::User`] but for claude's managed file).
+    fn scope(&self) -> Scope {
+        Scope::User
+    }
     /// The client's release, when known ([`version::detect`]); `None` for a client without a
     /// binary (Cursor) or one whose release could not be learnt without starting it.
     fn version(&self) -> Option<version::Version> {
@@ -421,6 +454,15 @@ pub(crate) fn read_live(
     kind: ClientKind,
 ) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     let (path, entries) = user_config(kind);
+    live_at(path, entries)
+}
+
+/// The live registration the file `path` holds, read by `entries`; `None` when there is no
+/// such file.
+pub(crate) fn live_at(
+    path: PathBuf,
+    entries: ReadEntries,
+) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
     }

@@ -166,6 +166,9 @@ impl Client for FromRow {
     fn version(&self) -> Option<super::version::Version> {
         self.client.version()
     }
+    fn scope(&self) -> super::Scope {
+        self.client.scope()
+    }
 }
 
 /// The row of the client named `name`.

@@ -756,6 +756,7 @@ mod tests {
             path: dir.path().join("mcp.json"),
             key: "servers",
             new_file: Vscode::NEW_FILE,
+            new_mode: 0o600,
         };
         std::fs::write(&file.path, DOCUMENTED).unwrap();
         let ct = to_vscode(

@@ -51,13 +51,12 @@ fn transition(
     let prepared = transition::prepare(&opts)?;
     // A dry run calls no client: one whose binary is missing is read from its files only,
     // and the result says the real run needs it.
-    let (clients, missing) = match t.dry_run {
-        true => super::open_clients_for_dry_run(&t.client, t.mcp_timeout.mcp_timeout)?,
-        false => (
-            super::open_clients(&t.client, t.mcp_timeout.mcp_timeout)?,
-            Vec::new(),
-        ),
-    };
+    let (clients, missing) = super::install::open_in_scope(
+        &t.client,
+        t.scope.scope,
+        t.mcp_timeout.mcp_timeout,
+        t.dry_run,
+    )?;
     let mut done = transition::transition(prepared, &clients, &crate::output::notice)?;
     for m in missing {
         done.outcome.result.push_str(&format!("; note: {m}"));

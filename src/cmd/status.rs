@@ -2,7 +2,7 @@
 //! call and writes nothing. The checks are [`crate::identity::drift`]'s.
 
 use crate::cli::StatusArgs;
-use crate::clients::ClientOptions;
+use crate::clients::{claude_managed, ClientOptions};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::identity::drift;
@@ -32,10 +32,19 @@ pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
         let entries = client.user_entries()?;
         let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
         for s in selected {
+            // A name the document records in claude's managed file is looked for there.
+            let managed = client.name() == "claude"
+                && flat.as_ref().is_some_and(|f| {
+                    f.scope(client.name(), &s.registered_name) == crate::clients::Scope::Managed
+                });
+            let entries = match managed {
+                true => &claude_managed::read_entries(&claude_managed::path())?,
+                false => &entries,
+            };
             let mut report = drift::server_status(
                 s,
                 client.name(),
-                &entries,
+                entries,
                 recorded_servers.as_ref(),
                 flat_document,
             )?;

@@ -9,6 +9,7 @@ use crate::registration::session::ledger_path;
 use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
 
 pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
+    super::install::check_scope(&args.client, args.scope.scope)?;
     let selection = super::selection(&args.selection)?;
     let opts = UninstallOptions {
         selection: &selection,
@@ -17,13 +18,12 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     uninstall::check(&opts)?;
-    let (clients, missing) = match args.dry_run {
-        true => super::open_clients_for_dry_run(&args.client, std::time::Duration::ZERO)?,
-        false => (
-            super::open_clients(&args.client, std::time::Duration::ZERO)?,
-            Vec::new(),
-        ),
-    };
+    let (clients, missing) = super::install::open_in_scope(
+        &args.client,
+        args.scope.scope,
+        std::time::Duration::ZERO,
+        args.dry_run,
+    )?;
     match uninstall::uninstall(&opts, &clients, &crate::output::notice)? {
         Uninstalled::DryRun(mut plan) => {
             plan.missing_binaries = missing;

@@ -3,7 +3,7 @@
 //! one report with one exit code.
 
 use crate::cli::VerifyArgs;
-use crate::clients::{self, only_deployed, ClientKind};
+use crate::clients::{self, only_deployed, ClientKind, Scope};
 use crate::deployment::declaration::Declaration;
 use crate::deployment::render;
 use crate::deployment::selection::{self, Selection};
@@ -28,12 +28,18 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         let entry = render::render(server, &s.prefix)?.entry;
         let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
         for kind in ClientKind::unique(&args.clients) {
-            let live = match clients::read_live(kind)? {
-                Some(mut live) => {
-                    live.shadows = clients::live_shadows(kind, &live, registered_name)?;
-                    Some(live)
-                }
-                None => None,
+            // An entry install put in claude's managed file: that file is its live witness.
+            let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
+                && kind.name() == "claude";
+            let live = match managed {
+                true => clients::claude_managed::read_live()?,
+                false => match clients::read_live(kind)? {
+                    Some(mut live) => {
+                        live.shadows = clients::live_shadows(kind, &live, registered_name)?;
+                        Some(live)
+                    }
+                    None => None,
+                },
             };
             let client = kind.name();
             let target = Target {
@@ -53,7 +59,10 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
             };
             let mut report = checks::verify(&target, &flat.servers(client));
             if args.require_live {
-                report.require_live(&clients::user_config(kind).0);
+                report.require_live(&match managed {
+                    true => clients::claude_managed::path(),
+                    false => clients::user_config(kind).0,
+                });
             }
             reports.push(report);
         }

@@ -54,6 +54,31 @@ pub(crate) fn notice(n: Notice) {
                  undoes it first"
             );
         }
+        Notice::ManagedScope {
+            client,
+            file,
+            exists,
+            dry_run,
+        } => {
+            let (will, writes) = match dry_run {
+                true => ("would", "would write"),
+                false => ("will", "writes"),
+            };
+            eprintln!(
+                "warning: this {writes} {}: on this host {client} {will} load only the servers of \
+                 that file, for every user; every user's own servers (user, project and local \
+                 scope) {will} stop loading",
+                file.display()
+            );
+            if !exists {
+                eprintln!(
+                    "warning: {} does not exist yet: creating it is what turns every user's own \
+                     servers off (uninstall --scope managed removes it again when nothing else \
+                     is left in it)",
+                    file.display()
+                );
+            }
+        }
         Notice::OwnPrefix { prefix, server } => eprintln!(
             "note: --prefix {} holds {server}'s own deployment: acting on {server} there (a root \
              would hold {}/{server})",

@@ -8,12 +8,17 @@
 //! every other client's are under `clients.<client>.mcpServers`. It lives at
 //! `$CLAUDE_CONFIG_DIR/mcp-registered.json` or `~/.claude/mcp-registered.json`. Entries for
 //! names mcp-deploy was not asked about are kept as they are. Env and header values are never
-//! recorded.
+//! recorded. An entry registered in another scope than the user's (`install --scope managed`)
+//! keeps its exact shape and has its scope beside it, `"mcpScopes": {NAME: "managed"}` (under
+//! `clients.<client>` for another client): a document of user-scope entries only is
+//! byte for byte what it was before scopes, and a reader that does not know the key still
+//! finds every entry where it was.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use crate::clients::Scope;
 use crate::fsio;
 
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +50,9 @@ impl FlatDocumentError {
 
 /// The client whose entries are the top-level `mcpServers`.
 const PRIMARY: &str = "claude";
+
+/// The key beside `mcpServers` recording the scope of an entry not in the user's.
+const SCOPES: &str = "mcpScopes";
 
 /// The default location of the flat document.
 pub(crate) fn default_path() -> PathBuf {
@@ -191,9 +199,66 @@ impl FlatDocument {
         self.servers_mut(client).insert(name.to_string(), entry);
     }
 
-    /// Remove `name` of `client`; whether it was there.
+    /// Remove `name` of `client` (and its scope); whether it was there.
     pub(crate) fn remove(&mut self, client: &str, name: &str) -> bool {
+        self.set_scope(client, name, Scope::User);
         self.servers_mut(client).remove(name).is_some()
+    }
+
+    /// The scope `name` of `client` was registered in (no record: the user's).
+    pub(crate) fn scope(&self, client: &str, name: &str) -> Scope {
+        let holder = if client == PRIMARY {
+            Some(&self.doc)
+        } else {
+            self.doc
+                .get("clients")
+                .and_then(|c| c.get(client))
+                .and_then(Value::as_object)
+        };
+        match holder
+            .and_then(|h| h.get(SCOPES))
+            .and_then(|s| s.get(name))
+            .and_then(Value::as_str)
+        {
+            Some("managed") => Scope::Managed,
+            _ => Scope::User,
+        }
+    }
+
+    /// Record the scope of `name` of `client`: the user's is no record at all, and the key is
+    /// dropped when it holds none.
+    pub(crate) fn set_scope(&mut self, client: &str, name: &str, scope: Scope) {
+        let holder = if client == PRIMARY {
+            &mut self.doc
+        } else {
+            self.servers_mut(client);
+            self.doc
+                .get_mut("clients")
+                .and_then(|c| c.get_mut(client))
+                .and_then(Value::as_object_mut)
+                .expect("made by servers_mut")
+        };
+        match scope {
+            Scope::User => {
+                if let Some(Value::Object(m)) = holder.get_mut(SCOPES) {
+                    m.remove(name);
+                    if m.is_empty() {
+                        holder.remove(SCOPES);
+                    }
+                }
+            }
+            other => {
+                let m = holder
+                    .entry(SCOPES)
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if !m.is_object() {
+                    *m = Value::Object(Map::new());
+                }
+                m.as_object_mut()
+                    .expect("made an object")
+                    .insert(name.to_string(), other.word().into());
+            }
+        }
     }
 
     /// Write the document atomically, mode 0600 (it says which programs an agent runs). A
@@ -233,6 +298,26 @@ impl FlatDocument {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_managed_entry_keeps_its_shape_and_a_user_only_document_has_no_scope_key() {
+        let mut f = FlatDocument::default();
+        f.set("claude", "a", json!({"command": "/a", "args": []}));
+        f.set_scope("claude", "a", Scope::Managed);
+        f.set("codex", "b", json!({"command": "/b", "args": []}));
+        assert_eq!(f.scope("claude", "a"), Scope::Managed);
+        assert_eq!(f.scope("codex", "b"), Scope::User);
+        assert_eq!(
+            f.servers("claude")["a"],
+            json!({"command": "/a", "args": []})
+        );
+        assert_eq!(f.doc["mcpScopes"], json!({"a": "managed"}));
+        f.set_scope("claude", "a", Scope::User);
+        assert!(!f.doc.contains_key("mcpScopes"), "{:?}", f.doc);
+        f.set_scope("claude", "a", Scope::Managed);
+        assert!(f.remove("claude", "a"));
+        assert!(!f.doc.contains_key("mcpScopes"), "{:?}", f.doc);
+    }
 
     #[test]
     fn each_client_has_its_own_entries_and_claude_stays_top_level() {

@@ -32,13 +32,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::clients::{Client, ClientError, ClientKind, Op};
+use crate::clients::{Client, ClientError, ClientKind, Op, Scope};
 use crate::deployment::layout::Sha;
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::{Selected, Selection};
 use crate::fsio::IoError;
 use crate::identity::report::{Report, ServerReport};
-use crate::notice::Notify;
+use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{self, Gate};
 use crate::registration::ledger;
@@ -196,6 +196,7 @@ pub(crate) fn install(
         .map(|c| plan_client(c.as_ref(), selected, rendered))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
+    warn_managed(&plans, opts.dry_run, notify);
     if opts.dry_run {
         return Ok(Installed::DryRun(dry_run(
             selected,
@@ -234,6 +235,22 @@ pub(crate) fn install(
         reports,
         Some(flat_document.display().to_string()),
     )))
+}
+
+/// Before a client's managed file is written (or, in a dry run, would be): what that does to
+/// every user of the host, said once per client with a change to make.
+fn warn_managed(plans: &[ClientPlan], dry_run: bool, notify: Notify) {
+    for p in plans {
+        if p.client.scope() == Scope::Managed && !p.changes.is_empty() {
+            let file = p.client.config_path();
+            notify(Notice::ManagedScope {
+                client: p.client.name(),
+                file: file.to_path_buf(),
+                exists: std::fs::symlink_metadata(file).is_ok(),
+                dry_run,
+            });
+        }
+    }
 }
 
 /// `install --dry-run`: the plan, each step with the gate checks of its server, and exactly
@@ -276,6 +293,7 @@ fn dry_run(
             };
             if let Some(line) = recorded {
                 flat.set(p.client.name(), name, line);
+                flat.set_scope(p.client.name(), name, p.client.scope());
             }
             changes |= *action != Action::Unchanged;
             let mut calls = Vec::new();

@@ -235,12 +235,16 @@ impl<'a> Session<'a> {
                     Then::Observe => {
                         for (name, entry) in entries {
                             flat.set(w.client.name(), name, entry.flat());
+                            flat.set_scope(w.client.name(), name, w.client.scope());
                         }
                     }
-                    // Every selected name, also a line the client no longer had.
+                    // Every selected name, also a line the client no longer had, when it
+                    // was recorded in the scope this run removed from.
                     Then::Forget => {
                         for name in names {
-                            flat.remove(w.client.name(), name);
+                            if flat.scope(w.client.name(), name) == w.client.scope() {
+                                flat.remove(w.client.name(), name);
+                            }
                         }
                     }
                 }

@@ -163,7 +163,9 @@ fn dry_run(
     let mut after = flat.clone();
     for p in plans {
         for s in selected {
-            after.remove(p.client.name(), &s.registered_name);
+            if after.scope(p.client.name(), &s.registered_name) == p.client.scope() {
+                after.remove(p.client.name(), &s.registered_name);
+            }
         }
     }
     let writes_flat_document = !after.same_as(&flat);

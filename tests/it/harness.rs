@@ -855,10 +855,7 @@ impl World {
         args: &[&str],
     ) -> Cmd<'_> {
         for (path, text) in files {
-            let rel = path.strip_prefix("/etc/").expect("a path under /etc/");
-            let file = self.etc().join(rel);
-            fs::create_dir_all(file.parent().unwrap()).unwrap();
-            fs::write(&file, text).unwrap();
+            self.write_etc(path, text);
         }
         self.program(program).args(args).in_private_etc()
     }
@@ -945,10 +942,53 @@ impl World {
             .run()
     }
 
+    /// Where the file `path` (under `/etc`) of a private `/etc` is in the world's [`World::etc`].
+    pub fn etc_file(&self, path: &str) -> PathBuf {
+        self.etc()
+            .join(path.strip_prefix("/etc/").expect("a path under /etc/"))
+    }
+
+    /// Write `text` at `path` (under `/etc`) of the private `/etc`, making its directories;
+    /// where it is in the world.
+    pub fn write_etc(&self, path: &str, text: &str) -> PathBuf {
+        let file = self.etc_file(path);
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(&file, text).unwrap();
+        file
+    }
+
+    /// The real claude in this world, in the private `/etc` of [`Cmd::in_private_etc`] (what
+    /// the world's `etc()` holds laid over the host's).
+    pub fn claude_in_private_etc(&self, args: &[&str]) -> Run {
+        self.program(real_claude())
+            .args(args)
+            .env("MCP_TIMEOUT", "3000")
+            .in_private_etc()
+            .run()
+    }
+
+    /// The names `claude mcp list` shows in the private `/etc` (its `name: command ...`
+    /// lines).
+    pub fn claude_listed_in_private_etc(&self) -> Vec<String> {
+        let r = self.claude_in_private_etc(&["mcp", "list"]);
+        r.code(0);
+        r.stdout
+            .lines()
+            .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
+            .filter(|n| !n.contains(' '))
+            .collect()
+    }
+
     /// Re-register `name` at user scope by hand through the real claude, as `entry` (a drift
     /// mcp-deploy did not make): `claude mcp remove` of the one there, then `claude mcp add-json`.
     pub fn reregister_by_hand(&self, name: &str, entry: &serde_json::Value) {
         self.claude(&["mcp", "remove", name, "-s", "user"]).code(0);
+        self.add_by_hand(name, entry);
+    }
+
+    /// Register `name` at user scope by hand through the real claude (`claude mcp add-json`),
+    /// as a user adds their own server.
+    pub fn add_by_hand(&self, name: &str, entry: &serde_json::Value) {
         self.claude(&["mcp", "add-json", "-s", "user", name, &entry.to_string()])
             .code(0);
     }

@@ -25,6 +25,7 @@ mod handshake;
 mod human;
 mod identity;
 mod install;
+mod managed_scope;
 mod manifest;
 mod only_deployed;
 mod opencode_mcp_add;

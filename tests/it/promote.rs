@@ -30,7 +30,7 @@ fn with_releases(w: &World, shas: &[&str]) -> PathBuf {
     ct(w)
 }
 
-fn add_sample_release(w: &World, sha: &str) -> PathBuf {
+pub(crate) fn add_sample_release(w: &World, sha: &str) -> PathBuf {
     let from = ct(w).join("releases").join(CT_SHA);
     let to = ct(w).join("releases").join(sha);
     fs::create_dir_all(to.join("bin")).unwrap();

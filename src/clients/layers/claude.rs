@@ -92,23 +92,31 @@ struct Settings {
 pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
     let mut out = Vec::new();
 
-    // 1. managed-mcp.json: its mere presence is exclusive control.
+    // 1. managed-mcp.json: its mere presence is exclusive control. Its own entry of the name,
+    // equal to the declared one, is the registration itself (`install --scope managed`).
     let managed_mcp = at.managed.join("managed-mcp.json");
     if std::fs::symlink_metadata(&managed_mcp).is_ok() {
-        let replaced = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
+        let same_name = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
             .ok()
             .and_then(|mut k| k.remove("mcpServers"))
-            .is_some_and(|s| s.get(cx.name).is_some());
-        out.push(Finding::new(
-            format!("{} mcpServers", managed_mcp.display()),
-            if replaced {
-                Effect::Replaced("a managed server of the same name".into())
-            } else {
-                Effect::Blocked(
-                    "an enterprise MCP config exists: claude loads only its servers".into(),
-                )
-            },
-        ));
+            .and_then(|s| s.get(cx.name).cloned());
+        let ours = same_name
+            .as_ref()
+            .and_then(|v| crate::entry::Entry::from_value(v).ok())
+            .is_some_and(|e| e.same_registration(cx.declared));
+        let replaced = same_name.is_some();
+        if !ours {
+            out.push(Finding::new(
+                format!("{} mcpServers", managed_mcp.display()),
+                if replaced {
+                    Effect::Replaced("a managed server of the same name".into())
+                } else {
+                    Effect::Blocked(
+                        "an enterprise MCP config exists: claude loads only its servers".into(),
+                    )
+                },
+            ));
+        }
     }
 
     // 2. Settings, lowest first.
@@ -555,4 +563,60 @@ fn policy(cx: &Context, settings: &[Settings]) -> Vec<Finding> {
         },
     ));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::tests::entry;
+    use serde_json::json;
+
+    /// The findings for `name` declared as `{"command": "/x"}` with `managed` as the managed
+    /// file's text (none: no file).
+    fn findings(managed: Option<&str>) -> Vec<Finding> {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        if let Some(text) = managed {
+            std::fs::write(etc.join("managed-mcp.json"), text).unwrap();
+        }
+        let declared = entry(json!({"command": "/x", "args": []}));
+        read_in(
+            &Context {
+                name: "ours",
+                declared: &declared,
+                user_config: &dir.path().join(".claude.json"),
+            },
+            &Where {
+                managed: etc,
+                config_home: dir.path().join("home"),
+                cwd: None,
+            },
+        )
+    }
+
+    #[test]
+    fn our_own_managed_entry_as_declared_is_the_registration_and_any_other_is_not() {
+        assert!(findings(None).is_empty());
+        let ours = json!({"mcpServers": {"ours": {"command": "/x", "args": []}}}).to_string();
+        assert_eq!(findings(Some(&ours)), vec![]);
+        let typed = json!({"mcpServers": {"ours": {"type": "stdio", "command": "/x", "args": []}}});
+        assert_eq!(findings(Some(&typed.to_string())), vec![]);
+        let other = json!({"mcpServers": {"ours": {"command": "/y"}}}).to_string();
+        assert!(matches!(
+            findings(Some(&other))[0].effect,
+            Effect::Replaced(_)
+        ));
+        let none = json!({"mcpServers": {"theirs": {"command": "/x"}}}).to_string();
+        assert!(matches!(
+            findings(Some(&none))[0].effect,
+            Effect::Blocked(_)
+        ));
+        // A file claude refuses loads nothing, ours included.
+        let commented = "{\"mcpServers\": {\"ours\": {\"command\": \"/x\", \"args\": []}} // c\n}";
+        assert!(matches!(
+            findings(Some(commented))[0].effect,
+            Effect::Blocked(_)
+        ));
+    }
 }
