@@ -20,10 +20,11 @@
 #      nothing, and the package is removed again;
 #   8. mcp_deploy_binary_src copies a prebuilt binary (changed), a second play changes nothing;
 #   9. as root, in a private mount namespace with /etc overlaid (the host's /etc is never
-#      written): mcp_deploy_policy --check predicts changed=1 and writes nothing, a play
-#      writes the allowlist (changed=1) and the real claude then loads the declared servers
-#      and not a hand-added one, a second play changes nothing, and after the promote of 6
-#      claude still admits them.
+#      written): verify with mcp_deploy_only_deployed fails naming a hand-added server;
+#      mcp_deploy_policy --check predicts changed=1 and writes nothing, a play writes the
+#      allowlist (changed=1), the real claude then loads the declared servers and not the
+#      hand-added one, and verify with mcp_deploy_only_deployed passes; a second play changes
+#      nothing, and after the promote of 6 claude still admits them.
 # Brings ansible-core with pip when ansible-playbook is missing. Cleans up after itself
 # (KEEP=1 keeps the scratch dir).
 set -euo pipefail
@@ -172,6 +173,13 @@ else
   claude mcp add-json -s user handadded '{"command":"/bin/cat","args":[]}' >/dev/null
   case "$(listed)" in *handadded*) ;; *) fail "claude does not list the hand-added server: $(listed)" none ;; esac
   with_vars '{"mcp_deploy_policy": true, "mcp_deploy_policy_become": false}' >"$scratch/policy.json"
+  with_vars '{"mcp_deploy_only_deployed": true}' >"$scratch/only.json"
+  if run_etc only-fail "$scratch/only.json" --tags verify; then
+    fail "verify with mcp_deploy_only_deployed passed beside a hand-added server" only-fail
+  fi
+  grep -q 'only-deployed: handadded in .*can be loaded' "$scratch/only-fail.log" ||
+    fail "the failure should name the hand-added server" only-fail
+  echo "ok: without a policy, verify with mcp_deploy_only_deployed fails naming the hand-added server"
   run_etc policy-check "$scratch/policy.json" --check || fail "policy --check play failed" policy-check
   [ "$(recap changed policy-check)" = 1 ] || fail "policy --check should predict changed=1 (the policy)" policy-check
   [ ! -e "$managed_settings" ] || fail "policy --check wrote $managed_settings" policy-check
@@ -182,6 +190,10 @@ else
   [ "$(listed)" = "codetools-ansible orchestrata-ansible " ] ||
     fail "under the policy claude lists: $(listed)" policy
   echo "ok: policy play wrote the allowlist; claude loads the declared servers, not the hand-added one"
+  run_etc only-pass "$scratch/only.json" --tags verify || fail "verify with mcp_deploy_only_deployed failed under the policy" only-pass
+  grep -q 'other servers: only-deployed=True' "$scratch/only-pass.log" ||
+    fail "the only-deployed check should show as passed" only-pass
+  echo "ok: under the policy, verify with mcp_deploy_only_deployed passes"
   run_etc policy-again "$scratch/policy.json" || fail "second policy play failed" policy-again
   [ "$(recap changed policy-again)" = 0 ] || fail "second policy play should report changed=0" policy-again
   echo "ok: second policy play unchanged"

@@ -967,18 +967,6 @@ impl World {
             .run()
     }
 
-    /// The names `claude mcp list` shows in the private `/etc` (its `name: command ...`
-    /// lines).
-    pub fn claude_listed_in_private_etc(&self) -> Vec<String> {
-        let r = self.claude_in_private_etc(&["mcp", "list"]);
-        r.code(0);
-        r.stdout
-            .lines()
-            .filter_map(|l| l.split_once(": ").map(|(n, _)| n.to_string()))
-            .filter(|n| !n.contains(' '))
-            .collect()
-    }
-
     /// Re-register `name` at user scope by hand through the real claude, as `entry` (a drift
     /// mcp-deploy did not make): `claude mcp remove` of the one there, then `claude mcp add-json`.
     pub fn reregister_by_hand(&self, name: &str, entry: &serde_json::Value) {
@@ -1072,12 +1060,7 @@ impl World {
     /// The names the real `claude mcp list` shows (its `name: command ...` lines), run in the
     /// private `/etc` ([`Cmd::in_private_etc`]).
     pub fn claude_listed(&self) -> Vec<String> {
-        let r = self
-            .program(real_claude())
-            .args(["mcp", "list"])
-            .env("MCP_TIMEOUT", "3000")
-            .in_private_etc()
-            .run();
+        let r = self.claude_in_private_etc(&["mcp", "list"]);
         r.code(0);
         r.stdout
             .lines()

@@ -40,7 +40,7 @@ fn claude(w: &World, args: &[&str]) -> Run {
 
 /// The names `claude mcp list` shows in the private `/etc`.
 fn listed(w: &World) -> Vec<String> {
-    w.claude_listed_in_private_etc()
+    w.claude_listed()
 }
 
 /// verify-identity of codetools-test against the flat document, in the private `/etc`.

@@ -38,23 +38,9 @@ fn policy(w: &World, extra: &[&str]) -> Run {
     w.sample_cmd("policy").args(extra).in_private_etc().run()
 }
 
-/// The real claude in the private `/etc`.
-fn claude(w: &World, args: &[&str]) -> Run {
-    w.program(real_claude())
-        .args(args)
-        .env("MCP_TIMEOUT", "3000")
-        .in_private_etc()
-        .run()
-}
-
 /// `mcp-deploy policy --client CLIENT EXTRA...` on the sample, in the private `/etc`.
 fn policy_for(w: &World, client: &str, extra: &[&str]) -> Run {
     policy(w, &[&["--client", client], extra].concat())
-}
-
-/// The names `claude mcp list` shows (its `name: command ...` lines).
-fn listed(w: &World) -> Vec<String> {
-    w.claude_listed()
 }
 
 /// The sample installed (both servers, `-test`), and `handadded` registered by hand beside
@@ -71,13 +57,13 @@ fn installed_with_a_hand_added_server() -> World {
 #[test]
 fn after_policy_write_claude_lists_only_the_declared_servers_and_refuses_an_undeclared_one() {
     let w = installed_with_a_hand_added_server();
-    let before = listed(&w);
+    let before = w.claude_listed();
     assert!(before.contains(&"handadded".to_string()), "{before:?}");
 
     let r = policy(&w, &["--write"]);
     r.code(0).stdout_has(&format!("wrote {POLICY}"));
 
-    let after = listed(&w);
+    let after = w.claude_listed();
     assert!(after.contains(&"codetools-test".to_string()), "{after:?}");
     assert!(after.contains(&"orchestrata-test".to_string()), "{after:?}");
     assert!(
@@ -86,17 +72,14 @@ fn after_policy_write_claude_lists_only_the_declared_servers_and_refuses_an_unde
     );
     // mcp-deploy's own reading of claude's layers agrees: the policy admits them.
     w.sample_cmd("status").in_private_etc().run().code(0);
-    let add = claude(
-        &w,
-        &[
-            "mcp",
-            "add-json",
-            "-s",
-            "user",
-            "other",
-            r#"{"command":"/bin/echo"}"#,
-        ],
-    );
+    let add = w.claude_in_private_etc(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "other",
+        r#"{"command":"/bin/echo"}"#,
+    ]);
     assert_ne!(add.code, 0, "{}", add.shown);
     assert!(
         format!("{}{}", add.stdout, add.stderr).contains("not allowed by enterprise policy"),
@@ -247,7 +230,7 @@ fn a_managed_file_claude_cannot_parse_is_refused_unchanged() {
     let text = "{\n  // the admin's note\n  \"model\": \"opus\"\n}\n";
     seed(&w, text);
     // The oracle: claude refuses such a file as a whole.
-    let c = claude(&w, &["mcp", "list"]);
+    let c = w.claude_in_private_etc(&["mcp", "list"]);
     assert!(
         format!("{}{}", c.stdout, c.stderr).contains("could not be parsed"),
         "{}",
@@ -267,7 +250,7 @@ fn the_file_fragment_is_what_write_writes_and_claude_enforces_it() {
     r.code(0);
     let fragment: Value = r.json();
     seed(&w, &serde_json::to_string_pretty(&fragment).unwrap());
-    let after = listed(&w);
+    let after = w.claude_listed();
     assert!(after.contains(&"codetools-test".to_string()), "{after:?}");
     assert!(!after.contains(&"handadded".to_string()), "{after:?}");
     // --write recognises the entries as its own: nothing to change.
@@ -316,7 +299,7 @@ fn a_promote_after_policy_write_keeps_the_server_admitted() {
     policy(&w, &["--write", "--server", "codetools"]).code(0);
 
     promote_codetools(&w, &ct);
-    let after = listed(&w);
+    let after = w.claude_listed();
     assert!(after.contains(&"codetools-test".to_string()), "{after:?}");
     // The stable path did not move: the policy is still exactly the derived one.
     policy(&w, &["--write", "--server", "codetools"])
