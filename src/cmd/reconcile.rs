@@ -59,22 +59,11 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
     if args.dry_run || !pairs.iter().any(reconcile::Pair::drifted) {
         return finish(reconcile::merge(pairs, None));
     }
-    let (narrowed, names) = reconcile::drifted(&selection, &pairs);
-    let kinds: Vec<_> = args
-        .client
-        .clients
-        .iter()
-        .copied()
-        .filter(|k| names.contains(k.name()))
-        .collect();
-    let expected = expected
-        .into_iter()
-        .filter(|(name, _)| narrowed.servers.iter().any(|s| s.server.name == *name))
-        .collect();
-    let opts = options(&narrowed, &kinds, expected);
+    let drifted = reconcile::drifted(&selection, &args.client.clients, &expected, &pairs);
+    let opts = options(&drifted.selection, &drifted.clients, drifted.expected);
     let gated = install::gate(&opts)?;
     let clients = open_named(
-        &kinds,
+        &drifted.clients,
         &super::client_options(&args.client, args.mcp_timeout.mcp_timeout),
     )?;
     match install::install(&opts, gated, &clients, &crate::output::notice)? {

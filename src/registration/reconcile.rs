@@ -17,10 +17,11 @@
 //! 5. [`merge`]: one row per server and client, `ok` or `healed: <what drifted>`, the healed
 //!    ones with install's checks made after the change.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clients::layers::Finding;
-use crate::clients::{Client, ClientError};
+use crate::clients::{Client, ClientError, ClientKind};
+use crate::deployment::layout::Sha;
 use crate::deployment::render::RenderError;
 use crate::deployment::selection::{Selected, Selection};
 use crate::entry::Entry;
@@ -163,32 +164,50 @@ pub(crate) fn layers_check(name: &str, findings: &[Finding], strict: bool) -> Ch
     }
 }
 
-/// What install is given: the drifted servers (in the selection's order) and the names of the
-/// clients where something drifted.
-pub(crate) fn drifted(selection: &Selection, pairs: &[Pair]) -> (Selection, BTreeSet<String>) {
-    let servers: BTreeSet<&str> = pairs
-        .iter()
-        .filter(|p| p.drifted())
-        .map(|p| p.report.name.as_str())
-        .collect();
-    let clients = pairs
-        .iter()
-        .filter(|p| p.drifted())
-        .map(|p| p.report.client.clone())
-        .collect();
-    let narrowed = Selection {
-        servers: selection
-            .servers
+/// What install is given when something drifted.
+pub(crate) struct Drifted {
+    /// The servers that drifted anywhere, in the selection's order.
+    pub(crate) selection: Selection,
+    /// The clients where something drifted, in the `--client` order.
+    pub(crate) clients: Vec<ClientKind>,
+    /// `--expect-commit` of those servers.
+    pub(crate) expected: BTreeMap<String, Sha>,
+}
+
+/// Step 4's install: `selection`, `clients` and `expected` narrowed to what drifted.
+pub(crate) fn drifted(
+    selection: &Selection,
+    clients: &[ClientKind],
+    expected: &BTreeMap<String, Sha>,
+    pairs: &[Pair],
+) -> Drifted {
+    let drifted = || pairs.iter().filter(|p| p.drifted()).map(|p| &p.report);
+    let servers: BTreeSet<&str> = drifted().map(|r| r.name.as_str()).collect();
+    let names: BTreeSet<&str> = drifted().map(|r| r.client.as_str()).collect();
+    Drifted {
+        selection: Selection {
+            servers: selection
+                .servers
+                .iter()
+                .filter(|s| servers.contains(s.server.name.as_str()))
+                .cloned()
+                .collect(),
+            flat_document: selection.flat_document.clone(),
+            named: selection.named,
+            skipped: selection.skipped.clone(),
+            declared: selection.declared.clone(),
+        },
+        clients: clients
             .iter()
-            .filter(|s| servers.contains(s.server.name.as_str()))
-            .cloned()
+            .copied()
+            .filter(|k| names.contains(k.name()))
             .collect(),
-        flat_document: selection.flat_document.clone(),
-        named: selection.named,
-        skipped: selection.skipped.clone(),
-        declared: selection.declared.clone(),
-    };
-    (narrowed, clients)
+        expected: expected
+            .iter()
+            .filter(|(name, _)| servers.contains(name.as_str()))
+            .map(|(n, sha)| (n.clone(), sha.clone()))
+            .collect(),
+    }
 }
 
 /// Step 5: every pair's row. `installed`: install's report of the pairs it ran for (`None`
@@ -227,4 +246,110 @@ pub(crate) fn merge(pairs: Vec<Pair>, installed: Option<&[ServerReport]>) -> Vec
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(checks: &[(&'static str, bool, &str)]) -> ServerReport {
+        ServerReport {
+            name: "codetools".into(),
+            client: "claude".into(),
+            registered_name: "codetools-test".into(),
+            prefix: "/opt/codetools".into(),
+            registration: None,
+            witnesses: None,
+            checks: checks
+                .iter()
+                .map(|(check, ok, detail)| Check {
+                    check,
+                    ok: *ok,
+                    detail: detail.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_missing_entry_and_a_stale_record_are_healable_without_what_install_would_do() {
+        let r = report(&[
+            ("deployed", true, "release x"),
+            (
+                "registered",
+                false,
+                "codetools-test is not registered; install would add it",
+            ),
+            (
+                "recorded",
+                false,
+                "F does not record it; install would record it",
+            ),
+        ]);
+        assert_eq!(
+            healable(&r, None),
+            [
+                "registered (codetools-test is not registered)",
+                "recorded (F does not record it)"
+            ]
+        );
+    }
+
+    #[test]
+    fn what_install_cannot_heal_is_no_drift_to_heal() {
+        // A broken deployment, changed content, a layer: install would change nothing.
+        let r = report(&[
+            ("deployed", false, "no release"),
+            ("content", false, "1 file differs"),
+            ("layers", false, "an env override"),
+        ]);
+        assert!(healable(&r, None).is_empty());
+        // An entry install refuses to touch (it cannot be parsed).
+        let r = report(&[("registered", false, "cannot be parsed")]);
+        assert!(healable(&r, Some(&json!({"command": 7}))).is_empty());
+        // The registered entry is the rendered one and its target is wrong: the deployment's
+        // own link, which re-registering does not change.
+        let r = report(&[
+            (
+                "registered",
+                true,
+                "codetools-test: stdio /opt/codetools/bin/codetools",
+            ),
+            ("target", false, "the deployment's link leads elsewhere"),
+        ]);
+        let entry = json!({"command": "/opt/codetools/bin/codetools"});
+        assert!(healable(&r, Some(&entry)).is_empty());
+    }
+
+    #[test]
+    fn a_target_of_an_entry_that_is_not_the_rendered_one_is_healed_with_it() {
+        let r = report(&[
+            (
+                "registered",
+                false,
+                "registered as A but renders as B; install would update it",
+            ),
+            (
+                "target",
+                false,
+                "a release that is gone; install would re-register it",
+            ),
+        ]);
+        let entry = json!({"command": "/opt/codetools/releases/old/bin/codetools"});
+        assert_eq!(healable(&r, Some(&entry)).len(), 2);
+    }
+
+    #[test]
+    fn a_row_that_failed_what_install_cannot_heal_is_not_called_ok() {
+        let pair = Pair {
+            report: report(&[("deployed", false, "no release")]),
+            drift: Vec::new(),
+        };
+        let rows = merge(vec![pair], None);
+        assert!(rows[0]
+            .registration
+            .as_deref()
+            .is_some_and(|r| r.starts_with("not healed")));
+    }
 }

@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::time::SystemTime;
 
 use serde_json::json;
 
@@ -51,8 +52,24 @@ fn registration(r: &Run, server: &str, client: &str) -> String {
         .2
 }
 
+/// Every claude call is logged (see [`installed`]): none was made.
+#[track_caller]
+fn no_client_started(w: &World) {
+    assert!(
+        w.calls().is_empty(),
+        "a client was started: {:?}",
+        w.calls()
+    );
+}
+
+/// The bytes and mtimes of `~/.claude.json` and the flat document.
+#[allow(clippy::type_complexity)]
+fn written(w: &World) -> ((Vec<u8>, SystemTime), (Vec<u8>, SystemTime)) {
+    (stamp(&w.claude_json()), stamp(&w.registered()))
+}
+
 /// A file's bytes and mtime.
-fn stamp(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
+fn stamp(p: &Path) -> (Vec<u8>, SystemTime) {
     (
         fs::read(p).unwrap(),
         fs::metadata(p).unwrap().modified().unwrap(),
@@ -63,7 +80,7 @@ fn stamp(p: &Path) -> (Vec<u8>, std::time::SystemTime) {
 fn nothing_drifted_exits_0_starting_no_client_and_writing_nothing() {
     let w = World::new();
     installed(&w, &[]);
-    let before = (stamp(&w.claude_json()), stamp(&w.registered()));
+    let before = written(&w);
     let r = reconcile(&w, &[]);
     r.code(0);
     assert_eq!(
@@ -75,25 +92,17 @@ fn nothing_drifted_exits_0_starting_no_client_and_writing_nothing() {
         "{}",
         r.shown
     );
-    assert!(
-        w.calls().is_empty(),
-        "a client was started: {:?}",
-        w.calls()
-    );
+    no_client_started(&w);
     assert_eq!(
         before,
-        (stamp(&w.claude_json()), stamp(&w.registered())),
+        written(&w),
         "reconcile wrote ~/.claude.json or the flat document"
     );
     // The human report says the same, a line per server.
     w.on_sample("reconcile", &[])
         .code(0)
         .stdout_has("codetools (registered as codetools-test): ok");
-    assert!(
-        w.calls().is_empty(),
-        "a client was started: {:?}",
-        w.calls()
-    );
+    no_client_started(&w);
 }
 
 #[test]
@@ -185,7 +194,7 @@ fn a_dry_run_says_what_it_would_heal_and_changes_nothing() {
     w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
         .code(0);
     w.clear_calls();
-    let before = (stamp(&w.claude_json()), stamp(&w.registered()));
+    let before = written(&w);
     let r = reconcile(&w, &["--dry-run"]);
     r.code(1);
     let would = registration(&r, "codetools", "claude");
@@ -194,12 +203,8 @@ fn a_dry_run_says_what_it_would_heal_and_changes_nothing() {
         "{would}"
     );
     assert_eq!(registration(&r, "orchestrata", "claude"), "ok");
-    assert!(
-        w.calls().is_empty(),
-        "a client was started: {:?}",
-        w.calls()
-    );
-    assert_eq!(before, (stamp(&w.claude_json()), stamp(&w.registered())));
+    no_client_started(&w);
+    assert_eq!(before, written(&w));
     w.claude(&["mcp", "get", "codetools-test"]).code(1);
 }
 
@@ -242,4 +247,28 @@ fn a_second_client_drifted_alone_is_the_only_one_touched() {
         stamp(&w.claude_json()),
         "claude's config changed"
     );
+}
+
+#[test]
+fn a_deployment_that_fails_the_gate_is_refused_changing_nothing_and_starting_no_client() {
+    let w = World::new();
+    installed(&w, &[]);
+    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
+        .code(0);
+    w.clear_calls();
+    // `current` names a release that is gone: install would refuse at its gate, and so does
+    // reconcile, before it reads or heals anything.
+    let current = w.opt().join("codetools/current");
+    fs::remove_file(&current).unwrap();
+    std::os::unix::fs::symlink(
+        "releases/0000000000000000000000000000000000000000",
+        &current,
+    )
+    .unwrap();
+    let before = written(&w);
+    w.on_sample("reconcile", &[])
+        .code(1)
+        .stdout_has("no registration was changed");
+    no_client_started(&w);
+    assert_eq!(before, written(&w));
 }
