@@ -272,3 +272,18 @@ fn a_deployment_that_fails_the_gate_is_refused_changing_nothing_and_starting_no_
     no_client_started(&w);
     assert_eq!(before, written(&w));
 }
+
+/// A client config that cannot be read is not judged without the client: reconcile takes
+/// install's path for it, which refuses it (exit 2), never a pass.
+#[test]
+fn a_client_config_that_cannot_be_read_is_never_passed() {
+    let w = World::new();
+    installed(&w, &[]);
+    fs::write(w.claude_json(), "{ not json").unwrap();
+    let before = written(&w);
+    let r = w.on_sample("reconcile", &[]);
+    r.code(2)
+        .stderr_has(".claude.json cannot be read")
+        .stderr_has("help:");
+    assert_eq!(before, written(&w), "{}", r.shown);
+}
