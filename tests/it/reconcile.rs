@@ -22,6 +22,14 @@ fn installed(w: &World, extra: &[&str]) {
     w.clear_calls();
 }
 
+/// [`installed`], then codetools-test removed by hand with the real `claude mcp remove` (not
+/// logged: the wrapper is not in the way).
+fn removed_by_hand(w: &World) {
+    installed(w, &[]);
+    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
+        .code(0);
+}
+
 fn reconcile(w: &World, extra: &[&str]) -> Run {
     let mut args = vec!["--json"];
     args.extend_from_slice(extra);
@@ -108,10 +116,7 @@ fn nothing_drifted_exits_0_starting_no_client_and_writing_nothing() {
 #[test]
 fn an_entry_removed_with_claude_mcp_remove_is_put_back_and_the_other_left_alone() {
     let w = World::new();
-    installed(&w, &[]);
-    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
-        .code(0);
-    w.clear_calls();
+    removed_by_hand(&w);
     let r = reconcile(&w, &[]);
     r.code(0);
     let healed = registration(&r, "codetools", "claude");
@@ -190,10 +195,7 @@ fn a_deleted_flat_document_is_rewritten() {
 #[test]
 fn a_dry_run_says_what_it_would_heal_and_changes_nothing() {
     let w = World::new();
-    installed(&w, &[]);
-    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
-        .code(0);
-    w.clear_calls();
+    removed_by_hand(&w);
     let before = written(&w);
     let r = reconcile(&w, &["--dry-run"]);
     r.code(1);
@@ -252,10 +254,7 @@ fn a_second_client_drifted_alone_is_the_only_one_touched() {
 #[test]
 fn a_deployment_that_fails_the_gate_is_refused_changing_nothing_and_starting_no_client() {
     let w = World::new();
-    installed(&w, &[]);
-    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
-        .code(0);
-    w.clear_calls();
+    removed_by_hand(&w);
     // `current` names a release that is gone: install would refuse at its gate, and so does
     // reconcile, before it reads or heals anything.
     let current = w.opt().join("codetools/current");
