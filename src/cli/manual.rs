@@ -176,6 +176,29 @@ pub const PAGES: &[Page] = &[
         environment: &[CLAUDE_CONFIG_DIR, BINARIES, CLIENT_HOMES, NO_COLOR],
     },
     Page {
+        path: &["reconcile"],
+        examples: &[
+            (
+                "mcp-deploy reconcile --prefix /tmp/demo --name-suffix -test --dry-run",
+                "what drifted, and what would be healed",
+            ),
+            (
+                "mcp-deploy reconcile --root /opt",
+                "nothing drifted: exit 0, no client started; else heal exactly what drifted",
+            ),
+        ],
+        exit_status: &[
+            (0, "everything agrees, or what drifted was healed"),
+            (
+                1,
+                "a check failed (after healing; or, with --dry-run, something drifted)",
+            ),
+            (2, "could not run"),
+        ],
+        files: &[RENDERED, FLAT, CLAUDE_JSON, STATE, LEDGER],
+        environment: &[CLAUDE_CONFIG_DIR, BINARIES, MCP_TIMEOUT, CLIENT_HOMES, NO_COLOR],
+    },
+    Page {
         path: &["sample"],
         examples: &[(
             "mcp-deploy sample /tmp/demo",

@@ -77,6 +77,9 @@ pub enum Command {
     /// their args where the client pins them, each http server's URL; gemini: the names) and
     /// print it, or write it into the client's managed policy file.
     Policy(PolicyArgs),
+    /// Check as status does, starting no client; install only what drifted, and say what
+    /// was healed.
+    Reconcile(InstallArgs),
 }
 
 impl Command {
@@ -101,6 +104,7 @@ impl Command {
             Command::Rollback(a) => a.transition.output.choice(),
             Command::Prune(a) => a.output.choice(),
             Command::Policy(a) => a.output_choice(),
+            Command::Reconcile(a) => a.output.choice(),
             Command::Completions(_) | Command::Man(_) => return None,
         })
     }
@@ -127,6 +131,7 @@ impl Command {
             Command::Rollback(_) => "rollback",
             Command::Prune(_) => "prune",
             Command::Policy(_) => "policy",
+            Command::Reconcile(_) => "reconcile",
         }
     }
 }

@@ -6,8 +6,7 @@ use crate::clients::{claude_managed, ClientKind, Scope};
 use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::identity::report::Report;
-use crate::output::{emit, Format, Style};
+use crate::output::Style;
 use crate::registration::install::{self, InstallOptions, Installed};
 use crate::registration::session::ledger_path;
 use crate::registration::session::DryRunClients;
@@ -36,16 +35,7 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
     let gated = install::gate(&opts)?;
     if !gated.ok && !args.dry_run {
-        let mut servers = gated.gate;
-        install::not_changed(&mut servers);
-        crate::output::print(&Report::new(servers, None), style, Exit::CheckFailed);
-        // The line is human text: in a machine format it goes to stderr.
-        if style.format != Format::Human {
-            eprintln!("{GATE_LINE}");
-        } else {
-            emit(&format!("{GATE_LINE}\n"));
-        }
-        return Ok(Exit::CheckFailed);
+        return Ok(super::refused_at_gate(gated.gate, style));
     }
     let gate_ok = gated.ok;
     let (clients, missing) = open_in_scope(
@@ -116,7 +106,3 @@ pub(super) fn check_scope(args: &ClientArgs, scope: Scope) -> Result<(), Error> 
     }
     Ok(())
 }
-
-/// What a gate failure says, after the failed checks.
-const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
-                         registers anything, and the deployment failed the checks above";

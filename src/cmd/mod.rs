@@ -12,6 +12,7 @@ pub(crate) mod pin_vendor;
 pub(crate) mod policy;
 pub(crate) mod promote;
 pub(crate) mod prune;
+pub(crate) mod reconcile;
 pub(crate) mod render_mcp;
 pub(crate) mod sample;
 pub(crate) mod status;
@@ -47,6 +48,7 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Rollback(args) => promote::rollback(args, style),
         Command::Prune(args) => prune::prune(args, style),
         Command::Policy(args) => policy::run(args, style),
+        Command::Reconcile(args) => reconcile::reconcile(args, style),
     }
 }
 
@@ -170,3 +172,25 @@ pub(crate) fn flat_document(args: &FlatDocumentArgs) -> std::path::PathBuf {
 
 /// Moved to the domain ([`crate::registration::gate`]); re-exported for `verify-identity`.
 pub(crate) use crate::registration::gate::trust_policies;
+
+/// install's (and reconcile's) refusal when the deployment failed the gate: each server's
+/// verdict, then why nothing changed; exit 1.
+pub(crate) fn refused_at_gate(
+    mut servers: Vec<crate::identity::report::ServerReport>,
+    style: &Style,
+) -> Exit {
+    crate::registration::install::not_changed(&mut servers);
+    let report = crate::identity::report::Report::new(servers, None);
+    crate::output::print(&report, style, Exit::CheckFailed);
+    // The line is human text: in a machine format it goes to stderr.
+    if style.format != Format::Human {
+        eprintln!("{GATE_LINE}");
+    } else {
+        crate::output::emit(&format!("{GATE_LINE}\n"));
+    }
+    Exit::CheckFailed
+}
+
+/// What a gate failure says, after the failed checks.
+const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
+                         registers anything, and the deployment failed the checks above";

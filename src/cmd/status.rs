@@ -71,11 +71,13 @@ pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
                 let findings =
                     super::install::layers_of(client.name(), &s.registered_name, &declared);
                 if !findings.is_empty() {
-                    report.checks.push(layers_check(
-                        &s.registered_name,
-                        &findings,
-                        args.strict.strict,
-                    ));
+                    report
+                        .checks
+                        .push(crate::registration::reconcile::layers_check(
+                            &s.registered_name,
+                            &findings,
+                            args.strict.strict,
+                        ));
                 }
             }
             let shadows = client.shadows(&s.registered_name)?;
@@ -101,22 +103,4 @@ pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
     let exit = Exit::from_checks(report.ok);
     crate::output::print(&report, style, exit);
     Ok(exit)
-}
-
-/// status's `layers` row: what the client's other layers do to the entry, failing when one
-/// changes what runs (or, with `--strict`, could not be compared).
-fn layers_check(
-    name: &str,
-    findings: &[crate::clients::layers::Finding],
-    strict: bool,
-) -> crate::identity::report::Check {
-    crate::identity::report::Check {
-        check: "layers",
-        ok: !findings.iter().any(|f| f.fails(strict)),
-        detail: findings
-            .iter()
-            .map(|f| f.describe(name))
-            .collect::<Vec<_>>()
-            .join("; "),
-    }
 }

@@ -9,6 +9,7 @@ pub(crate) mod install;
 pub(crate) mod ledger;
 pub(crate) mod lock;
 pub(crate) mod plan;
+pub(crate) mod reconcile;
 pub(crate) mod session;
 #[cfg(test)]
 mod tests;

@@ -857,6 +857,7 @@ fn help_points_to_installed_docs_not_repository_paths() {
         "rollback",
         "prune",
         "policy",
+        "reconcile",
     ] {
         rendered.push(w.run(&[cmd, "--help"]).stdout.clone());
         rendered.push(man_text(&w, &[cmd]).stdout.replace("\\-", "-"));

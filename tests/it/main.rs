@@ -34,6 +34,7 @@ mod policy;
 mod promote;
 mod python;
 mod races;
+mod reconcile;
 mod render;
 mod secrets;
 mod signatures;

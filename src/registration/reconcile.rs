@@ -1,0 +1,355 @@
+//! `reconcile`: `status`'s read-only checks first; install only what drifted.
+//!
+//! The reconcile algorithm (the command wires it, see `src/cmd/reconcile.rs`):
+//! 1. The gate (install's step 1b, read-only): a deployment that fails it is refused as
+//!    install refuses it, with nothing changed.
+//! 2. [`read`]: each client's config file and the flat document, exactly as `status` reads
+//!    them ([`crate::identity::drift::server_status`], the layers and the shadows), starting
+//!    no client process. A client whose files cannot be read is not judged: its every server
+//!    goes to install's path, saying why (never a pass without evidence).
+//! 3. Each failed check is drift install heals (`rendered`, `registered`, `target` of an
+//!    entry that is not the rendered one, `recorded`), or one it cannot (`deployed`,
+//!    `content`, an entry it cannot parse, the deployment's own link, a layer, a shadow with
+//!    `--strict`): the latter fail the run, as they fail status.
+//! 4. Nothing drifted: done, no client started, nothing written. Else install, the same
+//!    transaction, for the servers that drifted into the clients where they drifted: a name
+//!    planned `unchanged` gets no mutating call.
+//! 5. [`merge`]: one row per server and client, `ok` or `healed: <what drifted>`, the healed
+//!    ones with install's checks made after the change.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::clients::layers::Finding;
+use crate::clients::{Client, ClientError, ClientKind};
+use crate::deployment::layout::Sha;
+use crate::deployment::render::RenderError;
+use crate::deployment::selection::{Selected, Selection};
+use crate::entry::Entry;
+use crate::identity::drift;
+use crate::identity::report::{Check, ServerReport};
+use crate::notice::Notify;
+use crate::registration::flat_document::FlatDocument;
+use crate::registration::plan::shadow_check;
+use crate::registration::verify::layers_of;
+
+/// One server as one client has it, read without the client.
+pub(crate) struct Pair {
+    /// status's report of it.
+    pub(crate) report: ServerReport,
+    /// What drifted that install heals, one phrase each (empty: nothing to heal).
+    pub(crate) drift: Vec<String>,
+}
+
+impl Pair {
+    pub(crate) fn drifted(&self) -> bool {
+        !self.drift.is_empty()
+    }
+}
+
+/// Step 2–3 for every client (outer, in the `--client` order) and selected server.
+pub(crate) fn read(
+    selected: &[Selected],
+    clients: &[Box<dyn Client>],
+    flat: Option<&FlatDocument>,
+    flat_document: &std::path::Path,
+    strict: bool,
+    notify: Notify,
+) -> Result<Vec<Pair>, RenderError> {
+    let mut pairs = Vec::new();
+    for client in clients {
+        let entries = match client.user_entries() {
+            Ok(e) => e,
+            Err(e) => {
+                pairs.extend(unjudged(selected, client.name(), &e));
+                continue;
+            }
+        };
+        let recorded = flat.map(|f| f.servers(client.name()));
+        for s in selected {
+            let mut report =
+                drift::server_status(s, client.name(), &entries, recorded.as_ref(), flat_document)?;
+            let drift = healable(&report, entries.get(&s.registered_name));
+            if let Ok(r) = crate::deployment::render::render(&s.server, &s.prefix) {
+                let findings = layers_of(client.name(), &s.registered_name, &r.entry);
+                if !findings.is_empty() {
+                    report
+                        .checks
+                        .push(layers_check(&s.registered_name, &findings, strict));
+                }
+            }
+            match client.shadows(&s.registered_name) {
+                Ok(shadows) if shadows.is_empty() => {}
+                Ok(shadows) => {
+                    report
+                        .checks
+                        .push(shadow_check(&s.registered_name, &shadows, strict, notify))
+                }
+                Err(e) => report.checks.push(Check {
+                    check: "shadowing",
+                    ok: false,
+                    detail: format!("the other scopes cannot be read: {e}"),
+                }),
+            }
+            pairs.push(Pair { report, drift });
+        }
+    }
+    Ok(pairs)
+}
+
+/// A client whose config file cannot be read: not judged here; each of its servers goes to
+/// install's path, which reads it again and says what is wrong.
+fn unjudged(selected: &[Selected], client: &str, why: &ClientError) -> Vec<Pair> {
+    selected
+        .iter()
+        .map(|s| Pair {
+            report: ServerReport {
+                name: s.server.name.clone(),
+                client: client.to_string(),
+                registered_name: s.registered_name.clone(),
+                prefix: s.prefix.display().to_string(),
+                registration: None,
+                witnesses: None,
+                checks: vec![Check {
+                    check: "registered",
+                    ok: false,
+                    detail: format!("not judged without the client ({why}): install's path"),
+                }],
+            },
+            drift: vec![format!("{client}'s config not readable without it ({why})")],
+        })
+        .collect()
+}
+
+/// The failed checks of `report` that install heals, each as "check (what)": `entry` is the
+/// registered one, raw. An entry install refuses to touch (unparseable), and a `target` that
+/// fails while the entry is the rendered one (the deployment's own link), are not healable.
+fn healable(report: &ServerReport, entry: Option<&serde_json::Value>) -> Vec<String> {
+    let parseable = entry.is_none_or(|v| Entry::from_value(v).is_ok());
+    let registered_ok = report
+        .checks
+        .iter()
+        .any(|c| c.check == "registered" && c.ok);
+    report
+        .checks
+        .iter()
+        .filter(|c| !c.ok)
+        .filter(|c| match c.check {
+            "rendered" | "recorded" => true,
+            "registered" => parseable,
+            "target" => !registered_ok && parseable,
+            _ => false,
+        })
+        .map(|c| format!("{} ({})", c.check, what_drifted(&c.detail)))
+        .collect()
+}
+
+/// A drift's message without what install would do about it ("…; install would add it").
+fn what_drifted(detail: &str) -> &str {
+    detail
+        .split_once("; install would")
+        .map_or(detail, |(what, _)| what)
+}
+
+/// status's `layers` row: what the client's other layers do to the entry, failing when one
+/// changes what runs (or, with `--strict`, could not be compared).
+pub(crate) fn layers_check(name: &str, findings: &[Finding], strict: bool) -> Check {
+    Check {
+        check: "layers",
+        ok: !findings.iter().any(|f| f.fails(strict)),
+        detail: findings
+            .iter()
+            .map(|f| f.describe(name))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
+
+/// What install is given when something drifted.
+pub(crate) struct Drifted {
+    /// The servers that drifted anywhere, in the selection's order.
+    pub(crate) selection: Selection,
+    /// The clients where something drifted, in the `--client` order.
+    pub(crate) clients: Vec<ClientKind>,
+    /// `--expect-commit` of those servers.
+    pub(crate) expected: BTreeMap<String, Sha>,
+}
+
+/// Step 4's install: `selection`, `clients` and `expected` narrowed to what drifted.
+pub(crate) fn drifted(
+    selection: &Selection,
+    clients: &[ClientKind],
+    expected: &BTreeMap<String, Sha>,
+    pairs: &[Pair],
+) -> Drifted {
+    let drifted = || pairs.iter().filter(|p| p.drifted()).map(|p| &p.report);
+    let servers: BTreeSet<&str> = drifted().map(|r| r.name.as_str()).collect();
+    let names: BTreeSet<&str> = drifted().map(|r| r.client.as_str()).collect();
+    Drifted {
+        selection: Selection {
+            servers: selection
+                .servers
+                .iter()
+                .filter(|s| servers.contains(s.server.name.as_str()))
+                .cloned()
+                .collect(),
+            flat_document: selection.flat_document.clone(),
+            named: selection.named,
+            skipped: selection.skipped.clone(),
+            declared: selection.declared.clone(),
+        },
+        clients: clients
+            .iter()
+            .copied()
+            .filter(|k| names.contains(k.name()))
+            .collect(),
+        expected: expected
+            .iter()
+            .filter(|(name, _)| servers.contains(name.as_str()))
+            .map(|(n, sha)| (n.clone(), sha.clone()))
+            .collect(),
+    }
+}
+
+/// Step 5: every pair's row. `installed`: install's report of the pairs it ran for (`None`
+/// for a dry run, whose rows say what would be healed, with status's checks).
+pub(crate) fn merge(pairs: Vec<Pair>, installed: Option<&[ServerReport]>) -> Vec<ServerReport> {
+    pairs
+        .into_iter()
+        .map(|p| {
+            let after = installed.and_then(|reports| {
+                reports
+                    .iter()
+                    .find(|r| r.name == p.report.name && r.client == p.report.client)
+            });
+            let drift = p.drift.join("; ");
+            match (after, p.drifted()) {
+                (Some(after), true) => ServerReport {
+                    registration: Some(format!("healed: {drift}")),
+                    ..after.clone()
+                },
+                (None, true) => ServerReport {
+                    registration: Some(format!("would heal: {drift}")),
+                    ..p.report
+                },
+                // Not drifted: status's reading is its evidence (install, when it ran for it
+                // beside a drifted one, changed nothing of it).
+                (_, false) if p.report.ok() => ServerReport {
+                    registration: Some("ok".into()),
+                    ..p.report
+                },
+                (_, false) => ServerReport {
+                    registration: Some(
+                        "not healed: install cannot change what failed below".into(),
+                    ),
+                    ..p.report
+                },
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(checks: &[(&'static str, bool, &str)]) -> ServerReport {
+        ServerReport {
+            name: "codetools".into(),
+            client: "claude".into(),
+            registered_name: "codetools-test".into(),
+            prefix: "/opt/codetools".into(),
+            registration: None,
+            witnesses: None,
+            checks: checks
+                .iter()
+                .map(|(check, ok, detail)| Check {
+                    check,
+                    ok: *ok,
+                    detail: detail.to_string(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_missing_entry_and_a_stale_record_are_healable_without_what_install_would_do() {
+        let r = report(&[
+            ("deployed", true, "release x"),
+            (
+                "registered",
+                false,
+                "codetools-test is not registered; install would add it",
+            ),
+            (
+                "recorded",
+                false,
+                "F does not record it; install would record it",
+            ),
+        ]);
+        assert_eq!(
+            healable(&r, None),
+            [
+                "registered (codetools-test is not registered)",
+                "recorded (F does not record it)"
+            ]
+        );
+    }
+
+    #[test]
+    fn what_install_cannot_heal_is_no_drift_to_heal() {
+        // A broken deployment, changed content, a layer: install would change nothing.
+        let r = report(&[
+            ("deployed", false, "no release"),
+            ("content", false, "1 file differs"),
+            ("layers", false, "an env override"),
+        ]);
+        assert!(healable(&r, None).is_empty());
+        // An entry install refuses to touch (it cannot be parsed).
+        let r = report(&[("registered", false, "cannot be parsed")]);
+        assert!(healable(&r, Some(&json!({"command": 7}))).is_empty());
+        // The registered entry is the rendered one and its target is wrong: the deployment's
+        // own link, which re-registering does not change.
+        let r = report(&[
+            (
+                "registered",
+                true,
+                "codetools-test: stdio /opt/codetools/bin/codetools",
+            ),
+            ("target", false, "the deployment's link leads elsewhere"),
+        ]);
+        let entry = json!({"command": "/opt/codetools/bin/codetools"});
+        assert!(healable(&r, Some(&entry)).is_empty());
+    }
+
+    #[test]
+    fn a_target_of_an_entry_that_is_not_the_rendered_one_is_healed_with_it() {
+        let r = report(&[
+            (
+                "registered",
+                false,
+                "registered as A but renders as B; install would update it",
+            ),
+            (
+                "target",
+                false,
+                "a release that is gone; install would re-register it",
+            ),
+        ]);
+        let entry = json!({"command": "/opt/codetools/releases/old/bin/codetools"});
+        assert_eq!(healable(&r, Some(&entry)).len(), 2);
+    }
+
+    #[test]
+    fn a_row_that_failed_what_install_cannot_heal_is_not_called_ok() {
+        let pair = Pair {
+            report: report(&[("deployed", false, "no release")]),
+            drift: Vec::new(),
+        };
+        let rows = merge(vec![pair], None);
+        assert!(rows[0]
+            .registration
+            .as_deref()
+            .is_some_and(|r| r.starts_with("not healed")));
+    }
+}
