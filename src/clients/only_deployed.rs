@@ -23,7 +23,7 @@
 //! clients because it is their knowledge (scopes, layers, what each loads) that it applies;
 //! the identity checks' vocabulary (findings, the report) is below it.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
@@ -194,7 +194,12 @@ fn why(f: &Finding) -> &str {
 fn applies_everywhere(kind: ClientKind, source: &str) -> bool {
     source.split(", ").all(|part| {
         let file = Path::new(part.split(' ').next().unwrap_or_default());
-        let under_etc = file.is_absolute() && file.starts_with("/etc");
+        // By components, and only a path without `.` or `..`: a project directory named in
+        // `.claude.json` as `/etc/../home/u/p` is the user's, not a file under /etc.
+        let plain = file
+            .components()
+            .all(|c| !matches!(c, Component::ParentDir | Component::CurDir));
+        let under_etc = file.is_absolute() && plain && file.starts_with("/etc");
         match kind.name() {
             "claude" => {
                 let user = crate::clients::claude::config_home().join("settings.json");
@@ -438,6 +443,11 @@ mod tests {
             claude,
             "/p/.claude/settings.json allowedMcpServers, /etc/claude-code/managed-settings.json \
              allowedMcpServers"
+        ));
+        // A project's file named through `..` is not under /etc, whatever its prefix.
+        assert!(!applies_everywhere(
+            claude,
+            "/etc/../home/u/p/.claude/settings.json deniedMcpServers"
         ));
         // /etcetera is not under /etc: by components.
         assert!(!applies_everywhere(

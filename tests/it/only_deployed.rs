@@ -287,6 +287,24 @@ fn a_project_deny_list_does_not_keep_a_hand_added_server_out() {
     r.code(0).stdout_has("handadded: /bin/cat");
 }
 
+/// A project named in `.claude.json` through `..` (`/etc/../<home>/p`) is still the user's
+/// project: its deny list does not keep a server out everywhere, though its path begins with
+/// `/etc` (the source is judged by components, `..` refused).
+#[test]
+fn a_project_deny_list_named_through_etc_dot_dot_does_not_pass_as_a_managed_file() {
+    let w = World::claude_sample_with_a_hand_added_server();
+    w.write(
+        "p/.claude/settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
+    );
+    let dotted = format!("/etc/..{}", w.root().join("p").display());
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    doc["projects"][&dotted] = serde_json::json!({});
+    std::fs::write(w.claude_json(), doc.to_string()).unwrap();
+    fails_naming(&w, "claude", "(claude, user scope) can be loaded");
+}
+
 /// A server that only a codex profile file adds (`$CODEX_HOME/p.config.toml`, loaded with
 /// `codex --profile p`) fails it, naming the profile.
 #[test]
