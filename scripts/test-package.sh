@@ -9,8 +9,12 @@
 #      and so does every installed page; every docs page is in /usr/share/doc/mcp-deploy/, and
 #      every /usr/share/doc/mcp-deploy/ path a page or `--help` names is there;
 #   6. the completions work where each shell looks (bash, fish: complete a word; zsh: parse);
-#   7. scripts/demo.sh with the installed binary (MCP_DEPLOY_BIN=/usr/bin/mcp-deploy);
-#   8. dpkg -r leaves nothing behind: every file `dpkg -L` listed is gone, and so is every
+#   7. the reconcile timer's user units: `systemd-analyze verify --user` says nothing about
+#      them, the package enables them for no one, and the service's ExecStart, with its
+#      EnvironmentFile as a user would write it, registers the sample deployment with the
+#      real claude and then finds nothing to do;
+#   8. scripts/demo.sh with the installed binary (MCP_DEPLOY_BIN=/usr/bin/mcp-deploy);
+#   9. dpkg -r leaves nothing behind: every file `dpkg -L` listed is gone, and so is every
 #      directory the package brought that was not there before.
 # Refuses to run when mcp-deploy is already installed; removes the package on failure.
 set -euo pipefail
@@ -33,6 +37,7 @@ command -v lintian >/dev/null 2>&1 || missing+=(lintian)
 command -v man >/dev/null 2>&1 || missing+=(man-db)
 command -v zsh >/dev/null 2>&1 || missing+=(zsh)
 command -v fish >/dev/null 2>&1 || missing+=(fish)
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -135,13 +140,96 @@ zsh -fc '[[ ${fpath[(I)/usr/share/zsh/vendor-completions]} -gt 0 ]]' ||
 zsh -n /usr/share/zsh/vendor-completions/_mcp-deploy || fail "the zsh completion does not parse"
 echo "ok: completions: bash and fish complete inst to install, zsh finds and parses its file"
 
-# 7. The demo, with the installed binary.
+# 7. The reconcile timer (issue 26, item 2). `systemd-analyze verify --user` needs no running
+# manager, only a runtime directory; HOME is a scratch one, so that no unit of root's is read.
+units=/usr/lib/systemd/user
+service=$units/mcp-deploy-reconcile.service
+timer=$units/mcp-deploy-reconcile.timer
+for unit in "$service" "$timer"; do
+  [ -f "$unit" ] || fail "$unit is not installed"
+done
+mkdir -m 700 "$scratch/runtime" "$scratch/verify-home"
+verified=0
+HOME="$scratch/verify-home" XDG_RUNTIME_DIR="$scratch/runtime" \
+  systemd-analyze verify --user "$service" "$timer" >"$scratch/verify" 2>&1 || verified=$?
+# Any word about our units fails: an unknown key is only a warning, with exit status 0.
+if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; then
+  cat "$scratch/verify" >&2
+  fail "systemd-analyze verify --user on the reconcile units (exit status $verified)"
+fi
+echo "ok: systemd-analyze verify --user has nothing to say about the reconcile service and timer"
+
+# Enabled for no one: no maintainer script, no link in any .wants directory.
+dpkg-deb --control "$deb" "$scratch/control"
+for script in preinst postinst prerm postrm; do
+  [ ! -e "$scratch/control/$script" ] ||
+    fail "the package has a $script: it must enable the reconcile timer for no one"
+done
+links=$(find /etc/systemd /usr/lib/systemd -path '*.wants/mcp-deploy-reconcile*' 2>/dev/null || true)
+[ -z "$links" ] || fail "the package enabled the reconcile units: $links"
+echo "ok: the reconcile timer is installed enabled for no one"
+
+# The service's one ExecStart= and EnvironmentFile= lines, run as a user's manager would: %h
+# is the home; the file is KEY="VALUE" lines; the word $MCP_DEPLOY_RECONCILE_ARGS is that
+# variable split at whitespace (its value here has no quote or backslash, which systemd would
+# also interpret); the rest of the environment is the file's (PATH included).
+exec_start=$(sed -n 's/^ExecStart=//p' "$service")
+env_file=$(sed -n 's/^EnvironmentFile=-//p' "$service")
+[ "$(grep -c '^ExecStart=.' "$service")" = 1 ] || fail "$service: not one ExecStart= line"
+[ "$(grep -c '^EnvironmentFile=-.' "$service")" = 1 ] ||
+  fail "$service: not one optional (-) EnvironmentFile= line"
+home="$scratch/timer-home"
+env_file=${env_file//%h/$home}
+mkdir -p "$home" "$(dirname "$env_file")"
+/usr/bin/mcp-deploy sample "$scratch/timer-opt" >/dev/null
+args="--root $scratch/timer-opt --name-suffix -timer"
+{
+  echo "MCP_DEPLOY_RECONCILE_ARGS=\"$args\""
+  echo "PATH=\"$(pwd)/node_modules/.bin:/usr/local/bin:/usr/bin:/bin\""
+  echo 'DISABLE_AUTOUPDATER="1"'
+  echo 'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1"'
+} >"$env_file"
+envs=("HOME=$home")
+while IFS= read -r line; do
+  value=${line#*=}
+  value=${value#\"}
+  envs+=("${line%%=*}=${value%\"}")
+done <"$env_file"
+read -r -a words <<<"$exec_start"
+argv=()
+for word in "${words[@]}"; do
+  if [ "$word" = "\$MCP_DEPLOY_RECONCILE_ARGS" ]; then
+    read -r -a split <<<"$args"
+    argv+=("${split[@]}")
+  else
+    argv+=("$word")
+  fi
+done
+[ "${argv[0]}" = /usr/bin/mcp-deploy ] || fail "$service runs ${argv[0]}, not /usr/bin/mcp-deploy"
+run_service() { # the service's command, in the environment its manager would give it
+  (cd "$home" && env -i "${envs[@]}" "${argv[@]}") >"$scratch/service" 2>&1 ||
+    { cat "$scratch/service" >&2; fail "the service's ExecStart failed: ${argv[*]}"; }
+}
+run_service
+grep -q '^codetools (registered as codetools-timer): healed: .*registered (codetools-timer is not' \
+  "$scratch/service" ||
+  { cat "$scratch/service" >&2; fail "the service's first run healed no registration"; }
+grep -q '"codetools-timer"' "$home/.claude.json" ||
+  fail "the service's first run did not register codetools-timer in $home/.claude.json"
+run_service
+if grep -q 'healed' "$scratch/service"; then
+  cat "$scratch/service" >&2
+  fail "the service's second run healed again"
+fi
+echo "ok: the service's ExecStart registered the sample with the real claude, then healed nothing"
+
+# 8. The demo, with the installed binary.
 MCP_DEPLOY_BIN=/usr/bin/mcp-deploy bash scripts/demo.sh >"$scratch/demo" 2>&1 ||
   { cat "$scratch/demo" >&2; fail "the demo failed with /usr/bin/mcp-deploy"; }
 grep -q '^demo passed' "$scratch/demo" || fail "the demo did not finish"
 echo "ok: the demo passed with /usr/bin/mcp-deploy"
 
-# 8. Remove, and check that nothing is left behind.
+# 9. Remove, and check that nothing is left behind.
 dpkg -L mcp-deploy >"$scratch/listed"
 dpkg -r mcp-deploy >/dev/null
 ! installed || fail "dpkg -r left mcp-deploy installed"
@@ -162,6 +250,9 @@ while IFS= read -r path; do
   fi
 done <"$scratch/listed"
 [ "$left" = 0 ] || fail "dpkg -r left $left paths behind"
+for unit in "$service" "$timer"; do
+  [ ! -e "$unit" ] || fail "dpkg -r left $unit behind"
+done
 echo "ok: dpkg -r removed all $(wc -l <"$scratch/listed") listed paths (shared directories stay)"
 
 trap 'rm -rf "$scratch"' EXIT
