@@ -1207,3 +1207,74 @@ fn the_example_scanner() {
     assert!(!flags_in(&inv[1].2).contains("--nope"));
     assert_eq!(inv[2].1, vec!["manifest", "verify"]);
 }
+
+/// Issue 26, item 2: the systemd user units the package ships are the ones docs/operations.md
+/// describes: Cargo.toml installs both under /usr/lib/systemd/user/; the service runs
+/// `/usr/bin/mcp-deploy reconcile` with the options in `MCP_DEPLOY_RECONCILE_ARGS` of the
+/// documented file; every time the timer sets is documented as it is; and the documented
+/// selection names only flags of reconcile's `--help`. (scripts/test-package.sh checks the
+/// installed units with `systemd-analyze verify` and runs the service's command line.)
+#[test]
+fn the_reconcile_timer_units_are_shipped_and_documented_as_they_are() {
+    let read = |path: &str| fs::read_to_string(repo().join(path)).unwrap();
+    let cargo = read("Cargo.toml");
+    for unit in ["service", "timer"] {
+        let asset = format!(
+            r#"["deploy/systemd/mcp-deploy-reconcile.{unit}", "usr/lib/systemd/user/", "644"]"#
+        );
+        assert!(
+            cargo.contains(&asset),
+            "Cargo.toml's deb assets lack {asset}"
+        );
+    }
+    let settings = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.starts_with('#') && l.contains('='))
+            .map(String::from)
+            .collect()
+    };
+    let service = settings(&read("deploy/systemd/mcp-deploy-reconcile.service"));
+    let ops = read("docs/operations.md");
+    for want in [
+        "Type=oneshot",
+        "EnvironmentFile=-%h/.config/mcp-deploy/reconcile.env",
+        "ExecStart=/usr/bin/mcp-deploy reconcile $MCP_DEPLOY_RECONCILE_ARGS",
+        "SyslogIdentifier=mcp-deploy-reconcile",
+        "NoNewPrivileges=yes",
+    ] {
+        assert!(
+            service.iter().any(|l| l == want),
+            "the service lacks {want}"
+        );
+    }
+    for documented in [
+        "`~/.config/mcp-deploy/reconcile.env`",
+        "`/usr/bin/mcp-deploy reconcile $MCP_DEPLOY_RECONCILE_ARGS`",
+        "`mcp-deploy-reconcile`",
+    ] {
+        assert!(ops.contains(documented), "operations.md lacks {documented}");
+    }
+    let timer = settings(&read("deploy/systemd/mcp-deploy-reconcile.timer"));
+    let times: Vec<&String> = timer.iter().filter(|l| l.starts_with("On")).collect();
+    assert_eq!(times.len(), 2, "{timer:?}");
+    for line in times
+        .into_iter()
+        .chain(timer.iter().filter(|l| l.starts_with("Random")))
+    {
+        assert!(
+            ops.contains(&format!("`{line}`")),
+            "operations.md does not document the timer's {line}"
+        );
+    }
+    let selection = ops
+        .lines()
+        .find_map(|l| l.split("MCP_DEPLOY_RECONCILE_ARGS=\"").nth(1))
+        .and_then(|rest| rest.split('"').next())
+        .expect("operations.md shows a MCP_DEPLOY_RECONCILE_ARGS=\"...\" line");
+    let known = help_flags(&World::new(), &["reconcile"]);
+    let unknown: Vec<_> = flags_in(selection).difference(&known).cloned().collect();
+    assert!(
+        unknown.is_empty() && !flags_in(selection).is_empty(),
+        "the documented selection `{selection}` has flags reconcile lacks: {unknown:?}"
+    );
+}
