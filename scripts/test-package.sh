@@ -158,6 +158,22 @@ if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; the
   fail "systemd-analyze verify --user on the reconcile units (exit status $verified)"
 fi
 echo "ok: systemd-analyze verify --user has nothing to say about the reconcile service and timer"
+# The interval drop-in operations.md shows (its one ```ini block), as the user's own: still
+# nothing to say (an empty OnUnitActiveSec= clears every time; with none left, it refuses).
+dropin="$scratch/verify-home/.config/systemd/user/mcp-deploy-reconcile.timer.d"
+mkdir -p "$dropin"
+# shellcheck disable=SC2016 # sed's $ (end of line), not a shell variable
+sed -n '/^```ini$/,/^```$/{/^```/d;p}' /usr/share/doc/mcp-deploy/operations.md >"$dropin/interval.conf"
+grep -q '^\[Timer\]$' "$dropin/interval.conf" ||
+  fail "operations.md shows no [Timer] drop-in in an \`\`\`ini block"
+verified=0
+HOME="$scratch/verify-home" XDG_RUNTIME_DIR="$scratch/runtime" \
+  systemd-analyze verify --user "$service" "$timer" >"$scratch/verify" 2>&1 || verified=$?
+if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; then
+  cat "$scratch/verify" >&2
+  fail "systemd-analyze verify --user with the documented drop-in (exit status $verified)"
+fi
+echo "ok: and with the interval drop-in operations.md shows"
 
 # Enabled for no one: no maintainer script, no link in any .wants directory.
 dpkg-deb --control "$deb" "$scratch/control"
