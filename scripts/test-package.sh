@@ -149,14 +149,17 @@ for unit in "$service" "$timer"; do
   [ -f "$unit" ] || fail "$unit is not installed"
 done
 mkdir -m 700 "$scratch/runtime" "$scratch/verify-home"
-verified=0
-HOME="$scratch/verify-home" XDG_RUNTIME_DIR="$scratch/runtime" \
-  systemd-analyze verify --user "$service" "$timer" >"$scratch/verify" 2>&1 || verified=$?
-# Any word about our units fails: an unknown key is only a warning, with exit status 0.
-if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; then
-  cat "$scratch/verify" >&2
-  fail "systemd-analyze verify --user on the reconcile units (exit status $verified)"
-fi
+verify_units() { # WHAT: systemd-analyze verify --user says nothing about the units
+  local verified=0
+  HOME="$scratch/verify-home" XDG_RUNTIME_DIR="$scratch/runtime" \
+    systemd-analyze verify --user "$service" "$timer" >"$scratch/verify" 2>&1 || verified=$?
+  # Any word about our units fails: an unknown key is only a warning, with exit status 0.
+  if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; then
+    cat "$scratch/verify" >&2
+    fail "systemd-analyze verify --user on $1 (exit status $verified)"
+  fi
+}
+verify_units "the reconcile units"
 echo "ok: systemd-analyze verify --user has nothing to say about the reconcile service and timer"
 # The interval drop-in operations.md shows (its one ```ini block), as the user's own: still
 # nothing to say (an empty OnUnitActiveSec= clears every time; with none left, it refuses).
@@ -166,13 +169,7 @@ mkdir -p "$dropin"
 sed -n '/^```ini$/,/^```$/{/^```/d;p}' /usr/share/doc/mcp-deploy/operations.md >"$dropin/interval.conf"
 grep -q '^\[Timer\]$' "$dropin/interval.conf" ||
   fail "operations.md shows no [Timer] drop-in in an \`\`\`ini block"
-verified=0
-HOME="$scratch/verify-home" XDG_RUNTIME_DIR="$scratch/runtime" \
-  systemd-analyze verify --user "$service" "$timer" >"$scratch/verify" 2>&1 || verified=$?
-if [ "$verified" != 0 ] || grep -q 'mcp-deploy-reconcile' "$scratch/verify"; then
-  cat "$scratch/verify" >&2
-  fail "systemd-analyze verify --user with the documented drop-in (exit status $verified)"
-fi
+verify_units "the reconcile units with the documented drop-in"
 echo "ok: and with the interval drop-in operations.md shows"
 
 # Enabled for no one: no maintainer script, no link in any .wants directory.
