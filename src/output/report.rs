@@ -1,0 +1,152 @@
+//! `report`'s output: the fleet as a table (a row per host, server and client: release,
+//! commit, the checks' verdict, what drifted), each failed check's evidence under its row,
+//! then the superseded reports and the verdict; or the merged view as one JSON object.
+
+use super::{Format, Style};
+use crate::exit::Exit;
+use crate::identity::fleet::Fleet;
+
+pub(crate) fn print(fleet: &Fleet, style: &Style, exit: Exit) {
+    match style.format {
+        Format::Json => super::emit_json_pretty(fleet, exit),
+        // `report` takes human and json only.
+        _ => super::emit(&human(fleet)),
+    }
+}
+
+/// The last component of a release directory (`releases/<sha>` → the sha, a prefix → its
+/// name), and a commit's first 12 characters: what fits a column.
+fn short(release: Option<&str>, commit: Option<&str>) -> (String, String) {
+    let release = release
+        .map(|r| {
+            std::path::Path::new(r)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| r.to_string())
+        })
+        .map(|r| r.chars().take(12).collect())
+        .unwrap_or_else(|| "-".into());
+    let commit = commit
+        .map(|c| c.chars().take(12).collect())
+        .unwrap_or_else(|| "-".into());
+    (release, commit)
+}
+
+pub(crate) fn human(fleet: &Fleet) -> String {
+    let head = [
+        "HOST", "SERVER", "CLIENT", "RELEASE", "COMMIT", "CHECKS", "DRIFT",
+    ];
+    // Each row, and the lines under it.
+    let mut rows: Vec<([String; 7], Vec<String>)> = Vec::new();
+    for h in &fleet.hosts {
+        if let Some(error) = &h.error {
+            let cells = [
+                h.host.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "FAIL".into(),
+                "could not run".into(),
+            ];
+            rows.push((cells, vec![format!("error: {error}")]));
+        }
+        for s in &h.servers {
+            let (release, commit) = short(s.release.as_deref(), s.commit.as_deref());
+            let passed = s.checks.iter().filter(|c| c.ok).count();
+            let verdict = match s.ok {
+                true => format!("ok {passed}/{}", s.checks.len()),
+                false => format!("FAIL {passed}/{}", s.checks.len()),
+            };
+            let drift = match (s.drift.is_empty(), &s.registration) {
+                (true, Some(r)) if r.starts_with("healed") => r.clone(),
+                (true, _) => "-".into(),
+                (false, _) => s.drift.join(","),
+            };
+            let name = if s.registered_name == s.name {
+                s.name.clone()
+            } else {
+                s.registered_name.clone()
+            };
+            let under = s
+                .checks
+                .iter()
+                .filter(|c| !c.ok)
+                .map(|c| format!("FAIL {}: {}", c.check, c.detail))
+                .collect();
+            rows.push((
+                [
+                    h.host.clone(),
+                    name,
+                    s.client.clone(),
+                    release,
+                    commit,
+                    verdict,
+                    drift,
+                ],
+                under,
+            ));
+        }
+        if h.error.is_none() && h.servers.is_empty() {
+            let cells = [
+                h.host.clone(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                if h.ok { "ok" } else { "FAIL" }.into(),
+                "-".into(),
+            ];
+            rows.push((cells, Vec::new()));
+        }
+    }
+    let mut width = head.map(str::len);
+    for (cells, _) in &rows {
+        for (w, c) in width.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(c);
+            } else {
+                l.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        format!("{}\n", l.trim_end())
+    };
+    let mut out = line(&head.map(String::from));
+    for (cells, under) in &rows {
+        out.push_str(&line(cells));
+        for u in under {
+            out.push_str(&format!("  {u}\n"));
+        }
+    }
+    for s in &fleet.superseded {
+        out.push_str(&format!(
+            "superseded: {}'s report {} (at {}) by {}, a newer one of the same host\n",
+            s.host, s.file, s.at, s.by
+        ));
+    }
+    let failing: Vec<&str> = fleet
+        .hosts
+        .iter()
+        .filter(|h| !h.ok)
+        .map(|h| h.host.as_str())
+        .collect();
+    match failing.is_empty() {
+        true => out.push_str(&format!(
+            "ok: {} host(s), every check passed\n",
+            fleet.hosts.len()
+        )),
+        false => out.push_str(&format!(
+            "{} of {} host(s) failed: {}\n",
+            failing.len(),
+            fleet.hosts.len(),
+            failing.join(", ")
+        )),
+    }
+    out
+}
