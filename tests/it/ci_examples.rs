@@ -28,7 +28,7 @@ fn repo() -> &'static Path {
 
 /// The one block of docs/operations.md whose info string is ```` ```yaml KIND ````, and its
 /// first line's number.
-fn block(kind: &str) -> (usize, String) {
+pub(crate) fn block(kind: &str) -> (usize, String) {
     let text = fs::read_to_string(repo().join("docs/operations.md")).unwrap();
     let mut found = Vec::new();
     let mut cur: Option<(usize, String)> = None;
@@ -97,7 +97,7 @@ fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
 }
 
 /// `text` parsed by PyYAML's safe loader, as JSON.
-fn yaml(text: &str) -> serde_json::Value {
+pub(crate) fn yaml(text: &str) -> serde_json::Value {
     tool("py/yaml/__init__.py", "PyYAML");
     let mut python = Command::new(system_tool("python3"));
     python

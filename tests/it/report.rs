@@ -50,7 +50,12 @@ fn every_json_report_says_the_host_and_when_right_after_exit() {
     let r = w.on_sample("status", &["--json"]);
     r.code(0);
     let doc = r.json();
-    let keys: Vec<&str> = doc.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = doc
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(&keys[..4], ["ok", "exit", "host", "at"], "{}", r.shown);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     assert_eq!(doc["host"], kernel.trim(), "{}", r.shown);
@@ -156,16 +161,37 @@ fn report_json(host: &str, at: &str, ok: bool) -> String {
 #[test]
 fn the_newer_report_of_a_host_wins_and_the_older_is_said_superseded() {
     let w = World::new();
-    let old = w.write("old.json", report_json("web-1", "2026-12-01T10:00:00Z", false));
-    let new = w.write("new.json", report_json("web-1", "2026-12-02T10:00:00Z", true));
+    let old = w.write(
+        "old.json",
+        report_json("web-1", "2026-12-01T10:00:00Z", false),
+    );
+    let new = w.write(
+        "new.json",
+        report_json("web-1", "2026-12-02T10:00:00Z", true),
+    );
     // Given newest first: the order does not decide, the time does.
-    let r = w.run(&["report", "--json", new.to_str().unwrap(), old.to_str().unwrap()]);
+    let r = w.run(&[
+        "report",
+        "--json",
+        new.to_str().unwrap(),
+        old.to_str().unwrap(),
+    ]);
     r.code(0);
     let doc = r.json();
     assert_eq!(doc["hosts"].as_array().unwrap().len(), 1, "{}", r.shown);
     assert_eq!(doc["hosts"][0]["at"], "2026-12-02T10:00:00Z", "{}", r.shown);
-    assert_eq!(doc["superseded"][0]["file"], old.to_str().unwrap(), "{}", r.shown);
-    assert_eq!(doc["superseded"][0]["by"], new.to_str().unwrap(), "{}", r.shown);
+    assert_eq!(
+        doc["superseded"][0]["file"],
+        old.to_str().unwrap(),
+        "{}",
+        r.shown
+    );
+    assert_eq!(
+        doc["superseded"][0]["by"],
+        new.to_str().unwrap(),
+        "{}",
+        r.shown
+    );
     w.run(&["report", new.to_str().unwrap(), old.to_str().unwrap()])
         .code(0)
         .stdout_has("superseded: web-1's report");
@@ -174,7 +200,10 @@ fn the_newer_report_of_a_host_wins_and_the_older_is_said_superseded() {
 #[test]
 fn a_report_read_from_stdin_counts_like_a_file() {
     let w = World::new();
-    let file = w.write("r.json", report_json("web-9", "2026-12-02T10:00:00Z", false));
+    let file = w.write(
+        "r.json",
+        report_json("web-9", "2026-12-02T10:00:00Z", false),
+    );
     let r = w
         .program(system_tool("sh"))
         .args(["-c", "exec \"$0\" report --json - < \"$1\""])
@@ -189,11 +218,17 @@ fn a_report_read_from_stdin_counts_like_a_file() {
 #[test]
 fn a_file_that_is_not_a_report_stops_the_merge_naming_it_exit_2() {
     let w = World::new();
-    let good = w.write("good.json", report_json("web-1", "2026-12-02T10:00:00Z", true));
+    let good = w.write(
+        "good.json",
+        report_json("web-1", "2026-12-02T10:00:00Z", true),
+    );
     let hostless = w.write("old.json", r#"{"ok": true, "exit": 0, "servers": []}"#);
     w.run(&["report", good.to_str().unwrap(), hostless.to_str().unwrap()])
         .code(2)
-        .stderr_has(&format!("{} is not an mcp-deploy report", hostless.display()))
+        .stderr_has(&format!(
+            "{} is not an mcp-deploy report",
+            hostless.display()
+        ))
         .stderr_has("no \"host\"")
         .stderr_has("help:");
     let missing = w.root().join("missing.json");
@@ -284,7 +319,11 @@ fn status_in_prometheus_format_is_parsed_by_prometheus_own_parser() {
         .find(|(l, _)| l["server"] == "codetools-test")
         .unwrap_or_else(|| panic!("no release of codetools\n{}", r.shown));
     assert_eq!(ct.0["commit"], CT_SHA);
-    assert!(ct.0["release"].as_str().unwrap().ends_with(CT_SHA), "{}", r.shown);
+    assert!(
+        ct.0["release"].as_str().unwrap().ends_with(CT_SHA),
+        "{}",
+        r.shown
+    );
     let stamp = samples(&families, "mcp_deploy_report_timestamp_seconds");
     assert_eq!(stamp.len(), 1, "{}", r.shown);
     assert_eq!(stamp[0].0, serde_json::json!({"command": "status"}));
@@ -327,7 +366,10 @@ fn verify_identity_in_prometheus_format_is_parsed_and_a_wrong_commit_is_a_0() {
         .arg(w.opt())
         .args(["--name-suffix", "-test", "--mcp-json"])
         .arg(w.registered())
-        .args(["--expect-commit", "codetools=badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc"])
+        .args([
+            "--expect-commit",
+            "codetools=badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc",
+        ])
         .args(["--expect-commit", &format!("orchestrata={OR_SHA}")])
         .args(["--format", "prometheus"])
         .run();
@@ -349,4 +391,44 @@ fn prometheus_is_refused_where_there_is_no_state_to_sample() {
     w.run(&["install", "--format", "prometheus"])
         .code(2)
         .stderr_has("install has no --format prometheus");
+}
+
+#[test]
+fn the_documented_alert_rules_parse_and_name_only_metrics_the_commands_print() {
+    let w = host();
+    let mut printed = std::collections::BTreeSet::new();
+    for command in ["status", "reconcile"] {
+        let r = w.on_sample(command, &["--format", "prometheus"]);
+        r.code(0);
+        let families = parse_exposition(&r.stdout);
+        for f in families.as_array().unwrap() {
+            for s in f["samples"].as_array().unwrap() {
+                printed.insert(s["name"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    let (line, text) = crate::ci_examples::block("prometheus-alerts");
+    let doc = crate::ci_examples::yaml(&text);
+    let rules = doc["groups"][0]["rules"]
+        .as_array()
+        .unwrap_or_else(|| panic!("docs/operations.md:{line}: no groups[0].rules\n{doc}"));
+    assert!(rules.len() >= 3, "{doc}");
+    let metric = regex::Regex::new(r"\bmcp_deploy_[a-z_]+").unwrap();
+    for rule in rules {
+        let alert = rule["alert"].as_str().expect("every rule is an alert");
+        let expr = rule["expr"].as_str().unwrap();
+        assert!(rule["for"].is_string(), "{alert}: no `for`");
+        let named: Vec<String> = metric
+            .find_iter(expr)
+            .map(|m| m.as_str().to_string())
+            .collect();
+        assert!(!named.is_empty(), "{alert} names no metric of ours: {expr}");
+        for m in named {
+            assert!(
+                printed.contains(&m),
+                "docs/operations.md:{line}: alert {alert} names {m}, which neither status nor \
+                 reconcile prints: {printed:?}"
+            );
+        }
+    }
 }
