@@ -32,6 +32,20 @@ fn short(release: Option<&str>, commit: Option<&str>) -> (String, String) {
     (release, commit)
 }
 
+/// The row of a host that reported no server: its verdict and why.
+fn host_only(host: &str, verdict: &str, drift: &str) -> [String; 7] {
+    let none = || "-".to_string();
+    [
+        host.into(),
+        none(),
+        none(),
+        none(),
+        none(),
+        verdict.into(),
+        drift.into(),
+    ]
+}
+
 pub(crate) fn human(fleet: &Fleet) -> String {
     let head = [
         "HOST", "SERVER", "CLIENT", "RELEASE", "COMMIT", "CHECKS", "DRIFT",
@@ -40,15 +54,7 @@ pub(crate) fn human(fleet: &Fleet) -> String {
     let mut rows: Vec<([String; 7], Vec<String>)> = Vec::new();
     for h in &fleet.hosts {
         if let Some(error) = &h.error {
-            let cells = [
-                h.host.clone(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "FAIL".into(),
-                "could not run".into(),
-            ];
+            let cells = host_only(&h.host, "FAIL", "could not run");
             rows.push((cells, vec![format!("error: {error}")]));
         }
         for s in &h.servers {
@@ -88,16 +94,8 @@ pub(crate) fn human(fleet: &Fleet) -> String {
             ));
         }
         if h.error.is_none() && h.servers.is_empty() {
-            let cells = [
-                h.host.clone(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                if h.ok { "ok" } else { "FAIL" }.into(),
-                "-".into(),
-            ];
-            rows.push((cells, Vec::new()));
+            let verdict = if h.ok { "ok" } else { "FAIL" };
+            rows.push((host_only(&h.host, verdict, "-"), Vec::new()));
         }
     }
     let mut width = head.map(str::len);

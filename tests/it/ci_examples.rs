@@ -61,7 +61,7 @@ pub(crate) fn block(kind: &str) -> (usize, String) {
 }
 
 /// A tool scripts/test.sh installs into `.tools/`.
-fn tool(rel: &str, what: &str) -> PathBuf {
+pub(crate) fn tool(rel: &str, what: &str) -> PathBuf {
     let path = repo().join(".tools").join(rel);
     assert!(
         path.exists(),
@@ -72,7 +72,7 @@ fn tool(rel: &str, what: &str) -> PathBuf {
 }
 
 /// `cmd`'s stdout, given `input` on stdin; `what` names its failure, with its stderr.
-fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
+pub(crate) fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = cmd

@@ -8,7 +8,7 @@
 //! differ: a real fleet's `host` is each machine's kernel host name.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -22,8 +22,9 @@ fn host() -> World {
     w
 }
 
-/// `verify-identity --json` of the sample in `w`, expecting codetools at `codetools_sha`.
-fn verify(w: &World, codetools_sha: &str) -> Run {
+/// `verify-identity --format FORMAT` of the sample in `w`, expecting codetools at
+/// `codetools_sha`.
+fn verify(w: &World, codetools_sha: &str, format: &str) -> Run {
     w.cmd()
         .args(["verify-identity", "--root"])
         .arg(w.opt())
@@ -31,7 +32,7 @@ fn verify(w: &World, codetools_sha: &str) -> Run {
         .arg(w.registered())
         .args(["--expect-commit", &format!("codetools={codetools_sha}")])
         .args(["--expect-commit", &format!("orchestrata={OR_SHA}")])
-        .arg("--json")
+        .args(["--format", format])
         .run()
 }
 
@@ -99,9 +100,9 @@ fn a_fleet_with_one_host_on_the_wrong_commit_shows_every_host_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b, c) = (host(), host(), host());
     let wrong = "badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc";
-    let ra = verify(&a, CT_SHA);
+    let ra = verify(&a, CT_SHA, "json");
     ra.code(0);
-    let rb = verify(&b, wrong);
+    let rb = verify(&b, wrong, "json");
     rb.code(1);
     let rc = c.on_sample("status", &["--json"]);
     rc.code(0);
@@ -245,44 +246,20 @@ fn a_file_that_is_not_a_report_stops_the_merge_naming_it_exit_2() {
 /// `[{"name", "type", "samples": [{"name", "labels", "value"}]}]`. Fails (never skips) when
 /// the parser is not installed.
 fn parse_exposition(text: &str) -> Value {
-    let lib = repo().join(".tools/prometheus");
-    assert!(
-        lib.join("prometheus_client/parser.py").is_file(),
-        "the Prometheus text parser is missing from {}: run scripts/test.sh, which installs \
-         PyPI's prometheus-client there",
-        lib.display()
+    let lib = crate::ci_examples::tool(
+        "prometheus/prometheus_client/parser.py",
+        "the Prometheus text parser (PyPI prometheus-client)",
     );
+    let lib = lib.parent().unwrap().parent().unwrap();
     let script = "import json, sys\n\
         from prometheus_client.parser import text_string_to_metric_families as parse\n\
         out = [{'name': f.name, 'type': f.type, 'samples': [{'name': s.name, \
         'labels': s.labels, 'value': s.value} for s in f.samples]} for f in parse(sys.stdin.read())]\n\
         json.dump(out, sys.stdout)";
-    let mut child = Command::new(system_tool("python3"))
-        .args(["-c", script])
-        .env("PYTHONPATH", &lib)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the Prometheus parser refused it:\n{}\n--- the exposition\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let mut python = Command::new(system_tool("python3"));
+    python.args(["-c", script]).env("PYTHONPATH", lib);
+    let what = format!("the Prometheus parser refused it\n--- the exposition\n{text}");
+    serde_json::from_slice(&crate::ci_examples::with_stdin(python, text, &what)).unwrap()
 }
 
 /// The samples named `name`: `(labels, value)`.
@@ -360,19 +337,7 @@ fn status_in_prometheus_format_is_parsed_by_prometheus_own_parser() {
 #[test]
 fn verify_identity_in_prometheus_format_is_parsed_and_a_wrong_commit_is_a_0() {
     let w = host();
-    let r = w
-        .cmd()
-        .args(["verify-identity", "--root"])
-        .arg(w.opt())
-        .args(["--name-suffix", "-test", "--mcp-json"])
-        .arg(w.registered())
-        .args([
-            "--expect-commit",
-            "codetools=badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc",
-        ])
-        .args(["--expect-commit", &format!("orchestrata={OR_SHA}")])
-        .args(["--format", "prometheus"])
-        .run();
+    let r = verify(&w, "badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc", "prometheus");
     r.code(1);
     let families = parse_exposition(&r.stdout);
     assert!(
