@@ -1,5 +1,5 @@
 //! `report`'s output: the fleet as a table (a row per host, server and client: release,
-//! commit, the checks' verdict, what drifted), each failed check's evidence under its row,
+//! commit, the checks' verdict and each check's, what drifted), each failed check's evidence under its row,
 //! then the superseded reports and the verdict; or the merged view as one JSON object.
 
 use super::{Format, Style};
@@ -32,29 +32,42 @@ fn short(release: Option<&str>, commit: Option<&str>) -> (String, String) {
     (release, commit)
 }
 
-/// The row of a host that reported no server: its verdict and why.
-fn host_only(host: &str, verdict: &str, drift: &str) -> [String; 7] {
-    let none = || "-".to_string();
-    [
-        host.into(),
-        none(),
-        none(),
-        none(),
-        none(),
-        verdict.into(),
-        drift.into(),
-    ]
+/// The row of a host that reported no server: its verdict (under `CHECKS`) and why, the
+/// check columns empty.
+fn host_only(host: &str, verdict: &str, drift: &str, checks: usize) -> Vec<String> {
+    let mut row = vec![host.to_string()];
+    row.extend(std::iter::repeat_n("-".to_string(), 4));
+    row.push(verdict.into());
+    row.extend(std::iter::repeat_n("-".to_string(), checks));
+    row.push(drift.into());
+    row
 }
 
+/// The table: `HOST SERVER CLIENT RELEASE COMMIT CHECKS`, a column per check any report
+/// names (in the order first met; `ok`, `FAIL`, or `-` where that report has no such
+/// check), then `DRIFT`.
 pub(crate) fn human(fleet: &Fleet) -> String {
-    let head = [
-        "HOST", "SERVER", "CLIENT", "RELEASE", "COMMIT", "CHECKS", "DRIFT",
-    ];
+    let mut names: Vec<&str> = Vec::new();
+    for c in fleet
+        .hosts
+        .iter()
+        .flat_map(|h| &h.servers)
+        .flat_map(|s| &s.checks)
+    {
+        if !names.contains(&c.check.as_str()) {
+            names.push(&c.check);
+        }
+    }
+    let mut head: Vec<String> = ["HOST", "SERVER", "CLIENT", "RELEASE", "COMMIT", "CHECKS"]
+        .map(String::from)
+        .into();
+    head.extend(names.iter().map(|n| n.to_string()));
+    head.push("DRIFT".into());
     // Each row, and the lines under it.
-    let mut rows: Vec<([String; 7], Vec<String>)> = Vec::new();
+    let mut rows: Vec<(Vec<String>, Vec<String>)> = Vec::new();
     for h in &fleet.hosts {
         if let Some(error) = &h.error {
-            let cells = host_only(&h.host, "FAIL", "could not run");
+            let cells = host_only(&h.host, "FAIL", "could not run", names.len());
             rows.push((cells, vec![format!("error: {error}")]));
         }
         for s in &h.servers {
@@ -74,31 +87,36 @@ pub(crate) fn human(fleet: &Fleet) -> String {
             } else {
                 s.registered_name.clone()
             };
+            let mut cells = vec![h.host.clone(), name, s.client.clone(), release, commit];
+            cells.push(verdict);
+            for n in &names {
+                let mine: Vec<bool> = s
+                    .checks
+                    .iter()
+                    .filter(|c| c.check == *n)
+                    .map(|c| c.ok)
+                    .collect();
+                cells.push(match (mine.is_empty(), mine.iter().all(|ok| *ok)) {
+                    (true, _) => "-".into(),
+                    (false, true) => "ok".into(),
+                    (false, false) => "FAIL".into(),
+                });
+            }
+            cells.push(drift);
             let under = s
                 .checks
                 .iter()
                 .filter(|c| !c.ok)
                 .map(|c| format!("FAIL {}: {}", c.check, c.detail))
                 .collect();
-            rows.push((
-                [
-                    h.host.clone(),
-                    name,
-                    s.client.clone(),
-                    release,
-                    commit,
-                    verdict,
-                    drift,
-                ],
-                under,
-            ));
+            rows.push((cells, under));
         }
         if h.error.is_none() && h.servers.is_empty() {
             let verdict = if h.ok { "ok" } else { "FAIL" };
-            rows.push((host_only(&h.host, verdict, "-"), Vec::new()));
+            rows.push((host_only(&h.host, verdict, "-", names.len()), Vec::new()));
         }
     }
-    let mut width = head.map(str::len);
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for (cells, _) in &rows {
         for (w, c) in width.iter_mut().zip(cells) {
             *w = (*w).max(c.chars().count());
@@ -106,7 +124,7 @@ pub(crate) fn human(fleet: &Fleet) -> String {
     }
     let line = |cells: &[String]| {
         let mut l = String::new();
-        for (i, (c, w)) in cells.iter().zip(width).enumerate() {
+        for (i, (c, w)) in cells.iter().zip(&width).enumerate() {
             if i + 1 == cells.len() {
                 l.push_str(c);
             } else {
@@ -115,7 +133,7 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         }
         format!("{}\n", l.trim_end())
     };
-    let mut out = line(&head.map(String::from));
+    let mut out = line(&head);
     for (cells, under) in &rows {
         out.push_str(&line(cells));
         for u in under {

@@ -123,6 +123,19 @@ fn a_fleet_with_one_host_on_the_wrong_commit_shows_every_host_and_exits_1() {
     table
         .stdout_has("FAIL commit:")
         .stdout_has("1 of 3 host(s) failed: web-2");
+    // A column per check: web-2's codetools row says commit FAIL, web-1's ok.
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    let head: Vec<&str> = lines[0].split_whitespace().collect();
+    let col = head.iter().position(|h| *h == "commit").expect("a commit column");
+    let cell = |host: &str| {
+        let row = lines
+            .iter()
+            .find(|l| l.starts_with(host) && l.contains("codetools"))
+            .unwrap_or_else(|| panic!("no codetools row of {host}\n{}", table.shown));
+        row.split_whitespace().nth(col + 1).unwrap().to_string()
+    };
+    assert_eq!(cell("web-1"), "ok", "{}", table.shown);
+    assert_eq!(cell("web-2"), "FAIL", "{}", table.shown);
 
     let mut cmd = a.cmd().args(["report", "--json"]);
     for f in &files {
