@@ -126,7 +126,10 @@ fn a_fleet_with_one_host_on_the_wrong_commit_shows_every_host_and_exits_1() {
     // A column per check: web-2's codetools row says commit FAIL, web-1's ok.
     let lines: Vec<&str> = table.stdout.lines().collect();
     let head: Vec<&str> = lines[0].split_whitespace().collect();
-    let col = head.iter().position(|h| *h == "commit").expect("a commit column");
+    let col = head
+        .iter()
+        .position(|h| *h == "commit")
+        .expect("a commit column");
     let cell = |host: &str| {
         let row = lines
             .iter()
@@ -369,6 +372,20 @@ fn prometheus_is_refused_where_there_is_no_state_to_sample() {
     w.run(&["install", "--format", "prometheus"])
         .code(2)
         .stderr_has("install has no --format prometheus");
+}
+
+#[test]
+fn a_run_that_cannot_complete_prints_no_partial_exposition() {
+    let w = World::new();
+    let r = w.run(&[
+        "status",
+        "--root",
+        "/nonexistent-root",
+        "--format",
+        "prometheus",
+    ]);
+    r.code(2).stderr_has("help:");
+    assert_eq!(r.stdout, "", "{}", r.shown);
 }
 
 #[test]
