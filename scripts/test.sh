@@ -93,6 +93,13 @@ if [ "$(PYTHONPATH=.tools/py "$python" -c 'import yaml; print(yaml.__version__)'
   "$python" -m pip install --quiet --disable-pip-version-check --upgrade --target .tools/py \
     "PyYAML==$pyyaml_version"
 fi
+# The Prometheus client library's text parser, which reads `--format prometheus` in
+# tests/it/report.rs (into a directory of its own: .tools/py is PyYAML's).
+prometheus_client_version=0.26.0
+if [ "$(PYTHONPATH=.tools/prometheus "$python" -c 'from importlib.metadata import version; print(version("prometheus-client"))' 2>/dev/null)" != "$prometheus_client_version" ]; then
+  "$python" -m pip install --quiet --disable-pip-version-check --upgrade --target .tools/prometheus \
+    "prometheus-client==$prometheus_client_version"
+fi
 ./node_modules/.bin/claude --version
 # Codex and gemini write into their home on any call: give them a scratch one.
 scratch=$(mktemp -d)

@@ -199,6 +199,26 @@ pub const PAGES: &[Page] = &[
         environment: &[CLAUDE_CONFIG_DIR, BINARIES, MCP_TIMEOUT, CLIENT_HOMES, NO_COLOR],
     },
     Page {
+        path: &["report"],
+        examples: &[
+            (
+                "mcp-deploy report web-1.json web-2.json web-3.json",
+                "the fleet as one table: host by server, release, commit, checks, drift",
+            ),
+            (
+                "mcp-deploy report --json reports/web-1.json reports/web-2.json",
+                "the merged view as one JSON object",
+            ),
+        ],
+        exit_status: &[
+            (0, "every host's report passed"),
+            (1, "a host failed (a check failed, or its run could not complete)"),
+            (2, "a file cannot be read or is not an mcp-deploy JSON report"),
+        ],
+        files: &[],
+        environment: &[],
+    },
+    Page {
         path: &["sample"],
         examples: &[(
             "mcp-deploy sample /tmp/demo",

@@ -80,6 +80,10 @@ pub enum Command {
     /// Check as status does, starting no client; install only what drifted, and say what
     /// was healed.
     Reconcile(InstallArgs),
+    /// Merge many hosts' JSON reports (status, verify-identity, install, reconcile ... --json)
+    /// into one table, host by server: release, commit, each check's verdict, drift; exit 1
+    /// when any host fails.
+    Report(ReportArgs),
 }
 
 impl Command {
@@ -105,6 +109,7 @@ impl Command {
             Command::Prune(a) => a.output.choice(),
             Command::Policy(a) => a.output_choice(),
             Command::Reconcile(a) => a.output.choice(),
+            Command::Report(a) => a.output.choice(),
             Command::Completions(_) | Command::Man(_) => return None,
         })
     }
@@ -132,6 +137,7 @@ impl Command {
             Command::Prune(_) => "prune",
             Command::Policy(_) => "policy",
             Command::Reconcile(_) => "reconcile",
+            Command::Report(_) => "report",
         }
     }
 }
@@ -148,6 +154,9 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands: an ::error annotation per failed check.
     Github,
+    /// Prometheus text exposition (status, verify-identity, reconcile): samples for
+    /// node_exporter's textfile collector.
+    Prometheus,
 }
 
 /// What `--format`, `--json`, `-q`, `-v` and `--color` ask for, as given: the command layer
@@ -169,7 +178,8 @@ pub struct OutputChoice {
 pub struct ReportOutputArgs {
     /// How to print the report: human; json (one object); junit (JUnit XML, a test suite per
     /// server and client, a test case per check); github (GitHub Actions workflow commands,
-    /// an ::error annotation per failed check) [default: human].
+    /// an ::error annotation per failed check); prometheus (status, verify-identity and
+    /// reconcile: samples for node_exporter's textfile collector) [default: human].
     #[arg(long, value_name = "FORMAT", value_enum, hide_possible_values = true, help_heading = OUTPUT)]
     pub format: Option<Format>,
     /// Print the report as one JSON object (the same as --format json).
@@ -674,6 +684,16 @@ pub struct StatusArgs {
     pub client: ClientListArgs,
     #[command(flatten)]
     pub strict: StrictArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The hosts' JSON reports (each carries its "host" and "at"); - reads one from stdin.
+    /// Two of one host: the newer wins.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
 }
 
 #[derive(Debug, Args)]

@@ -54,6 +54,7 @@ pub(crate) fn report(kind: ClientKind, declared: &[Declared]) -> ServerReport {
         prefix: String::new(),
         registration: None,
         witnesses: None,
+        deployed: Default::default(),
         checks: vec![check(kind, declared, &found)],
     }
 }

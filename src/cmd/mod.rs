@@ -14,6 +14,7 @@ pub(crate) mod promote;
 pub(crate) mod prune;
 pub(crate) mod reconcile;
 pub(crate) mod render_mcp;
+pub(crate) mod report;
 pub(crate) mod sample;
 pub(crate) mod status;
 pub(crate) mod uninstall;
@@ -49,8 +50,12 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Prune(args) => prune::prune(args, style),
         Command::Policy(args) => policy::run(args, style),
         Command::Reconcile(args) => reconcile::reconcile(args, style),
+        Command::Report(args) => report::report(args, style),
     }
 }
+
+/// The commands whose report is a state worth sampling (`--format prometheus`).
+const PROMETHEUS_COMMANDS: [&str; 3] = ["status", "verify-identity", "reconcile"];
 
 /// How the run prints, from `--format`, `--json`, `-q`, `-v` and `--color` (the command's, or
 /// the old spelling before the command), and the colour choice. `--json` is `--format json`;
@@ -70,6 +75,16 @@ pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError>
         (Some(crate::cli::Format::Human), false) => Format::Human,
         (Some(crate::cli::Format::Junit), false) => Format::Junit,
         (Some(crate::cli::Format::Github), false) => Format::Github,
+        (Some(crate::cli::Format::Prometheus), false) => {
+            let command = cli.command.name();
+            if !PROMETHEUS_COMMANDS.contains(&command) {
+                return Err(UsageError::new(
+                    format!("{command} has no --format prometheus"),
+                    "status, verify-identity and reconcile print prometheus samples; give                      --format json, junit or github here",
+                ));
+            }
+            Format::Prometheus
+        }
     };
     let verbosity = match (choice.quiet, choice.verbose) {
         (true, _) => Verbosity::Quiet,

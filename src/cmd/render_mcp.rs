@@ -32,6 +32,7 @@ pub(crate) fn run(args: &RenderArgs, style: &Style) -> Result<Exit, Error> {
                     prefix: prefix.display().to_string(),
                     registration: Some("not rendered".into()),
                     witnesses: None,
+                    deployed: Default::default(),
                     checks: vec![crate::identity::report::Check {
                         check: "release",
                         ok: false,

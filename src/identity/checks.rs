@@ -212,7 +212,21 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
             Some(live) => vec!["document".into(), format!("live {}", live.path.display())],
             None => vec!["document".into()],
         }),
+        deployed: deployed(target),
         checks,
+    }
+}
+
+/// The release the checks of `target` saw: the deployment as it is, or promote's candidate.
+pub(crate) fn deployed(target: &Target) -> crate::identity::report::Deployed {
+    match &target.candidate {
+        Some(dir) => crate::identity::report::Deployed {
+            release: Some(dir.display().to_string()),
+            commit: layout::candidate_commit(&target.prefix, dir)
+                .ok()
+                .map(|(sha, _)| sha.to_string()),
+        },
+        None => crate::identity::report::Deployed::of(&target.prefix, target.server.layout),
     }
 }
 

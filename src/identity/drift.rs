@@ -163,6 +163,7 @@ pub(crate) fn server_status(
         prefix: s.prefix.display().to_string(),
         registration: None,
         witnesses: None,
+        deployed: crate::identity::report::Deployed::of(&s.prefix, s.server.layout),
         checks,
     })
 }

@@ -50,7 +50,41 @@ pub(crate) struct ServerReport {
     /// registration was not compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) witnesses: Option<Vec<String>>,
+    /// status and verify-identity: the deployed release directory and its commit, as far as
+    /// they can be read (the checks say why when they cannot). What a fleet report and the
+    /// prometheus samples show per host, without parsing a check's detail.
+    #[serde(flatten)]
+    pub(crate) deployed: Deployed,
     pub(crate) checks: Vec<Check>,
+}
+
+/// The deployed release of a server: `"release"` (the release directory, or the prefix of a
+/// prefix layout) and `"commit"`, each absent when it cannot be read.
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct Deployed {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) release: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) commit: Option<String>,
+}
+
+impl Deployed {
+    /// Read from the deployment as it is; what cannot be read is left out (its check fails,
+    /// with the evidence).
+    pub(crate) fn of(
+        prefix: &std::path::Path,
+        layout: crate::deployment::declaration::Layout,
+    ) -> Deployed {
+        use crate::deployment::layout;
+        Deployed {
+            release: layout::release_dir(prefix, layout)
+                .ok()
+                .map(|d| d.display().to_string()),
+            commit: layout::deployed_commit(prefix, layout)
+                .ok()
+                .map(|(sha, _)| sha.to_string()),
+        }
+    }
 }
 
 impl ServerReport {

@@ -15,7 +15,8 @@ pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
         Format::Junit | Format::Github => {
             return super::emit_machine(style, &suites(report, style, exit))
         }
-        Format::Human => {}
+        // `style` refuses prometheus here.
+        Format::Human | Format::Prometheus => {}
     }
     let mut out = Vec::new();
     let colour = super::colour(&std::io::stdout());

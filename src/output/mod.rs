@@ -4,12 +4,16 @@
 //! ([`Verbosity`]) decide how much of it, and of the domain's notices on stderr, is said.
 //!
 //! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
-//! status, right after `"ok"` ([`envelope`]); a dry run's starts with `"dry_run": true`.
+//! status, right after `"ok"`, then `"host"` and `"at"`, where and when it ran ([`envelope`]),
+//! so that reports gathered from many hosts can be merged (`mcp-deploy report`); a dry run's
+//! starts with `"dry_run": true`.
 
 pub(crate) mod content;
 pub(crate) mod formats;
 mod notice;
 pub(crate) mod policy;
+pub(crate) mod prometheus;
+pub(crate) mod report;
 pub(crate) mod vendor;
 
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -32,6 +36,8 @@ pub(crate) enum Format {
     Json,
     Junit,
     Github,
+    /// status, verify-identity and reconcile only (`prometheus.rs`).
+    Prometheus,
 }
 
 /// How much is said (`-q`, `-v`).
@@ -85,11 +91,15 @@ pub(crate) fn verbosity() -> Verbosity {
 /// `::error`. Human output says it on stderr only.
 pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
     match style.format {
-        Format::Human => {}
+        // A partial exposition would read as every series gone: nothing, and the exit status.
+        Format::Human | Format::Prometheus => {}
         Format::Json => {
+            let (host, at) = stamp();
             let doc = serde_json::json!({
                 "ok": false,
                 "exit": Exit::CouldNotRun.code(),
+                "host": host,
+                "at": at,
                 "error": message,
                 "help": help,
             });
@@ -105,27 +115,42 @@ fn emit_machine(style: &Style, suites: &Suites) {
     match style.format {
         Format::Junit => emit(&formats::junit(suites)),
         Format::Github => emit(&formats::github(suites, style.quiet())),
-        Format::Human | Format::Json => unreachable!("not a machine format of its own"),
+        Format::Human | Format::Json | Format::Prometheus => {
+            unreachable!("not a machine format of its own")
+        }
     }
 }
 
-/// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit` right
-/// after `"ok"`.
+/// Where and when this run is: the host name (the kernel's, as the ledger records it) and
+/// the time, UTC RFC 3339 in whole seconds.
+pub(crate) fn stamp() -> (String, String) {
+    use crate::registration::ledger;
+    (
+        ledger::host(),
+        ledger::rfc3339(std::time::SystemTime::now()),
+    )
+}
+
+/// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit`, then
+/// `"host"` and `"at"` ([`stamp`]), right after `"ok"`.
 pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
     let Value::Object(fields) = serde_json::to_value(body).expect("a report serializes") else {
         unreachable!("a report is an object");
     };
+    let (host, at) = stamp();
+    let mut head = Map::new();
+    head.insert("exit".into(), Value::from(exit.code()));
+    head.insert("host".into(), Value::from(host));
+    head.insert("at".into(), Value::from(at));
     let mut out = Map::new();
     for (k, v) in fields {
         let after_ok = k == "ok";
         out.insert(k, v);
         if after_ok {
-            out.insert("exit".into(), Value::from(exit.code()));
+            out.append(&mut head);
         }
     }
-    if !out.contains_key("exit") {
-        out.insert("exit".into(), Value::from(exit.code()));
-    }
+    out.append(&mut head);
     Value::Object(out)
 }
 
@@ -264,6 +289,12 @@ pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => emit_json_pretty(report, exit),
         Format::Human => emit(&human(report, colour(&std::io::stdout()), style.quiet())),
+        Format::Prometheus => emit(&prometheus::exposition(
+            report,
+            style.command,
+            std::time::SystemTime::now(),
+            style.command == "reconcile" && exit == Exit::Success,
+        )),
         Format::Junit | Format::Github => emit_machine(
             style,
             &Suites {
@@ -311,7 +342,8 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
                 },
             );
         }
-        Format::Human => {}
+        // `style` refuses prometheus for promote and rollback.
+        Format::Human | Format::Prometheus => {}
     }
     let report = Report::new(outcome.servers.clone(), None);
     let quiet = style.quiet();
@@ -408,7 +440,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
         Format::Junit | Format::Github => {
             return emit_machine(style, &plan_suites(plan, style, exit, verdict))
         }
-        Format::Human => {}
+        Format::Human | Format::Prometheus => {}
     }
     let colour = colour(&std::io::stdout());
     let mut text = String::from("dry run: nothing is changed\n");
@@ -468,7 +500,7 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
             let verdict = "dry run: nothing is changed".to_string();
             return emit_machine(style, &plan_suites(plan, style, exit, verdict));
         }
-        Format::Human => {}
+        Format::Human | Format::Prometheus => {}
     }
     let mut text = String::from("dry run: nothing is changed\n");
     for step in &plan.servers {

@@ -10,7 +10,8 @@ use crate::vendored_sdk::VendorReport;
 pub(crate) fn print(report: &VendorReport, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => super::emit_json_pretty(report, exit),
-        Format::Human => super::emit(&human(
+        // `style` refuses prometheus here.
+        Format::Human | Format::Prometheus => super::emit(&human(
             report,
             super::colour(&std::io::stdout()),
             style.quiet(),

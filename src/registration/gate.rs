@@ -90,6 +90,7 @@ pub(crate) fn gate_reports(
                 prefix: s.prefix.display().to_string(),
                 registration: None,
                 witnesses: None,
+                deployed: checks::deployed(&target),
                 checks: checks::deployment_checks(&target),
             }
         })

@@ -109,6 +109,7 @@ fn unjudged(selected: &[Selected], client: &str, why: &ClientError) -> Vec<Pair>
                 prefix: s.prefix.display().to_string(),
                 registration: None,
                 witnesses: None,
+                deployed: Default::default(),
                 checks: vec![Check {
                     check: "registered",
                     ok: false,
@@ -261,6 +262,7 @@ mod tests {
             prefix: "/opt/codetools".into(),
             registration: None,
             witnesses: None,
+            deployed: Default::default(),
             checks: checks
                 .iter()
                 .map(|(check, ok, detail)| Check {

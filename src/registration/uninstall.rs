@@ -110,6 +110,7 @@ pub(crate) fn uninstall(
                 prefix: s.prefix.display().to_string(),
                 registration: Some(if removed { "removed" } else { "absent" }.into()),
                 witnesses: None,
+                deployed: Default::default(),
                 checks: Vec::new(),
             });
         }

@@ -28,7 +28,7 @@ fn repo() -> &'static Path {
 
 /// The one block of docs/operations.md whose info string is ```` ```yaml KIND ````, and its
 /// first line's number.
-fn block(kind: &str) -> (usize, String) {
+pub(crate) fn block(kind: &str) -> (usize, String) {
     let text = fs::read_to_string(repo().join("docs/operations.md")).unwrap();
     let mut found = Vec::new();
     let mut cur: Option<(usize, String)> = None;
@@ -61,7 +61,7 @@ fn block(kind: &str) -> (usize, String) {
 }
 
 /// A tool scripts/test.sh installs into `.tools/`.
-fn tool(rel: &str, what: &str) -> PathBuf {
+pub(crate) fn tool(rel: &str, what: &str) -> PathBuf {
     let path = repo().join(".tools").join(rel);
     assert!(
         path.exists(),
@@ -72,7 +72,7 @@ fn tool(rel: &str, what: &str) -> PathBuf {
 }
 
 /// `cmd`'s stdout, given `input` on stdin; `what` names its failure, with its stderr.
-fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
+pub(crate) fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = cmd
@@ -97,7 +97,7 @@ fn with_stdin(mut cmd: Command, input: &str, what: &str) -> Vec<u8> {
 }
 
 /// `text` parsed by PyYAML's safe loader, as JSON.
-fn yaml(text: &str) -> serde_json::Value {
+pub(crate) fn yaml(text: &str) -> serde_json::Value {
     tool("py/yaml/__init__.py", "PyYAML");
     let mut python = Command::new(system_tool("python3"));
     python

@@ -36,6 +36,7 @@ mod python;
 mod races;
 mod reconcile;
 mod render;
+mod report;
 mod secrets;
 mod signatures;
 mod status;

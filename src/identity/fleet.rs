@@ -1,0 +1,289 @@
+//! A fleet's reports merged (`mcp-deploy report FILE...`): the JSON reports of many hosts
+//! (`status`, `verify-identity`, `install`, `reconcile`, ... `--json`, each carrying the
+//! `"host"` it ran on and when, `"at"`) read, checked to be reports, and merged into one view:
+//! a row per host and server with its release, commit, each check's verdict and what drifted.
+//!
+//! 1. Read every file (`-`: stdin, once). A file that cannot be read, is not JSON, or is not
+//!    a report (no `"ok"`, `"host"`, `"at"`) stops the merge: [`FleetError`] names the file.
+//! 2. A report that says it could not run (`"exit": 2`, an `"error"`) is kept: its host fails
+//!    with that error, it does not vanish from the table.
+//! 3. Two reports from one host: the newer (`at`) wins; at the same second, the one given
+//!    later. The older is listed as superseded, with the file that replaced it.
+//! 4. The fleet is ok when every host's winning report is ok with every check passed.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FleetError {
+    #[error("cannot read the report {}: {source}", .file.display())]
+    Unreadable {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not JSON ({why})", .file.display())]
+    NotJson { file: PathBuf, why: String },
+    #[error("{} is not an mcp-deploy report: {why}", .file.display())]
+    NotAReport { file: PathBuf, why: String },
+    #[error("stdin (`-`) is given twice; it can be read once")]
+    StdinTwice,
+}
+
+impl FleetError {
+    pub(crate) fn help(&self) -> &'static str {
+        match self {
+            FleetError::Unreadable { .. } => "check the path, or drop the file from the list",
+            FleetError::NotJson { .. } | FleetError::NotAReport { .. } => {
+                "give the output of `mcp-deploy status --json` (or verify-identity, install, \
+                 reconcile ... --json) of this release, which carries \"host\" and \"at\""
+            }
+            FleetError::StdinTwice => "give `-` once",
+        }
+    }
+}
+
+/// One check as a host reported it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct HostCheck {
+    pub(crate) check: String,
+    pub(crate) ok: bool,
+    pub(crate) detail: String,
+}
+
+/// One server in one client on one host.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct HostServer {
+    pub(crate) name: String,
+    pub(crate) registered_name: String,
+    pub(crate) client: String,
+    pub(crate) release: Option<String>,
+    pub(crate) commit: Option<String>,
+    pub(crate) ok: bool,
+    /// What the report said happened to the registration (install's `added`, reconcile's
+    /// `healed: ...`), when it says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) registration: Option<String>,
+    /// The failed checks' names: what drifted from what was deployed.
+    pub(crate) drift: Vec<String>,
+    pub(crate) checks: Vec<HostCheck>,
+}
+
+/// A host's winning report.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Host {
+    pub(crate) host: String,
+    pub(crate) at: String,
+    pub(crate) file: String,
+    pub(crate) ok: bool,
+    /// The exit status the host's run reported.
+    pub(crate) exit: Option<i64>,
+    /// The host's run could not complete: its error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) error: Option<String>,
+    pub(crate) servers: Vec<HostServer>,
+}
+
+/// A report replaced by a newer one of the same host.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Superseded {
+    pub(crate) host: String,
+    pub(crate) file: String,
+    pub(crate) at: String,
+    pub(crate) by: String,
+}
+
+/// The merged view.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Fleet {
+    pub(crate) ok: bool,
+    pub(crate) hosts: Vec<Host>,
+    pub(crate) superseded: Vec<Superseded>,
+}
+
+/// Read and merge the reports of `files` (`-` is stdin).
+pub(crate) fn merge(files: &[PathBuf]) -> Result<Fleet, FleetError> {
+    if files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(FleetError::StdinTwice);
+    }
+    let mut read = Vec::new();
+    for file in files {
+        read.push(read_one(file)?);
+    }
+    let mut hosts: Vec<(SystemTime, Host)> = Vec::new();
+    let mut superseded = Vec::new();
+    for (at, host) in read {
+        match hosts.iter_mut().find(|(_, h)| h.host == host.host) {
+            None => hosts.push((at, host)),
+            Some(kept) => {
+                let (older, newer) = if at >= kept.0 {
+                    (std::mem::replace(kept, (at, host)).1, &kept.1)
+                } else {
+                    (host, &kept.1)
+                };
+                superseded.push(Superseded {
+                    host: older.host,
+                    file: older.file,
+                    at: older.at,
+                    by: newer.file.clone(),
+                });
+            }
+        }
+    }
+    let mut hosts: Vec<Host> = hosts.into_iter().map(|(_, h)| h).collect();
+    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    Ok(Fleet {
+        ok: hosts.iter().all(|h| h.ok),
+        hosts,
+        superseded,
+    })
+}
+
+fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
+    let unreadable = |source| FleetError::Unreadable {
+        file: file.to_path_buf(),
+        source,
+    };
+    let text = if file.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(unreadable)?;
+        s
+    } else {
+        std::fs::read_to_string(file).map_err(unreadable)?
+    };
+    let doc: Value = serde_json::from_str(&text).map_err(|e| FleetError::NotJson {
+        file: file.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    host_of(&doc, &file.display().to_string()).map_err(|why| FleetError::NotAReport {
+        file: file.to_path_buf(),
+        why,
+    })
+}
+
+/// The host of one report (`file`, as it was named), or why it is not a report.
+fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
+    let Some(obj) = doc.as_object() else {
+        return Err("it is not a JSON object".into());
+    };
+    let Some(ok) = obj.get("ok").and_then(Value::as_bool) else {
+        return Err("it has no boolean \"ok\"".into());
+    };
+    let string = |key: &str| obj.get(key).and_then(Value::as_str).map(str::to_string);
+    let Some(host) = string("host").filter(|h| !h.is_empty()) else {
+        return Err(
+            "it has no \"host\" (a report of an mcp-deploy before issue 26 has none)".into(),
+        );
+    };
+    let Some(at) = string("at") else {
+        return Err("it has no \"at\"".into());
+    };
+    let time = humantime::parse_rfc3339(&at)
+        .map_err(|e| format!("its \"at\" {at:?} is not an RFC 3339 UTC time ({e})"))?;
+    let error = string("error");
+    let servers = match (obj.get("servers"), &error) {
+        (Some(Value::Array(servers)), _) => servers
+            .iter()
+            .map(server_of)
+            .collect::<Result<Vec<_>, _>>()?,
+        (None, Some(_)) => Vec::new(),
+        _ => return Err("it has no \"servers\" list".into()),
+    };
+    let exit = obj.get("exit").and_then(Value::as_i64);
+    Ok((
+        time,
+        Host {
+            ok: ok && error.is_none() && servers.iter().all(|s| s.ok) && exit.unwrap_or(0) == 0,
+            host,
+            at,
+            file: file.to_string(),
+            exit,
+            error,
+            servers,
+        },
+    ))
+}
+
+fn server_of(s: &Value) -> Result<HostServer, String> {
+    let string = |key: &str| s.get(key).and_then(Value::as_str).map(str::to_string);
+    let name = string("name").ok_or("a server has no \"name\"")?;
+    let checks = s
+        .get("checks")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("server {name} has no \"checks\" list"))?
+        .iter()
+        .map(|c| {
+            Ok(HostCheck {
+                check: c
+                    .get("check")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| format!("a check of server {name} has no name"))?
+                    .to_string(),
+                ok: c
+                    .get("ok")
+                    .and_then(Value::as_bool)
+                    .ok_or_else(|| format!("a check of server {name} has no boolean \"ok\""))?,
+                detail: c
+                    .get("detail")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            })
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let drift: Vec<String> = checks
+        .iter()
+        .filter(|c| !c.ok)
+        .map(|c| c.check.clone())
+        .collect();
+    Ok(HostServer {
+        registered_name: string("registered_name").unwrap_or_else(|| name.clone()),
+        client: string("client").unwrap_or_else(|| "claude".into()),
+        release: string("release"),
+        commit: string("commit"),
+        ok: drift.is_empty(),
+        registration: string("registration"),
+        drift,
+        checks,
+        name,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn report(host: &str, at: &str, ok: bool) -> Value {
+        json!({"ok": ok, "exit": if ok {0} else {1}, "host": host, "at": at, "servers": [
+            {"name": "codetools", "client": "claude", "registered_name": "codetools",
+             "commit": "c0de", "checks": [{"check": "commit", "ok": ok, "detail": "d"}]}
+        ]})
+    }
+
+    #[test]
+    fn a_report_without_host_is_not_a_report() {
+        let mut doc = report("a", "2026-12-02T18:00:00Z", true);
+        doc.as_object_mut().unwrap().remove("host");
+        let why = host_of(&doc, "f").unwrap_err();
+        assert!(why.contains("no \"host\""), "{why}");
+    }
+
+    #[test]
+    fn a_failed_check_fails_the_host_and_is_its_drift() {
+        let (_, h) = host_of(&report("a", "2026-12-02T18:00:00Z", false), "f").unwrap();
+        assert!(!h.ok);
+        assert_eq!(h.servers[0].drift, ["commit"]);
+    }
+
+    #[test]
+    fn a_run_that_could_not_complete_fails_its_host() {
+        let doc = json!({"ok": false, "exit": 2, "host": "b", "at": "2026-12-02T18:00:00Z",
+                         "error": "no claude", "help": null});
+        let (_, h) = host_of(&doc, "f").unwrap();
+        assert!(!h.ok);
+        assert_eq!(h.error.as_deref(), Some("no claude"));
+    }
+}

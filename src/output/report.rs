@@ -1,0 +1,168 @@
+//! `report`'s output: the fleet as a table (a row per host, server and client: release,
+//! commit, the checks' verdict and each check's, what drifted), each failed check's evidence under its row,
+//! then the superseded reports and the verdict; or the merged view as one JSON object.
+
+use super::{Format, Style};
+use crate::exit::Exit;
+use crate::identity::fleet::Fleet;
+
+pub(crate) fn print(fleet: &Fleet, style: &Style, exit: Exit) {
+    match style.format {
+        Format::Json => super::emit_json_pretty(fleet, exit),
+        // `report` takes human and json only.
+        _ => super::emit(&human(fleet)),
+    }
+}
+
+/// The last component of a release directory (`releases/<sha>` → the sha, a prefix → its
+/// name), and a commit's first 12 characters: what fits a column.
+fn short(release: Option<&str>, commit: Option<&str>) -> (String, String) {
+    let release = release
+        .map(|r| {
+            std::path::Path::new(r)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| r.to_string())
+        })
+        .map(|r| r.chars().take(12).collect())
+        .unwrap_or_else(|| "-".into());
+    let commit = commit
+        .map(|c| c.chars().take(12).collect())
+        .unwrap_or_else(|| "-".into());
+    (release, commit)
+}
+
+/// The row of a host that reported no server: its verdict (under `CHECKS`) and why, the
+/// check columns empty.
+fn host_only(host: &str, verdict: &str, drift: &str, checks: usize) -> Vec<String> {
+    let mut row = vec![host.to_string()];
+    row.extend(std::iter::repeat_n("-".to_string(), 4));
+    row.push(verdict.into());
+    row.extend(std::iter::repeat_n("-".to_string(), checks));
+    row.push(drift.into());
+    row
+}
+
+/// The table: `HOST SERVER CLIENT RELEASE COMMIT CHECKS`, a column per check any report
+/// names (in the order first met; `ok`, `FAIL`, or `-` where that report has no such
+/// check), then `DRIFT`.
+pub(crate) fn human(fleet: &Fleet) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for c in fleet
+        .hosts
+        .iter()
+        .flat_map(|h| &h.servers)
+        .flat_map(|s| &s.checks)
+    {
+        if !names.contains(&c.check.as_str()) {
+            names.push(&c.check);
+        }
+    }
+    let mut head: Vec<String> = ["HOST", "SERVER", "CLIENT", "RELEASE", "COMMIT", "CHECKS"]
+        .map(String::from)
+        .into();
+    head.extend(names.iter().map(|n| n.to_string()));
+    head.push("DRIFT".into());
+    // Each row, and the lines under it.
+    let mut rows: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for h in &fleet.hosts {
+        if let Some(error) = &h.error {
+            let cells = host_only(&h.host, "FAIL", "could not run", names.len());
+            rows.push((cells, vec![format!("error: {error}")]));
+        }
+        for s in &h.servers {
+            let (release, commit) = short(s.release.as_deref(), s.commit.as_deref());
+            let passed = s.checks.iter().filter(|c| c.ok).count();
+            let verdict = match s.ok {
+                true => format!("ok {passed}/{}", s.checks.len()),
+                false => format!("FAIL {passed}/{}", s.checks.len()),
+            };
+            let drift = match (s.drift.is_empty(), &s.registration) {
+                (true, Some(r)) if r.starts_with("healed") => r.clone(),
+                (true, _) => "-".into(),
+                (false, _) => s.drift.join(","),
+            };
+            let name = if s.registered_name == s.name {
+                s.name.clone()
+            } else {
+                s.registered_name.clone()
+            };
+            let mut cells = vec![h.host.clone(), name, s.client.clone(), release, commit];
+            cells.push(verdict);
+            for n in &names {
+                let mine: Vec<bool> = s
+                    .checks
+                    .iter()
+                    .filter(|c| c.check == *n)
+                    .map(|c| c.ok)
+                    .collect();
+                cells.push(match (mine.is_empty(), mine.iter().all(|ok| *ok)) {
+                    (true, _) => "-".into(),
+                    (false, true) => "ok".into(),
+                    (false, false) => "FAIL".into(),
+                });
+            }
+            cells.push(drift);
+            let under = s
+                .checks
+                .iter()
+                .filter(|c| !c.ok)
+                .map(|c| format!("FAIL {}: {}", c.check, c.detail))
+                .collect();
+            rows.push((cells, under));
+        }
+        if h.error.is_none() && h.servers.is_empty() {
+            let verdict = if h.ok { "ok" } else { "FAIL" };
+            rows.push((host_only(&h.host, verdict, "-", names.len()), Vec::new()));
+        }
+    }
+    let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
+    for (cells, _) in &rows {
+        for (w, c) in width.iter_mut().zip(cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let mut l = String::new();
+        for (i, (c, w)) in cells.iter().zip(&width).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(c);
+            } else {
+                l.push_str(&format!("{c:<w$}  "));
+            }
+        }
+        format!("{}\n", l.trim_end())
+    };
+    let mut out = line(&head);
+    for (cells, under) in &rows {
+        out.push_str(&line(cells));
+        for u in under {
+            out.push_str(&format!("  {u}\n"));
+        }
+    }
+    for s in &fleet.superseded {
+        out.push_str(&format!(
+            "superseded: {}'s report {} (at {}) by {}, a newer one of the same host\n",
+            s.host, s.file, s.at, s.by
+        ));
+    }
+    let failing: Vec<&str> = fleet
+        .hosts
+        .iter()
+        .filter(|h| !h.ok)
+        .map(|h| h.host.as_str())
+        .collect();
+    match failing.is_empty() {
+        true => out.push_str(&format!(
+            "ok: {} host(s), every check passed\n",
+            fleet.hosts.len()
+        )),
+        false => out.push_str(&format!(
+            "{} of {} host(s) failed: {}\n",
+            failing.len(),
+            fleet.hosts.len(),
+            failing.join(", ")
+        )),
+    }
+    out
+}
