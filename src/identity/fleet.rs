@@ -146,12 +146,20 @@ fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
         file: file.to_path_buf(),
         source,
     };
+    // Bounded, and a regular file only (a FIFO or a device is refused, never waited on).
+    let max = crate::fsio::limits::DOCUMENT;
     let text = if file.as_os_str() == "-" {
         let mut s = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map_err(unreadable)?;
+        std::io::Read::read_to_string(&mut std::io::Read::take(std::io::stdin(), max + 1), &mut s)
+            .map_err(unreadable)?;
+        if s.len() as u64 > max {
+            return Err(unreadable(std::io::Error::other(format!(
+                "more than {max} bytes on stdin: not a report"
+            ))));
+        }
         s
     } else {
-        std::fs::read_to_string(file).map_err(unreadable)?
+        crate::fsio::read_input_string(file, "report", max).map_err(|e| unreadable(e.source))?
     };
     let doc: Value = serde_json::from_str(&text).map_err(|e| FleetError::NotJson {
         file: file.to_path_buf(),

@@ -258,6 +258,29 @@ fn a_file_that_is_not_a_report_stops_the_merge_naming_it_exit_2() {
         .stderr_has("is not JSON");
 }
 
+/// A FIFO given as a report is refused at once, naming it, never waited on (no writer ever
+/// opens it: an unbounded read would hang here).
+#[test]
+fn a_fifo_given_as_a_report_is_refused_not_waited_on() {
+    let w = World::new();
+    let fifo = w.root().join("report.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let cmd = w.cmd().args(["report", fifo.to_str().unwrap()]);
+    let mut child = cmd.spawn();
+    wait_until(
+        "report to refuse the FIFO rather than wait on it",
+        std::time::Duration::from_secs(30),
+        || child.try_wait().unwrap().is_some(),
+    );
+    cmd.finish(child)
+        .code(2)
+        .stderr_has(&format!("cannot read the report {}", fifo.display()));
+}
+
 /// The families of a text exposition, as the Prometheus client library's parser reads it:
 /// `[{"name", "type", "samples": [{"name", "labels", "value"}]}]`. Fails (never skips) when
 /// the parser is not installed.
