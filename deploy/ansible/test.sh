@@ -8,6 +8,8 @@
 #                         (-e mcp_deploy_verify=true);
 #   4. --tags verify      verify-identity for each server, as CI runs it, passes;
 #   5. --tags verify      with a wrong expected commit fails the play;
+#   5b. mcp_deploy_fleet_report: each host's status --json lands on the controller and the
+#      play shows `mcp-deploy report`'s table once, changing nothing;
 #   6. mcp_deploy_promote to a second release: changed=1, `current` switched; again:
 #      changed=0; --check of a promote back predicts changed=1 and switches nothing;
 #      mcp_deploy_rollback: --check predicts changed=1, then changed=1, back at the first
@@ -138,6 +140,20 @@ grep -q 'codetools-ansible: commit: .*expected 111111111111111111111111111111111
   "$scratch/wrong.log" ||
   fail "the failure should show the commit check" wrong
 echo "ok: verify play fails on a wrong expected commit"
+
+# The fleet's table at the end of the play (tasks/fleet_report.yml): the host's status --json
+# brought to the controller's directory, and `mcp-deploy report` over it shown once.
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); v.update({"mcp_deploy_fleet_report": True,
+"mcp_deploy_fleet_dir": sys.argv[2], "mcp_deploy_report_binary": v["mcp_deploy_binary"]}); print(json.dumps(v))' \
+  "$scratch/vars.json" "$scratch/fleet" >"$scratch/fleet.json"
+run fleet "$scratch/fleet.json" || fail "fleet report play failed" fleet
+[ "$(recap changed fleet)" = 0 ] || fail "the fleet report should change nothing" fleet
+grep -q '"host": "'"$(cat /proc/sys/kernel/hostname)"'"' "$scratch/fleet/localhost.json" ||
+  fail "the controller has no report of localhost naming its host" fleet
+grep -q 'ok: 1 host(s), every check passed' "$scratch/fleet.log" || fail "the play shows no fleet table" fleet
+grep -Eq "$(cat /proc/sys/kernel/hostname) +codetools-ansible +claude +c0de7001c0de +c0de7001c0de +ok" "$scratch/fleet.log" ||
+  fail "the fleet table has no codetools row for this host" fleet
+echo "ok: the play ends with the fleet table, each host's report on the controller"
 
 # Promote and rollback (tasks/promote.yml): a second codetools release, made live and back.
 with_vars() { # EXTRA_JSON_MEMBERS
