@@ -33,22 +33,9 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
-# ansible-core 2.19 is the newest line that runs on Python 3.11 (2.20 needs 3.12).
-ansible_version=2.19.14
-if command -v ansible-playbook >/dev/null 2>&1; then
-  playbook=(ansible-playbook)
-else
-  python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-    "ansible-core==$ansible_version"
-  playbook=(python3 -m ansible.cli.playbook)
-fi
-if [ ! -x "$repo/node_modules/.bin/claude" ]; then
-  (cd "$repo" && npm ci --no-audit --no-fund)
-fi
-if [ -z "${MCP_DEPLOY_BIN:-}" ]; then
-  (cd "$repo" && cargo build --quiet --locked)
-  MCP_DEPLOY_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/mcp-deploy"
-fi
+# shellcheck source=deploy/ansible/testlib.sh
+. "$here/testlib.sh"
+ansible_bootstrap
 # As root, the Debian package too, built before HOME is pointed at the scratch home.
 deb=""
 if [ "$(id -u)" = 0 ]; then
