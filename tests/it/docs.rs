@@ -1278,3 +1278,28 @@ fn the_reconcile_timer_units_are_shipped_and_documented_as_they_are() {
         "the documented selection `{selection}` has flags reconcile lacks: {unknown:?}"
     );
 }
+
+/// Issue 26, item 6: the inventory the fleet workflow shows (docs/operations.md, "A fleet end
+/// to end", the ```` ```yaml ansible-inventory ```` block) holds the same data as
+/// deploy/ansible/inventory.example.yml, which deploy/ansible/test-fleet.sh parses with
+/// ansible-inventory and checks for variables the role does not have. Both are read with
+/// PyYAML; comments may differ, the data may not.
+#[test]
+fn the_fleet_inventory_in_the_docs_is_the_example_inventory() {
+    let (line, block) = crate::ci_examples::block("ansible-inventory");
+    let example = fs::read_to_string(repo().join("deploy/ansible/inventory.example.yml")).unwrap();
+    let (shown, file) = (
+        crate::ci_examples::yaml(&block),
+        crate::ci_examples::yaml(&example),
+    );
+    assert!(
+        file["all"]["children"]["mcp_hosts"]["hosts"]
+            .as_object()
+            .is_some_and(|h| h.len() >= 3),
+        "inventory.example.yml should name a fleet of three hosts or more: {file}"
+    );
+    assert_eq!(
+        shown, file,
+        "docs/operations.md:{line}: the inventory shown is not deploy/ansible/inventory.example.yml"
+    );
+}
