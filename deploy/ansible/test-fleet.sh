@@ -14,8 +14,11 @@
 #      registrations intact (claude shows the same entry), the roll stops there, and the third
 #      host is never connected to (its sshd logs no login);
 #   3. the fleet report (playbook.yml --tags report) shows all three hosts, on their releases;
-#   4. a rollback of the first host (rollout.yml --limit), back on the previous release;
-#   5. drift healed: a registration removed through claude on the third host shows in the
+#   4. a host down stops a roll too: with fleet-2's sshd stopped, the same rollout again finds
+#      the first host promoted already (ok, not changed) and ends at the second, unreachable,
+#      before the third;
+#   5. a rollback of the first host (rollout.yml --limit), back on the previous release;
+#   6. drift healed: a registration removed through claude on the third host shows in the
 #      report, and the role with mcp_deploy_reconcile heals that host alone (changed on it,
 #      not on the others), after which claude lists it again and the report is clean.
 # Needs root (unshare, and apt-get for openssh-server). Cleans up after itself: every sshd and
@@ -108,13 +111,28 @@ LogLevel VERBOSE
 EOF
   # The deployment, as the release pipeline lays it down on the host.
   "$MCP_DEPLOY_BIN" sample "$h/opt" >/dev/null
+  boot_host "$1"
+}
+# The host's sshd, in the host's own namespaces; its log is appended to.
+boot_host() { # INDEX
+  local h="$scratch/hosts/${hosts[$1]}"
   # shellcheck disable=SC2016 # the inner shell expands $1 and $2
   unshare --mount --uts --fork --kill-child -- sh -c '
     mount --make-rprivate / &&
     hostname "$1" &&
     mount -t overlay overlay -o "lowerdir=/etc,upperdir=$2/etc,workdir=$2/etc-work" /etc &&
     mount -t tmpfs -o mode=0755 tmpfs /run && mkdir /run/sshd &&
-    exec /usr/sbin/sshd -D -e -f "$2/sshd_config"' sh "$name" "$h" >"$h/sshd.log" 2>&1 &
+    exec /usr/sbin/sshd -D -e -f "$2/sshd_config"' sh "${hosts[$1]}" "$h" >>"$h/sshd.log" 2>&1 &
+}
+# Wait until a host answers over SSH as itself.
+wait_host() { # INDEX
+  for _ in $(seq 50); do
+    [ "$(on_host "$1" cat /proc/sys/kernel/hostname 2>/dev/null)" = "${hosts[$1]}" ] && return 0
+    sleep 0.2
+  done
+  cat "$scratch/hosts/${hosts[$1]}/sshd.log" >&2
+  echo "FAIL: ${hosts[$1]} is not reachable over SSH" >&2
+  exit 1
 }
 ssh_opts() { # INDEX
   echo -p "${ports[$1]}" -i "$scratch/controller_key" -o IdentitiesOnly=yes -o BatchMode=yes \
@@ -134,12 +152,7 @@ logins() { # INDEX
 
 for i in 0 1 2; do start_host "$i"; done
 for i in 0 1 2; do
-  for _ in $(seq 50); do
-    [ "$(on_host "$i" cat /proc/sys/kernel/hostname 2>/dev/null)" = "${hosts[$i]}" ] && break
-    sleep 0.2
-  done
-  [ "$(on_host "$i" cat /proc/sys/kernel/hostname)" = "${hosts[$i]}" ] ||
-    { cat "$scratch/hosts/${hosts[$i]}/sshd.log" >&2; echo "FAIL: ${hosts[$i]} is not reachable over SSH" >&2; exit 1; }
+  wait_host "$i"
   # shellcheck disable=SC2016 # the host's shell expands $HOME
   [ "$(on_host "$i" sh -c 'echo "$HOME"')" = "$scratch/hosts/${hosts[$i]}/home" ] ||
     { echo "FAIL: ${hosts[$i]}'s root home is not its own" >&2; exit 1; }
@@ -296,7 +309,25 @@ done
 grep -q 'ok: 3 host(s), every check passed' "$scratch/report.log" || fail "the fleet table does not cover three hosts" report
 echo "ok: the fleet report shows all three hosts, fleet-1 on the new release, the others on the previous one"
 
-# 4. Roll the promoted host back.
+# 4. A host down in the middle of a roll: fleet-2's sshd is stopped (and the controller's open
+# connections with it), and the same rollout again stops there, unreachable: fleet-1 is on the
+# release already (ok, not changed), fleet-3 is not reached.
+pkill -f -- "$scratch/hosts/fleet-2/sshd_config" || fail "fleet-2's sshd was not running" rollback
+pkill -f -- "$scratch/cp/" || true
+logins3=$(logins 2)
+if play down rollout.yml -e "$promote_vars"; then
+  fail "the rolling promote passed though fleet-2 is down" down
+fi
+[ "$(counter fleet-1 changed down)/$(counter fleet-1 failed down)/$(counter fleet-2 unreachable down)" = 0/0/1 ] ||
+  fail "fleet-1 should be ok, unchanged, and fleet-2 unreachable: $(recap fleet-1 down); $(recap fleet-2 down)" down
+[ "$(current 0 codetools)" = "releases/$new_sha" ] || fail "fleet-1 is on $(current 0 codetools)" down
+[ "$(current 2 codetools)" = "releases/$ct_sha" ] || fail "fleet-3 switched to $(current 2 codetools)" down
+[ "$(logins 2)" = "$logins3" ] || fail "the roll went on to fleet-3 past an unreachable fleet-2" down
+boot_host 1
+wait_host 1
+echo "ok: a host down stops the roll there: fleet-1 already promoted (unchanged), fleet-2 unreachable, fleet-3 untouched"
+
+# 5. Roll the promoted host back.
 play rollback rollout.yml --limit fleet-1 -e '{"mcp_deploy_rollback": {"codetools": ""}}' ||
   fail "rollback of fleet-1 failed" rollback
 [ "$(counter fleet-1 changed rollback)" = 1 ] || fail "the rollback should report changed=1" rollback
@@ -304,7 +335,7 @@ play rollback rollout.yml --limit fleet-1 -e '{"mcp_deploy_rollback": {"codetool
 on_host 0 claude mcp get codetools | grep -q '✔ Connected' || fail "claude on fleet-1 cannot connect to codetools" rollback
 echo "ok: fleet-1 rolled back to its previous release"
 
-# 5. Drift on fleet-3, healed by reconcile there alone.
+# 6. Drift on fleet-3, healed by reconcile there alone.
 on_host 2 claude mcp remove -s user codetools >/dev/null
 play drift playbook.yml --tags report || fail "report play failed" drift
 grep -Eq 'fleet-3 +codetools +claude .*FAIL' "$scratch/drift.log" || fail "the fleet table does not show fleet-3's drift" drift
