@@ -41,9 +41,11 @@ if [ ! -x /usr/sbin/sshd ]; then
     policy_rc=/usr/sbin/policy-rc.d
     printf '#!/bin/sh\nexit 101\n' >"$policy_rc" && chmod 755 "$policy_rc"
   fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null
+  installed=0
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-server >/dev/null; } ||
+    installed=$?
   [ -z "$policy_rc" ] || rm -f "$policy_rc"
+  [ "$installed" = 0 ] || { echo "test-fleet.sh: apt-get could not install openssh-server" >&2; exit 2; }
 fi
 ansible_bootstrap
 controller_python=$(command -v python3)
@@ -51,8 +53,9 @@ controller_python=$(command -v python3)
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-fleet.XXXXXX")
 hosts=(fleet-1 fleet-2 fleet-3)
 teardown() {
-  # Every sshd (unshare passes its TERM on to none, but ends with it) and the controller's SSH
-  # connection masters (ControlPersist): each names the scratch directory in its arguments.
+  # Every sshd (its unshare ignores TERM while it waits, and ends when its sshd does) and the
+  # controller's SSH connection masters (ControlPersist): each names the scratch directory in
+  # its arguments.
   pkill -f -- "$scratch/" 2>/dev/null || true
   for _ in $(seq 50); do
     pgrep -f -- "$scratch/" >/dev/null || break
