@@ -16,7 +16,8 @@
 #   3. the fleet report (playbook.yml --tags report) shows all three hosts, on their releases;
 #   4. a host down stops a roll too: with fleet-2's sshd stopped, the same rollout again finds
 #      the first host promoted already (ok, not changed) and ends at the second, unreachable,
-#      before the third;
+#      before the third; the report play then names fleet-2 as a host without a report
+#      rather than merging its old one;
 #   5. a rollback of the first host (rollout.yml --limit), back on the previous release;
 #   6. drift healed: a registration removed through claude on the third host shows in the
 #      report, and the role with mcp_deploy_reconcile heals that host alone (changed on it,
@@ -326,9 +327,22 @@ fi
 [ "$(current 0 codetools)" = "releases/$new_sha" ] || fail "fleet-1 is on $(current 0 codetools)" down
 [ "$(current 2 codetools)" = "releases/$ct_sha" ] || fail "fleet-3 switched to $(current 2 codetools)" down
 [ "$(logins 2)" = "$logins3" ] || fail "the roll went on to fleet-3 past an unreachable fleet-2" down
+# The report with a host down names it rather than showing a smaller fleet that passed (its
+# earlier report, still on the controller, is not merged).
+if play report-down playbook.yml --tags report; then fail "the report play passed with fleet-2 down" report-down; fi
+grep -q 'no report from fleet-2: it failed or was unreachable earlier in the play' "$scratch/report-down.log" ||
+  fail "the fleet table should name fleet-2 as without a report" report-down
+grep -q 'ok: 2 host(s), every check passed' "$scratch/report-down.log" ||
+  fail "the fleet table should merge the two hosts that answered" report-down
+! grep -Eq '"fleet-2 +codetools' "$scratch/report-down.log" || fail "fleet-2's old report was merged" report-down
+if play rollout-report rollout.yml -e "$promote_vars" -e '{"mcp_deploy_fleet_report": true}'; then
+  fail "rollout.yml ran with mcp_deploy_fleet_report" rollout-report
+fi
+grep -q 'rollout.yml shows no fleet report' "$scratch/rollout-report.log" ||
+  fail "rollout.yml should say where the fleet report is" rollout-report
 boot_host 1
 wait_host 1
-echo "ok: a host down stops the roll there: fleet-1 already promoted (unchanged), fleet-2 unreachable, fleet-3 untouched"
+echo "ok: a host down stops the roll there: fleet-1 already promoted (unchanged), fleet-2 unreachable, fleet-3 untouched; the report names fleet-2 as missing"
 
 # 5. Roll the promoted host back.
 play rollback rollout.yml --limit fleet-1 -e '{"mcp_deploy_rollback": {"codetools": ""}}' ||
