@@ -209,10 +209,18 @@ pub const PAGES: &[Page] = &[
                 "mcp-deploy report --json reports/web-1.json reports/web-2.json",
                 "the merged view as one JSON object",
             ),
+            (
+                "mcp-deploy report --max-age 1h --expect-host web-1,web-2 reports/*.json",
+                "also fail a host whose report is over an hour old, or that sent none",
+            ),
         ],
         exit_status: &[
             (0, "every host's report passed"),
-            (1, "a host failed (a check failed, or its run could not complete)"),
+            (
+                1,
+                "a host failed (a check failed, or its run could not complete), or its report \
+                 is older than --max-age, or an --expect-host has none",
+            ),
             (2, "a file cannot be read or is not an mcp-deploy JSON report"),
         ],
         files: &[],

@@ -692,6 +692,19 @@ pub struct ReportArgs {
     /// Two of one host: the newer wins.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
+    /// A host whose newest report is older than this fails as stale, e.g. 30m, 2h (a bare
+    /// number is seconds): a host that stopped reporting does not pass on its last report.
+    #[arg(long, value_name = "DURATION", value_parser = duration::seconds)]
+    pub max_age: Option<Duration>,
+    /// A host that must have a report, as its reports name it (its hostname); repeatable or
+    /// comma-separated. One without a report fails as missing.
+    #[arg(
+        long = "expect-host",
+        value_name = "HOST",
+        value_delimiter = ',',
+        value_parser = clap::builder::NonEmptyStringValueParser::new()
+    )]
+    pub expect_hosts: Vec<String>,
     #[command(flatten)]
     pub output: PlainOutputArgs,
 }

@@ -8,7 +8,12 @@ use crate::identity::fleet;
 use crate::output::Style;
 
 pub(crate) fn report(args: &ReportArgs, style: &Style) -> Result<Exit, Error> {
-    let fleet = fleet::merge(&args.files).map_err(|e| Error::usage(e.to_string(), e.help()))?;
+    let expect = fleet::Expect {
+        max_age: args.max_age,
+        hosts: args.expect_hosts.clone(),
+    };
+    let fleet = fleet::merge(&args.files, &expect, std::time::SystemTime::now())
+        .map_err(|e| Error::usage(e.to_string(), e.help()))?;
     let exit = Exit::from_checks(fleet.ok);
     crate::output::report::print(&fleet, style, exit);
     Ok(exit)

@@ -9,10 +9,15 @@
 //!    with that error, it does not vanish from the table.
 //! 3. Two reports from one host: the newer (`at`) wins; at the same second, the one given
 //!    later. The older is listed as superseded, with the file that replaced it.
-//! 4. The fleet is ok when every host's winning report is ok with every check passed.
+//! 4. With `--max-age`, a host whose winning report is older than that fails as stale: a host
+//!    that stopped reporting does not pass on its last good report.
+//! 5. With `--expect-host`, each named host without a report fails as missing: a host whose
+//!    report never arrived does not vanish from the fleet.
+//! 6. The fleet is ok when every host's winning report is ok with every check passed, none is
+//!    stale and none is missing.
 
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -83,6 +88,9 @@ pub(crate) struct Host {
     /// The host's run could not complete: its error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) error: Option<String>,
+    /// The report is older than `--max-age`: how old, and the limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) stale: Option<String>,
     pub(crate) servers: Vec<HostServer>,
 }
 
@@ -101,10 +109,25 @@ pub(crate) struct Fleet {
     pub(crate) ok: bool,
     pub(crate) hosts: Vec<Host>,
     pub(crate) superseded: Vec<Superseded>,
+    /// The hosts named with `--expect-host` that no report came from.
+    pub(crate) missing: Vec<String>,
 }
 
-/// Read and merge the reports of `files` (`-` is stdin).
-pub(crate) fn merge(files: &[PathBuf]) -> Result<Fleet, FleetError> {
+/// What the fleet is held to besides each host's own verdict.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Expect {
+    /// `--max-age`: a winning report older than this fails its host.
+    pub(crate) max_age: Option<Duration>,
+    /// `--expect-host`: the hosts that must have a report.
+    pub(crate) hosts: Vec<String>,
+}
+
+/// Read and merge the reports of `files` (`-` is stdin), holding them to `expect` at `now`.
+pub(crate) fn merge(
+    files: &[PathBuf],
+    expect: &Expect,
+    now: SystemTime,
+) -> Result<Fleet, FleetError> {
     if files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(FleetError::StdinTwice);
     }
@@ -132,12 +155,41 @@ pub(crate) fn merge(files: &[PathBuf]) -> Result<Fleet, FleetError> {
             }
         }
     }
-    let mut hosts: Vec<Host> = hosts.into_iter().map(|(_, h)| h).collect();
+    let mut hosts: Vec<Host> = hosts
+        .into_iter()
+        .map(|(at, mut h)| {
+            h.stale = expect.max_age.and_then(|max| stale(at, now, max));
+            h.ok &= h.stale.is_none();
+            h
+        })
+        .collect();
     hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    let mut missing: Vec<String> = expect
+        .hosts
+        .iter()
+        .filter(|e| !hosts.iter().any(|h| &h.host == *e))
+        .cloned()
+        .collect();
+    missing.sort();
+    missing.dedup();
     Ok(Fleet {
-        ok: hosts.iter().all(|h| h.ok),
+        ok: hosts.iter().all(|h| h.ok) && missing.is_empty(),
         hosts,
         superseded,
+        missing,
+    })
+}
+
+/// Why a report made at `at` is stale at `now` under `max_age`, or `None`. A report from the
+/// future (a host's clock ahead) is not stale.
+fn stale(at: SystemTime, now: SystemTime, max_age: Duration) -> Option<String> {
+    let age = now.duration_since(at).ok()?;
+    (age > max_age).then(|| {
+        format!(
+            "made {} ago, older than --max-age {}",
+            humantime::format_duration(Duration::from_secs(age.as_secs())),
+            humantime::format_duration(max_age)
+        )
     })
 }
 
@@ -209,6 +261,7 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
             file: file.to_string(),
             exit,
             error,
+            stale: None,
             servers,
         },
     ))
@@ -284,6 +337,61 @@ mod tests {
         let (_, h) = host_of(&report("a", "2026-12-02T18:00:00Z", false), "f").unwrap();
         assert!(!h.ok);
         assert_eq!(h.servers[0].drift, ["commit"]);
+    }
+
+    fn merged(docs: &[Value], expect: &Expect, now: &str) -> Fleet {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = docs
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let f = dir.path().join(format!("{i}.json"));
+                std::fs::write(&f, d.to_string()).unwrap();
+                f
+            })
+            .collect();
+        merge(&files, expect, humantime::parse_rfc3339(now).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_report_older_than_max_age_fails_its_host_as_stale() {
+        let expect = Expect {
+            max_age: Some(Duration::from_secs(3600)),
+            ..Expect::default()
+        };
+        let docs = [
+            report("old", "2026-12-02T18:00:00Z", true),
+            report("new", "2026-12-02T19:30:00Z", true),
+            report("ahead", "2026-12-02T20:30:00Z", true),
+        ];
+        let fleet = merged(&docs, &expect, "2026-12-02T20:00:01Z");
+        assert!(!fleet.ok);
+        let by = |n: &str| fleet.hosts.iter().find(|h| h.host == n).unwrap().clone();
+        assert_eq!(
+            by("old").stale.as_deref(),
+            Some("made 2h 1s ago, older than --max-age 1h")
+        );
+        assert!(!by("old").ok);
+        assert!(by("new").ok && by("new").stale.is_none());
+        assert!(by("ahead").ok, "a clock ahead is not stale");
+        let without = merged(&docs, &Expect::default(), "2026-12-02T20:00:01Z");
+        assert!(without.ok, "no --max-age, no staleness");
+    }
+
+    #[test]
+    fn an_expected_host_without_a_report_is_missing_and_fails_the_fleet() {
+        let expect = Expect {
+            hosts: vec!["b".into(), "a".into(), "c".into(), "b".into()],
+            ..Expect::default()
+        };
+        let fleet = merged(
+            &[report("a", "2026-12-02T18:00:00Z", true)],
+            &expect,
+            "2026-12-02T18:00:01Z",
+        );
+        assert_eq!(fleet.missing, ["b", "c"]);
+        assert!(!fleet.ok);
+        assert!(fleet.hosts[0].ok);
     }
 
     #[test]

@@ -115,6 +115,19 @@ pub(crate) fn human(fleet: &Fleet) -> String {
             let verdict = if h.ok { "ok" } else { "FAIL" };
             rows.push((host_only(&h.host, verdict, "-", names.len()), Vec::new()));
         }
+        if let (Some(stale), Some(last)) = (&h.stale, rows.last_mut()) {
+            last.1.push(format!(
+                "stale: {}'s report (at {}) was {stale}",
+                h.host, h.at
+            ));
+        }
+    }
+    for m in &fleet.missing {
+        let cells = host_only(m, "FAIL", "no report", names.len());
+        rows.push((
+            cells,
+            vec![format!("missing: no report from {m} (--expect-host)")],
+        ));
     }
     let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for (cells, _) in &rows {
@@ -151,16 +164,14 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         .iter()
         .filter(|h| !h.ok)
         .map(|h| h.host.as_str())
+        .chain(fleet.missing.iter().map(String::as_str))
         .collect();
+    let total = fleet.hosts.len() + fleet.missing.len();
     match failing.is_empty() {
-        true => out.push_str(&format!(
-            "ok: {} host(s), every check passed\n",
-            fleet.hosts.len()
-        )),
+        true => out.push_str(&format!("ok: {total} host(s), every check passed\n")),
         false => out.push_str(&format!(
-            "{} of {} host(s) failed: {}\n",
+            "{} of {total} host(s) failed: {}\n",
             failing.len(),
-            fleet.hosts.len(),
             failing.join(", ")
         )),
     }

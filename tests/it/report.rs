@@ -450,3 +450,131 @@ fn the_documented_alert_rules_parse_and_name_only_metrics_the_commands_print() {
         }
     }
 }
+
+/// `run`'s JSON report saved as `dir/<name>.json`, its `host` set to `name` and its `at` moved
+/// `secs_ago` seconds into the past: a host that stopped reporting, its last file left behind.
+fn save_aged(run: &Run, dir: &Path, name: &str, secs_ago: u64) -> PathBuf {
+    let path = save_as(run, dir, name);
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let at = humantime_like_rfc3339(doc["at"].as_str().unwrap()) - secs_ago;
+    let out = Command::new(system_tool("date"))
+        .args(["-u", "-d", &format!("@{at}"), "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .unwrap();
+    doc["at"] = Value::from(String::from_utf8(out.stdout).unwrap().trim());
+    std::fs::write(&path, doc.to_string()).unwrap();
+    path
+}
+
+/// A host that stopped reporting (its cron broke, the machine is off) leaves its last good
+/// report behind: merged as it is, the fleet passed on it. With `--max-age` the host fails as
+/// stale, its age and the limit said under its rows; the JSON says it too.
+#[test]
+fn with_max_age_a_host_whose_last_report_is_old_fails_as_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = host();
+    let status = w.on_sample("status", &["--json"]);
+    status.code(0);
+    let fresh = save_as(&status, dir.path(), "web-1");
+    let old = save_aged(&status, dir.path(), "web-2", 3 * 3600 + 5);
+    let report = |extra: &[&str]| {
+        w.cmd()
+            .arg("report")
+            .args(extra)
+            .arg(&fresh)
+            .arg(&old)
+            .run()
+    };
+    report(&[])
+        .code(0)
+        .stdout_has("ok: 2 host(s), every check passed");
+    let table = report(&["--max-age", "1h"]);
+    table
+        .code(1)
+        .stdout_has("stale: web-2's report (at ")
+        .stdout_has("was made 3h ")
+        .stdout_has("older than --max-age 1h")
+        .stdout_has("1 of 2 host(s) failed: web-2");
+    assert!(!table.stdout.contains("stale: web-1"), "{}", table.shown);
+    let json = report(&["--max-age", "1h", "--json"]);
+    json.code(1);
+    let doc = json.json();
+    assert_eq!(doc["ok"], false, "{}", json.shown);
+    let web2 = doc["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["host"] == "web-2")
+        .unwrap();
+    assert!(
+        web2["stale"]
+            .as_str()
+            .unwrap()
+            .contains("older than --max-age 1h"),
+        "{}",
+        json.shown
+    );
+    assert_eq!(web2["ok"], false, "{}", json.shown);
+    // Four hours is more than its age: it passes.
+    report(&["--max-age", "4h"]).code(0);
+}
+
+/// A host whose report never arrived is not in the files at all: merged as they are, the
+/// fleet was the hosts that did report, and passed. `--expect-host` names the fleet; a host
+/// without a report is a failed row of its own, and the JSON lists it as missing.
+#[test]
+fn with_expect_host_a_host_without_a_report_fails_as_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = host();
+    let status = w.on_sample("status", &["--json"]);
+    status.code(0);
+    let a = save_as(&status, dir.path(), "web-1");
+    let table = w
+        .cmd()
+        .args([
+            "report",
+            "--expect-host",
+            "web-1,web-2",
+            "--expect-host",
+            "web-3",
+        ])
+        .arg(&a)
+        .run();
+    table
+        .code(1)
+        .stdout_has("missing: no report from web-2 (--expect-host)")
+        .stdout_has("missing: no report from web-3 (--expect-host)")
+        .stdout_has("2 of 3 host(s) failed: web-2, web-3");
+    assert!(
+        table
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("web-2") && l.contains("FAIL") && l.ends_with("no report")),
+        "{}",
+        table.shown
+    );
+    let json = w
+        .cmd()
+        .args(["report", "--json", "--expect-host", "web-1,web-2"])
+        .arg(&a)
+        .run();
+    json.code(1);
+    assert_eq!(
+        json.json()["missing"],
+        serde_json::json!(["web-2"]),
+        "{}",
+        json.shown
+    );
+    // Every host named reported: it passes.
+    w.cmd()
+        .args(["report", "--expect-host", "web-1"])
+        .arg(&a)
+        .run()
+        .code(0);
+    // An empty name is a usage error, not a host that can never report.
+    w.cmd()
+        .args(["report", "--expect-host", ""])
+        .arg(&a)
+        .run()
+        .code(2);
+}
