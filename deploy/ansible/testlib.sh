@@ -3,8 +3,7 @@
 # the pinned client CLIs and the binary under test.
 
 # Sets `playbook` and `inventory` (the ansible-playbook and ansible-inventory commands, arrays),
-# installs the pinned clients when
-# missing and sets MCP_DEPLOY_BIN (built unless given).
+# installs the pinned clients when missing and sets MCP_DEPLOY_BIN (built unless given).
 ansible_bootstrap() {
   : "${repo:?testlib.sh: set repo to the root of the repository}"
   # ansible-core 2.19 is the newest line that runs on Python 3.11 (2.20 needs 3.12).
