@@ -316,7 +316,7 @@ echo "ok: the fleet report shows all three hosts, fleet-1 on the new release, th
 # 4. A host down in the middle of a roll: fleet-2's sshd is stopped (and the controller's open
 # connections with it), and the same rollout again stops there, unreachable: fleet-1 is on the
 # release already (ok, not changed), fleet-3 is not reached.
-pkill -f -- "$scratch/hosts/fleet-2/sshd_config" || fail "fleet-2's sshd was not running" rollback
+pkill -f -- "$scratch/hosts/fleet-2/sshd_config" || fail "fleet-2's sshd was not running" down
 pkill -f -- "$scratch/cp/" || true
 logins3=$(logins 2)
 if play down rollout.yml -e "$promote_vars"; then
