@@ -52,8 +52,12 @@ impl Claude {
                 ),
                 ("DISABLE_AUTOUPDATER", "1".into()),
                 ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-                // Before 2.1 every call runs `npm config get prefix`, which keeps a log file.
+                // Before 2.1 every call runs `npm config get prefix`, which keeps a log file,
+                // and whose update check writes ~/.npm/_update-notifier-last-checked once
+                // ~/.npm exists (unawaited: it landed during a no-op install, after the run
+                // that created the directory).
                 ("npm_config_logs_max", "0".into()),
+                ("npm_config_update_notifier", "false".into()),
             ],
             row.install_help(),
         )?

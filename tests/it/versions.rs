@@ -67,6 +67,30 @@ fn claude_core_flow(version: &str) {
     let w = World::new();
     // On PATH too, for status (which takes no --claude) to find and read its version.
     symlink(&claude, w.bin().join("claude")).unwrap();
+    // A home where npm has run before: the `npm config get prefix` a claude before 2.1 runs
+    // on every call would write its update check's stamp there (it lands only where ~/.npm
+    // exists, unawaited: a CI run saw it appear during the no-op install below).
+    let stamp = w.root().join("home/.npm/_update-notifier-last-checked");
+    fs::create_dir_all(stamp.parent().unwrap()).unwrap();
+    // That write is a race npm loses or wins, so the test also sees what each npm claude
+    // starts is told: an `npm` first on PATH logs its update-notifier setting, then runs the
+    // real one (or fails as a missing npm would).
+    let npm_log = w.root().join("npm-calls.log");
+    let real_npm = crate::harness::SYSTEM_PATH
+        .iter()
+        .map(|d| Path::new(d).join("npm"))
+        .find(|p| p.is_file());
+    write_exec(
+        &w.bin().join("npm"),
+        &format!(
+            "#!/bin/sh\necho \"update_notifier=$npm_config_update_notifier $*\" >> '{}'\n{}\n",
+            npm_log.display(),
+            match &real_npm {
+                Some(npm) => format!("exec '{}' \"$@\"", npm.display()),
+                None => "exit 127".into(),
+            }
+        ),
+    );
     let opt = w.sample();
     let with = |cmd: &str, bin: &Path, extra: &[&str]| {
         w.sample_cmd(cmd).arg("--claude").arg(bin).args(extra).run()
@@ -145,6 +169,25 @@ fn claude_core_flow(version: &str) {
     assert!(w.user_servers().is_empty(), "{:?}", w.user_servers());
     // Uninstalling again: absent, which the old client says in its own words.
     with("uninstall", &claude, &[]).code(0).stdout_has("absent");
+    // mcp-deploy runs claude with npm's update notifier off (npm_config_update_notifier).
+    let calls = fs::read_to_string(&npm_log).unwrap_or_default();
+    if version_lt(version, "2.1.0") {
+        assert!(
+            !calls.is_empty(),
+            "claude {version} started no npm: the pin above proves nothing"
+        );
+    }
+    for call in calls.lines() {
+        assert!(
+            call.starts_with("update_notifier=false "),
+            "claude {version} started npm with its update notifier on: {call}"
+        );
+    }
+    assert!(
+        !stamp.exists(),
+        "npm's update check, started by claude {version}, wrote {}",
+        stamp.display()
+    );
 }
 
 fn version_lt(a: &str, b: &str) -> bool {
