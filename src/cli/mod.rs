@@ -694,6 +694,7 @@ pub struct ReportArgs {
     pub files: Vec<PathBuf>,
     /// A host whose newest report is older than this fails as stale, e.g. 30m, 2h (a bare
     /// number is seconds): a host that stopped reporting does not pass on its last report.
+    /// One dated further ahead than this fails too: its clock is wrong.
     #[arg(long, value_name = "DURATION", value_parser = duration::seconds)]
     pub max_age: Option<Duration>,
     /// A host that must have a report, as its reports name it (its hostname); repeatable or

@@ -10,7 +10,8 @@
 //! 3. Two reports from one host: the newer (`at`) wins; at the same second, the one given
 //!    later. The older is listed as superseded, with the file that replaced it.
 //! 4. With `--max-age`, a host whose winning report is older than that fails as stale: a host
-//!    that stopped reporting does not pass on its last good report.
+//!    that stopped reporting does not pass on its last good report. One dated further ahead
+//!    than that fails too: its clock is wrong, and its report would never grow old.
 //! 5. With `--expect-host`, each named host without a report fails as missing: a host whose
 //!    report never arrived does not vanish from the fleet.
 //! 6. The fleet is ok when every host's winning report is ok with every check passed, none is
@@ -180,17 +181,25 @@ pub(crate) fn merge(
     })
 }
 
-/// Why a report made at `at` is stale at `now` under `max_age`, or `None`. A report from the
-/// future (a host's clock ahead) is not stale.
+/// Why a report made at `at` is stale at `now` under `max_age`, or `None`. A host's clock a
+/// little ahead is tolerated; one dated further ahead than `max_age` fails too, since its age
+/// cannot be told: a host whose clock ran a year ahead would otherwise pass on its last report
+/// for a year after it stopped reporting.
 fn stale(at: SystemTime, now: SystemTime, max_age: Duration) -> Option<String> {
-    let age = now.duration_since(at).ok()?;
-    (age > max_age).then(|| {
-        format!(
-            "made {} ago, older than --max-age {}",
-            humantime::format_duration(Duration::from_secs(age.as_secs())),
-            humantime::format_duration(max_age)
-        )
-    })
+    let whole = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs()));
+    let max = humantime::format_duration(max_age);
+    match now.duration_since(at) {
+        Ok(age) => {
+            (age > max_age).then(|| format!("made {} ago, older than --max-age {max}", whole(age)))
+        }
+        Err(ahead) => (ahead.duration() > max_age).then(|| {
+            format!(
+                "dated {} ahead of this clock, more than --max-age {max}: its host's clock is \
+                 wrong, so its age cannot be told",
+                whole(ahead.duration())
+            )
+        }),
+    }
 }
 
 fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
@@ -363,6 +372,7 @@ mod tests {
             report("old", "2026-12-02T18:00:00Z", true),
             report("new", "2026-12-02T19:30:00Z", true),
             report("ahead", "2026-12-02T20:30:00Z", true),
+            report("far-ahead", "2026-12-03T20:00:01Z", true),
         ];
         let fleet = merged(&docs, &expect, "2026-12-02T20:00:01Z");
         assert!(!fleet.ok);
@@ -373,7 +383,16 @@ mod tests {
         );
         assert!(!by("old").ok);
         assert!(by("new").ok && by("new").stale.is_none());
-        assert!(by("ahead").ok, "a clock ahead is not stale");
+        assert!(by("ahead").ok, "a clock a little ahead is not stale");
+        assert_eq!(
+            by("far-ahead").stale.as_deref(),
+            Some(
+                "dated 1day ahead of this clock, more than --max-age 1h: its host's \
+                 clock is wrong, so its age cannot be told"
+            ),
+            "a clock a day ahead would never go stale"
+        );
+        assert!(!by("far-ahead").ok);
         let without = merged(&docs, &Expect::default(), "2026-12-02T20:00:01Z");
         assert!(without.ok, "no --max-age, no staleness");
     }

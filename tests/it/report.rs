@@ -452,11 +452,12 @@ fn the_documented_alert_rules_parse_and_name_only_metrics_the_commands_print() {
 }
 
 /// `run`'s JSON report saved as `dir/<name>.json`, its `host` set to `name` and its `at` moved
-/// `secs_ago` seconds into the past: a host that stopped reporting, its last file left behind.
-fn save_aged(run: &Run, dir: &Path, name: &str, secs_ago: u64) -> PathBuf {
+/// `secs_ago` seconds into the past (a host that stopped reporting, its last file left
+/// behind), or into the future when negative (a host whose clock runs ahead).
+fn save_aged(run: &Run, dir: &Path, name: &str, secs_ago: i64) -> PathBuf {
     let path = save_as(run, dir, name);
     let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let at = humantime_like_rfc3339(doc["at"].as_str().unwrap()) - secs_ago;
+    let at = humantime_like_rfc3339(doc["at"].as_str().unwrap()) as i64 - secs_ago;
     let out = Command::new(system_tool("date"))
         .args(["-u", "-d", &format!("@{at}"), "+%Y-%m-%dT%H:%M:%SZ"])
         .output()
@@ -517,6 +518,31 @@ fn with_max_age_a_host_whose_last_report_is_old_fails_as_stale() {
     assert_eq!(web2["ok"], false, "{}", json.shown);
     // Four hours is more than its age: it passes.
     report(&["--max-age", "4h"]).code(0);
+}
+
+/// A host whose clock ran two days ahead dates its reports in the future: "not older than
+/// --max-age" would hold for two days after it stopped reporting. A report dated further
+/// ahead than --max-age fails as stale too; one a minute ahead (ordinary skew) passes.
+#[test]
+fn with_max_age_a_report_dated_further_ahead_than_it_fails_as_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = host();
+    let status = w.on_sample("status", &["--json"]);
+    status.code(0);
+    let skewed = save_aged(&status, dir.path(), "web-1", -60);
+    let ahead = save_aged(&status, dir.path(), "web-2", -2 * 86400);
+    let table = w
+        .cmd()
+        .args(["report", "--max-age", "1h"])
+        .arg(&skewed)
+        .arg(&ahead)
+        .run();
+    table
+        .code(1)
+        .stdout_has("stale: web-2's report (at ")
+        .stdout_has("ahead of this clock, more than --max-age 1h: its host's clock is wrong")
+        .stdout_has("1 of 2 host(s) failed: web-2");
+    assert!(!table.stdout.contains("stale: web-1"), "{}", table.shown);
 }
 
 /// A host whose report never arrived is not in the files at all: merged as they are, the
