@@ -53,11 +53,15 @@ if [ "${1:-}" = --fast ]; then
   fi
   exit 0
 fi
-# The signature tests check every verdict against the real ssh-keygen (openssh-client): as root
-# on Debian it is installed when missing; elsewhere a missing one fails those tests, naming it.
-if ! command -v ssh-keygen >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+# The signature tests check every verdict against the real ssh-keygen (openssh-client), and the
+# reports' machine id against systemd-id128 (systemd): as root on Debian each is installed when
+# missing; elsewhere a missing one fails those tests, naming it.
+missing=()
+command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
+command -v systemd-id128 >/dev/null 2>&1 || missing+=(systemd)
+if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openssh-client >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 # Node.js as the README states it: the pinned Claude Code declares node >= 22, so the client
 # CLIs, the sample servers and npm itself run on the Node.js release named in .node-version,

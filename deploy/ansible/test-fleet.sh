@@ -2,6 +2,7 @@
 # Test the Ansible role over real SSH against a fleet of three hosts on this machine. Each host
 # is Debian's sshd (openssh-server, installed when missing) on its own loopback port, in a mount
 # and UTS namespace of its own (unshare): its own hostname (fleet-N, which its reports carry),
+# its own machine id (an /etc/machine-id of its own, which its reports name as "machine"),
 # its own root home (an /etc overlay inside the namespace points root's home at the host's
 # directory; the host's /etc is never written), its own deployment root and its own host key,
 # pinned in the controller's known_hosts. The controller reaches them with a key, as a fleet is
@@ -13,7 +14,8 @@
 #      first host is promoted, the second fails and stays on its previous release with its
 #      registrations intact (claude shows the same entry), the roll stops there, and the third
 #      host is never connected to (its sshd logs no login);
-#   3. the fleet report (playbook.yml --tags report) shows all three hosts, on their releases;
+#   3. the fleet report (playbook.yml --tags report) shows all three hosts, on their releases,
+#      each report naming its own machine (what systemd-id128 on that host derives);
 #   4. a host down stops a roll too: with fleet-2's sshd stopped, the same rollout again finds
 #      the first host promoted already (ok, not changed) and ends at the second, unreachable,
 #      before the third; the report play then names fleet-2 as a host without a report
@@ -99,6 +101,8 @@ start_host() { # INDEX
   echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$h/host_key.pub")" >>"$scratch/known_hosts"
   # Root's home on this host is its own directory: /etc/passwd in the host's /etc overlay.
   awk -F: -v OFS=: -v home="$h/home" '$1 == "root" { $6 = home } { print }' /etc/passwd >"$h/etc/passwd"
+  # Its own machine: three hosts are three machines, as cloned machines are once first booted.
+  systemd-id128 new >"$h/etc/machine-id"
   cat >"$h/sshd_config" <<EOF
 Port $port
 ListenAddress 127.0.0.1
@@ -304,14 +308,26 @@ report() { # LOG
     grep -q "\"host\": \"$h\"" "$scratch/fleet/$h.json" || fail "the controller has no report of $h naming its host" "$1"
   done
 }
+# The machine a host's report names is what systemd on that host derives for mcp-deploy.
+machines() { # LOG
+  local i machine seen=()
+  for i in 0 1 2; do
+    machine=$(on_host "$i" systemd-id128 machine-id --app-specific=60dcc66f6b8a4bdc9e6373b9a0df8ab1)
+    grep -q "\"machine\": \"$machine\"" "$scratch/fleet/${hosts[$i]}.json" ||
+      fail "${hosts[$i]}'s report does not name its machine $machine" "$1"
+    seen+=("$machine")
+  done
+  [ "$(printf '%s\n' "${seen[@]}" | sort -u | wc -l)" = 3 ] || fail "three hosts, not three machines: ${seen[*]}" "$1"
+}
 report report
+machines report
 for row in "fleet-1 +codetools +claude +bbbbbbbbbbbb +bbbbbbbbbbbb +ok" \
   "fleet-2 +codetools +claude +c0de7001c0de +c0de7001c0de +ok" \
   "fleet-3 +codetools +claude +c0de7001c0de +c0de7001c0de +ok"; do
   grep -Eq "$row" "$scratch/report.log" || fail "the fleet table has no row like '$row'" report
 done
 grep -q 'ok: 3 host(s), every check passed' "$scratch/report.log" || fail "the fleet table does not cover three hosts" report
-echo "ok: the fleet report shows all three hosts, fleet-1 on the new release, the others on the previous one"
+echo "ok: the fleet report shows all three hosts, fleet-1 on the new release, the others on the previous one, each naming its own machine"
 
 # 4. A host down in the middle of a roll: fleet-2's sshd is stopped (and the controller's open
 # connections with it), and the same rollout again stops there, unreachable: fleet-1 is on the

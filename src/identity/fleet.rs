@@ -8,14 +8,17 @@
 //! 2. A report that says it could not run (`"exit": 2`, an `"error"`) is kept: its host fails
 //!    with that error, it does not vanish from the table.
 //! 3. Two reports from one host: the newer (`at`) wins; at the same second, the one given
-//!    later. The older is listed as superseded, with the file that replaced it.
+//!    later. The older is listed as superseded, with the file that replaced it. Two reports
+//!    that give one host name but different machines (`"machine"`, `output/machine.rs`) are
+//!    two hosts, not one superseding the other, and both fail as clashing: cloned machines
+//!    that kept one name would otherwise hide the older one's failure.
 //! 4. With `--max-age`, a host whose winning report is older than that fails as stale: a host
 //!    that stopped reporting does not pass on its last good report. One dated further ahead
 //!    than that fails too: its clock is wrong, and its report would never grow old.
 //! 5. With `--expect-host`, each named host without a report fails as missing: a host whose
 //!    report never arrived does not vanish from the fleet.
 //! 6. The fleet is ok when every host's winning report is ok with every check passed, none is
-//!    stale and none is missing.
+//!    stale, none clashes and none is missing.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
@@ -82,6 +85,8 @@ pub(crate) struct HostServer {
 pub(crate) struct Host {
     pub(crate) host: String,
     pub(crate) at: String,
+    /// The machine the report names (`"machine"`); `None` in a report that names none.
+    pub(crate) machine: Option<String>,
     pub(crate) file: String,
     pub(crate) ok: bool,
     /// The exit status the host's run reported.
@@ -92,6 +97,9 @@ pub(crate) struct Host {
     /// The report is older than `--max-age`: how old, and the limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stale: Option<String>,
+    /// Other machines report under this host name too: which, and in which files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) clash: Option<String>,
     pub(crate) servers: Vec<HostServer>,
 }
 
@@ -139,7 +147,10 @@ pub(crate) fn merge(
     let mut hosts: Vec<(SystemTime, Host)> = Vec::new();
     let mut superseded = Vec::new();
     for (at, host) in read {
-        match hosts.iter_mut().find(|(_, h)| h.host == host.host) {
+        match hosts
+            .iter_mut()
+            .find(|(_, h)| h.host == host.host && same_machine(h, &host))
+        {
             None => hosts.push((at, host)),
             Some(kept) => {
                 let (older, newer) = if at >= kept.0 {
@@ -164,7 +175,8 @@ pub(crate) fn merge(
             h
         })
         .collect();
-    hosts.sort_by(|a, b| a.host.cmp(&b.host));
+    hosts.sort_by(|a, b| (&a.host, &a.machine).cmp(&(&b.host, &b.machine)));
+    mark_clashes(&mut hosts);
     let mut missing: Vec<String> = expect
         .hosts
         .iter()
@@ -179,6 +191,51 @@ pub(crate) fn merge(
         superseded,
         missing,
     })
+}
+
+/// Whether two reports of one host name can be one machine's: yes unless both name their
+/// machine and the machines differ (a report that names none, from a host without a machine
+/// id, is taken to be the same machine's).
+fn same_machine(a: &Host, b: &Host) -> bool {
+    match (&a.machine, &b.machine) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// Fail every host whose name another machine's host gives too (`hosts` sorted by name), and
+/// say which machines and files: neither passes, since no one can tell which failure is whose.
+fn mark_clashes(hosts: &mut [Host]) {
+    for name in hosts.iter().map(|h| h.host.clone()).collect::<Vec<_>>() {
+        let same: Vec<String> = hosts
+            .iter()
+            .filter(|h| h.host == name)
+            .map(|h| format!("{} (machine {})", h.file, h.label_machine()))
+            .collect();
+        if same.len() < 2 {
+            continue;
+        }
+        let why = format!(
+            "{} machines report as {name}: {}; their reports cannot be told apart by host \
+             name, so none passes: give each machine its own host name",
+            same.len(),
+            same.join(", ")
+        );
+        for h in hosts.iter_mut().filter(|h| h.host == name) {
+            h.clash = Some(why.clone());
+            h.ok = false;
+        }
+    }
+}
+
+impl Host {
+    /// The first 8 digits of the machine id, or `-`: enough to tell two machines apart.
+    pub(crate) fn label_machine(&self) -> String {
+        self.machine
+            .as_deref()
+            .map(|m| m.chars().take(8).collect())
+            .unwrap_or_else(|| "-".into())
+    }
 }
 
 /// Why a report made at `at` is stale at `now` under `max_age`, or `None`. A host's clock a
@@ -267,10 +324,12 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
             ok: ok && error.is_none() && servers.iter().all(|s| s.ok) && exit.unwrap_or(0) == 0,
             host,
             at,
+            machine: string("machine"),
             file: file.to_string(),
             exit,
             error,
             stale: None,
+            clash: None,
             servers,
         },
     ))
@@ -395,6 +454,61 @@ mod tests {
         assert!(!by("far-ahead").ok);
         let without = merged(&docs, &Expect::default(), "2026-12-02T20:00:01Z");
         assert!(without.ok, "no --max-age, no staleness");
+    }
+
+    fn on(machine: &str, mut doc: Value) -> Value {
+        doc["machine"] = Value::from(machine);
+        doc
+    }
+
+    #[test]
+    fn two_machines_with_one_host_name_both_fail_as_clashing_not_superseded() {
+        // The older report fails; merged by name alone, the newer passing one hid it.
+        let docs = [
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:00:00Z", false)),
+            on("bbbbbbbb22", report("web-1", "2026-12-02T18:05:00Z", true)),
+            on("cccccccc33", report("web-2", "2026-12-02T18:00:00Z", true)),
+        ];
+        let fleet = merged(&docs, &Expect::default(), "2026-12-02T18:10:00Z");
+        assert!(!fleet.ok);
+        assert!(fleet.superseded.is_empty(), "{:?}", fleet.superseded);
+        let web1: Vec<&Host> = fleet.hosts.iter().filter(|h| h.host == "web-1").collect();
+        assert_eq!(web1.len(), 2);
+        for h in &web1 {
+            assert!(!h.ok);
+            let why = h.clash.as_deref().unwrap();
+            assert!(
+                why.starts_with("2 machines report as web-1: ")
+                    && why.contains("(machine aaaaaaaa)")
+                    && why.contains("(machine bbbbbbbb)"),
+                "{why}"
+            );
+        }
+        let web2 = fleet.hosts.iter().find(|h| h.host == "web-2").unwrap();
+        assert!(web2.ok && web2.clash.is_none());
+    }
+
+    #[test]
+    fn one_machines_reports_and_reports_that_name_no_machine_still_supersede() {
+        for (a, b) in [
+            (Some("aaaaaaaa11"), Some("aaaaaaaa11")),
+            (None, Some("aaaaaaaa11")),
+            (Some("aaaaaaaa11"), None),
+            (None, None),
+        ] {
+            let doc = |m: Option<&str>, at, ok| match m {
+                Some(m) => on(m, report("web-1", at, ok)),
+                None => report("web-1", at, ok),
+            };
+            let docs = [
+                doc(a, "2026-12-02T18:00:00Z", false),
+                doc(b, "2026-12-02T18:05:00Z", true),
+            ];
+            let fleet = merged(&docs, &Expect::default(), "2026-12-02T18:10:00Z");
+            assert!(fleet.ok, "{a:?} {b:?}");
+            assert_eq!(fleet.hosts.len(), 1);
+            assert_eq!(fleet.superseded.len(), 1);
+        }
     }
 
     #[test]

@@ -4,12 +4,14 @@
 //! ([`Verbosity`]) decide how much of it, and of the domain's notices on stderr, is said.
 //!
 //! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
-//! status, right after `"ok"`, then `"host"` and `"at"`, where and when it ran ([`envelope`]),
-//! so that reports gathered from many hosts can be merged (`mcp-deploy report`); a dry run's
-//! starts with `"dry_run": true`.
+//! status, right after `"ok"`, then `"host"` and `"at"`, where and when it ran, and
+//! `"machine"`, which machine that host name was ([`envelope`], `machine.rs`), so that reports
+//! gathered from many hosts can be merged (`mcp-deploy report`); a dry run's starts with
+//! `"dry_run": true`.
 
 pub(crate) mod content;
 pub(crate) mod formats;
+pub(crate) mod machine;
 mod notice;
 pub(crate) mod policy;
 pub(crate) mod prometheus;
@@ -100,6 +102,7 @@ pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
                 "exit": Exit::CouldNotRun.code(),
                 "host": host,
                 "at": at,
+                "machine": machine::machine(),
                 "error": message,
                 "help": help,
             });
@@ -132,7 +135,8 @@ pub(crate) fn stamp() -> (String, String) {
 }
 
 /// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit`, then
-/// `"host"` and `"at"` ([`stamp`]), right after `"ok"`.
+/// `"host"` and `"at"` ([`stamp`]) and `"machine"` ([`machine::machine`], `null` where there
+/// is no machine id), right after `"ok"`.
 pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
     let Value::Object(fields) = serde_json::to_value(body).expect("a report serializes") else {
         unreachable!("a report is an object");
@@ -142,6 +146,7 @@ pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
     head.insert("exit".into(), Value::from(exit.code()));
     head.insert("host".into(), Value::from(host));
     head.insert("at".into(), Value::from(at));
+    head.insert("machine".into(), Value::from(machine::machine()));
     let mut out = Map::new();
     for (k, v) in fields {
         let after_ok = k == "ok";

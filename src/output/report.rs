@@ -121,6 +121,9 @@ pub(crate) fn human(fleet: &Fleet) -> String {
                 h.host, h.at
             ));
         }
+        if let (Some(clash), Some(last)) = (&h.clash, rows.last_mut()) {
+            last.1.push(format!("clash: {clash}"));
+        }
     }
     for m in &fleet.missing {
         let cells = host_only(m, "FAIL", "no report", names.len());
@@ -159,12 +162,15 @@ pub(crate) fn human(fleet: &Fleet) -> String {
             s.host, s.file, s.at, s.by
         ));
     }
-    let failing: Vec<&str> = fleet
+    let failing: Vec<String> = fleet
         .hosts
         .iter()
         .filter(|h| !h.ok)
-        .map(|h| h.host.as_str())
-        .chain(fleet.missing.iter().map(String::as_str))
+        .map(|h| match h.clash {
+            Some(_) => format!("{} (machine {})", h.host, h.label_machine()),
+            None => h.host.clone(),
+        })
+        .chain(fleet.missing.iter().cloned())
         .collect();
     let total = fleet.hosts.len() + fleet.missing.len();
     match failing.is_empty() {

@@ -40,6 +40,7 @@ fn verify(w: &World, codetools_sha: &str, format: &str) -> Run {
 fn save_as(run: &Run, dir: &Path, name: &str) -> PathBuf {
     let mut doc = run.json();
     doc["host"] = Value::from(name);
+    std::fs::create_dir_all(dir).unwrap();
     let path = dir.join(format!("{name}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     path
@@ -57,7 +58,25 @@ fn every_json_report_says_the_host_and_when_right_after_exit() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(&keys[..4], ["ok", "exit", "host", "at"], "{}", r.shown);
+    assert_eq!(
+        &keys[..5],
+        ["ok", "exit", "host", "at", "machine"],
+        "{}",
+        r.shown
+    );
+    // The machine is systemd's own id of this machine for mcp-deploy, never the machine id.
+    let id128 = Command::new(system_tool("systemd-id128"))
+        .args([
+            "machine-id",
+            "--app-specific=60dcc66f6b8a4bdc9e6373b9a0df8ab1",
+        ])
+        .output()
+        .unwrap();
+    assert!(id128.status.success(), "{id128:?}");
+    let machine = String::from_utf8(id128.stdout).unwrap();
+    assert_eq!(doc["machine"], machine.trim(), "{}", r.shown);
+    let raw = std::fs::read_to_string("/etc/machine-id").unwrap();
+    assert!(!r.stdout.contains(raw.trim()), "{}", r.shown);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     assert_eq!(doc["host"], kernel.trim(), "{}", r.shown);
     let at = doc["at"].as_str().unwrap();
@@ -73,6 +92,7 @@ fn every_json_report_says_the_host_and_when_right_after_exit() {
     let r = w.run(&["status", "--root", "/nonexistent-root", "--json"]);
     r.code(2);
     assert_eq!(r.json()["host"], kernel.trim(), "{}", r.shown);
+    assert_eq!(r.json()["machine"], machine.trim(), "{}", r.shown);
 }
 
 /// Seconds since the epoch of `YYYY-MM-DDTHH:MM:SSZ`, refusing anything else (UTC, whole
@@ -603,4 +623,53 @@ fn with_expect_host_a_host_without_a_report_fails_as_missing() {
         .arg(&a)
         .run()
         .code(2);
+}
+
+/// Two machines cloned from one image often keep one host name. Merged by name alone, the
+/// newer report of the two was taken as the host's and the other's failure was listed as
+/// "superseded": a fleet with a machine on the wrong commit passed. Each report names its
+/// machine (systemd's app-specific machine id); two machines under one name both fail as
+/// clashing, while one machine's two reports still supersede.
+#[test]
+fn two_machines_with_one_host_name_both_fail_instead_of_one_hiding_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (host(), host());
+    let wrong = "badc0ffeebadc0ffeebadc0ffeebadc0ffeebadc";
+    let ra = verify(&a, wrong, "json");
+    ra.code(1);
+    let rb = verify(&b, CT_SHA, "json");
+    rb.code(0);
+    let failing = save_aged(&ra, &dir.path().join("a"), "web-1", 60);
+    let passing = save_as(&rb, &dir.path().join("b"), "web-1");
+    let report = |extra: &[&str]| {
+        a.cmd()
+            .arg("report")
+            .args(extra)
+            .arg(&failing)
+            .arg(&passing)
+            .run()
+    };
+    // One machine's two reports: the newer stands for it.
+    report(&[]).code(0).stdout_has("superseded: web-1's report");
+    // Another machine's: the one that fails is not hidden.
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&passing).unwrap()).unwrap();
+    assert_eq!(doc["machine"].as_str().map(str::len), Some(32), "{doc}");
+    doc["machine"] = Value::from("0123456789abcdef0123456789abcdef");
+    std::fs::write(&passing, doc.to_string()).unwrap();
+    let table = report(&[]);
+    table
+        .code(1)
+        .stdout_has("clash: 2 machines report as web-1: ")
+        .stdout_has("(machine 01234567)")
+        .stdout_has("give each machine its own host name")
+        .stdout_has("2 of 2 host(s) failed: web-1 (machine ");
+    assert!(!table.stdout.contains("superseded"), "{}", table.shown);
+    let json = report(&["--json"]);
+    json.code(1);
+    let hosts = json.json()["hosts"].as_array().unwrap().clone();
+    assert_eq!(hosts.len(), 2, "{}", json.shown);
+    for h in &hosts {
+        assert_eq!(h["ok"], false, "{}", json.shown);
+        assert!(h["clash"].is_string(), "{}", json.shown);
+    }
 }
