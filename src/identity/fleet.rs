@@ -20,6 +20,7 @@
 //! 6. The fleet is ok when every host's winning report is ok with every check passed, none is
 //!    stale, none clashes and none is missing.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -145,14 +146,22 @@ pub(crate) fn merge(
         read.push(read_one(file)?);
     }
     let mut hosts: Vec<(SystemTime, Host)> = Vec::new();
+    // Where each host name's entries are in `hosts`: a fleet of thousands merges in one pass.
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
     let mut superseded = Vec::new();
     for (at, host) in read {
-        match hosts
-            .iter_mut()
-            .find(|(_, h)| h.host == host.host && same_machine(h, &host))
+        let same = by_name.entry(host.host.clone()).or_default();
+        match same
+            .iter()
+            .copied()
+            .find(|&i| same_machine(&hosts[i].1, &host))
         {
-            None => hosts.push((at, host)),
-            Some(kept) => {
+            None => {
+                same.push(hosts.len());
+                hosts.push((at, host));
+            }
+            Some(i) => {
+                let kept = &mut hosts[i];
                 let (older, newer) = if at >= kept.0 {
                     (std::mem::replace(kept, (at, host)).1, &kept.1)
                 } else {
@@ -180,7 +189,7 @@ pub(crate) fn merge(
     let mut missing: Vec<String> = expect
         .hosts
         .iter()
-        .filter(|e| !hosts.iter().any(|h| &h.host == *e))
+        .filter(|e| !by_name.contains_key(e.as_str()))
         .cloned()
         .collect();
     missing.sort();
@@ -203,25 +212,25 @@ fn same_machine(a: &Host, b: &Host) -> bool {
     }
 }
 
-/// Fail every host whose name another machine's host gives too (`hosts` sorted by name), and
-/// say which machines and files: neither passes, since no one can tell which failure is whose.
+/// Fail every host whose name another machine's host gives too (`hosts` sorted by name, so
+/// one name's entries are adjacent), and say which machines and files: none passes, since no
+/// one can tell which failure is whose.
 fn mark_clashes(hosts: &mut [Host]) {
-    for name in hosts.iter().map(|h| h.host.clone()).collect::<Vec<_>>() {
-        let same: Vec<String> = hosts
-            .iter()
-            .filter(|h| h.host == name)
-            .map(|h| format!("{} (machine {})", h.file, h.label_machine()))
-            .collect();
+    for same in hosts.chunk_by_mut(|a, b| a.host == b.host) {
         if same.len() < 2 {
             continue;
         }
         let why = format!(
-            "{} machines report as {name}: {}; their reports cannot be told apart by host \
-             name, so none passes: give each machine its own host name",
+            "{} machines report as {}: {}; their reports cannot be told apart by host name, so \
+             none passes: give each machine its own host name",
             same.len(),
-            same.join(", ")
+            same[0].host,
+            same.iter()
+                .map(|h| format!("{} (machine {})", h.file, h.label_machine()))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
-        for h in hosts.iter_mut().filter(|h| h.host == name) {
+        for h in same {
             h.clash = Some(why.clone());
             h.ok = false;
         }
