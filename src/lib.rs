@@ -31,7 +31,8 @@
 //! stopped), `dirs.rs` (the one place that knows HOME and the clients' directories), `fsio.rs`
 //! (bounded, symlink-safe file access), `state.rs` (the state directory), `notice.rs` (what the
 //! domain tells the person while it works, rendered by `output/`), `usage.rs` (a request the
-//! command line cannot carry out, with its help line), `exit.rs`. Above the domain sits
+//! command line cannot carry out, with its help line), `text.rs` (text from outside, escaped
+//! to be shown on a terminal), `exit.rs`. Above the domain sits
 //! `error.rs`, the run's error gathering every domain's own; only `cmd/` and this file use
 //! it.
 //!
@@ -42,7 +43,7 @@
 //! cli -> clients (ClientKind, the client table)
 //! policy -> promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
-//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; exit
+//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit
 //! ```
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
@@ -91,6 +92,7 @@ pub fn client_names() -> Vec<&'static str> {
 mod promotion;
 mod registration;
 mod state;
+mod text;
 mod trust;
 mod usage;
 mod vendored_sdk;

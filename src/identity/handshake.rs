@@ -582,7 +582,7 @@ fn tail(text: &str, lines: usize, max: usize) -> String {
     let chars: Vec<char> = joined.chars().collect();
     let start = chars.len().saturating_sub(max);
     let cut: String = chars[start..].iter().collect();
-    let shown = escape_controls(&cut);
+    let shown = crate::text::printable(&cut);
     if start > 0 {
         format!("...{shown}")
     } else {
@@ -597,19 +597,7 @@ fn shorten(text: &str, max: usize) -> String {
     if text.chars().count() > max {
         out.push_str("...");
     }
-    escape_controls(&out)
-}
-
-fn escape_controls(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    crate::text::printable(&out)
 }
 
 #[cfg(test)]

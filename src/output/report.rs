@@ -132,6 +132,17 @@ pub(crate) fn human(fleet: &Fleet) -> String {
             vec![format!("missing: no report from {m} (--expect-host)")],
         ));
     }
+    // Every value came from a host's report: none may move the cursor, clear the screen or
+    // start a line of its own (a detail holding "\nok: 3 host(s), every check passed").
+    let rows: Vec<(Vec<String>, Vec<String>)> = rows
+        .into_iter()
+        .map(|(cells, under)| {
+            (
+                cells.iter().map(|c| crate::text::printable(c)).collect(),
+                under.iter().map(|u| crate::text::printable(u)).collect(),
+            )
+        })
+        .collect();
     let mut width: Vec<usize> = head.iter().map(|h| h.chars().count()).collect();
     for (cells, _) in &rows {
         for (w, c) in width.iter_mut().zip(cells) {
@@ -149,7 +160,12 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         }
         format!("{}\n", l.trim_end())
     };
-    let mut out = line(&head);
+    let mut out = line(
+        &head
+            .iter()
+            .map(|h| crate::text::printable(h))
+            .collect::<Vec<_>>(),
+    );
     for (cells, under) in &rows {
         out.push_str(&line(cells));
         for u in under {
@@ -157,10 +173,11 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         }
     }
     for s in &fleet.superseded {
-        out.push_str(&format!(
-            "superseded: {}'s report {} (at {}) by {}, a newer one of the same host\n",
+        out.push_str(&crate::text::printable(&format!(
+            "superseded: {}'s report {} (at {}) by {}, a newer one of the same host",
             s.host, s.file, s.at, s.by
-        ));
+        )));
+        out.push('\n');
     }
     let failing: Vec<String> = fleet
         .hosts
@@ -178,7 +195,7 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         false => out.push_str(&format!(
             "{} of {total} host(s) failed: {}\n",
             failing.len(),
-            failing.join(", ")
+            crate::text::printable(&failing.join(", "))
         )),
     }
     out

@@ -267,17 +267,7 @@ pub(crate) fn check(
 /// invisible formatting characters — bidirectional overrides and isolates, zero-width ones, a
 /// byte-order mark — with which a principal could read as another in the report.
 fn printable(text: &str) -> String {
-    let invisible = |c: char| matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}');
-    text.chars()
-        .take(128)
-        .map(|c| {
-            if c.is_control() || invisible(c) {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
+    crate::text::printable(&text.chars().take(128).collect::<String>())
 }
 
 /// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ`.

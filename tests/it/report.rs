@@ -673,3 +673,44 @@ fn two_machines_with_one_host_name_both_fail_instead_of_one_hiding_the_other() {
         assert!(h["clash"].is_string(), "{}", json.shown);
     }
 }
+
+/// A report is another host's word, read on the controller's terminal. One whose host, check
+/// or detail held terminal escapes recoloured and cleared the operator's screen, and one whose
+/// detail held a newline printed a line of its own ("ok: 3 host(s), every check passed")
+/// under a failing fleet. Every value from a report is shown escaped; the JSON keeps it as
+/// it is.
+#[test]
+fn a_hostile_report_cannot_put_escapes_or_lines_of_its_own_on_the_terminal() {
+    let w = World::new();
+    let evil = serde_json::json!({"ok": false, "exit": 1,
+        "host": "web-1\u{1b}]0;pwned\u{7}\u{202e}", "at": "2026-12-02T10:00:00Z",
+        "machine": "0123\u{1b}[2J",
+        "servers": [{"name": "codetools\u{1b}[32m", "client": "claude",
+            "registered_name": "codetools", "commit": CT_SHA,
+            "checks": [{"check": "commit\u{1b}[0m", "ok": false,
+                "detail": "bad\u{1b}[2J\nok: 3 host(s), every check passed"}]}]});
+    let file = w.write("evil.json", evil.to_string());
+    let r = w.run(&["report", file.to_str().unwrap()]);
+    r.code(1)
+        .stdout_has("web-1\\u{1b}]0;pwned\\u{7}\\u{202e}")
+        .stdout_has("bad\\u{1b}[2J\\nok: 3 host(s), every check passed")
+        .stdout_has("1 of 1 host(s) failed: web-1\\u{1b}");
+    assert!(
+        !r.stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        "{}",
+        r.shown
+    );
+    assert!(
+        !r.stdout.lines().any(|l| l.starts_with("ok:")),
+        "{}",
+        r.shown
+    );
+    let json = w.run(&["report", "--json", file.to_str().unwrap()]);
+    json.code(1);
+    assert_eq!(
+        json.json()["hosts"][0]["host"],
+        evil["host"],
+        "{}",
+        json.shown
+    );
+}
