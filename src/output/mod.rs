@@ -243,12 +243,15 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
             Some(r) => out.push_str(&format!("{name}: {r}\n")),
             None => out.push_str(&format!("{name}\n")),
         }
+        // A detail carries evidence read from files others may write (a cloned project's
+        // .mcp.json names its servers): shown escaped, it cannot move the cursor or print a
+        // line of its own.
         for c in s.checks.iter().filter(|c| !quiet || !c.ok) {
             out.push_str(&format!(
                 "  {} {:<17} {}\n",
                 mark(c.ok, colour),
                 c.check,
-                c.detail
+                crate::text::printable(&c.detail)
             ));
         }
     }
@@ -462,7 +465,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
                 "  gate {} {:<17} {}\n",
                 mark(c.ok, colour),
                 c.check,
-                c.detail
+                crate::text::printable(&c.detail)
             ));
         }
         for item in step.writes.iter().flatten() {

@@ -516,3 +516,49 @@ fn a_managed_allowlist_without_managed_only_does_not_keep_a_server_out() {
     let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
     r.code(0);
 }
+
+/// A project's `.mcp.json` comes with the repository someone cloned: the server names in it
+/// are anyone's. One named with a terminal escape and a newline cleared the screen and printed
+/// a line of its own ("  ok only-deployed ...") in the human report; the detail is now shown
+/// escaped, and the JSON keeps the name as it is.
+#[test]
+fn a_project_server_named_with_escapes_cannot_forge_the_human_report() {
+    let w = installed_in("claude");
+    let name = "evil\u{1b}[2J\n  ok only-deployed      no other server";
+    w.write(
+        "work/.mcp.json",
+        serde_json::json!({"mcpServers": {name: {"command": "/bin/cat"}}}).to_string(),
+    );
+    let (ok, detail) = only_deployed(&verify(&w, "claude", BOTH, &["--only-deployed"]).run());
+    assert!(!ok && detail.contains(name), "{detail}");
+    let mut cmd = w
+        .cmd()
+        .args(["verify-identity", "--root"])
+        .arg(w.opt())
+        .args([
+            "--name-suffix",
+            "-test",
+            "--only-deployed",
+            "--client",
+            "claude",
+        ]);
+    for s in BOTH {
+        let sha = if *s == "codetools" { CT_SHA } else { OR_SHA };
+        cmd = cmd.args(["--server", s, "--expect-commit", &format!("{s}={sha}")]);
+    }
+    let r = cmd
+        .arg("--mcp-json")
+        .arg(w.registered())
+        .in_private_etc()
+        .run();
+    r.code(1)
+        .stdout_has("evil\\u{1b}[2J\\n  ok only-deployed      no other server");
+    assert!(!r.stdout.contains('\u{1b}'), "{}", r.shown);
+    assert!(
+        !r.stdout
+            .lines()
+            .any(|l| l.starts_with("  ok only-deployed")),
+        "{}",
+        r.shown
+    );
+}
