@@ -96,13 +96,13 @@ pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
         // A partial exposition would read as every series gone: nothing, and the exit status.
         Format::Human | Format::Prometheus => {}
         Format::Json => {
-            let (host, at) = stamp();
+            let (host, at, machine) = stamp();
             let doc = serde_json::json!({
                 "ok": false,
                 "exit": Exit::CouldNotRun.code(),
                 "host": host,
                 "at": at,
-                "machine": machine::machine(),
+                "machine": machine,
                 "error": message,
                 "help": help,
             });
@@ -124,29 +124,31 @@ fn emit_machine(style: &Style, suites: &Suites) {
     }
 }
 
-/// Where and when this run is: the host name (the kernel's, as the ledger records it) and
-/// the time, UTC RFC 3339 in whole seconds.
-pub(crate) fn stamp() -> (String, String) {
+/// Where and when this run is: the host name (the kernel's, as the ledger records it), the
+/// time, UTC RFC 3339 in whole seconds, and the machine ([`machine::machine`], `None` where
+/// there is no machine id).
+pub(crate) fn stamp() -> (String, String, Option<String>) {
     use crate::registration::ledger;
     (
         ledger::host(),
         ledger::rfc3339(std::time::SystemTime::now()),
+        machine::machine(),
     )
 }
 
 /// `body` (a report that serializes to an object holding `"ok"`) with `"exit": exit`, then
-/// `"host"` and `"at"` ([`stamp`]) and `"machine"` ([`machine::machine`], `null` where there
-/// is no machine id), right after `"ok"`.
+/// `"host"`, `"at"` and `"machine"` ([`stamp`]; `null` where there is no machine id), right
+/// after `"ok"`.
 pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
     let Value::Object(fields) = serde_json::to_value(body).expect("a report serializes") else {
         unreachable!("a report is an object");
     };
-    let (host, at) = stamp();
+    let (host, at, machine) = stamp();
     let mut head = Map::new();
     head.insert("exit".into(), Value::from(exit.code()));
     head.insert("host".into(), Value::from(host));
     head.insert("at".into(), Value::from(at));
-    head.insert("machine".into(), Value::from(machine::machine()));
+    head.insert("machine".into(), Value::from(machine));
     let mut out = Map::new();
     for (k, v) in fields {
         let after_ok = k == "ok";

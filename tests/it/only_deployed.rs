@@ -13,6 +13,17 @@ use crate::harness::*;
 /// `verify-identity` of the sample servers SERVERS (`--root opt`, `-test` names) in CLIENT,
 /// `EXTRA` appended, in the private `/etc`.
 fn verify<'w>(w: &'w World, client: &str, servers: &[&str], extra: &[&str]) -> Cmd<'w> {
+    verify_as(w, client, servers, "json", extra)
+}
+
+/// [`verify`] with its report in `format`.
+fn verify_as<'w>(
+    w: &'w World,
+    client: &str,
+    servers: &[&str],
+    format: &str,
+    extra: &[&str],
+) -> Cmd<'w> {
     let mut cmd = w
         .cmd()
         .args(["verify-identity", "--root"])
@@ -26,7 +37,7 @@ fn verify<'w>(w: &'w World, client: &str, servers: &[&str], extra: &[&str]) -> C
     }
     cmd.arg("--mcp-json")
         .arg(w.registered())
-        .args(["--client", client, "--json"])
+        .args(["--client", client, "--format", format])
         .args(extra)
         .in_private_etc()
 }
@@ -531,26 +542,7 @@ fn a_project_server_named_with_escapes_cannot_forge_the_human_report() {
     );
     let (ok, detail) = only_deployed(&verify(&w, "claude", BOTH, &["--only-deployed"]).run());
     assert!(!ok && detail.contains(name), "{detail}");
-    let mut cmd = w
-        .cmd()
-        .args(["verify-identity", "--root"])
-        .arg(w.opt())
-        .args([
-            "--name-suffix",
-            "-test",
-            "--only-deployed",
-            "--client",
-            "claude",
-        ]);
-    for s in BOTH {
-        let sha = if *s == "codetools" { CT_SHA } else { OR_SHA };
-        cmd = cmd.args(["--server", s, "--expect-commit", &format!("{s}={sha}")]);
-    }
-    let r = cmd
-        .arg("--mcp-json")
-        .arg(w.registered())
-        .in_private_etc()
-        .run();
+    let r = verify_as(&w, "claude", BOTH, "human", &["--only-deployed"]).run();
     r.code(1)
         .stdout_has("evil\\u{1b}[2J\\n  ok only-deployed      no other server");
     assert!(!r.stdout.contains('\u{1b}'), "{}", r.shown);
