@@ -53,12 +53,14 @@ if [ "${1:-}" = --fast ]; then
   fi
   exit 0
 fi
-# The signature tests check every verdict against the real ssh-keygen (openssh-client), and the
-# reports' machine id against systemd-id128 (systemd): as root on Debian each is installed when
+# The signature tests check every verdict against the real ssh-keygen (openssh-client), the
+# reports' machine id against systemd-id128 (systemd), and races.rs counts system calls with
+# strace: as root on Debian each is installed when
 # missing; elsewhere a missing one fails those tests, naming it.
 missing=()
 command -v ssh-keygen >/dev/null 2>&1 || missing+=(openssh-client)
 command -v systemd-id128 >/dev/null 2>&1 || missing+=(systemd)
+command -v strace >/dev/null 2>&1 || missing+=(strace)
 if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null

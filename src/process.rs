@@ -388,6 +388,57 @@ fn kill_group(pgid: rustix::process::Pid) {
     signal_group(pgid, rustix::process::Signal::KILL);
 }
 
+/// Crash points for the tests, like rustup's, compiled in only with the cargo feature
+/// `crash-checkpoints` (off by default: the release binary and the Debian package never carry
+/// them; `scripts/test.sh` turns it on, and a test that needs one refuses to run without it):
+/// when `MCP_DEPLOY_CRASH_AT` names this point, the process aborts here, as a SIGKILL would
+/// stop it. `MCP_DEPLOY_PAUSE_AT=POINT` instead sleeps there for 30 s (a window for a test to
+/// act in), or until a SIGINT/SIGTERM (where the run catches them), or until the file
+/// `MCP_DEPLOY_RESUME` names exists (the test's "go on": a command that catches no signal
+/// can be resumed without waiting out the 30 s).
+///
+/// Its two lines go to stderr directly, not through a notice sink: they are a test harness's
+/// trace, not part of what a run tells the person, compiled out of a build without the
+/// feature, and a
+/// checkpoint sits deep in code (`apply`, `begin`) that a notice sink would otherwise have to
+/// reach for nothing a user ever sees.
+pub(crate) fn checkpoint(point: &str) {
+    #[cfg(feature = "crash-checkpoints")]
+    {
+        if std::env::var("MCP_DEPLOY_CRASH_AT").is_ok_and(|p| p == point) {
+            eprintln!("mcp-deploy: crashing at checkpoint {point} (MCP_DEPLOY_CRASH_AT)");
+            std::process::abort();
+        }
+        if std::env::var("MCP_DEPLOY_PAUSE_AT").is_ok_and(|p| p == point) {
+            eprintln!("mcp-deploy: pausing at checkpoint {point} (MCP_DEPLOY_PAUSE_AT)");
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            let resume = std::env::var_os("MCP_DEPLOY_RESUME").map(std::path::PathBuf::from);
+            while std::time::Instant::now() < until
+                && !interrupted()
+                && !resume.as_ref().is_some_and(|r| r.exists())
+            {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+    }
+    #[cfg(not(feature = "crash-checkpoints"))]
+    let _ = point;
+}
+
+/// A fault for the tests (with the feature `crash-checkpoints` only): whether `MCP_DEPLOY_FAIL_AT` names this point,
+/// where the caller then fails as if a check had (promote's `after-verify`).
+pub(crate) fn injected_failure(point: &str) -> bool {
+    #[cfg(feature = "crash-checkpoints")]
+    {
+        std::env::var("MCP_DEPLOY_FAIL_AT").is_ok_and(|p| p == point)
+    }
+    #[cfg(not(feature = "crash-checkpoints"))]
+    {
+        let _ = point;
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

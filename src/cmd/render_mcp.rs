@@ -22,7 +22,8 @@ pub(crate) fn run(args: &RenderArgs, style: &Style) -> Result<Exit, Error> {
     // A release layout whose `current` dangles or points outside releases/ is not a
     // deployment to write a registration document for: refuse it as install's gate does.
     if server.layout == crate::deployment::declaration::Layout::Release {
-        if let Err(detail) = crate::deployment::layout::check_release(&prefix) {
+        let release = crate::deployment::release::Release::resolve(&prefix, server.layout);
+        if let Err(detail) = release.check() {
             let report = Report::new(
                 vec![crate::identity::report::ServerReport {
                     name: server.name.clone(),

@@ -5,6 +5,7 @@
 use crate::cli::VerifyArgs;
 use crate::clients::{self, only_deployed, ClientKind, Scope};
 use crate::deployment::declaration::Declaration;
+use crate::deployment::release::Release;
 use crate::deployment::render;
 use crate::deployment::selection::{self, Selection};
 use crate::error::Error;
@@ -27,6 +28,8 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         let registered_name = &s.registered_name;
         let entry = render::render(server, &s.prefix)?.entry;
         let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
+        // Resolved once for every client's report of this server: one release throughout.
+        let release = Release::resolve(&s.prefix, server.layout);
         for kind in ClientKind::unique(&args.clients) {
             // An entry install put in claude's managed file: that file is its live witness.
             let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
@@ -55,7 +58,7 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
                 layers: clients::effective_layers(kind, registered_name, &entry),
                 strict: args.strict,
                 trust: &trust,
-                candidate: None,
+                release: release.clone(),
             };
             let mut report = checks::verify(&target, &flat.servers(client));
             if args.require_live {

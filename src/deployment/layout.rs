@@ -9,14 +9,14 @@
 //! ```
 //! A `prefix` layout (a venv-style install) is its own root. Its commit evidence is
 //! `<prefix>/VERSION` when present, else the PEP 610 `direct_url.json` of the installed Python
-//! distribution that owns the declared command (see [`commit_evidence`]).
+//! distribution that owns the declared command. Which release is deployed, and its commit, is
+//! resolved once per run by [`crate::deployment::release::Release`].
 //! Every path comparison here is made on canonical paths, by components.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::deployment::declaration::Layout;
-use crate::deployment::python_commit::{self, PythonCommitError};
+use crate::deployment::python_commit::PythonCommitError;
 use crate::fsio::IoError;
 
 /// Why a string is not a full commit sha.
@@ -132,6 +132,10 @@ pub(crate) enum LayoutError {
     },
     #[error(transparent)]
     Python(#[from] PythonCommitError),
+    /// What a [`crate::deployment::release::Release`] could not resolve, once, for every check
+    /// that needs it.
+    #[error(transparent)]
+    Resolved(std::sync::Arc<LayoutError>),
 }
 
 /// ` -> <target>` of a symlink, when it could be read.
@@ -177,7 +181,13 @@ impl std::fmt::Display for Sha {
 /// (CR, spaces, a second line) is refused rather than guessed at: this file is the evidence
 /// of which commit is deployed, and a tool that wrote it wrongly should be found out.
 pub(crate) fn read_version(path: &Path) -> Result<Sha, LayoutError> {
-    let bytes = crate::fsio::read_input(path, "VERSION file", crate::fsio::limits::VERSION)?;
+    read_version_at(path, path)
+}
+
+/// [`read_version`] of the file `real`, named `path` in what it says (`<prefix>/VERSION` read
+/// through the release a run resolved, [`crate::deployment::release::Release`]).
+pub(crate) fn read_version_at(path: &Path, real: &Path) -> Result<Sha, LayoutError> {
+    let bytes = crate::fsio::read_input(real, "VERSION file", crate::fsio::limits::VERSION)?;
     // What it holds is shown only when it is made of what a sha and its line end are made
     // of: VERSION may be a link to any file the verifier can read (`-> ~/.npmrc`), and what
     // is not a sha may be a secret.
@@ -209,57 +219,6 @@ pub(crate) fn read_version(path: &Path) -> Result<Sha, LayoutError> {
         return Err(bad(VersionFault::Spaces));
     }
     Sha::parse(line).map_err(|why| bad(why.into()))
-}
-
-/// Canonical path of what `<prefix>/current` points to, which must be a directory.
-pub(crate) fn current_target(prefix: &Path) -> Result<PathBuf, LayoutError> {
-    let current = prefix.join("current");
-    let meta = current
-        .symlink_metadata()
-        .map_err(|_| LayoutError::Missing {
-            path: current.clone(),
-        })?;
-    let target = fs::canonicalize(&current).map_err(|source| {
-        let link = fs::read_link(&current).ok();
-        let path = current.clone();
-        if source.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
-            LayoutError::Loop { path, link }
-        } else if meta.file_type().is_symlink() {
-            LayoutError::Dangling { path, link, source }
-        } else {
-            LayoutError::Unresolvable { path, source }
-        }
-    })?;
-    if !target.is_dir() {
-        return Err(LayoutError::NotADirectory {
-            path: current,
-            target,
-        });
-    }
-    Ok(target)
-}
-
-/// The `release` check: `current` is a symlink to a directory directly inside `releases/`.
-/// Returns the evidence on success too.
-pub(crate) fn check_release(prefix: &Path) -> Result<String, LayoutError> {
-    let current = prefix.join("current");
-    let target = current_target(prefix)?;
-    let is_link = current
-        .symlink_metadata()
-        .map(|m| m.file_type().is_symlink())
-        .unwrap_or(false);
-    if !is_link {
-        return Err(LayoutError::PlainDirectory { path: current });
-    }
-    let releases_real = real_releases(prefix)?;
-    if target.parent() != Some(releases_real.as_path()) {
-        return Err(LayoutError::NotInReleases {
-            path: current,
-            target,
-            releases: releases_real,
-        });
-    }
-    Ok(format!("{} -> {}", current.display(), target.display()))
 }
 
 /// promote's `release` check of the release about to be made live, `dir` =
@@ -345,51 +304,6 @@ pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String
     Ok((sha, evidence))
 }
 
-/// The directory whose VERSION names the deployed commit.
-pub(crate) fn release_dir(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
-    match layout {
-        Layout::Release => current_target(prefix),
-        Layout::Prefix => Ok(prefix.to_path_buf()),
-    }
-}
-
-/// Canonical containment root: the resolved release, or the prefix itself.
-pub(crate) fn containment_root(prefix: &Path, layout: Layout) -> Result<PathBuf, LayoutError> {
-    match layout {
-        Layout::Release => current_target(prefix),
-        Layout::Prefix => {
-            fs::canonicalize(prefix).map_err(|source| LayoutError::UnresolvablePrefix {
-                path: prefix.to_path_buf(),
-                source,
-            })
-        }
-    }
-}
-
-/// The commit the deployment says it is: the release's VERSION, cross-checked with
-/// `<prefix>/VERSION` when a release layout also has one.
-pub(crate) fn deployed_commit(prefix: &Path, layout: Layout) -> Result<(Sha, String), LayoutError> {
-    let dir = release_dir(prefix, layout)?;
-    let version = dir.join("VERSION");
-    let sha = read_version(&version)?;
-    let mut evidence = format!("{} holds {sha}", version.display());
-    let outer = prefix.join("VERSION");
-    if layout == Layout::Release && outer.symlink_metadata().is_ok() {
-        let outer_sha = read_version(&outer)?;
-        if outer_sha != sha {
-            return Err(LayoutError::VersionsDisagree {
-                outer,
-                outer_sha,
-                version,
-                sha,
-                after_switch: false,
-            });
-        }
-        evidence.push_str(&format!("; {} agrees", outer.display()));
-    }
-    Ok((sha, evidence))
-}
-
 /// What a deployment says about its commit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Evidence {
@@ -397,31 +311,6 @@ pub(crate) enum Evidence {
     Commit(Sha, String),
     /// There is no evidence at all, and why: not an error unless a commit is expected.
     Nothing(String),
-}
-
-/// The commit evidence of a deployment. A release layout's is its release's VERSION (required).
-/// A prefix layout's is `<prefix>/VERSION` when present; else, for a Python (wheel/venv)
-/// prefix, the `direct_url.json` that pip writes for a VCS install (PEP 610,
-/// `vcs_info.commit_id`) of the one distribution whose `RECORD` lists the declared `command`
-/// (`<prefix>/bin/<exe>`). Which distribution is decided by ownership of the command, not by
-/// name: the command is what gets registered, so the distribution that installed it is the one
-/// whose commit matters. Two distributions claiming the same command is refused as ambiguous.
-pub(crate) fn commit_evidence(
-    prefix: &Path,
-    layout: Layout,
-    command: Option<&Path>,
-) -> Result<Evidence, LayoutError> {
-    let outer = prefix.join("VERSION");
-    if layout == Layout::Release || outer.symlink_metadata().is_ok() {
-        return deployed_commit(prefix, layout).map(|(sha, ev)| Evidence::Commit(sha, ev));
-    }
-    let Some(command) = command else {
-        return Ok(Evidence::Nothing(format!(
-            "{} does not exist and the server has no command to find its distribution by",
-            outer.display()
-        )));
-    };
-    Ok(python_commit::evidence(prefix, command)?)
 }
 
 #[cfg(test)]

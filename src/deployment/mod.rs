@@ -7,6 +7,7 @@ pub(crate) mod declaration;
 pub(crate) mod layout;
 pub(crate) mod processes;
 pub(crate) mod python_commit;
+pub(crate) mod release;
 pub(crate) mod render;
 pub(crate) mod sample;
 pub(crate) mod selection;

@@ -184,7 +184,14 @@ fn normalize(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use crate::deployment::declaration::Layout;
-    use crate::deployment::layout::commit_evidence;
+
+    fn commit_evidence(
+        prefix: &std::path::Path,
+        layout: Layout,
+        command: Option<&std::path::Path>,
+    ) -> Result<Evidence, crate::deployment::layout::LayoutError> {
+        crate::deployment::release::Release::resolve(prefix, layout).commit_evidence(command)
+    }
 
     const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 

@@ -42,6 +42,7 @@ use serde_json::{Map, Value};
 
 use crate::deployment::declaration::{Layout, Server};
 use crate::deployment::layout::{self, LayoutError, Sha};
+use crate::deployment::release::Release;
 use crate::entry::{Entry, EntryError, Transport};
 use crate::identity::containment::{
     check_command_inside_via, check_stable_path_via, resolve_command_via, ContainmentError,
@@ -151,10 +152,9 @@ pub(crate) struct Target<'a> {
     pub(crate) layers: Vec<crate::identity::layer::Finding>,
     /// `--strict`: a layer that exists but could not be compared fails.
     pub(crate) strict: bool,
-    /// promote's preflight: the release directory (`<prefix>/releases/<sha>`) checked in place
-    /// of the one `current` resolves to now, as if `current` already pointed at it. `None`:
-    /// the deployment as it is.
-    pub(crate) candidate: Option<PathBuf>,
+    /// The release every check reads, resolved once ([`Release::resolve`]), or promote's
+    /// candidate ([`Release::candidate`]).
+    pub(crate) release: Release,
 }
 
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
@@ -164,6 +164,8 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         checks.push(Check::from_result("release", check_release(target)));
     }
     checks.push(Check::from_result("commit", check_commit(target)));
+    // A promote may land here: the checks below still see the release resolved above.
+    crate::process::checkpoint("verify-after-commit");
     checks.extend(content_and_signature(target, true));
     let registration = check_registration(target, registrations);
     let registration_ok = registration.is_ok();
@@ -217,17 +219,10 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
     }
 }
 
-/// The release the checks of `target` saw: the deployment as it is, or promote's candidate.
+/// The release the checks of `target` saw: the deployment as it was read, or promote's
+/// candidate.
 pub(crate) fn deployed(target: &Target) -> crate::identity::report::Deployed {
-    match &target.candidate {
-        Some(dir) => crate::identity::report::Deployed {
-            release: Some(dir.display().to_string()),
-            commit: layout::candidate_commit(&target.prefix, dir)
-                .ok()
-                .map(|(sha, _)| sha.to_string()),
-        },
-        None => crate::identity::report::Deployed::of(&target.prefix, target.server.layout),
-    }
+    crate::identity::report::Deployed::of(&target.release)
 }
 
 /// The checks of the deployment alone, made before any registration changes (install's gate):
@@ -243,9 +238,9 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     checks.extend(content_and_signature(target, false));
     if let Transport::Stdio { command, .. } = &target.declared.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
-        let via = switched_view(target);
+        let via = target.release.via();
         let r = (|| -> Result<String, DeclaredCommandError> {
-            let root = containment_root_of(target)?;
+            let root = target.release.containment_root()?;
             let ok = check_command_inside_via(Path::new(command), &root, via.as_ref())?;
             check_stable_path_via(layout, prefix, Path::new(command), &root, via.as_ref())?;
             Ok(format!("the declared command {ok}"))
@@ -281,7 +276,11 @@ pub(crate) fn candidate_handshake(
                 .into(),
         );
     };
-    let via = switched_view(target).ok_or(HandshakeCheckError::NoCandidate)?;
+    let via = match target.release.is_candidate() {
+        true => target.release.via(),
+        false => None,
+    }
+    .ok_or(HandshakeCheckError::NoCandidate)?;
     let prefix_real = fs::canonicalize(&target.prefix).ok();
     let under_prefix = |p: &Path| {
         p.is_absolute()
@@ -313,44 +312,14 @@ pub(crate) fn candidate_handshake(
     }
 }
 
-/// The `release` check: `current` as it is, or for promote's preflight the candidate release.
+/// The `release` check: `current` as it was read, or for promote's preflight the candidate.
 fn check_release(target: &Target) -> Result<String, LayoutError> {
-    match &target.candidate {
-        Some(dir) => layout::check_candidate(&target.prefix, dir),
-        None => layout::check_release(&target.prefix),
-    }
-}
-
-/// The directory whose files the `content` check (and any check of the release's own files)
-/// reads: the candidate in promote's preflight, else what the layout says is deployed.
-pub(crate) fn release_of(target: &Target) -> Result<PathBuf, LayoutError> {
-    match &target.candidate {
-        Some(dir) => Ok(dir.clone()),
-        None => layout::release_dir(&target.prefix, target.server.layout),
-    }
-}
-
-/// The canonical containment root: the candidate's, in promote's preflight.
-pub(crate) fn containment_root_of(target: &Target) -> Result<PathBuf, LayoutError> {
-    match &target.candidate {
-        Some(dir) => layout::canonical(dir),
-        None => layout::containment_root(&target.prefix, target.server.layout),
-    }
-}
-
-/// In promote's preflight, `(canonical <prefix>/current, candidate)`: resolving a command
-/// then takes `current` as a link to the candidate, so that the stable path
-/// `<prefix>/bin/x -> ../current/bin/x` is followed into the release that is about to be live.
-fn switched_view(target: &Target) -> Option<(PathBuf, PathBuf)> {
-    let dir = target.candidate.as_ref()?;
-    let prefix = fs::canonicalize(&target.prefix).ok()?;
-    let dir = fs::canonicalize(dir).ok()?;
-    Some((prefix.join("current"), dir))
+    target.release.check()
 }
 
 fn check_commit(target: &Target) -> Result<String, CommitError> {
-    if let Some(dir) = &target.candidate {
-        let (sha, evidence) = layout::candidate_commit(&target.prefix, dir)?;
+    if target.release.is_candidate() {
+        let (sha, evidence) = target.release.deployed_commit()?;
         return match &target.expected {
             Some(expected) if *expected != sha => Err(CommitError::Candidate {
                 found: sha,
@@ -364,7 +333,7 @@ fn check_commit(target: &Target) -> Result<String, CommitError> {
         Transport::Stdio { command, .. } => Some(Path::new(command.as_str())),
         Transport::Remote { .. } => None,
     };
-    let evidence = layout::commit_evidence(&target.prefix, target.server.layout, command)?;
+    let evidence = target.release.commit_evidence(command)?;
     let (sha, evidence) = match evidence {
         layout::Evidence::Commit(sha, evidence) => (sha, evidence),
         // No evidence at all fails only when a commit is expected.

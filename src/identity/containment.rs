@@ -100,15 +100,6 @@ impl std::fmt::Display for MagicStep {
 /// not the declared program.
 /// Also `status`'s `target` check and install's gate, so that none of them passes what the
 /// others fail.
-pub fn check_stable_path(
-    layout: Layout,
-    prefix: &Path,
-    command: &Path,
-    root: &Path,
-) -> Result<(), ContainmentError> {
-    check_stable_path_via(layout, prefix, command, root, None)
-}
-
 pub(crate) fn check_stable_path_via(
     layout: Layout,
     prefix: &Path,
@@ -126,7 +117,7 @@ pub(crate) fn check_stable_path_via(
         resolve_command_via(command, via),
         fs::canonicalize(root.join(rel)),
     ) else {
-        // Unresolvable: check_command_inside has said why.
+        // Unresolvable: check_command_inside_via has said why.
         return Ok(());
     };
     if real != own {
@@ -141,15 +132,8 @@ pub(crate) fn check_stable_path_via(
 
 /// The registered command must be absolute, free of `.`/`..`, reached through no magic link
 /// ([`resolve_command`]), an executable regular file, and resolve (every symlink followed) to
-/// a path inside `root` (already canonical).
-pub(crate) fn check_command_inside(
-    command: &Path,
-    root: &Path,
-) -> Result<String, ContainmentError> {
-    check_command_inside_via(command, root, None)
-}
-
-/// [`check_command_inside`], resolving through `via` (see [`resolve_command_via`]).
+/// a path inside `root` (already canonical). `via`: `current` taken as a link to the release
+/// the run resolved ([`crate::deployment::release::Release::via`]).
 pub(crate) fn check_command_inside_via(
     command: &Path,
     root: &Path,
@@ -250,7 +234,14 @@ pub(crate) fn resolve_command_via(
             return Err(magic(&next, MagicStep::Through));
         }
         if let Some((_, dir)) = via.filter(|(link, _)| *link == next) {
+            // Counted as the link it stands for: a view whose release lies under its own
+            // `current` must end, as the kernel's resolution of that link would.
             links += 1;
+            if links > MAX_LINKS {
+                return Err(ContainmentError::TooManyLinks {
+                    command: command.to_path_buf(),
+                });
+            }
             resolved = PathBuf::from("/");
             for c in dir.components().rev() {
                 if let Component::Normal(n) = c {
@@ -329,6 +320,22 @@ mod tests {
         assert_eq!(
             resolve_command(&l).unwrap(),
             std::fs::canonicalize(&real).unwrap()
+        );
+    }
+
+    /// A view whose release is its own `current` (a plain directory read as one) once
+    /// substituted `current` for itself forever: `verify-identity` spun at full CPU.
+    #[test]
+    fn a_view_that_leads_back_into_itself_ends_as_too_many_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let current = root.join("current");
+        std::fs::create_dir_all(current.join("bin")).unwrap();
+        let via = (current.clone(), current.clone());
+        let err = resolve_command_via(&current.join("bin/x"), Some(&via)).unwrap_err();
+        assert!(
+            matches!(err, ContainmentError::TooManyLinks { .. }),
+            "{err}"
         );
     }
 }

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::content::manifest::{self, ManifestError};
-use crate::identity::checks::{release_of, Target};
+use crate::identity::checks::Target;
 use crate::identity::report::Check;
 use crate::trust::allowed_signers::Policy;
 use crate::trust::signature::{self, SignatureError};
@@ -36,7 +36,7 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
     let required = target.require_content || !target.trust.is_empty();
     let signed = !target.trust.is_empty();
     let mut checks = Vec::new();
-    let dir = match release_of(target) {
+    let dir = match target.release.dir() {
         Ok(dir) => dir,
         Err(e) => {
             if required {

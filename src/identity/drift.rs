@@ -19,6 +19,7 @@ use std::path::PathBuf;
 use crate::content::manifest::ManifestError;
 use crate::deployment::declaration::Layout;
 use crate::deployment::layout::{self, LayoutError};
+use crate::deployment::release::Release;
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::Selected;
 use crate::entry::{Entry, EntryError, Transport};
@@ -112,9 +113,11 @@ pub(crate) fn server_status(
 ) -> Result<ServerReport, RenderError> {
     let mut checks = Vec::new();
     let rendered = render::render(&s.server, &s.prefix)?;
+    // `current` read once: every check below, and the report, see this one release.
+    let release = Release::resolve(&s.prefix, s.server.layout);
     checks.push(Check::from_result(
         "deployed",
-        deployed(s.server.layout, &s.prefix, &rendered.entry),
+        deployed(&release, &rendered.entry),
     ));
     checks.push(Check::from_result(
         "rendered",
@@ -146,10 +149,10 @@ pub(crate) fn server_status(
     if let Some(Ok(entry)) = &parsed {
         checks.push(Check::from_result(
             "target",
-            target(entry, &rendered.entry, s.server.layout, &s.prefix),
+            target(entry, &rendered.entry, &release),
         ));
     }
-    if let Some(content) = content(s) {
+    if let Some(content) = content(&release) {
         checks.push(Check::from_result("content", content));
     }
     checks.push(Check::from_result(
@@ -163,22 +166,22 @@ pub(crate) fn server_status(
         prefix: s.prefix.display().to_string(),
         registration: None,
         witnesses: None,
-        deployed: crate::identity::report::Deployed::of(&s.prefix, s.server.layout),
+        deployed: crate::identity::report::Deployed::of(&release),
         checks,
     })
 }
 
-fn deployed(layout: Layout, prefix: &std::path::Path, declared: &Entry) -> Result<String, Drift> {
-    let dir = layout::release_dir(prefix, layout)?;
+fn deployed(release: &Release, declared: &Entry) -> Result<String, Drift> {
+    let dir = release.dir()?;
     let command = match &declared.transport {
         Transport::Stdio { command, .. } => Some(std::path::Path::new(command.as_str())),
         Transport::Remote { .. } => None,
     };
-    let commit = match layout::commit_evidence(prefix, layout, command)? {
+    let commit = match release.commit_evidence(command)? {
         layout::Evidence::Commit(sha, _) => format!("commit {sha}"),
         layout::Evidence::Nothing(why) => format!("no commit evidence ({why})"),
     };
-    let id = match layout {
+    let id = match release.layout() {
         Layout::Release => dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -208,8 +211,8 @@ fn rendered_file(rendered: &Rendered, prefix: &std::path::Path) -> Result<String
 }
 
 /// The release's files against its `MANIFEST.sha256`; `None` when it holds none.
-fn content(s: &Selected) -> Option<Result<String, Drift>> {
-    let dir = layout::release_dir(&s.prefix, s.server.layout).ok()?;
+fn content(release: &Release) -> Option<Result<String, Drift>> {
+    let dir = release.dir().ok()?;
     match crate::content::manifest::verify_release(&dir) {
         Ok(report) if report.ok() => Some(Ok(report.summary())),
         Ok(report) => Some(Err(Drift::Content(report.summary()))),
@@ -218,21 +221,17 @@ fn content(s: &Selected) -> Option<Result<String, Drift>> {
     }
 }
 
-fn target(
-    entry: &Entry,
-    declared: &Entry,
-    layout: Layout,
-    prefix: &std::path::Path,
-) -> Result<String, Drift> {
+fn target(entry: &Entry, declared: &Entry, release: &Release) -> Result<String, Drift> {
     match &entry.transport {
         Transport::Stdio { command, .. } => {
-            let root = layout::containment_root(prefix, layout)?;
+            let root = release.containment_root()?;
+            let (layout, prefix, via) = (release.layout(), release.prefix(), release.via());
             let same_command = matches!(&declared.transport,
                 Transport::Stdio { command: declared, .. } if declared == command);
             let path = std::path::Path::new(command);
-            containment::check_command_inside(path, &root)
+            containment::check_command_inside_via(path, &root, via.as_ref())
                 .and_then(|ok| {
-                    containment::check_stable_path(layout, prefix, path, &root)?;
+                    containment::check_stable_path_via(layout, prefix, path, &root, via.as_ref())?;
                     Ok(ok)
                 })
                 .map_err(|why| {

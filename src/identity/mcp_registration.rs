@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 
 use crate::entry::secrets::shown_url;
 use crate::entry::{normalized, Entry, Transport};
-use crate::identity::checks::{containment_root_of, Target, DOCUMENT_ONLY};
+use crate::identity::checks::{Target, DOCUMENT_ONLY};
 use crate::identity::compare::compare;
-use crate::identity::containment::{check_command_inside, check_stable_path};
+use crate::identity::containment::{check_command_inside_via, check_stable_path_via};
 
 /// The failed `mcp-registration` check: every problem found, each naming its witness and its
 /// evidence (values redacted), and whether only the document was compared.
@@ -149,16 +149,21 @@ fn finish_registration(
     let (layer_problems, notes) = layer_problems(target);
     problems.extend(layer_problems);
     if matches!(declared.transport, Transport::Stdio { .. }) {
-        match containment_root_of(target) {
+        match target.release.containment_root() {
             Err(e) => problems.push(e.to_string()),
             Ok(root) => {
+                // Through `current` as the run read it: one release throughout the report.
+                let via = target.release.via();
                 for command in commands {
-                    match check_command_inside(Path::new(command), &root) {
+                    let command = Path::new(command);
+                    match check_command_inside_via(command, &root, via.as_ref()) {
                         Ok(e) => evidence.push(e),
                         Err(e) => problems.push(e.to_string()),
                     }
                     let (layout, prefix) = (target.server.layout, &target.prefix);
-                    if let Err(e) = check_stable_path(layout, prefix, Path::new(command), &root) {
+                    if let Err(e) =
+                        check_stable_path_via(layout, prefix, command, &root, via.as_ref())
+                    {
                         problems.push(e.to_string());
                     }
                 }

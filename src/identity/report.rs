@@ -69,18 +69,13 @@ pub(crate) struct Deployed {
 }
 
 impl Deployed {
-    /// Read from the deployment as it is; what cannot be read is left out (its check fails,
-    /// with the evidence).
-    pub(crate) fn of(
-        prefix: &std::path::Path,
-        layout: crate::deployment::declaration::Layout,
-    ) -> Deployed {
-        use crate::deployment::layout;
+    /// What `release` names as deployed: the release directory and its commit, each left out
+    /// when it cannot be read (its check fails, with the evidence).
+    pub(crate) fn of(release: &crate::deployment::release::Release) -> Deployed {
         Deployed {
-            release: layout::release_dir(prefix, layout)
-                .ok()
-                .map(|d| d.display().to_string()),
-            commit: layout::deployed_commit(prefix, layout)
+            release: release.dir().ok().map(|d| d.display().to_string()),
+            commit: release
+                .deployed_commit()
                 .ok()
                 .map(|(sha, _)| sha.to_string()),
         }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::deployment::layout::Sha;
+use crate::deployment::release::Release;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
 use crate::notice::Notice;
@@ -62,7 +63,7 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
             live: None,
             layers: Vec::new(),
             strict: false,
-            candidate: Some(candidate.clone()),
+            release: Release::candidate(&s.prefix, s.server.layout, &candidate),
             trust,
         };
         let c = crate::identity::report::Check::from_result(

@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::clients::ClientKind;
 use crate::deployment::declaration::Server;
 use crate::deployment::layout::Sha;
+use crate::deployment::release::Release;
 use crate::deployment::render::Rendered;
 use crate::deployment::selection::Selected;
 use crate::identity::checks::{self, Target};
@@ -80,7 +81,10 @@ pub(crate) fn gate_reports(
                 // The gate checks the deployment, not a registration.
                 layers: Vec::new(),
                 strict: false,
-                candidate: gate.candidate.map(Path::to_path_buf),
+                release: match gate.candidate {
+                    Some(dir) => Release::candidate(&s.prefix, s.server.layout, dir),
+                    None => Release::resolve(&s.prefix, s.server.layout),
+                },
                 trust,
             };
             ServerReport {

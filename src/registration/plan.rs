@@ -219,9 +219,8 @@ pub(crate) fn change_record(
     r.client_version = client.version().map(|v| v.to_string());
     r.old = old;
     r.new = new;
-    r.release = crate::deployment::layout::release_dir(&s.prefix, s.server.layout)
-        .ok()
-        .map(|d| d.display().to_string());
+    let release = crate::deployment::release::Release::resolve(&s.prefix, s.server.layout);
+    r.release = release.dir().ok().map(|d| d.display().to_string());
     // The same evidence the commit check uses (a Python prefix's direct_url.json, found by
     // the declared command, included).
     let command = render::render(&s.server, &s.prefix)
@@ -230,16 +229,13 @@ pub(crate) fn change_record(
             crate::entry::Transport::Stdio { command, .. } => Some(command),
             crate::entry::Transport::Remote { .. } => None,
         });
-    r.commit = crate::deployment::layout::commit_evidence(
-        &s.prefix,
-        s.server.layout,
-        command.as_deref().map(Path::new),
-    )
-    .ok()
-    .and_then(|e| match e {
-        crate::deployment::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
-        crate::deployment::layout::Evidence::Nothing(_) => None,
-    });
+    r.commit = release
+        .commit_evidence(command.as_deref().map(Path::new))
+        .ok()
+        .and_then(|e| match e {
+            crate::deployment::layout::Evidence::Commit(sha, _) => Some(sha.to_string()),
+            crate::deployment::layout::Evidence::Nothing(_) => None,
+        });
     r
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::clients::ClientError;
 use crate::deployment::layout::Sha;
+use crate::deployment::release::Release;
 use crate::deployment::render::Rendered;
 use crate::deployment::selection::Selected;
 use crate::entry::Entry;
@@ -95,7 +96,7 @@ pub(crate) fn verify_plans(
                 layers: layers_of(p.client.name(), &s.registered_name, &r.entry),
                 strict: v.strict,
                 trust,
-                candidate: None,
+                release: Release::resolve(&s.prefix, s.server.layout),
             };
             let mut report = checks::verify(&target, &registrations);
             report.registration = Some(action.word().to_string());

@@ -495,3 +495,45 @@ fn content_flag_requires_a_manifest() {
         r.shown
     );
 }
+
+/// Issue 34: every check read `<prefix>/current` again (8 readlink and 10 statx calls for one
+/// server), so a promote that landed between two checks gave one report whose `commit` named
+/// one release and whose `mcp-registration` and `deployed` named another. `current` is now read
+/// once per server per run, and the whole report is about that release.
+#[test]
+fn a_promote_between_two_checks_does_not_split_the_report_across_two_releases() {
+    needs_crash_checkpoints("a promote landing between verify-identity's checks");
+    let w = World::new();
+    let (prefix, doc) = codetools(&w);
+    let next = "b".repeat(40);
+    add_release(&prefix, &next);
+    let point = "verify-after-commit";
+    let args = [
+        "verify-identity",
+        "--prefix",
+        prefix.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--json",
+    ];
+    let mut run = w.start_env(&args, &[("MCP_DEPLOY_PAUSE_AT", point)]);
+    run.paused_at(point);
+    promote(&prefix, &next);
+    run.resume();
+    let r = run.finish();
+    r.code(0);
+    let read = fs::canonicalize(prefix.join("releases").join(CT_SHA)).unwrap();
+    let server = &r.json()["servers"][0];
+    assert_eq!(server["release"], read.to_str().unwrap(), "{}", r.shown);
+    assert_eq!(server["commit"], CT_SHA, "{}", r.shown);
+    for check in ["release", "commit", "mcp-registration"] {
+        let detail = r.detail(check);
+        assert!(detail.contains(CT_SHA), "{check}: {detail}");
+        assert!(
+            !detail.contains(&next),
+            "{check} names the release promoted mid-run: {detail}"
+        );
+    }
+}

@@ -529,3 +529,60 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Issue 34: `verify-identity` of one server names `<prefix>/current` in at most two system
+/// calls (its `lstat` and `readlink`), counted with strace (scripts/test.sh installs it): a
+/// promote between two reads cannot split a report across two releases.
+#[test]
+fn one_verify_of_one_server_reads_current_at_most_twice() {
+    let Some(strace) = ["/usr/bin/strace", "/bin/strace"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    else {
+        panic!("strace is needed (Debian's strace; scripts/test.sh installs it)");
+    };
+    let w = World::new();
+    let prefix = w.opt().join("codetools");
+    release_layout(&prefix, CT_SHA);
+    let doc = w.root().join("registered.json");
+    let cmd = prefix.join("bin/codetools");
+    flat_doc(&doc, "codetools", cmd.to_str().unwrap(), &["mcp", "serve"]);
+    let trace = w.root().join("trace");
+    let bin = env!("CARGO_BIN_EXE_mcp-deploy");
+    let r = w.run_program(
+        strace,
+        &[
+            "-f",
+            "-o",
+            trace.to_str().unwrap(),
+            bin,
+            "verify-identity",
+            "--prefix",
+            prefix.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+        ],
+        &[],
+    );
+    r.code(0);
+    let needle = format!("\"{}\"", prefix.join("current").display());
+    let calls: Vec<String> = fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .map(str::to_string)
+        .collect();
+    assert!(
+        calls.len() <= 2,
+        "{} calls name current:\n{}",
+        calls.len(),
+        calls.join("\n")
+    );
+    assert!(
+        !calls.is_empty(),
+        "strace saw no call naming {needle}: is the trace empty?"
+    );
+}
