@@ -14,6 +14,15 @@ pub(crate) enum Bare {
     Millis,
 }
 
+impl Bare {
+    fn unit(self) -> &'static str {
+        match self {
+            Bare::Seconds => "seconds",
+            Bare::Millis => "milliseconds",
+        }
+    }
+}
+
 /// The shortest timeout any flag takes.
 pub(crate) const MIN: Duration = Duration::from_millis(1);
 
@@ -22,44 +31,55 @@ pub(crate) const MIN: Duration = Duration::from_millis(1);
 /// lock); no call or lock wait is meant to outlast a week.
 pub(crate) const MAX: Duration = Duration::from_secs(7 * 24 * 60 * 60);
 
+/// Why a timeout flag's value is refused. clap prints it after "invalid value 'TEXT' for
+/// '--FLAG <DURATION>': ", so it does not repeat the value unless it says more about it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum DurationError {
+    /// A bare number past `u64`.
+    #[error("{digits} is too large for a duration")]
+    TooLarge { digits: String },
+    /// Neither a bare number nor a duration humantime reads.
+    #[error("{why}: give a number with its unit, e.g. 5s, 500ms or 2m (a bare number is {})", .bare.unit())]
+    Unreadable {
+        why: humantime::DurationError,
+        bare: Bare,
+    },
+    #[error("must be at least 1ms")]
+    BelowMin { given: Duration },
+    #[error("must be at most 7days (a week)")]
+    AboveMax { given: Duration },
+}
+
 /// Read `text` as a duration; a bare number is in `bare`.
-pub(crate) fn parse(text: &str, bare: Bare) -> Result<Duration, String> {
+pub(crate) fn parse(text: &str, bare: Bare) -> Result<Duration, DurationError> {
     let t = text.trim();
     let d = if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        let n: u64 = t
-            .parse()
-            .map_err(|_| format!("{t} is too large for a duration"))?;
+        let n: u64 = t.parse().map_err(|_| DurationError::TooLarge {
+            digits: t.to_string(),
+        })?;
         match bare {
             Bare::Seconds => Duration::from_secs(n),
             Bare::Millis => Duration::from_millis(n),
         }
     } else {
-        humantime::parse_duration(t).map_err(|e| {
-            format!(
-                "{e}: give a number with its unit, e.g. 5s, 500ms or 2m (a bare number is {})",
-                match bare {
-                    Bare::Seconds => "seconds",
-                    Bare::Millis => "milliseconds",
-                }
-            )
-        })?
+        humantime::parse_duration(t).map_err(|why| DurationError::Unreadable { why, bare })?
     };
     if d < MIN {
-        return Err("must be at least 1ms".into());
+        return Err(DurationError::BelowMin { given: d });
     }
     if d > MAX {
-        return Err("must be at most 7days (a week)".into());
+        return Err(DurationError::AboveMax { given: d });
     }
     Ok(d)
 }
 
 /// The clap value parser of a flag whose bare numbers are seconds.
-pub(crate) fn seconds(text: &str) -> Result<Duration, String> {
+pub(crate) fn seconds(text: &str) -> Result<Duration, DurationError> {
     parse(text, Bare::Seconds)
 }
 
 /// The clap value parser of a flag whose bare numbers are milliseconds (`--mcp-timeout`).
-pub(crate) fn millis(text: &str) -> Result<Duration, String> {
+pub(crate) fn millis(text: &str) -> Result<Duration, DurationError> {
     parse(text, Bare::Millis)
 }
 
@@ -82,27 +102,42 @@ mod tests {
     fn more_than_a_week_is_refused_not_a_deadline_that_overflows_the_clock() {
         assert_eq!(seconds("7days"), Ok(MAX));
         for huge in ["18446744073709551615", "604801", "8days", "1000000000y"] {
-            assert_eq!(
-                seconds(huge),
-                Err("must be at most 7days (a week)".to_string()),
-                "{huge}"
-            );
+            let e = seconds(huge).unwrap_err();
+            assert!(matches!(e, DurationError::AboveMax { .. }), "{huge}");
+            assert_eq!(e.to_string(), "must be at most 7days (a week)", "{huge}");
         }
         assert_eq!(
             millis("604800001"),
-            Err("must be at most 7days (a week)".to_string())
+            Err(DurationError::AboveMax {
+                given: Duration::from_millis(604800001)
+            })
+        );
+        assert_eq!(
+            millis("604800001").unwrap_err().to_string(),
+            "must be at most 7days (a week)"
         );
     }
 
     #[test]
     fn zero_and_less_than_a_millisecond_must_be_at_least_1ms() {
         for z in ["0", "0s", "0ms", "500us"] {
-            assert_eq!(seconds(z), Err("must be at least 1ms".to_string()), "{z}");
+            let e = seconds(z).unwrap_err();
+            assert!(matches!(e, DurationError::BelowMin { .. }), "{z}");
+            assert_eq!(e.to_string(), "must be at least 1ms", "{z}");
         }
-        assert_eq!(millis("0"), Err("must be at least 1ms".to_string()));
+        assert_eq!(
+            millis("0"),
+            Err(DurationError::BelowMin {
+                given: Duration::ZERO
+            })
+        );
         assert!(seconds("five")
             .unwrap_err()
+            .to_string()
             .contains("e.g. 5s, 500ms or 2m"));
-        assert!(seconds("99999999999999999999").is_err());
+        assert_eq!(
+            seconds("99999999999999999999").unwrap_err().to_string(),
+            "99999999999999999999 is too large for a duration"
+        );
     }
 }

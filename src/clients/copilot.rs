@@ -53,7 +53,7 @@ use super::file_backed;
 use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
 use super::scopes::Found;
-use super::{string_map, ClientError, ClientOptions, Op, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
 use crate::entry::{Entry, Transport};
 use crate::fsio;
 
@@ -219,7 +219,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     let mut secrets = Vec::new();
     let tail = match &entry.transport {
         Transport::Stdio { command, args } => {
-            only_keys(&entry.raw, &["type", "command", "args", "env"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "command", "args", "env"])
+                .map_err(|e| refuse(e.to_string()))?;
             for (k, v) in string_map(&entry.raw, "env") {
                 if k.is_empty() || k.contains('=') || !trimmed(&k) {
                     return Err(refuse(format!(
@@ -242,7 +243,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             tail
         }
         Transport::Remote { kind, url } => {
-            only_keys(&entry.raw, &["type", "url", "headers"]).map_err(refuse)?;
+            only_keys(&entry.raw, &["type", "url", "headers"])
+                .map_err(|e| refuse(e.to_string()))?;
             argv.push("--transport".into());
             argv.push(kind.clone());
             for (k, v) in string_map(&entry.raw, "headers") {
@@ -270,11 +272,6 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     argv.push(name.to_string());
     argv.extend(tail);
     Ok((argv, secrets))
-}
-
-/// Refuse a key copilot's `mcp add` has no flag for, naming it.
-fn only_keys(raw: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
-    super::only_keys(raw, allowed).map_err(|e| e.to_string())
 }
 
 /// Read `mcpServers` of a copilot MCP config file (strict JSON), each entry in the claude

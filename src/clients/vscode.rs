@@ -300,14 +300,28 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
 
 /// A profile of `User/globalStorage/storage.json` (`userDataProfiles`): its name and, unless
 /// it uses the default profile's MCP servers (`useDefaultFlags.mcp`), its own `mcp.json`.
+#[derive(Debug)]
 struct Profile {
     name: String,
     mcp: Option<PathBuf>,
 }
 
+/// Why VS Code's profile storage (`User/globalStorage/storage.json`) cannot be read. The
+/// finding that reports it names the file, so the text does not.
+#[derive(Debug, thiserror::Error)]
+enum ProfilesError {
+    #[error("{source}")]
+    Unreadable {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("not valid JSON: line {line}")]
+    NotJson { file: PathBuf, line: usize },
+}
+
 /// The profiles VS Code knows (`UserDataProfilesService`, `PROFILES_KEY`), `Ok(empty)` without
 /// the storage file; `Err` names why it cannot be read.
-fn profiles(user_config: &Path) -> Result<Vec<Profile>, String> {
+fn profiles(user_config: &Path) -> Result<Vec<Profile>, ProfilesError> {
     let Some(user) = user_config.parent() else {
         return Ok(Vec::new());
     };
@@ -319,10 +333,17 @@ fn profiles(user_config: &Path) -> Result<Vec<Profile>, String> {
     ) {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(Vec::new()),
-        Err(e) => return Err(e.source.to_string()),
+        Err(e) => {
+            return Err(ProfilesError::Unreadable {
+                file,
+                source: e.source,
+            })
+        }
     };
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| format!("not valid JSON: line {}", e.line()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| ProfilesError::NotJson {
+        file: file.clone(),
+        line: e.line(),
+    })?;
     let Some(list) = doc.get("userDataProfiles").and_then(Value::as_array) else {
         return Ok(Vec::new());
     };
@@ -898,7 +919,13 @@ mod tests {
             ]
         );
         std::fs::write(user.join("globalStorage/storage.json"), "{").unwrap();
-        assert!(profiles(&user.join("mcp.json")).is_err());
+        let e = profiles(&user.join("mcp.json")).unwrap_err();
+        assert!(
+            matches!(&e, ProfilesError::NotJson { file, line: 1 }
+                if *file == user.join("globalStorage/storage.json")),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "not valid JSON: line 1");
     }
 
     #[test]

@@ -754,23 +754,24 @@ mod tests {
         parse_expect_commits(&args).unwrap()
     }
 
-    fn resolved(args: &[&str], names: &[&str]) -> Result<Vec<(String, String)>, String> {
+    fn resolved(args: &[&str], names: &[&str]) -> Result<Vec<(String, String)>, UsageError> {
         expect_commits(&given(args), &selection(names))
             .map(|m| m.into_iter().map(|(k, v)| (k, v.to_string())).collect())
-            .map_err(|e| e.to_string())
     }
 
     #[test]
     fn a_bare_sha_is_the_commit_of_the_one_selected_server() {
         assert_eq!(
-            resolved(&[CT], &["codetools"]),
-            Ok(vec![("codetools".into(), CT.into())])
+            resolved(&[CT], &["codetools"]).unwrap(),
+            vec![("codetools".to_string(), CT.to_string())]
         );
     }
 
     #[test]
     fn a_bare_sha_with_several_servers_selected_is_refused() {
-        let e = resolved(&[CT], &["codetools", "orchestrata"]).unwrap_err();
+        let e = resolved(&[CT], &["codetools", "orchestrata"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bare sha, but 2 servers are selected"), "{e}");
     }
 
@@ -779,27 +780,29 @@ mod tests {
         let ct = format!("codetools={CT}");
         let or = format!("orchestrata={OR}");
         assert_eq!(
-            resolved(&[&ct, &or], &["codetools", "orchestrata"]),
-            Ok(vec![
-                ("codetools".into(), CT.into()),
-                ("orchestrata".into(), OR.into())
-            ])
+            resolved(&[&ct, &or], &["codetools", "orchestrata"]).unwrap(),
+            vec![
+                ("codetools".to_string(), CT.to_string()),
+                ("orchestrata".to_string(), OR.to_string())
+            ]
         );
     }
 
     #[test]
     fn a_name_not_selected_or_not_declared_and_a_name_given_twice_are_refused() {
         let or = format!("orchestrata={OR}");
-        let e = resolved(&[&or], &["codetools"]).unwrap_err();
+        let e = resolved(&[&or], &["codetools"]).unwrap_err().to_string();
         assert!(
             e.contains("which is not selected (selected: codetools)"),
             "{e}"
         );
         let nope = format!("nope={OR}");
-        let e = resolved(&[&nope], &["codetools"]).unwrap_err();
+        let e = resolved(&[&nope], &["codetools"]).unwrap_err().to_string();
         assert!(e.contains("which is not a declared server"), "{e}");
         let ct = format!("codetools={CT}");
-        let e = resolved(&[&ct, CT], &["codetools"]).unwrap_err();
+        let e = resolved(&[&ct, CT], &["codetools"])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("given twice"), "{e}");
     }
 

@@ -37,9 +37,38 @@ pub(crate) enum FleetError {
     #[error("{} is not JSON ({why})", .file.display())]
     NotJson { file: PathBuf, why: String },
     #[error("{} is not an mcp-deploy report: {why}", .file.display())]
-    NotAReport { file: PathBuf, why: String },
+    NotAReport { file: PathBuf, why: NotAReport },
     #[error("stdin (`-`) is given twice; it can be read once")]
     StdinTwice,
+}
+
+/// Why a JSON document is not an mcp-deploy report: the key it lacks, and the server it was
+/// reading when the key is a server's.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotAReport {
+    #[error("it is not a JSON object")]
+    NotAnObject,
+    #[error("it has no boolean \"ok\"")]
+    NoOk,
+    #[error("it has no \"host\" (a report of an mcp-deploy before issue 26 has none)")]
+    NoHost,
+    #[error("it has no \"at\"")]
+    NoAt,
+    #[error("its \"at\" {at:?} is not an RFC 3339 UTC time ({why})")]
+    AtNotRfc3339 {
+        at: String,
+        why: humantime::TimestampError,
+    },
+    #[error("it has no \"servers\" list")]
+    NoServers,
+    #[error("a server has no \"name\"")]
+    ServerWithoutName,
+    #[error("server {server} has no \"checks\" list")]
+    NoChecks { server: String },
+    #[error("a check of server {server} has no name")]
+    CheckWithoutName { server: String },
+    #[error("a check of server {server} has no boolean \"ok\"")]
+    CheckWithoutOk { server: String },
 }
 
 impl FleetError {
@@ -299,24 +328,24 @@ fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
 }
 
 /// The host of one report (`file`, as it was named), or why it is not a report.
-fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
+fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), NotAReport> {
     let Some(obj) = doc.as_object() else {
-        return Err("it is not a JSON object".into());
+        return Err(NotAReport::NotAnObject);
     };
     let Some(ok) = obj.get("ok").and_then(Value::as_bool) else {
-        return Err("it has no boolean \"ok\"".into());
+        return Err(NotAReport::NoOk);
     };
     let string = |key: &str| obj.get(key).and_then(Value::as_str).map(str::to_string);
     let Some(host) = string("host").filter(|h| !h.is_empty()) else {
-        return Err(
-            "it has no \"host\" (a report of an mcp-deploy before issue 26 has none)".into(),
-        );
+        return Err(NotAReport::NoHost);
     };
     let Some(at) = string("at") else {
-        return Err("it has no \"at\"".into());
+        return Err(NotAReport::NoAt);
     };
-    let time = humantime::parse_rfc3339(&at)
-        .map_err(|e| format!("its \"at\" {at:?} is not an RFC 3339 UTC time ({e})"))?;
+    let time = humantime::parse_rfc3339(&at).map_err(|why| NotAReport::AtNotRfc3339 {
+        at: at.clone(),
+        why,
+    })?;
     let error = string("error");
     let servers = match (obj.get("servers"), &error) {
         (Some(Value::Array(servers)), _) => servers
@@ -324,7 +353,7 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
             .map(server_of)
             .collect::<Result<Vec<_>, _>>()?,
         (None, Some(_)) => Vec::new(),
-        _ => return Err("it has no \"servers\" list".into()),
+        _ => return Err(NotAReport::NoServers),
     };
     let exit = obj.get("exit").and_then(Value::as_i64);
     Ok((
@@ -344,25 +373,30 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), String> {
     ))
 }
 
-fn server_of(s: &Value) -> Result<HostServer, String> {
+fn server_of(s: &Value) -> Result<HostServer, NotAReport> {
     let string = |key: &str| s.get(key).and_then(Value::as_str).map(str::to_string);
-    let name = string("name").ok_or("a server has no \"name\"")?;
+    let name = string("name").ok_or(NotAReport::ServerWithoutName)?;
     let checks = s
         .get("checks")
         .and_then(Value::as_array)
-        .ok_or_else(|| format!("server {name} has no \"checks\" list"))?
+        .ok_or_else(|| NotAReport::NoChecks {
+            server: name.clone(),
+        })?
         .iter()
         .map(|c| {
             Ok(HostCheck {
                 check: c
                     .get("check")
                     .and_then(Value::as_str)
-                    .ok_or_else(|| format!("a check of server {name} has no name"))?
+                    .ok_or_else(|| NotAReport::CheckWithoutName {
+                        server: name.clone(),
+                    })?
                     .to_string(),
-                ok: c
-                    .get("ok")
-                    .and_then(Value::as_bool)
-                    .ok_or_else(|| format!("a check of server {name} has no boolean \"ok\""))?,
+                ok: c.get("ok").and_then(Value::as_bool).ok_or_else(|| {
+                    NotAReport::CheckWithoutOk {
+                        server: name.clone(),
+                    }
+                })?,
                 detail: c
                     .get("detail")
                     .and_then(Value::as_str)
@@ -370,7 +404,7 @@ fn server_of(s: &Value) -> Result<HostServer, String> {
                     .to_string(),
             })
         })
-        .collect::<Result<Vec<_>, String>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let drift: Vec<String> = checks
         .iter()
         .filter(|c| !c.ok)
@@ -406,7 +440,8 @@ mod tests {
         let mut doc = report("a", "2026-12-02T18:00:00Z", true);
         doc.as_object_mut().unwrap().remove("host");
         let why = host_of(&doc, "f").unwrap_err();
-        assert!(why.contains("no \"host\""), "{why}");
+        assert!(matches!(why, NotAReport::NoHost), "{why}");
+        assert!(why.to_string().contains("no \"host\""), "{why}");
     }
 
     #[test]
