@@ -6,7 +6,7 @@
 #   bench/clients.sh [CLIENTS] [RUNS]
 #   bench/clients.sh --side-by-side [CLIENTS] [RUNS]
 #       CLIENTS  comma-separated --client list
-#                (default every client: claude,codex,gemini,opencode,grok,cursor,copilot,vscode)
+#                (default every client of the table, as `mcp-deploy clients` lists them)
 #       RUNS     runs per scenario (default 3), after one warm-up run
 #
 # Measures (mean wall-clock seconds over RUNS runs):
@@ -33,7 +33,7 @@ if [ "${1:-}" = --side-by-side ]; then
     mode=side-by-side
     shift
 fi
-clients="${1:-claude,codex,gemini,opencode,grok,cursor,copilot,vscode}"
+clients="${1:-}"
 runs="${2:-3}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -52,14 +52,28 @@ plain="$repo/bench/plain-installer.sh"
 # opencode is pinned as its platform package, which puts no link in node_modules/.bin.
 export PATH="$repo/node_modules/.bin:$repo/node_modules/opencode-linux-x64/bin:$PATH"
 command -v jq >/dev/null || { echo "$0: jq is required (apt-get install -y jq)" >&2; exit 2; }
+# The clients and what this host has of them, from the binary itself: every client of the
+# table by default; each that has a CLI must be found (on the PATH above) and supported. A
+# client without one (cursor, vscode) is a file mcp-deploy writes itself.
+# An earlier build (MCP_DEPLOY_BENCH_BIN) may predate `clients`: then CLIENTS must be given,
+# and is not checked.
+if listing="$("$ours" clients ${clients:+--client "$clients"} --format json)"; then
+    clients="${clients:-$(jq -r '[.clients[].name] | join(",")' <<<"$listing")}"
+    missing="$(jq -r '.clients[] | select(.state != "supported" and .state != "no-binary")
+        | "\(.name): \(.state): \(.detail)"' <<<"$listing")"
+elif [ -n "$clients" ]; then
+    echo "$0: $ours cannot list the clients; timing --client $clients unchecked" >&2
+    missing=""
+else
+    echo "$0: $ours cannot list the clients (a build before \`mcp-deploy clients\`): give CLIENTS" >&2
+    exit 2
+fi
 IFS=',' read -r -a list <<<"$clients"
-for c in "${list[@]}"; do
-    case $c in cursor | vscode) continue ;; esac # no CLI: mcp-deploy writes their file itself
-    command -v "$c" >/dev/null || {
-        echo "$0: the $c CLI is not in node_modules/.bin: run \`npm ci\` (package.json pins it)" >&2
-        exit 2
-    }
-done
+if [ -n "$missing" ]; then
+    echo "$missing" >&2
+    echo "$0: run \`npm ci\` (package.json pins each client CLI into node_modules)" >&2
+    exit 2
+fi
 
 scratch="$(mktemp -d /tmp/mcp-deploy-bench-clients.XXXXXX)"
 trap 'rm -rf "$scratch"' EXIT

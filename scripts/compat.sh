@@ -10,8 +10,10 @@
 # shared with the tests (harness::compat_client): a version already there and complete (its
 # .complete marker, written last) is reused; an interrupted install is redone. The pinned
 # version of each client (package.json) is taken from node_modules, never reinstalled.
-# It runs target/debug/mcp-deploy, built with `cargo build` (CI has just built it for the tests,
-# so it costs nothing more; a release build would be a second full compile). Exit 1 when any
+# It runs target/debug/mcp-deploy, built with `cargo build --features crash-checkpoints` when
+# missing (the features scripts/test.sh builds the tests with, so that build is reused; a
+# release build would be a second full compile), and asks it what each client's binary,
+# package and config file are (`mcp-deploy clients`). Exit 1 when any
 # cell of the matrix fails, 2 when it could not run.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,23 +29,39 @@ case $mode in
     ;;
 esac
 
+# What the client table says of each client, from the binary itself (`mcp-deploy clients
+# --format json`, under env -i: it finds and starts no client): its binary and npm package.
+bin=$repo/target/debug/mcp-deploy
+[ -x "$bin" ] || cargo build --quiet --locked --features crash-checkpoints
+table=$(env -i "$bin" clients --format json)
+# field JSON CLIENT KEY: the KEY of CLIENT in the clients listing JSON, or nothing (and exit 1)
+# when the listing has no such client or the key is null.
+field() {
+  python3 -c 'import json, sys
+c = [c for c in json.loads(sys.argv[1])["clients"] if c["name"] == sys.argv[2]]
+v = c[0][sys.argv[3]] if c else None
+print(v) if v is not None else sys.exit(1)' "$@"
+}
+# The clients that have a CLI to install.
+with_binary=$(python3 -c 'import json, sys
+print(", ".join(c["name"] for c in json.loads(sys.argv[1])["clients"] if c["binary"]))' "$table")
+
+# The npm package a client version is installed from: the table's, but for OpenCode, pinned as
+# its platform package opencode-linux-x64 (the registry reachable here carries no other
+# platform's package, so the opencode-ai wrapper cannot install; scripts/test.sh).
 package_of() {
   case $1 in
-    claude) echo @anthropic-ai/claude-code ;;
-    codex) echo @openai/codex ;;
-    gemini) echo @google/gemini-cli ;;
-    grok) echo @vibe-kit/grok-cli ;;
     opencode) echo opencode-linux-x64 ;;
-    copilot) echo @github/copilot ;;
-    *) return 1 ;;
+    *) field "$table" "$1" package ;;
   esac
 }
 
-# The client's binary under a prefix that npm installed into.
+# The client's binary under a prefix that npm installed into (OpenCode's platform package puts
+# no link in node_modules/.bin).
 binary_in() {
   case $1 in
     opencode) echo "$2/node_modules/opencode-linux-x64/bin/opencode" ;;
-    *) echo "$2/node_modules/.bin/$1" ;;
+    *) echo "$2/node_modules/.bin/$(field "$table" "$1" binary)" ;;
   esac
 }
 
@@ -69,7 +87,7 @@ while read -r client version rest; do
   if [ -z "${version:-}" ] || { [ -n "${rest:-}" ] && [ "$rest" != refused ]; } ||
     ! package_of "$client" >/dev/null; then
     echo "error: $list: \"$client ${version:-} ${rest:-}\" is not \`<client> <version>" \
-      "[refused]\` with client one of claude, codex, gemini, grok, opencode, copilot" >&2
+      "[refused]\` with client one of $with_binary" >&2
     exit 2
   fi
   entries+=("$client $version ${rest:-}")
@@ -108,21 +126,15 @@ done
 echo "installed in $(($(date +%s) - started)) s" >&2
 [ "$mode" = install ] && exit 0
 
-bin=$repo/target/debug/mcp-deploy
-[ -x "$bin" ] || cargo build --quiet
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
-# The file each client keeps its user-scope entries in, under a home.
+# The file client $1 keeps its user-scope entries in, in the world $2: as mcp-deploy finds it
+# there (`clients`, with the world's HOME and CLAUDE_CONFIG_DIR, and no PATH: it starts no
+# client).
 config_of() {
-  case $1 in
-    claude) echo "$2/claude/.claude.json" ;;
-    codex) echo "$2/home/.codex/config.toml" ;;
-    gemini) echo "$2/home/.gemini/settings.json" ;;
-    grok) echo "$2/home/.grok/settings.json" ;;
-    opencode) echo "$2/home/.config/opencode/opencode.jsonc" ;;
-    copilot) echo "$2/home/.copilot/mcp-config.json" ;;
-  esac
+  field "$(env -i HOME="$2/home" CLAUDE_CONFIG_DIR="$2/claude" "$bin" clients --client "$1" \
+    --format json)" "$1" config
 }
 
 digest() { [ -e "$1" ] && sha256sum <"$1"; }

@@ -13,19 +13,35 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # and a trap called at all fails the tier.
 #
 # The client binaries to trap: every row of the client table (src/clients/mod.rs `CLIENTS`)
-# with a `binary`, so that a new client's row is all the fast tier needs. `--clients` prints
-# them (harness::the_fast_tier_traps_every_client_binary_of_the_table checks them against the
-# table itself).
+# with a `binary`, as the built binary gives them out (`mcp-deploy clients --format json`), so
+# that a new client's row is all the fast tier needs. It runs with an empty environment (no
+# PATH, no MCP_DEPLOY_<NAME>), so that it finds and starts no client. `--clients` prints them
+# (harness::the_fast_tier_traps_every_client_binary_of_the_table checks them against the table
+# itself). MCP_DEPLOY_BIN: the mcp-deploy to ask [default: target/debug/mcp-deploy, built
+# first].
+bin=${MCP_DEPLOY_BIN:-$PWD/target/debug/mcp-deploy}
+build() {
+  [ -n "${MCP_DEPLOY_BIN:-}" ] || cargo build --locked --features crash-checkpoints
+}
 client_binaries() {
-  awk '/binary: Some\(Binary \{/ { getline; if (match($0, /name: "[a-z0-9_-]+"/)) print substr($0, RSTART + 7, RLENGTH - 8) }' \
-    src/clients/mod.rs
+  local json
+  json=$(env -i "$bin" clients --format json) || return
+  python3 -c 'import json, sys
+for c in json.loads(sys.argv[1])["clients"]:
+    if c["binary"]:
+        print(c["binary"])' "$json"
 }
 if [ "${1:-}" = --clients ]; then
+  build
   client_binaries
   exit 0
 fi
 if [ "${1:-}" = --fast ]; then
   shift
+  # The unit tests start target/debug/mcp-deploy (process.rs's shim), which `cargo test --lib`
+  # does not build: build it first, with the features the tests are built with.
+  build
+  binaries=$(client_binaries)
   trap_dir=$(mktemp -d)
   trap 'rm -rf "$trap_dir"' EXIT
   # shellcheck disable=SC2016 # the trap expands $0 and $* when it runs, not here
@@ -34,7 +50,7 @@ if [ "${1:-}" = --fast ]; then
     'echo "fast tier: a test started the client $0 ($*): it belongs to the real-client tier" >&2' \
     'exit 97' >"$trap_dir/client"
   chmod +x "$trap_dir/client"
-  for c in $(client_binaries); do
+  for c in $binaries; do
     ln -s client "$trap_dir/$c"
     export "MCP_DEPLOY_TEST_${c^^}=$trap_dir/$c"
   done

@@ -227,6 +227,36 @@ pub const PAGES: &[Page] = &[
         environment: &[],
     },
     Page {
+        path: &["clients"],
+        examples: &[
+            (
+                "mcp-deploy clients",
+                "every client: binary, package, supported range, config file, and what is here",
+            ),
+            (
+                "mcp-deploy clients --client claude,codex --format json",
+                "two clients as one JSON object, for a script",
+            ),
+            (
+                "mcp-deploy clients --claude /opt/claude/bin/claude",
+                "which release that binary is, and whether install would accept it",
+            ),
+        ],
+        exit_status: &[
+            (
+                0,
+                "listed (a client not found, out of range or whose release could not be told \
+                 is a state of its row)",
+            ),
+            (2, "could not run (a usage error)"),
+        ],
+        files: &[(
+            "$XDG_CACHE_HOME/mcp-deploy/client-versions.json",
+            "the releases learnt from `<bin> --version`, by binary, so that it is run once",
+        )],
+        environment: &[BINARIES, CLAUDE_CONFIG_DIR, CLIENT_HOMES],
+    },
+    Page {
         path: &["sample"],
         examples: &[(
             "mcp-deploy sample /tmp/demo",

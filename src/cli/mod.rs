@@ -80,6 +80,9 @@ pub enum Command {
     /// Check as status does, starting no client; install only what drifted, and say what
     /// was healed.
     Reconcile(InstallArgs),
+    /// List every client mcp-deploy knows: its binary, npm package, supported range and
+    /// config file, and on this host the binary found, its release and whether it is supported.
+    Clients(ClientsArgs),
     /// Merge many hosts' JSON reports (status, verify-identity, install, reconcile ... --json)
     /// into one table, host by server: release, commit, each check's verdict, drift; exit 1
     /// when any host fails.
@@ -110,6 +113,7 @@ impl Command {
             Command::Policy(a) => a.output_choice(),
             Command::Reconcile(a) => a.output.choice(),
             Command::Report(a) => a.output.choice(),
+            Command::Clients(a) => a.output.choice(),
             Command::Completions(_) | Command::Man(_) => return None,
         })
     }
@@ -138,6 +142,7 @@ impl Command {
             Command::Policy(_) => "policy",
             Command::Reconcile(_) => "reconcile",
             Command::Report(_) => "report",
+            Command::Clients(_) => "clients",
         }
     }
 }
@@ -314,23 +319,28 @@ fn binary_flags() -> Vec<(&'static str, &'static crate::clients::Binary)> {
     flags
 }
 
-impl clap::Args for ClientArgs {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
+impl ClientArgs {
+    /// `--client` (with `default`, when given, and the help `what` ... `more`), the binary
+    /// flags and `--client-timeout`.
+    fn augment(
+        cmd: clap::Command,
+        default: Option<&'static str>,
+        what: &str,
+        more: &str,
+    ) -> clap::Command {
         use clap::{Arg, ArgAction};
-        let mut cmd = cmd.arg(
-            Arg::new("clients")
-                .help_heading(CLIENTS)
-                .long("client")
-                .value_name("LIST")
-                .value_delimiter(',')
-                .default_value("claude")
-                .action(ArgAction::Append)
-                .value_parser(clap::value_parser!(ClientKind))
-                .help(crate::clients::client_list_help(
-                    "The clients to act on",
-                    "",
-                )),
-        );
+        let mut client = Arg::new("clients")
+            .help_heading(CLIENTS)
+            .long("client")
+            .value_name("LIST")
+            .value_delimiter(',')
+            .action(ArgAction::Append)
+            .value_parser(clap::value_parser!(ClientKind))
+            .help(crate::clients::client_list_help(what, more));
+        if let Some(default) = default {
+            client = client.default_value(default);
+        }
+        let mut cmd = cmd.arg(client);
         let mut ids: Vec<&'static str> = vec!["clients"];
         for (_, b) in binary_flags() {
             cmd = cmd.arg(
@@ -361,9 +371,48 @@ impl clap::Args for ClientArgs {
         )
         .group(clap::ArgGroup::new("ClientArgs").multiple(true).args(ids))
     }
+}
+
+impl clap::Args for ClientArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        ClientArgs::augment(cmd, Some("claude"), "The clients to act on", "")
+    }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
+    }
+}
+
+/// [`ClientArgs`] whose `--client` defaults to every client of the table (`clients`).
+#[derive(Debug, Clone)]
+pub struct EveryClientArgs(pub ClientArgs);
+
+impl clap::Args for EveryClientArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        ClientArgs::augment(cmd, None, "The clients to list", " [default: every client]")
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for EveryClientArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Self::from_arg_matches_mut(&mut m.clone())
+    }
+
+    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        let mut args = ClientArgs::from_arg_matches_mut(m)?;
+        if args.clients.is_empty() {
+            args.clients = ClientKind::all().to_vec();
+        }
+        Ok(EveryClientArgs(args))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
     }
 }
 
@@ -706,6 +755,14 @@ pub struct ReportArgs {
         value_parser = clap::builder::NonEmptyStringValueParser::new()
     )]
     pub expect_hosts: Vec<String>,
+    #[command(flatten)]
+    pub output: PlainOutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClientsArgs {
+    #[command(flatten)]
+    pub client: EveryClientArgs,
     #[command(flatten)]
     pub output: PlainOutputArgs,
 }

@@ -19,6 +19,7 @@ pub(crate) mod gemini;
 mod gemini_launch;
 pub(crate) mod grok;
 pub(crate) mod layers;
+pub(crate) mod listing;
 pub(crate) mod only_deployed;
 pub(crate) mod opencode;
 pub(crate) mod runner;

@@ -37,6 +37,34 @@ pub(crate) struct Runner {
     may_run: bool,
 }
 
+/// The binary a client call runs: `explicit` (a path, or a name to look up on PATH), else
+/// `default_name` on PATH; `help` says how to install it when it is not found. The one lookup,
+/// for [`Runner::open`] and for `mcp-deploy clients` ([`super::listing`]).
+pub(crate) fn locate(
+    default_name: &str,
+    explicit: Option<&Path>,
+    help: String,
+) -> Result<PathBuf, ClientError> {
+    let missing = |binary: String, where_: &str| ClientError::Missing {
+        binary,
+        where_: where_.to_string(),
+        help: help.clone(),
+    };
+    match explicit {
+        Some(b) if b.components().count() > 1 => {
+            if b.is_file() {
+                Ok(b.to_path_buf())
+            } else {
+                Err(missing(b.display().to_string(), ""))
+            }
+        }
+        Some(b) => which::which(b).map_err(|_| missing(b.display().to_string(), " on PATH")),
+        None => {
+            which::which(default_name).map_err(|_| missing(default_name.to_string(), " on PATH"))
+        }
+    }
+}
+
 impl Runner {
     /// Find `default_name` on PATH, or take `explicit` (a path, or a name to look up).
     /// `help` says how to install it. When `required` is false (a caller that only reads the
@@ -49,24 +77,7 @@ impl Runner {
         env: Vec<(&'static str, OsString)>,
         help: String,
     ) -> Result<Runner, ClientError> {
-        let missing = |binary: String, where_: &str| ClientError::Missing {
-            binary,
-            where_: where_.to_string(),
-            help: help.clone(),
-        };
-        let found = match explicit {
-            Some(b) if b.components().count() > 1 => {
-                if b.is_file() {
-                    Ok(b.to_path_buf())
-                } else {
-                    Err(missing(b.display().to_string(), ""))
-                }
-            }
-            Some(b) => which::which(b).map_err(|_| missing(b.display().to_string(), " on PATH")),
-            None => which::which(default_name)
-                .map_err(|_| missing(default_name.to_string(), " on PATH")),
-        };
-        let binary = match found {
+        let binary = match locate(default_name, explicit, help) {
             Ok(b) => b,
             Err(_) if !required => PathBuf::from(default_name),
             Err(e) => return Err(e),

@@ -4,6 +4,7 @@
 //! imports another: what two share lives in the domain, or here when it only converts
 //! arguments (the selection, the clients of `--client`).
 
+pub(crate) mod clients;
 pub(crate) mod completions;
 pub(crate) mod install;
 pub(crate) mod man;
@@ -51,6 +52,7 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Policy(args) => policy::run(args, style),
         Command::Reconcile(args) => reconcile::reconcile(args, style),
         Command::Report(args) => report::report(args, style),
+        Command::Clients(args) => clients::run(args, style),
     }
 }
 

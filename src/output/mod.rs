@@ -9,6 +9,7 @@
 //! gathered from many hosts can be merged (`mcp-deploy report`); a dry run's starts with
 //! `"dry_run": true`.
 
+pub(crate) mod clients;
 pub(crate) mod content;
 pub(crate) mod formats;
 pub(crate) mod machine;

@@ -349,6 +349,7 @@ fn every_exit_2_carries_a_help_line() {
         vec!["verify-vendor", absent],
         vec!["pin-vendor", &absent_tgz],
         vec!["man", "nope"],
+        vec!["clients", "--client", "nope"],
     ];
     for args in cases {
         let r = w.run(&args);
@@ -376,6 +377,7 @@ fn timeout_flags_take_units_and_zero_must_be_at_least_1ms() {
         &["rollback", "--lock-timeout", "0"],
         &["verify-identity", "--handshake", "--handshake-timeout", "0"],
         &["prune", "--lock-timeout", "500us"],
+        &["clients", "--client-timeout", "0"],
     ] {
         let r = w.run(args);
         r.code(2).stderr_has("must be at least 1ms");

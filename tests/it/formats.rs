@@ -502,6 +502,7 @@ fn a_result_that_is_no_check_report_takes_human_or_json_and_refuses_junit_and_gi
         vec!["prune", "--prefix", c, "--keep", "1"],
         vec!["pin-vendor", "x.tgz"],
         vec!["manifest", "create", c],
+        vec!["clients"],
     ];
     for args in commands {
         for format in ["junit", "github"] {

@@ -1423,23 +1423,66 @@ fn the_fast_tier_sees_every_client_a_run_could_start() {
 }
 
 /// The fast tier traps every client binary of the client table, derived from its rows
-/// (`scripts/test.sh --clients`), so that a new client's row is all it needs: the list it
-/// derives is the table's own.
+/// (`scripts/test.sh --clients`, which reads them from `mcp-deploy clients --format json`), so
+/// that a new client's row is all it needs: the list it derives is the table's own, and it is
+/// the binary's word, not a copy in the script: a binary that lists one client fewer gives a
+/// list without it, and one that cannot answer stops the script.
 #[test]
 fn the_fast_tier_traps_every_client_binary_of_the_table() {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Command::new(system_tool("bash"))
-        .arg(repo.join("scripts/test.sh"))
-        .arg("--clients")
-        .current_dir(repo)
-        .output()
-        .unwrap();
+    let clients = |bin: &Path| {
+        Command::new(system_tool("bash"))
+            .arg(repo.join("scripts/test.sh"))
+            .arg("--clients")
+            .env("MCP_DEPLOY_BIN", bin)
+            .current_dir(repo)
+            .output()
+            .unwrap()
+    };
+    let lines = |out: &std::process::Output| -> Vec<String> {
+        String::from_utf8(out.stdout.clone())
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    };
+    let out = clients(Path::new(env!("CARGO_BIN_EXE_mcp-deploy")));
     assert!(out.status.success(), "{out:?}");
-    let listed: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let listed = lines(&out);
     assert_eq!(listed, client_binaries(), "scripts/test.sh --clients");
     assert!(listed.iter().any(|c| c == "claude"), "{listed:?}");
+
+    // An mcp-deploy whose table lacks claude: the trap list lacks it too.
+    let w = World::new();
+    let mut fewer = w.run(&["clients", "--format", "json"]).json();
+    fewer["clients"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|c| c["binary"] != "claude");
+    let json = w.write("fewer.json", fewer.to_string());
+    let fake = w.root().join("fake-mcp-deploy");
+    write_exec(
+        &fake,
+        &format!(
+            "#!/bin/sh
+exec cat '{}'
+",
+            json.display()
+        ),
+    );
+    let out = clients(&fake);
+    assert!(out.status.success(), "{out:?}");
+    let without: Vec<String> = listed.iter().filter(|c| *c != "claude").cloned().collect();
+    assert_eq!(lines(&out), without);
+
+    // One that cannot answer: the script fails, rather than trap nothing.
+    let failing = w.root().join("failing-mcp-deploy");
+    write_exec(
+        &failing,
+        "#!/bin/sh
+exit 2
+",
+    );
+    let out = clients(&failing);
+    assert!(!out.status.success(), "{out:?}");
 }

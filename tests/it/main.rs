@@ -9,6 +9,7 @@ mod attacks;
 
 mod ci_examples;
 mod client_files;
+mod client_list;
 mod clients;
 mod compat;
 mod completions;

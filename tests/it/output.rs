@@ -15,6 +15,7 @@ fn every_command_prints_one_json_object_with_json() {
     let reg = w.registered();
     let commands: Vec<Vec<&str>> = vec![
         vec!["sample", o, "--json"],
+        vec!["clients", "--json"],
         vec!["render-mcp", "--prefix", c, "--json"],
         vec!["manifest", "create", release.to_str().unwrap(), "--json"],
         vec!["manifest", "verify", release.to_str().unwrap(), "--json"],
