@@ -468,7 +468,7 @@ pub(crate) fn live_at(
         return Ok(None);
     }
     Ok(Some(crate::identity::checks::Live {
-        entries: entries(&path)?,
+        entries: std::sync::Arc::new(entries(&path)?),
         path,
         shadows: Vec::new(),
     }))

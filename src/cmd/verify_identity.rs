@@ -23,6 +23,12 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let flat = flat_document::FlatDocument::read(&super::flat_document(&args.flat_document))?;
     let mut reports = Vec::new();
     let mut declared = Vec::new();
+    // Each client's user config and recorded entries, read once for every server: the cost of
+    // a run stays linear in the number of servers.
+    let mut views = Vec::new();
+    for kind in ClientKind::unique(&args.clients) {
+        views.push((kind, clients::read_live(kind)?, flat.servers(kind.name())));
+    }
     for s in &selection.servers {
         let server = &s.server;
         let registered_name = &s.registered_name;
@@ -30,13 +36,14 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
         // Resolved once for every client's report of this server: one release throughout.
         let release = Release::resolve(&s.prefix, server.layout);
-        for kind in ClientKind::unique(&args.clients) {
+        for (kind, live_read, recorded) in &views {
+            let kind = *kind;
             // An entry install put in claude's managed file: that file is its live witness.
             let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
                 && kind.name() == "claude";
             let live = match managed {
                 true => clients::claude_managed::read_live()?,
-                false => match clients::read_live(kind)? {
+                false => match live_read.clone() {
                     Some(mut live) => {
                         live.shadows = clients::live_shadows(kind, &live, registered_name)?;
                         Some(live)
@@ -60,7 +67,7 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
                 trust: &trust,
                 release: release.clone(),
             };
-            let mut report = checks::verify(&target, &flat.servers(client));
+            let mut report = checks::verify(&target, recorded);
             if args.require_live {
                 report.require_live(&match managed {
                     true => clients::claude_managed::path(),

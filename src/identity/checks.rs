@@ -116,7 +116,8 @@ pub(crate) enum HandshakeCheckError {
 pub(crate) struct Live {
     /// The client's config file.
     pub(crate) path: PathBuf,
-    pub(crate) entries: Map<String, Value>,
+    /// Shared: read once per client per run, whatever the number of servers checked.
+    pub(crate) entries: std::sync::Arc<Map<String, Value>>,
     /// Where a same-name entry of another scope wins over the user-scope one, one each.
     pub(crate) shadows: Vec<String>,
 }

@@ -72,7 +72,7 @@ pub(crate) fn verify_plans(
         // warning below, a failure only with --strict).
         let live = checks::Live {
             path: p.client.config_path().to_path_buf(),
-            entries: p.client.user_entries()?,
+            entries: std::sync::Arc::new(p.client.user_entries()?),
             shadows: Vec::new(),
         };
         for ((((s, r), action), shadowed), trust) in v
