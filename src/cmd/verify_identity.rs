@@ -27,7 +27,8 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         let server = &s.server;
         let registered_name = &s.registered_name;
         let entry = render::render(server, &s.prefix)?.entry;
-        let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
+        let trust =
+            crate::registration::gate::trust_policies(args.trusted_signers.as_deref(), server)?;
         // Resolved once for every client's report of this server: one release throughout.
         let release = Release::resolve(&s.prefix, server.layout);
         for kind in ClientKind::unique(&args.clients) {
