@@ -22,6 +22,7 @@ use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
 use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
+use crate::registration::verify_identity::VerifyIdentityError;
 use crate::trust::allowed_signers::PolicyError;
 use crate::usage::UsageError;
 use crate::vendored_sdk::VendorError;
@@ -194,6 +195,17 @@ impl From<InstallError> for Error {
             InstallError::Trust(e) => e.into(),
             InstallError::Client(e) => e.into(),
             InstallError::Session(e) => (*e).into(),
+        }
+    }
+}
+
+impl From<VerifyIdentityError> for Error {
+    fn from(e: VerifyIdentityError) -> Self {
+        match e {
+            VerifyIdentityError::FlatDocument(e) => e.into(),
+            VerifyIdentityError::Render(e) => e.into(),
+            VerifyIdentityError::Trust(e) => e.into(),
+            VerifyIdentityError::Client(e) => e.into(),
         }
     }
 }
