@@ -14,6 +14,7 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::{DirectoryKindError, SelectionError};
 use crate::fsio::IoError;
+use crate::promotion::status::StatusError;
 use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
 use crate::registration::flat_document::FlatDocumentError;
@@ -195,6 +196,16 @@ impl From<InstallError> for Error {
             InstallError::Trust(e) => e.into(),
             InstallError::Client(e) => e.into(),
             InstallError::Session(e) => (*e).into(),
+        }
+    }
+}
+
+impl From<StatusError> for Error {
+    fn from(e: StatusError) -> Self {
+        match e {
+            StatusError::FlatDocument(e) => e.into(),
+            StatusError::Render(e) => e.into(),
+            StatusError::Client(e) => e.into(),
         }
     }
 }

@@ -9,9 +9,6 @@ use crate::output::Style;
 use crate::registration::install::{self, InstallOptions, Installed};
 use crate::registration::session::{self, ledger_path};
 
-/// The layers a client applies to a name (status uses it too).
-pub(crate) use crate::registration::verify::layers_of;
-
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     session::check_scope(&args.client.clients, args.scope.scope)?;
     let mut selection = super::selection(&args.selection)?;
