@@ -14,6 +14,7 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::{DirectoryKindError, SelectionError};
 use crate::fsio::IoError;
+use crate::promotion::status::StatusError;
 use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
 use crate::registration::flat_document::FlatDocumentError;
@@ -22,6 +23,7 @@ use crate::registration::lock::LockError;
 use crate::registration::plan::PlanError;
 use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
+use crate::registration::verify_identity::VerifyIdentityError;
 use crate::trust::allowed_signers::PolicyError;
 use crate::usage::UsageError;
 use crate::vendored_sdk::VendorError;
@@ -194,6 +196,27 @@ impl From<InstallError> for Error {
             InstallError::Trust(e) => e.into(),
             InstallError::Client(e) => e.into(),
             InstallError::Session(e) => (*e).into(),
+        }
+    }
+}
+
+impl From<StatusError> for Error {
+    fn from(e: StatusError) -> Self {
+        match e {
+            StatusError::FlatDocument(e) => e.into(),
+            StatusError::Render(e) => e.into(),
+            StatusError::Client(e) => e.into(),
+        }
+    }
+}
+
+impl From<VerifyIdentityError> for Error {
+    fn from(e: VerifyIdentityError) -> Self {
+        match e {
+            VerifyIdentityError::FlatDocument(e) => e.into(),
+            VerifyIdentityError::Render(e) => e.into(),
+            VerifyIdentityError::Trust(e) => e.into(),
+            VerifyIdentityError::Client(e) => e.into(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::clients::{ClientKind, Scope};
+use crate::usage::UsageError;
 
 pub(crate) mod duration;
 pub mod manual;
@@ -175,6 +176,48 @@ pub struct OutputChoice {
     pub verbose: bool,
     /// `None`: not given to the command (or the command colours nothing).
     pub color: Option<clap::ColorChoice>,
+}
+
+/// The commands whose report is a state worth sampling (`--format prometheus`).
+const PROMETHEUS_COMMANDS: [&str; 3] = ["status", "verify-identity", "reconcile"];
+
+impl OutputChoice {
+    /// The one format asked for by `command`'s `--format` and `--json`. `--json` is `--format
+    /// json`; with another `--format` it is a usage error, and so is `--format prometheus`
+    /// for a command whose report is not a state: both before anything runs.
+    pub(crate) fn resolve_format(&self, command: &str) -> Result<Format, UsageError> {
+        match (self.format, self.json) {
+            (None, false) => Ok(Format::Human),
+            (None, true) | (Some(Format::Json), _) => Ok(Format::Json),
+            (Some(other), true) => {
+                let other = format!("{other:?}").to_lowercase();
+                Err(UsageError::new(
+                    format!("--json and --format {other} ask for two formats"),
+                    format!(
+                        "give one: --json is --format json, or drop --json for --format {other}"
+                    ),
+                ))
+            }
+            (Some(Format::Prometheus), false) if !PROMETHEUS_COMMANDS.contains(&command) => {
+                Err(UsageError::new(
+                    format!("{command} has no --format prometheus"),
+                    "status, verify-identity and reconcile print prometheus samples; give                      --format json, junit or github here",
+                ))
+            }
+            (Some(format), false) => Ok(format),
+        }
+    }
+}
+
+impl Cli {
+    /// `--color` given to the command, else the old spelling before it, else auto.
+    pub(crate) fn colour(&self) -> clap::ColorChoice {
+        let choice = self.command.output().unwrap_or_default();
+        choice
+            .color
+            .or(self.color)
+            .unwrap_or(clap::ColorChoice::Auto)
+    }
 }
 
 /// `--format`, `--json`, `-q`, `-v`, `--color`: how a check report is printed (verify-identity,

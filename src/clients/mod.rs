@@ -359,7 +359,14 @@ impl ClientError {
                  then run again"
                     .into(),
             ),
-            _ => None,
+            // Listed one by one, no wildcard: a new variant is a compile error here until
+            // someone decides whether the user can act on it.
+            ClientError::Spawn { .. }
+            | ClientError::Interrupted { .. }
+            | ClientError::Failed { .. }
+            | ClientError::Garbage { .. }
+            | ClientError::Disagrees { .. }
+            | ClientError::NotRegistered { .. } => None,
         }
     }
 }

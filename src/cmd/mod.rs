@@ -25,11 +25,13 @@ pub(crate) mod verify_vendor;
 use crate::cli::{
     Cli, ClientArgs, Command, DeclarationArgs, FlatDocumentArgs, SelectionArgs, ServerArgs,
 };
-use crate::clients::{Client, ClientOptions};
+use crate::clients::{ClientOptions, Scope};
 use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::{Format, Style, Verbosity};
+use crate::registration::flat_document;
+use crate::registration::session::{self, DryRunClients};
 use crate::usage::UsageError;
 use std::time::Duration;
 
@@ -56,55 +58,25 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
     }
 }
 
-/// The commands whose report is a state worth sampling (`--format prometheus`).
-const PROMETHEUS_COMMANDS: [&str; 3] = ["status", "verify-identity", "reconcile"];
-
 /// How the run prints, from `--format`, `--json`, `-q`, `-v` and `--color` (the command's, or
-/// the old spelling before the command), and the colour choice. `--json` is `--format json`;
-/// with another `--format` it is a usage error, before anything runs.
+/// the old spelling before the command; the choices are [`crate::cli`]'s), and the colour.
 pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError> {
     let choice = cli.command.output().unwrap_or_default();
-    let format = match (choice.format, choice.json) {
-        (None, false) => Format::Human,
-        (None, true) | (Some(crate::cli::Format::Json), _) => Format::Json,
-        (Some(other), true) => {
-            let other = format!("{other:?}").to_lowercase();
-            return Err(UsageError::new(
-                format!("--json and --format {other} ask for two formats"),
-                format!("give one: --json is --format json, or drop --json for --format {other}"),
-            ));
-        }
-        (Some(crate::cli::Format::Human), false) => Format::Human,
-        (Some(crate::cli::Format::Junit), false) => Format::Junit,
-        (Some(crate::cli::Format::Github), false) => Format::Github,
-        (Some(crate::cli::Format::Prometheus), false) => {
-            let command = cli.command.name();
-            if !PROMETHEUS_COMMANDS.contains(&command) {
-                return Err(UsageError::new(
-                    format!("{command} has no --format prometheus"),
-                    "status, verify-identity and reconcile print prometheus samples; give                      --format json, junit or github here",
-                ));
-            }
-            Format::Prometheus
-        }
+    let command = cli.command.name();
+    let format = match choice.resolve_format(command)? {
+        crate::cli::Format::Human => Format::Human,
+        crate::cli::Format::Json => Format::Json,
+        crate::cli::Format::Junit => Format::Junit,
+        crate::cli::Format::Github => Format::Github,
+        crate::cli::Format::Prometheus => Format::Prometheus,
     };
-    let verbosity = match (choice.quiet, choice.verbose) {
-        (true, _) => Verbosity::Quiet,
-        (false, true) => Verbosity::Verbose,
-        (false, false) => Verbosity::Normal,
+    let verbosity = Verbosity::from_flags(choice.quiet, choice.verbose);
+    let style = Style {
+        command,
+        format,
+        verbosity,
     };
-    let colour = choice
-        .color
-        .or(cli.color)
-        .unwrap_or(clap::ColorChoice::Auto);
-    Ok((
-        Style {
-            command: cli.command.name(),
-            format,
-            verbosity,
-        },
-        colour,
-    ))
+    Ok((style, cli.colour()))
 }
 
 /// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
@@ -120,26 +92,21 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> Client
     }
 }
 
-/// Open every client of `--client`, each once, in the order given.
-pub(crate) fn open_clients(
+/// The clients of `--client` opened for `--scope` (install, uninstall, promote, rollback):
+/// [`session::check_scope`], then [`session::open_in_scope`].
+pub(crate) fn open_in_scope(
     args: &ClientArgs,
+    scope: Scope,
     mcp_timeout: Duration,
-) -> Result<Vec<Box<dyn Client>>, Error> {
-    Ok(crate::registration::session::open_named(
+    dry_run: bool,
+) -> Result<DryRunClients, Error> {
+    session::check_scope(&args.clients, scope)?;
+    let options = client_options(args, mcp_timeout);
+    Ok(session::open_in_scope(
         &args.clients,
-        &client_options(args, mcp_timeout),
-    )?)
-}
-
-/// [`open_clients`] for a dry run: a client whose binary is missing is opened to read its
-/// files only; the second list says so, one sentence per such client.
-pub(crate) fn open_clients_for_dry_run(
-    args: &ClientArgs,
-    mcp_timeout: Duration,
-) -> Result<crate::registration::session::DryRunClients, Error> {
-    Ok(crate::registration::session::open_for_dry_run(
-        &args.clients,
-        &client_options(args, mcp_timeout),
+        &options,
+        scope,
+        dry_run,
     )?)
 }
 
@@ -170,44 +137,13 @@ pub(crate) fn servers(
     )?)
 }
 
-/// `--root`, else `--prefix`: where the servers are.
+/// `--root`, else `--prefix` ([`Root::from_flags`]).
 pub(crate) fn root(args: &ServerArgs) -> Option<Root<'_>> {
-    match (&args.root, &args.prefix) {
-        (Some(r), _) => Some(Root::Root(r)),
-        (None, Some(p)) => Some(Root::Prefix(p)),
-        (None, None) => None,
-    }
+    Root::from_flags(args.root.as_deref(), args.prefix.as_deref())
 }
 
-/// The flat document of `--registered` or `--mcp-json`, else the default one.
+/// The flat document of `--registered` or `--mcp-json`, else the default one
+/// ([`flat_document::given_or_default`]).
 pub(crate) fn flat_document(args: &FlatDocumentArgs) -> std::path::PathBuf {
-    args.flat_document
-        .clone()
-        .or_else(|| args.mcp_json.clone())
-        .unwrap_or_else(crate::registration::flat_document::default_path)
+    flat_document::given_or_default(args.flat_document.as_deref(), args.mcp_json.as_deref())
 }
-
-/// Moved to the domain ([`crate::registration::gate`]); re-exported for `verify-identity`.
-pub(crate) use crate::registration::gate::trust_policies;
-
-/// install's (and reconcile's) refusal when the deployment failed the gate: each server's
-/// verdict, then why nothing changed; exit 1.
-pub(crate) fn refused_at_gate(
-    mut servers: Vec<crate::identity::report::ServerReport>,
-    style: &Style,
-) -> Exit {
-    crate::registration::install::not_changed(&mut servers);
-    let report = crate::identity::report::Report::new(servers, None);
-    crate::output::print(&report, style, Exit::CheckFailed);
-    // The line is human text: in a machine format it goes to stderr.
-    if style.format != Format::Human {
-        eprintln!("{GATE_LINE}");
-    } else {
-        crate::output::emit(&format!("{GATE_LINE}\n"));
-    }
-    Exit::CheckFailed
-}
-
-/// What a gate failure says, after the failed checks.
-const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
-                         registers anything, and the deployment failed the checks above";

@@ -51,7 +51,7 @@ fn transition(
     let prepared = transition::prepare(&opts)?;
     // A dry run calls no client: one whose binary is missing is read from its files only,
     // and the result says the real run needs it.
-    let (clients, missing) = super::install::open_in_scope(
+    let (clients, missing) = super::open_in_scope(
         &t.client,
         t.scope.scope,
         t.mcp_timeout.mcp_timeout,

@@ -45,7 +45,8 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
     crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
     let gated = install::gate(&opts)?;
     if !gated.ok {
-        return Ok(super::refused_at_gate(gated.gate, style));
+        crate::output::refused_at_gate(&install::refused(gated.gate), style);
+        return Ok(Exit::CheckFailed);
     }
     // 2–3. status's reading: the clients' files and the flat document, no client process.
     let flat_document = &selection.flat_document;

@@ -9,7 +9,7 @@ use crate::registration::session::ledger_path;
 use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
 
 pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
-    super::install::check_scope(&args.client, args.scope.scope)?;
+    crate::registration::session::check_scope(&args.client.clients, args.scope.scope)?;
     let selection = super::selection(&args.selection)?;
     let opts = UninstallOptions {
         selection: &selection,
@@ -18,7 +18,7 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     uninstall::check(&opts)?;
-    let (clients, missing) = super::install::open_in_scope(
+    let (clients, missing) = super::open_in_scope(
         &args.client,
         args.scope.scope,
         std::time::Duration::ZERO,

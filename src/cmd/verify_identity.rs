@@ -1,93 +1,32 @@
-//! `verify-identity`: check each server (one `--prefix`, or every one under `--root`) against
-//! the flat document and, where readable, the live client config, and report every check in
-//! one report with one exit code.
+//! `verify-identity`: the servers of `--prefix` or `--root` and its flags into
+//! [`VerifyIdentityOptions`], the domain's [`verify_identity::run`] (where the loop over
+//! servers and clients is), its report to `output` with one exit code.
 
 use crate::cli::VerifyArgs;
-use crate::clients::{self, only_deployed, ClientKind, Scope};
 use crate::deployment::declaration::Declaration;
-use crate::deployment::release::Release;
-use crate::deployment::render;
 use crate::deployment::selection::{self, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::identity::checks::{self, Target};
-use crate::identity::report::Report;
 use crate::output::Style;
-use crate::registration::flat_document;
+use crate::registration::verify_identity::{self, VerifyIdentityOptions};
 
 pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let given = selection::parse_expect_commits(&args.expect_commits)?;
     let selection = select(args, &given)?;
     let expected = selection::expect_commits(&given, &selection)?;
     selection::require_every_commit(&expected, &selection)?;
-    let flat = flat_document::FlatDocument::read(&super::flat_document(&args.flat_document))?;
-    let mut reports = Vec::new();
-    let mut declared = Vec::new();
-    // Each client's user config and recorded entries, read once for every server: the cost of
-    // a run stays linear in the number of servers.
-    let mut views = Vec::new();
-    for kind in ClientKind::unique(&args.clients) {
-        views.push((kind, clients::read_live(kind)?, flat.servers(kind.name())));
-    }
-    for s in &selection.servers {
-        let server = &s.server;
-        let registered_name = &s.registered_name;
-        let entry = render::render(server, &s.prefix)?.entry;
-        let trust = super::trust_policies(args.trusted_signers.as_deref(), server)?;
-        // Resolved once for every client's report of this server: one release throughout.
-        let release = Release::resolve(&s.prefix, server.layout);
-        for (kind, live_read, recorded) in &views {
-            let kind = *kind;
-            // An entry install put in claude's managed file: that file is its live witness.
-            let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
-                && kind.name() == "claude";
-            let live = match managed {
-                true => clients::claude_managed::read_live()?,
-                false => match live_read.clone() {
-                    Some(mut live) => {
-                        live.shadows = clients::live_shadows(kind, &live, registered_name)?;
-                        Some(live)
-                    }
-                    None => None,
-                },
-            };
-            let client = kind.name();
-            let target = Target {
-                server,
-                client,
-                prefix: s.prefix.clone(),
-                registered_name: registered_name.clone(),
-                declared: entry.clone(),
-                expected: expected.get(&server.name).cloned(),
-                require_content: args.content,
-                handshake: args.handshake.then_some(args.handshake_timeout),
-                live,
-                layers: clients::effective_layers(kind, registered_name, &entry),
-                strict: args.strict,
-                trust: &trust,
-                release: release.clone(),
-            };
-            let mut report = checks::verify(&target, recorded);
-            if args.require_live {
-                report.require_live(&match managed {
-                    true => clients::claude_managed::path(),
-                    false => clients::user_config(kind).0,
-                });
-            }
-            reports.push(report);
-        }
-        declared.push((registered_name, entry));
-    }
-    if args.only_deployed {
-        for kind in ClientKind::unique(&args.clients) {
-            let ours: Vec<only_deployed::Declared> = declared
-                .iter()
-                .map(|(name, entry)| only_deployed::Declared { name, entry })
-                .collect();
-            reports.push(only_deployed::report(kind, &ours));
-        }
-    }
-    let report = Report::new(reports, None);
+    let opts = VerifyIdentityOptions {
+        selection: &selection,
+        expected: &expected,
+        trusted_signers: args.trusted_signers.as_deref(),
+        clients: &args.clients,
+        require_content: args.content,
+        handshake: args.handshake.then_some(args.handshake_timeout),
+        strict: args.strict,
+        require_live: args.require_live,
+        only_deployed: args.only_deployed,
+    };
+    let report = verify_identity::run(&opts)?;
     let exit = Exit::from_checks(report.ok);
     crate::output::print(&report, style, exit);
     Ok(exit)

@@ -97,7 +97,10 @@ impl ManifestError {
                 "remove them from the release; only files, directories and symlinks are allowed"
                     .to_string(),
             ),
-            _ => None,
+            // Every variant listed: a new one must decide on its help here.
+            ManifestError::Dir { .. }
+            | ManifestError::NotADirectory { .. }
+            | ManifestError::Walk { .. } => None,
         }
     }
 }

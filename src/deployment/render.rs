@@ -49,7 +49,8 @@ impl RenderError {
             RenderError::UnknownPlaceholder { .. } | RenderError::Shape { .. } => {
                 Some("fix the template named in the server declaration".into())
             }
-            _ => None,
+            // Every variant listed: a new one must decide on its help here.
+            RenderError::NonUtf8Prefix(_) | RenderError::Io(_) => None,
         }
     }
 }

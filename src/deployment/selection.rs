@@ -238,6 +238,16 @@ pub(crate) enum Root<'a> {
 }
 
 impl<'a> Root<'a> {
+    /// `--root`, else `--prefix`: where the servers are; `None` for each server's declared
+    /// prefix.
+    pub(crate) fn from_flags(root: Option<&'a Path>, prefix: Option<&'a Path>) -> Option<Self> {
+        match (root, prefix) {
+            (Some(r), _) => Some(Root::Root(r)),
+            (None, Some(p)) => Some(Root::Prefix(p)),
+            (None, None) => None,
+        }
+    }
+
     pub(crate) fn path(&self) -> &'a Path {
         match self {
             Root::Root(p) | Root::Prefix(p) => p,

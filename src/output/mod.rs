@@ -53,6 +53,17 @@ pub(crate) enum Verbosity {
     Verbose,
 }
 
+impl Verbosity {
+    /// `-q` wins over `-v`.
+    pub(crate) fn from_flags(quiet: bool, verbose: bool) -> Verbosity {
+        match (quiet, verbose) {
+            (true, _) => Verbosity::Quiet,
+            (false, true) => Verbosity::Verbose,
+            (false, false) => Verbosity::Normal,
+        }
+    }
+}
+
 /// How this run prints: the command's name (for the machine formats' titles), the format
 /// and the verbosity.
 #[derive(Debug, Clone, Copy)]
@@ -296,6 +307,22 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
 }
 
 /// A check report (verify-identity, install, uninstall, status, render-mcp's refusal).
+/// install's (and reconcile's) refusal when the deployment failed the gate: the report (each
+/// server's verdict), then why nothing changed; the run exits 1.
+pub(crate) fn refused_at_gate(report: &Report, style: &Style) {
+    print(report, style, Exit::CheckFailed);
+    // The line is human text: in a machine format it goes to stderr.
+    if style.format != Format::Human {
+        eprintln!("{GATE_LINE}");
+    } else {
+        emit(&format!("{GATE_LINE}\n"));
+    }
+}
+
+/// What a gate failure says, after the failed checks.
+const GATE_LINE: &str = "no registration was changed: install checks the deployment before it \
+                         registers anything, and the deployment failed the checks above";
+
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => emit_json_pretty(report, exit),

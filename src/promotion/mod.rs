@@ -21,6 +21,7 @@ pub(crate) mod prune;
 mod recovery;
 mod register;
 pub(crate) mod running;
+pub(crate) mod status;
 mod switch;
 pub(crate) mod transition;
 

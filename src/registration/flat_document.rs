@@ -59,6 +59,15 @@ pub(crate) fn default_path() -> PathBuf {
     crate::dirs::claude_config_dir().join("mcp-registered.json")
 }
 
+/// The flat document a command names (`--registered`, else `--mcp-json`, the seed's name for
+/// it), else the default one.
+pub(crate) fn given_or_default(registered: Option<&Path>, mcp_json: Option<&Path>) -> PathBuf {
+    registered
+        .or(mcp_json)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(default_path)
+}
+
 /// The flat document at `path`; `None` when it does not exist yet. A malformed one is an
 /// error: it is never overwritten.
 pub(crate) fn read_if_exists(path: &Path) -> Result<Option<FlatDocument>, FlatDocumentError> {

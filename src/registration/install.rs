@@ -143,6 +143,13 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
     })
 }
 
+/// The report of an install (or reconcile) the gate refused: the gate's `reports`, each with
+/// its verdict ([`not_changed`]).
+pub(crate) fn refused(mut reports: Vec<ServerReport>) -> crate::identity::report::Report {
+    not_changed(&mut reports);
+    crate::identity::report::Report::new(reports, None)
+}
+
 /// A refused install's verdict for each server of the gate's `reports`, each its own: a
 /// server that failed says so; one that passed says which others failed, since install
 /// registers all or nothing.

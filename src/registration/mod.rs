@@ -16,3 +16,4 @@ mod tests;
 pub(crate) mod transaction;
 pub(crate) mod uninstall;
 pub(crate) mod verify;
+pub(crate) mod verify_identity;

@@ -24,7 +24,7 @@
 //! call in progress in every thread ([`crate::process`]), which fails that client's step and
 //! so rolls every client back. A crash leaves each client's journal for the next run's step 2.
 
-use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions};
+use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions, Scope};
 use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::fsio::IoError;
@@ -34,6 +34,7 @@ use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock, LockError};
 use crate::registration::plan::{observe_all, ClientPlan, PlanError};
 use crate::registration::transaction::{self, Change, Failure, Transaction, TransactionError};
+use crate::usage::UsageError;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
@@ -339,6 +340,54 @@ pub(crate) fn open_named(
 
 /// The clients a dry run opened, and a sentence for each whose binary is missing.
 pub(crate) type DryRunClients = (Vec<Box<dyn Client>>, Vec<String>);
+
+/// `--scope managed` names claude alone: no other client has a managed file mcp-deploy writes.
+pub(crate) fn check_scope(clients: &[ClientKind], scope: Scope) -> Result<(), UsageError> {
+    if scope == Scope::User {
+        return Ok(());
+    }
+    let others: Vec<&str> = ClientKind::unique(clients)
+        .into_iter()
+        .map(ClientKind::name)
+        .filter(|&n| n != "claude")
+        .collect();
+    if !others.is_empty() {
+        return Err(UsageError::new(
+            format!(
+                "--scope managed is for claude only, and --client names {}: mcp-deploy writes no \
+                 managed file for another client",
+                others.join(", ")
+            ),
+            "run --scope managed with --client claude alone, and register the other clients \
+             in a second run without --scope (user scope)",
+        ));
+    }
+    Ok(())
+}
+
+/// The clients of `--client` opened for `scope` (install's, uninstall's and promote's, after
+/// [`check_scope`]), and for a dry run a sentence for each whose binary is missing. `managed`
+/// is claude's managed file, for `--client claude` alone: no other client has one mcp-deploy
+/// writes.
+pub(crate) fn open_in_scope(
+    clients: &[ClientKind],
+    options: &ClientOptions,
+    scope: Scope,
+    dry_run: bool,
+) -> Result<DryRunClients, ClientError> {
+    if scope == Scope::User {
+        return match dry_run {
+            true => open_for_dry_run(clients, options),
+            false => Ok((open_named(clients, options)?, Vec::new())),
+        };
+    }
+    // A dry run reads the file and calls nothing, so it needs neither root nor the binary.
+    let options = ClientOptions {
+        calls_binary: !dry_run,
+        ..options.clone()
+    };
+    Ok((vec![clients::claude_managed::open(&options)?], Vec::new()))
+}
 
 /// For a dry run, which calls no client but `--version` (and that only when the binary is
 /// there): open each client as [`open_named`] does, except that one whose binary is missing
