@@ -1305,17 +1305,24 @@ impl World {
             cases.push_str(&format!("  {pattern}) {act} ;;\n"));
         }
         // `--version` (which mcp-deploy asks once, when the package files do not tell) is
-        // not one of the calls a test counts.
+        // not one of the calls a test counts. The count is taken under a lock: install runs
+        // its `get`s concurrently, and two that read the count at once both took the same
+        // number, so the call a fault was meant for was sometimes never made (a flake of
+        // faults::a_failure_before_any_change_says_nothing_had_changed_not_an_empty_rollback_list:
+        // 1 run in 6 exited 0). The lock is closed before claude runs, so calls still overlap.
         self.write_claude(&format!(
             "#!/bin/sh\n\
              [ \"$1\" = --version ] && exec '{real}' --version\n\
              echo \"$*\" >> '{log}'\n\
              sub=$2\n\
+             exec 9>>'{cnt}.lock'; '{flock}' 9\n\
              n=$(cat '{cnt}.'\"$sub\" 2>/dev/null || echo 0); n=$((n+1)); echo $n > '{cnt}.'\"$sub\"\n\
+             exec 9>&-\n\
              case \"$sub:$n\" in\n{cases}esac\n\
              exec '{real}' \"$@\"\n",
             log = log.display(),
             cnt = counters.display(),
+            flock = system_tool("flock").display(),
             real = real.display()
         ));
     }
