@@ -166,6 +166,17 @@ impl Client for Claude {
         shadows_in(&self.config, name)
     }
 
+    fn shadows_of(
+        &self,
+        names: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, ClientError> {
+        let read = LiveShadows::read_in(&self.config, Reach::WorkingDirectory)?;
+        Ok(names
+            .iter()
+            .map(|n| (n.to_string(), super::table::LoadedShadows::of(&read, n)))
+            .collect())
+    }
+
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
         read_user_entries(&self.config)
     }
@@ -308,83 +319,142 @@ impl Claude {
 /// directory mcp-deploy runs from and of each directory above it (claude looks for
 /// `.mcp.json` from where it runs up to `/`).
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-    let mut found = Vec::new();
-    let doc = read_config(config)?;
-    for (dir, servers) in &doc.local {
-        if servers.iter().any(|s| s == name) {
-            found.push(format!("local scope of project {dir}"));
-        }
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        found.extend(cwd.ancestors().filter_map(|dir| project_shadow(dir, name)));
-    }
-    Ok(found)
+    let read = LiveShadows::read_in(config, Reach::WorkingDirectory)?;
+    Ok(super::table::LoadedShadows::of(&read, name))
 }
 
-/// Same-name entries that win over the user-scope entry `name` of the config file `config`,
-/// for a check without the claude binary: [`shadows_in`], and the `.mcp.json` of every
-/// project directory claude knows (`projects` in its config) and of every directory above
-/// one (claude looks from where it runs up to `/`): whether the user approved that project
-/// server cannot be told from outside, so it counts.
-pub(crate) fn live_shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-    let mut found = shadows_in(config, name)?;
-    // shadows_in has read and parsed this file already: it is valid JSON. Read bounded again
-    // all the same: it may have been replaced (by a FIFO) since.
-    let projects: Vec<PathBuf> =
-        fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
-            .ok()
-            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-            .and_then(|doc| {
-                doc.get("projects")
-                    .and_then(Value::as_object)
-                    .map(|p| p.keys().map(PathBuf::from).collect())
-            })
-            .unwrap_or_default();
-    // Claude looks for `.mcp.json` from the directory it runs in up to `/`: each project's
-    // directory and every directory above it (those above the working directory were read
-    // by shadows_in).
-    let cwd = std::env::current_dir().ok();
-    let mut seen: std::collections::HashSet<PathBuf> = cwd
-        .iter()
-        .flat_map(|c| c.ancestors().map(Path::to_path_buf))
-        .collect();
-    for project in projects.iter().filter(|p| p.is_absolute()) {
-        for dir in project.ancestors() {
-            if seen.insert(dir.to_path_buf()) {
-                found.extend(project_shadow(dir, name));
+/// [`LiveShadows`] as the client table's once-per-run shadow reader.
+pub(crate) fn load_live_shadows(
+    config: &Path,
+) -> Result<Box<dyn super::table::LoadedShadows>, ClientError> {
+    Ok(Box::new(LiveShadows::read_in(config, Reach::Projects)?))
+}
+
+/// Same-name entries that win over a user-scope entry of the config file, for a check without
+/// the claude binary, read once for every name a run asks about: what [`shadows_in`] reads (the
+/// local scope of each project, the `.mcp.json` of the working directory and every directory
+/// above it), and the `.mcp.json` of every project directory claude knows (`projects` in its
+/// config) and of every directory above one (claude looks from where it runs up to `/`):
+/// whether the user approved that project server cannot be told from outside, so it counts.
+pub(crate) struct LiveShadows {
+    /// Each project's local-scope server names.
+    local: Vec<(String, Vec<String>)>,
+    /// `<dir>/.mcp.json` of the working directory and every directory above it, then of each
+    /// project directory claude knows and every directory above one, each once, as read.
+    project_files: Vec<(PathBuf, ProjectFile)>,
+}
+
+/// A project `.mcp.json` as read.
+enum ProjectFile {
+    /// Its `mcpServers` (any JSON value; a name counts when the value has it as a key).
+    Servers(Option<Value>),
+    /// It exists and cannot be read or parsed: claude may read it, so it counts.
+    Unreadable(String),
+}
+
+/// Which `.mcp.json` files a shadow reader looks at.
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum Reach {
+    /// Those of the working directory and every directory above it ([`shadows_in`]).
+    WorkingDirectory,
+    /// Those too, and those of every project directory claude knows and every directory above
+    /// one ([`load_live_shadows`]).
+    Projects,
+}
+
+impl LiveShadows {
+    pub(crate) fn read_in(config: &Path, reach: Reach) -> Result<LiveShadows, ClientError> {
+        let doc = read_config(config)?;
+        // read_config has parsed this file already: it is valid JSON. Read bounded again all
+        // the same: it may have been replaced (by a FIFO) since.
+        let projects: Vec<PathBuf> = if reach == Reach::WorkingDirectory {
+            Vec::new()
+        } else {
+            fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
+                .ok()
+                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+                .and_then(|doc| {
+                    doc.get("projects")
+                        .and_then(Value::as_object)
+                        .map(|p| p.keys().map(PathBuf::from).collect())
+                })
+                .unwrap_or_default()
+        };
+        // Claude looks for `.mcp.json` from the directory it runs in up to `/`: the working
+        // directory's ancestors first, then each project's directory and every one above it.
+        let cwd = std::env::current_dir().ok();
+        let mut dirs: Vec<PathBuf> = cwd
+            .iter()
+            .flat_map(|c| c.ancestors().map(Path::to_path_buf))
+            .collect();
+        let mut seen: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
+        for project in projects.iter().filter(|p| p.is_absolute()) {
+            for dir in project.ancestors() {
+                if seen.insert(dir.to_path_buf()) {
+                    dirs.push(dir.to_path_buf());
+                }
             }
         }
+        let project_files = dirs
+            .iter()
+            .filter_map(|dir| read_project_file(dir).map(|f| (dir.join(".mcp.json"), f)))
+            .collect();
+        Ok(LiveShadows {
+            local: doc.local,
+            project_files,
+        })
     }
-    Ok(found)
 }
 
-/// Whether `dir/.mcp.json` defines `name` in claude's project scope: where, when it does, or
-/// when it exists and mcp-deploy cannot read or parse it — claude may still read it (it
-/// strips a byte-order mark, Node accepts a lone surrogate escape, a FIFO blocks), so that
-/// what cannot be read fails rather than being vouched for. Read bounded, never blocking.
-pub fn project_shadow(dir: &Path, name: &str) -> Option<String> {
+impl super::table::LoadedShadows for LiveShadows {
+    fn of(&self, name: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for (dir, servers) in &self.local {
+            if servers.iter().any(|s| s == name) {
+                found.push(format!("local scope of project {dir}"));
+            }
+        }
+        found.extend(
+            self.project_files
+                .iter()
+                .filter_map(|(path, file)| project_file_shadow(path, file, name)),
+        );
+        found
+    }
+}
+
+/// `dir/.mcp.json` as claude would find it; `None` when there is none (a dangling link
+/// included: claude finds nothing there either). Read bounded, never blocking.
+fn read_project_file(dir: &Path) -> Option<ProjectFile> {
     let path = dir.join(".mcp.json");
     std::fs::symlink_metadata(&path).ok()?;
-    let unreadable = |why: String| {
-        Some(format!(
+    let text = match fsio::read_input_string(&path, "project .mcp.json", fsio::limits::DOCUMENT) {
+        Ok(t) => t,
+        Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(ProjectFile::Unreadable(e.source.to_string())),
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    Some(match serde_json::from_str::<Value>(text) {
+        Ok(mut v) => ProjectFile::Servers(v.get_mut("mcpServers").map(Value::take)),
+        Err(e) => ProjectFile::Unreadable(format!("not JSON: {e}")),
+    })
+}
+
+/// Whether the project file at `path` defines `name`: where, when it does, or when it cannot
+/// be read — claude may still read it (it strips a byte-order mark, Node accepts a lone
+/// surrogate escape, a FIFO blocks), so that what cannot be read fails rather than being
+/// vouched for.
+fn project_file_shadow(path: &Path, file: &ProjectFile, name: &str) -> Option<String> {
+    match file {
+        ProjectFile::Servers(servers) => servers
+            .as_ref()
+            .and_then(|m| m.get(name))
+            .map(|_| format!("project scope in {}", path.display())),
+        ProjectFile::Unreadable(why) => Some(format!(
             "project scope in {} (mcp-deploy cannot read it: {why}; claude may, so it \
              counts)",
             path.display()
-        ))
-    };
-    let text = match fsio::read_input_string(&path, "project .mcp.json", fsio::limits::DOCUMENT) {
-        Ok(t) => t,
-        // A dangling link: claude finds nothing there either.
-        Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(e) => return unreadable(e.source.to_string()),
-    };
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    match serde_json::from_str::<Value>(text) {
-        Ok(v) => v
-            .get("mcpServers")
-            .and_then(|m| m.get(name))
-            .map(|_| format!("project scope in {}", path.display())),
-        Err(e) => unreadable(format!("not JSON: {e}")),
+        )),
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) mod tests;
 pub(crate) mod version;
 pub(crate) mod vscode;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -37,7 +38,9 @@ use serde_json::{Map, Value};
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
 pub use table::ClientKind;
-pub(crate) use table::{client_list_help, Binary, ClientOptions, Description, Http, Writes};
+pub(crate) use table::{
+    client_list_help, Binary, ClientOptions, Description, Http, ShadowReader, Writes,
+};
 use version::{Supported, Version};
 
 /// Every client mcp-deploy knows, in `--client`'s order: the one table ([`table`]).
@@ -62,8 +65,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: |row, o| Ok(Box::new(claude::Claude::open(row, o)?)),
         user_config: claude::config_path,
         read_entries: claude::read_user_entries,
-        shadows: claude::live_shadows_in,
-        layers: layers::claude::read,
+        shadows: ShadowReader::Once(claude::load_live_shadows),
+        layers: layers::Reader::Once(layers::claude::load),
         scopes: scopes::claude,
     },
     Description {
@@ -86,8 +89,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: |row, o| Ok(Box::new(codex::open(row, o)?)),
         user_config: codex::config_path,
         read_entries: codex::read_user_entries,
-        shadows: codex::shadows_in,
-        layers: layers::codex::read,
+        shadows: ShadowReader::PerName(codex::shadows_in),
+        layers: layers::Reader::PerName(layers::codex::read),
         scopes: scopes::codex,
     },
     Description {
@@ -111,8 +114,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: |row, o| Ok(Box::new(gemini::open(row, o)?)),
         user_config: gemini::config_path,
         read_entries: gemini::read_user_entries,
-        shadows: gemini::shadows_in,
-        layers: layers::gemini::read,
+        shadows: ShadowReader::PerName(gemini::shadows_in),
+        layers: layers::Reader::PerName(layers::gemini::read),
         scopes: scopes::gemini,
     },
     Description {
@@ -137,8 +140,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: file_written::open::<opencode::Opencode>,
         user_config: opencode::config_path,
         read_entries: file_written::read_user_entries::<opencode::Opencode>,
-        shadows: opencode::shadows_in,
-        layers: layers::opencode::read,
+        shadows: ShadowReader::PerName(opencode::shadows_in),
+        layers: layers::Reader::PerName(layers::opencode::read),
         scopes: scopes::opencode,
     },
     Description {
@@ -164,8 +167,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: |row, o| Ok(Box::new(grok::open(row, o)?)),
         user_config: grok::config_path,
         read_entries: grok::read_user_entries,
-        shadows: grok::shadows_in,
-        layers: layers::grok::read,
+        shadows: ShadowReader::PerName(grok::shadows_in),
+        layers: layers::Reader::PerName(layers::grok::read),
         scopes: scopes::grok,
     },
     Description {
@@ -177,8 +180,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: file_written::open::<cursor::Cursor>,
         user_config: cursor::config_path,
         read_entries: file_written::read_user_entries::<cursor::Cursor>,
-        shadows: cursor::shadows_in,
-        layers: layers::cursor::read,
+        shadows: ShadowReader::PerName(cursor::shadows_in),
+        layers: layers::Reader::PerName(layers::cursor::read),
         scopes: scopes::cursor,
     },
     Description {
@@ -202,8 +205,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: |row, o| Ok(Box::new(copilot::open(row, o)?)),
         user_config: copilot::config_path,
         read_entries: copilot::read_user_entries,
-        shadows: copilot::shadows_in,
-        layers: copilot::read_layers,
+        shadows: ShadowReader::PerName(copilot::shadows_in),
+        layers: layers::Reader::PerName(copilot::read_layers),
         scopes: copilot::scopes,
     },
     Description {
@@ -216,8 +219,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         open: file_written::open::<vscode::Vscode>,
         user_config: vscode::config_path,
         read_entries: file_written::read_user_entries::<vscode::Vscode>,
-        shadows: vscode::shadows_in,
-        layers: vscode::layers,
+        shadows: ShadowReader::PerName(vscode::shadows_in),
+        layers: layers::Reader::PerName(vscode::layers),
         scopes: vscode::scopes,
     },
 ];
@@ -415,6 +418,14 @@ pub(crate) trait Client: Sync {
     /// Where a same-name entry in another scope (local, project) would shadow the user-scope
     /// entry `name`, one description each. Read-only.
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError>;
+    /// [`Client::shadows`] of each of `names`, by name: a client that can read its files once
+    /// for all of them does (a run over many servers then reads them once, not per server).
+    fn shadows_of(&self, names: &[&str]) -> Result<BTreeMap<String, Vec<String>>, ClientError> {
+        names
+            .iter()
+            .map(|n| Ok((n.to_string(), self.shadows(n)?)))
+            .collect()
+    }
     /// The user-scope entries as the client's config file holds them, read-only.
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError>;
     /// Register `entry` at user scope under `name`; the name must not be registered.
@@ -490,29 +501,87 @@ pub(crate) fn user_config(kind: ClientKind) -> (PathBuf, ReadEntries) {
 pub(crate) type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
 
 /// Every layer `kind` applies to the user-scope entry `name` on this host
-/// ([`layers::read`]), for the declared entry `declared`.
+/// ([`layers::read`]), for the declared entry `declared`. A run over many names reads them
+/// once instead, with [`Layers::read`].
 pub(crate) fn effective_layers(
     kind: ClientKind,
     name: &str,
     declared: &Entry,
 ) -> Vec<layers::Finding> {
-    let (user_config, _) = user_config(kind);
-    (kind.row().layers)(&layers::Context {
-        name,
-        declared,
-        user_config: &user_config,
-    })
+    Layers::read(kind).of(name, declared)
 }
 
-/// Same-name entries of other scopes that win over the user-scope entry `name` of `live`,
-/// where the client's rules can be read without its binary: its row's `shadows`, the rules
-/// install warns with.
-pub(crate) fn live_shadows(
-    client: ClientKind,
-    live: &crate::identity::checks::Live,
-    name: &str,
-) -> Result<Vec<String>, ClientError> {
-    (client.row().shadows)(&live.path, name)
+/// The layers a client applies on this host, for one run: a client whose reader loads its
+/// files once ([`layers::Reader::Once`]) has read them here; the others read per name.
+pub(crate) struct Layers {
+    user_config: PathBuf,
+    reader: Reading,
+}
+
+enum Reading {
+    PerName(fn(&layers::Context) -> Vec<layers::Finding>),
+    Loaded(Box<dyn layers::Loaded>),
+}
+
+impl Layers {
+    pub(crate) fn read(kind: ClientKind) -> Layers {
+        let (user_config, _) = user_config(kind);
+        let reader = match kind.row().layers {
+            layers::Reader::PerName(f) => Reading::PerName(f),
+            layers::Reader::Once(load) => Reading::Loaded(load(&user_config)),
+        };
+        Layers {
+            user_config,
+            reader,
+        }
+    }
+
+    /// Every layer applied to the user-scope entry `name`, for the declared entry `declared`.
+    pub(crate) fn of(&self, name: &str, declared: &Entry) -> Vec<layers::Finding> {
+        let cx = layers::Context {
+            name,
+            declared,
+            user_config: &self.user_config,
+        };
+        match &self.reader {
+            Reading::PerName(f) => f(&cx),
+            Reading::Loaded(loaded) => loaded.findings(&cx),
+        }
+    }
+}
+
+/// The same-name entries of other scopes that win over a user-scope entry of the config file
+/// `config`, for one run: read once here by a client whose reader loads its files once
+/// ([`ShadowReader::Once`]), per name by the others.
+pub(crate) struct Shadows {
+    config: PathBuf,
+    reader: ShadowReading,
+}
+
+enum ShadowReading {
+    PerName(fn(&Path, &str) -> Result<Vec<String>, ClientError>),
+    Loaded(Box<dyn table::LoadedShadows>),
+}
+
+impl Shadows {
+    pub(crate) fn read(kind: ClientKind, config: &Path) -> Result<Shadows, ClientError> {
+        let reader = match kind.row().shadows {
+            ShadowReader::PerName(f) => ShadowReading::PerName(f),
+            ShadowReader::Once(load) => ShadowReading::Loaded(load(config)?),
+        };
+        Ok(Shadows {
+            config: config.to_path_buf(),
+            reader,
+        })
+    }
+
+    /// Where a same-name entry of another scope wins over the user-scope entry `name`.
+    pub(crate) fn of(&self, name: &str) -> Result<Vec<String>, ClientError> {
+        match &self.reader {
+            ShadowReading::PerName(f) => f(&self.config, name),
+            ShadowReading::Loaded(loaded) => Ok(loaded.of(name)),
+        }
+    }
 }
 
 /// A client's config file read bounded (FIFO-safe): `None` when it does not exist, else its

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use super::layers::{Context, Finding};
 use super::scopes::Found;
 use super::version::Supported;
 use super::{Client, ClientError, Op, ReadEntries};
@@ -42,9 +41,9 @@ pub(crate) struct Description {
     pub(crate) read_entries: ReadEntries,
     /// Where a same-name entry of another scope wins over the user entry `name` of the user
     /// config at the path given, read without its binary.
-    pub(crate) shadows: fn(&Path, &str) -> Result<Vec<String>, ClientError>,
+    pub(crate) shadows: ShadowReader,
     /// Every layer it applies to a user-scope entry ([`super::layers`]).
-    pub(crate) layers: fn(&Context) -> Vec<Finding>,
+    pub(crate) layers: super::layers::Reader,
     /// Every registration of every scope it reads, for prune ([`super::scopes`]).
     pub(crate) scopes: fn(&mut Found, Option<&Path>),
 }
@@ -146,6 +145,12 @@ impl Client for FromRow {
     }
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
         self.client.shadows(name)
+    }
+    fn shadows_of(
+        &self,
+        names: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, ClientError> {
+        self.client.shadows_of(names)
     }
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
         self.client.user_entries()
@@ -398,4 +403,19 @@ mod tests {
             );
         }
     }
+}
+
+/// How a client's shadows are read: per name (each call reads the files), or loaded once per
+/// run and answered per name ([`LoadedShadows`]), so that a run over many servers reads the
+/// files once, not once per server.
+#[derive(Clone, Copy)]
+pub(crate) enum ShadowReader {
+    PerName(fn(&Path, &str) -> Result<Vec<String>, ClientError>),
+    Once(fn(&Path) -> Result<Box<dyn LoadedShadows>, ClientError>),
+}
+
+/// A client's shadowing files as one run read them.
+pub(crate) trait LoadedShadows {
+    /// Same-name entries that win over the user-scope entry `name`.
+    fn of(&self, name: &str) -> Vec<String>;
 }

@@ -25,7 +25,7 @@ use crate::registration::flat_document::{self, FlatDocumentError};
 use crate::registration::plan::shadow_check;
 use crate::registration::reconcile::layers_check;
 use crate::registration::session::open_named;
-use crate::registration::verify::layers_of;
+use crate::registration::verify::{findings, layers_of};
 
 /// What a status run looks at, resolved from its command line.
 pub(crate) struct StatusOptions<'a> {
@@ -64,8 +64,14 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
         })
         .collect();
     let mut reports = Vec::new();
+    let names: Vec<&str> = selected
+        .iter()
+        .map(|s| s.registered_name.as_str())
+        .collect();
     for client in &clients {
+        let layers = layers_of(client.name());
         let entries = client.user_entries()?;
+        let shadows_of = client.shadows_of(&names)?;
         let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
         for s in selected {
             // A name the document records in claude's managed file is looked for there.
@@ -102,18 +108,21 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
             // What the agent runs, with every layer the client applies to the entry.
             let declared = render::render(&s.server, &s.prefix).ok().map(|r| r.entry);
             if let Some(declared) = declared {
-                let findings = layers_of(client.name(), &s.registered_name, &declared);
+                let findings = findings(layers.as_ref(), &s.registered_name, &declared);
                 if !findings.is_empty() {
                     report
                         .checks
                         .push(layers_check(&s.registered_name, &findings, opts.strict));
                 }
             }
-            let shadows = client.shadows(&s.registered_name)?;
+            let shadows = shadows_of
+                .get(&s.registered_name)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
             if !shadows.is_empty() {
                 report.checks.push(shadow_check(
                     &s.registered_name,
-                    &shadows,
+                    shadows,
                     opts.strict,
                     notify,
                 ));

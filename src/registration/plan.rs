@@ -79,10 +79,15 @@ pub(crate) fn plan_client<'a>(
         }
         actions.push(action);
     }
-    let shadows = selected
+    let names: Vec<&str> = selected
         .iter()
-        .map(|s| client.shadows(&s.registered_name))
-        .collect::<Result<_, _>>()?;
+        .map(|s| s.registered_name.as_str())
+        .collect();
+    let mut by_name = client.shadows_of(&names)?;
+    let shadows = names
+        .iter()
+        .map(|n| by_name.remove(*n).unwrap_or_default())
+        .collect();
     Ok(ClientPlan {
         client,
         current,

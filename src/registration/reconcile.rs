@@ -30,7 +30,7 @@ use crate::identity::report::{Check, ServerReport};
 use crate::notice::Notify;
 use crate::registration::flat_document::FlatDocument;
 use crate::registration::plan::shadow_check;
-use crate::registration::verify::layers_of;
+use crate::registration::verify::{findings, layers_of};
 
 /// One server as one client has it, read without the client.
 pub(crate) struct Pair {
@@ -56,7 +56,13 @@ pub(crate) fn read(
     notify: Notify,
 ) -> Result<Vec<Pair>, RenderError> {
     let mut pairs = Vec::new();
+    let names: Vec<&str> = selected
+        .iter()
+        .map(|s| s.registered_name.as_str())
+        .collect();
     for client in clients {
+        let layers = layers_of(client.name());
+        let shadows_of = client.shadows_of(&names);
         let entries = match client.user_entries() {
             Ok(e) => e,
             Err(e) => {
@@ -70,14 +76,17 @@ pub(crate) fn read(
                 drift::server_status(s, client.name(), &entries, recorded.as_ref(), flat_document)?;
             let drift = healable(&report, entries.get(&s.registered_name));
             if let Ok(r) = crate::deployment::render::render(&s.server, &s.prefix) {
-                let findings = layers_of(client.name(), &s.registered_name, &r.entry);
+                let findings = findings(layers.as_ref(), &s.registered_name, &r.entry);
                 if !findings.is_empty() {
                     report
                         .checks
                         .push(layers_check(&s.registered_name, &findings, strict));
                 }
             }
-            match client.shadows(&s.registered_name) {
+            let shadows = shadows_of
+                .as_ref()
+                .map(|by_name| by_name.get(&s.registered_name).cloned().unwrap_or_default());
+            match shadows {
                 Ok(shadows) if shadows.is_empty() => {}
                 Ok(shadows) => {
                     report

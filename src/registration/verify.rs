@@ -67,6 +67,7 @@ pub(crate) fn verify_plans(
 ) -> Result<Vec<ServerReport>, ClientError> {
     let mut reports = Vec::new();
     for p in plans {
+        let layers = layers_of(p.client.name());
         let registrations = flat.servers(p.client.name());
         // The live witness: the client's config as it is now (shadows are install's own
         // warning below, a failure only with --strict).
@@ -93,7 +94,7 @@ pub(crate) fn verify_plans(
                 require_content: v.require_content,
                 handshake: None,
                 live: Some(live.clone()),
-                layers: layers_of(p.client.name(), &s.registered_name, &r.entry),
+                layers: findings(layers.as_ref(), &s.registered_name, &r.entry),
                 strict: v.strict,
                 trust,
                 release: Release::resolve(&s.prefix, s.server.layout),
@@ -111,13 +112,17 @@ pub(crate) fn verify_plans(
     Ok(reports)
 }
 
-/// The layers the client `client` applies to `name` ([`crate::clients::layers`]).
-pub(crate) fn layers_of(
-    client: &str,
+/// The layers the client `client` applies on this host ([`crate::clients::layers`]), read
+/// once for every name a run asks about; `None` for a client not in the table.
+pub(crate) fn layers_of(client: &str) -> Option<crate::clients::Layers> {
+    crate::clients::ClientKind::named(client).map(crate::clients::Layers::read)
+}
+
+/// The layers `layers` apply to `name`, for its declared entry.
+pub(crate) fn findings(
+    layers: Option<&crate::clients::Layers>,
     name: &str,
     declared: &Entry,
 ) -> Vec<crate::clients::layers::Finding> {
-    crate::clients::ClientKind::named(client)
-        .map(|kind| crate::clients::effective_layers(kind, name, declared))
-        .unwrap_or_default()
+    layers.map(|l| l.of(name, declared)).unwrap_or_default()
 }

@@ -61,6 +61,18 @@ pub(crate) enum VerifyIdentityError {
     Client(#[from] ClientError),
 }
 
+/// One client as this run read it, for every server.
+struct View {
+    kind: ClientKind,
+    /// Its user config (`None`: not on this host).
+    live: Option<checks::Live>,
+    /// The same-name entries that shadow a user-scope one, read from that config.
+    shadows: Option<clients::Shadows>,
+    /// What the flat document records for it.
+    recorded: serde_json::Map<String, serde_json::Value>,
+    layers: clients::Layers,
+}
+
 /// Verify every server of `opts.selection` for every client (the numbered steps above).
 pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentityError> {
     let flat = FlatDocument::read(&opts.selection.flat_document)?;
@@ -68,7 +80,18 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
     let mut declared = Vec::new();
     let mut views = Vec::new();
     for kind in ClientKind::unique(opts.clients) {
-        views.push((kind, clients::read_live(kind)?, flat.servers(kind.name())));
+        let live = clients::read_live(kind)?;
+        let shadows = match &live {
+            Some(live) => Some(clients::Shadows::read(kind, &live.path)?),
+            None => None,
+        };
+        views.push(View {
+            kind,
+            live,
+            shadows,
+            recorded: flat.servers(kind.name()),
+            layers: clients::Layers::read(kind),
+        });
     }
     for s in &opts.selection.servers {
         let server = &s.server;
@@ -77,19 +100,19 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
         let trust = trust_policies(opts.trusted_signers, server)?;
         // Resolved once for every client's report of this server: one release throughout.
         let release = Release::resolve(&s.prefix, server.layout);
-        for (kind, live_read, recorded) in &views {
-            let kind = *kind;
+        for view in &views {
+            let kind = view.kind;
             // An entry install put in claude's managed file: that file is its live witness.
             let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
                 && kind.name() == "claude";
             let live = match managed {
                 true => clients::claude_managed::read_live()?,
-                false => match live_read.clone() {
-                    Some(mut live) => {
-                        live.shadows = clients::live_shadows(kind, &live, registered_name)?;
+                false => match (view.live.clone(), &view.shadows) {
+                    (Some(mut live), Some(shadows)) => {
+                        live.shadows = shadows.of(registered_name)?;
                         Some(live)
                     }
-                    None => None,
+                    _ => None,
                 },
             };
             let client = kind.name();
@@ -103,12 +126,12 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
                 require_content: opts.require_content,
                 handshake: opts.handshake,
                 live,
-                layers: clients::effective_layers(kind, registered_name, &entry),
+                layers: view.layers.of(registered_name, &entry),
                 strict: opts.strict,
                 trust: &trust,
                 release: release.clone(),
             };
-            let mut report = checks::verify(&target, recorded);
+            let mut report = checks::verify(&target, &view.recorded);
             if opts.require_live {
                 report.require_live(&match managed {
                     true => clients::claude_managed::path(),

@@ -535,13 +535,7 @@ impl Rng {
 /// promote between two reads cannot split a report across two releases.
 #[test]
 fn one_verify_of_one_server_reads_current_at_most_twice() {
-    let Some(strace) = ["/usr/bin/strace", "/bin/strace"]
-        .into_iter()
-        .map(Path::new)
-        .find(|p| p.exists())
-    else {
-        panic!("strace is needed (Debian's strace; scripts/test.sh installs it)");
-    };
+    let strace = strace();
     let w = World::new();
     let prefix = w.opt().join("codetools");
     release_layout(&prefix, CT_SHA);
@@ -584,5 +578,97 @@ fn one_verify_of_one_server_reads_current_at_most_twice() {
     assert!(
         !calls.is_empty(),
         "strace saw no call naming {needle}: is the trace empty?"
+    );
+}
+
+/// strace, which scripts/test.sh installs (Debian's strace): missing, the test fails.
+fn strace() -> &'static Path {
+    ["/usr/bin/strace", "/bin/strace"]
+        .into_iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+        .expect("strace is needed (Debian's strace; scripts/test.sh installs it)")
+}
+
+/// Issue 34: each server's checks read claude's whole config again (its user entries, its
+/// shadows twice, its layers once), so `verify-identity --root` cost grew with the square of the
+/// number of servers (5.3 s at 1,000). Each client's files are now read once per run: two
+/// servers open `.claude.json` as often as one does.
+#[test]
+fn verify_identity_reads_claudes_config_once_per_run_not_once_per_server() {
+    let w = World::new();
+    let opt = w.sample();
+    let entry = |server: &str| match server {
+        "codetools" => {
+            serde_json::json!({"type": "stdio", "command": opt.join("codetools/bin/codetools"),
+            "args": ["mcp", "serve"], "env": {}})
+        }
+        _ => {
+            serde_json::json!({"type": "stdio", "command": opt.join("orchestrata/bin/orchestrata-mcp"),
+            "args": [], "env": {}})
+        }
+    };
+    let servers =
+        serde_json::json!({"codetools": entry("codetools"), "orchestrata": entry("orchestrata")});
+    fs::create_dir_all(w.config_dir()).unwrap();
+    fs::write(
+        w.claude_json(),
+        serde_json::json!({"mcpServers": servers}).to_string(),
+    )
+    .unwrap();
+    let flat: serde_json::Map<String, serde_json::Value> = servers
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                serde_json::json!({"command": v["command"], "args": v["args"]}),
+            )
+        })
+        .collect();
+    fs::write(
+        w.registered(),
+        serde_json::json!({"mcpServers": flat}).to_string(),
+    )
+    .unwrap();
+    let opens = |servers: &[&str]| {
+        let trace = w.root().join(format!("trace-{}", servers.len()));
+        let mut args = vec![
+            "-f".to_string(),
+            "-e".into(),
+            "trace=open,openat,openat2".into(),
+            "-o".into(),
+            trace.display().to_string(),
+            env!("CARGO_BIN_EXE_mcp-deploy").into(),
+            "verify-identity".into(),
+            "--root".into(),
+            opt.display().to_string(),
+            "--require-live".into(),
+        ];
+        for s in servers {
+            let sha = if *s == "codetools" { CT_SHA } else { OR_SHA };
+            args.extend([
+                "--server".into(),
+                s.to_string(),
+                "--expect-commit".into(),
+                format!("{s}={sha}"),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        w.run_program(strace(), &args, &[]).code(0);
+        let needle = format!("\"{}\"", w.claude_json().display());
+        fs::read_to_string(&trace)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains(&needle))
+            .count()
+    };
+    let one = opens(&["codetools"]);
+    let two = opens(&["codetools", "orchestrata"]);
+    assert!(one > 0, "strace saw no open of .claude.json");
+    assert_eq!(
+        one, two,
+        "one server opened .claude.json {one} times, two servers {two} times"
     );
 }

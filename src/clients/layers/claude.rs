@@ -63,10 +63,20 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
+    super::Loaded::findings(&load_host(cx.user_config), cx)
+}
+
+/// Every file the layers come from, read once ([`Loaded::findings`] answers per name): a run
+/// over many servers reads them once, not once per server.
+pub(crate) fn load(user_config: &Path) -> Box<dyn super::Loaded> {
+    Box::new(load_host(user_config))
+}
+
+fn load_host(user_config: &Path) -> Loaded {
     let config_home = crate::clients::claude::config_home();
     let cwd = std::env::current_dir().ok();
-    read_in(
-        cx,
+    load_in(
+        user_config,
         &Where {
             managed: PathBuf::from(MANAGED_DIR),
             config_home,
@@ -89,46 +99,51 @@ struct Settings {
     keys: HashMap<String, Value>,
 }
 
-pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
-    let mut out = Vec::new();
+/// What claude's layer files held when they were read, for every name.
+pub(crate) struct Loaded {
+    /// `managed-mcp.json` when it exists, and its `mcpServers` when it could be read.
+    managed_mcp: Option<(PathBuf, Option<Value>)>,
+    /// `.claude.json`, and its `projects` when it has them.
+    claude_json: PathBuf,
+    projects: Option<serde_json::Map<String, Value>>,
+    /// What could not be read of `projects`, named.
+    projects_unread: Option<Finding>,
+    /// What the settings files said of themselves (a drop-in directory or a file that could
+    /// not be read, a managed file claude refuses), in the order they were read.
+    unread: Vec<Finding>,
+    settings: Vec<Settings>,
+    /// Server-delivered settings found in the config dir.
+    delivered: Vec<Finding>,
+}
 
-    // 1. managed-mcp.json: its mere presence is exclusive control. Its own entry of the name,
-    // equal to the declared one, is the registration itself (`install --scope managed`).
+pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
+    super::Loaded::findings(&load_in(cx.user_config, at), cx)
+}
+
+fn load_in(user_config: &Path, at: &Where) -> Loaded {
     let managed_mcp = at.managed.join("managed-mcp.json");
-    if std::fs::symlink_metadata(&managed_mcp).is_ok() {
-        let same_name = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
+    let managed_mcp = std::fs::symlink_metadata(&managed_mcp).is_ok().then(|| {
+        let servers = read_json(&managed_mcp, &["mcpServers"], fsio::limits::CLIENT_CONFIG)
             .ok()
-            .and_then(|mut k| k.remove("mcpServers"))
-            .and_then(|s| s.get(cx.name).cloned());
-        let ours = same_name
-            .as_ref()
-            .and_then(|v| crate::entry::Entry::from_value(v).ok())
-            .is_some_and(|e| e.same_registration(cx.declared));
-        let replaced = same_name.is_some();
-        if !ours {
-            out.push(Finding::new(
-                format!("{} mcpServers", managed_mcp.display()),
-                if replaced {
-                    Effect::Replaced("a managed server of the same name".into())
-                } else {
-                    Effect::Blocked(
-                        "an enterprise MCP config exists: claude loads only its servers".into(),
-                    )
-                },
-            ));
+            .and_then(|mut k| k.remove("mcpServers"));
+        (managed_mcp, servers)
+    });
+    let (projects, projects_unread) = read_projects(user_config);
+    let mut dirs: Vec<PathBuf> = at.cwd.clone().into_iter().collect();
+    for dir in projects.iter().flat_map(|p| p.keys()).map(PathBuf::from) {
+        if dir.is_absolute() && !dirs.contains(&dir) {
+            dirs.push(dir);
         }
     }
-
-    // 2. Settings, lowest first.
-    let projects = project_dirs(cx.user_config, cx.name, at.cwd.as_deref(), &mut out);
+    let mut unread = Vec::new();
     let mut files: Vec<(PathBuf, bool)> = vec![(at.config_home.join("settings.json"), false)];
-    for dir in &projects {
+    for dir in &dirs {
         files.push((dir.join(".claude/settings.json"), false));
         files.push((dir.join(".claude/settings.local.json"), false));
     }
     files.push((at.managed.join("managed-settings.json"), true));
     files.extend(
-        drop_ins(&at.managed.join("managed-settings.d"), &mut out)
+        drop_ins(&at.managed.join("managed-settings.d"), &mut unread)
             .into_iter()
             .map(|p| (p, true)),
     );
@@ -141,7 +156,7 @@ pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
                 keys,
             }),
             Err(Unread::Absent) => {}
-            Err(Unread::NotAnObject(why)) if managed => out.push(Finding::new(
+            Err(Unread::NotAnObject(why)) if managed => unread.push(Finding::new(
                 path.display(),
                 Effect::Blocked(format!(
                     "claude refuses to start on a managed settings file that is not a JSON \
@@ -151,31 +166,15 @@ pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
             // claude ignores a user or project settings file it cannot parse.
             Err(Unread::NotAnObject(_)) => {}
             Err(Unread::Unreadable(why)) => {
-                out.push(Finding::new(path.display(), Effect::NotCompared(why)))
+                unread.push(Finding::new(path.display(), Effect::NotCompared(why)))
             }
         }
     }
-    for s in &settings {
-        if let Some(Value::Object(env)) = s.keys.get("env") {
-            let mut keys = env_not_declared(cx.declared, env.keys().map(String::as_str));
-            if keys.iter().any(|k| k == "env.CLAUDE_CODE_SHELL_PREFIX") {
-                keys.insert(0, "command".into());
-            }
-            if !keys.is_empty() {
-                out.push(Finding::new(
-                    format!("{} env", s.path.display()),
-                    Effect::Changed(keys),
-                ));
-            }
-        }
-    }
-    out.extend(policy(cx, &settings));
-
-    // 3. Server-delivered settings, cached in the config dir.
+    let mut delivered = Vec::new();
     for name in ["remote-settings.json", "policy-limits.json"] {
         let p = at.config_home.join(name);
         if std::fs::symlink_metadata(&p).is_ok() {
-            out.push(Finding::new(
+            delivered.push(Finding::new(
                 p.display(),
                 Effect::NotCompared(
                     "settings an organization's server delivers to claude (it refreshes them \
@@ -185,7 +184,84 @@ pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
             ));
         }
     }
-    out
+    Loaded {
+        managed_mcp,
+        claude_json: user_config.to_path_buf(),
+        projects,
+        projects_unread,
+        unread,
+        settings,
+        delivered,
+    }
+}
+
+impl super::Loaded for Loaded {
+    /// Every layer claude applies to the user-scope entry `cx.name`, from the files as read.
+    fn findings(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = Vec::new();
+
+        // 1. managed-mcp.json: its mere presence is exclusive control. Its own entry of the
+        // name, equal to the declared one, is the registration itself (`install --scope
+        // managed`).
+        if let Some((managed_mcp, servers)) = &self.managed_mcp {
+            let same_name = servers.as_ref().and_then(|s| s.get(cx.name));
+            let ours = same_name
+                .and_then(|v| crate::entry::Entry::from_value(v).ok())
+                .is_some_and(|e| e.same_registration(cx.declared));
+            let replaced = same_name.is_some();
+            if !ours {
+                out.push(Finding::new(
+                    format!("{} mcpServers", managed_mcp.display()),
+                    if replaced {
+                        Effect::Replaced("a managed server of the same name".into())
+                    } else {
+                        Effect::Blocked(
+                            "an enterprise MCP config exists: claude loads only its servers".into(),
+                        )
+                    },
+                ));
+            }
+        }
+
+        // 2. `.claude.json`'s projects that disable the name, then the settings, lowest first.
+        out.extend(self.projects_unread.clone());
+        for (dir, p) in self.projects.iter().flatten() {
+            // claude reads the list with `Array.isArray(x) ? x : []` and `includes`.
+            let disabled = p
+                .get("disabledMcpServers")
+                .and_then(Value::as_array)
+                .is_some_and(|l| l.iter().any(|v| v.as_str() == Some(cx.name)));
+            if disabled {
+                out.push(Finding::new(
+                    format!(
+                        "{} projects.{dir}.disabledMcpServers",
+                        self.claude_json.display()
+                    ),
+                    Effect::Blocked(format!("disabled in the project {dir} (/mcp disable)")),
+                ));
+            }
+        }
+        out.extend(self.unread.iter().cloned());
+        for s in &self.settings {
+            if let Some(Value::Object(env)) = s.keys.get("env") {
+                let mut keys = env_not_declared(cx.declared, env.keys().map(String::as_str));
+                if keys.iter().any(|k| k == "env.CLAUDE_CODE_SHELL_PREFIX") {
+                    keys.insert(0, "command".into());
+                }
+                if !keys.is_empty() {
+                    out.push(Finding::new(
+                        format!("{} env", s.path.display()),
+                        Effect::Changed(keys),
+                    ));
+                }
+            }
+        }
+        out.extend(policy(cx, &self.settings));
+
+        // 3. Server-delivered settings, cached in the config dir.
+        out.extend(self.delivered.iter().cloned());
+        out
+    }
 }
 
 /// Why a file gave no keys.
@@ -307,52 +383,25 @@ pub(crate) fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
     names
 }
 
-/// The project directories whose `.claude/settings*.json` may apply: the working directory
-/// and every absolute `projects` key of `.claude.json`. Each project there whose
-/// `disabledMcpServers` holds `name` is a finding (claude does not load it there).
-fn project_dirs(
-    claude_json: &Path,
-    name: &str,
-    cwd: Option<&Path>,
-    out: &mut Vec<Finding>,
-) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = cwd.map(Path::to_path_buf).into_iter().collect();
-    let projects = match read_json(claude_json, &["projects"], fsio::limits::CLIENT_CONFIG) {
-        Ok(mut k) => k.remove("projects"),
+/// `.claude.json`'s `projects` (whose keys are the project directories whose
+/// `.claude/settings*.json` may apply, and whose `disabledMcpServers` turn a name off there),
+/// or the finding that names why they could not be read.
+fn read_projects(claude_json: &Path) -> (Option<serde_json::Map<String, Value>>, Option<Finding>) {
+    match read_json(claude_json, &["projects"], fsio::limits::CLIENT_CONFIG) {
+        Ok(mut k) => match k.remove("projects") {
+            Some(Value::Object(projects)) => (Some(projects), None),
+            _ => (None, None),
+        },
         // A config claude cannot parse fails the user-scope read itself, elsewhere.
-        Err(Unread::Absent | Unread::NotAnObject(_)) => None,
-        Err(Unread::Unreadable(why)) => {
-            out.push(Finding::new(
+        Err(Unread::Absent | Unread::NotAnObject(_)) => (None, None),
+        Err(Unread::Unreadable(why)) => (
+            None,
+            Some(Finding::new(
                 format!("{} projects", claude_json.display()),
                 Effect::NotCompared(why),
-            ));
-            None
-        }
-    };
-    let Some(Value::Object(projects)) = projects else {
-        return dirs;
-    };
-    for (dir, p) in &projects {
-        // claude reads the list with `Array.isArray(x) ? x : []` and `includes`.
-        let disabled = p
-            .get("disabledMcpServers")
-            .and_then(Value::as_array)
-            .is_some_and(|l| l.iter().any(|v| v.as_str() == Some(name)));
-        if disabled {
-            out.push(Finding::new(
-                format!(
-                    "{} projects.{dir}.disabledMcpServers",
-                    claude_json.display()
-                ),
-                Effect::Blocked(format!("disabled in the project {dir} (/mcp disable)")),
-            ));
-        }
-        let dir = PathBuf::from(dir);
-        if dir.is_absolute() && !dirs.contains(&dir) {
-            dirs.push(dir);
-        }
+            )),
+        ),
     }
-    dirs
 }
 
 /// One valid entry of a deny or allow list (exactly one of the three shapes, as claude's
