@@ -271,39 +271,6 @@ fn real_releases(prefix: &Path) -> Result<PathBuf, LayoutError> {
     canonical(&prefix.join("releases"))
 }
 
-/// promote's `commit` evidence of the release `dir` about to be made live: its VERSION, and
-/// `<prefix>/VERSION` as it will read after the switch (a link through `current/` follows
-/// the switch; a plain file must already agree).
-pub(crate) fn candidate_commit(prefix: &Path, dir: &Path) -> Result<(Sha, String), LayoutError> {
-    let version = dir.join("VERSION");
-    let sha = read_version(&version)?;
-    let mut evidence = format!("{} holds {sha}", version.display());
-    let outer = prefix.join("VERSION");
-    if let Ok(meta) = outer.symlink_metadata() {
-        let through_current = meta.file_type().is_symlink()
-            && fs::read_link(&outer).is_ok_and(|t| t.is_relative() && t.starts_with("current"));
-        if through_current {
-            evidence.push_str(&format!(
-                "; {} leads through current/ and will follow the switch",
-                outer.display()
-            ));
-        } else {
-            let outer_sha = read_version(&outer)?;
-            if outer_sha != sha {
-                return Err(LayoutError::VersionsDisagree {
-                    outer,
-                    outer_sha,
-                    version,
-                    sha,
-                    after_switch: true,
-                });
-            }
-            evidence.push_str(&format!("; {} agrees", outer.display()));
-        }
-    }
-    Ok((sha, evidence))
-}
-
 /// What a deployment says about its commit.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Evidence {

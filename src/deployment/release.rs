@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::deployment::declaration::Layout;
 use crate::deployment::layout::{
-    self, candidate_commit, canonical, check_candidate, read_version, Evidence, LayoutError, Sha,
+    self, canonical, check_candidate, read_version, Evidence, LayoutError, Sha,
 };
 use crate::deployment::python_commit;
 
@@ -162,27 +162,33 @@ impl Release {
     /// `VERSION -> current/VERSION` is the release's own). For the candidate, its VERSION and
     /// `<prefix>/VERSION` as it will read after the switch.
     pub(crate) fn deployed_commit(&self) -> Result<(Sha, String), LayoutError> {
-        if let View::Candidate(dir) = &self.view {
-            return candidate_commit(&self.prefix, dir);
-        }
-        let dir = self.dir()?;
-        let version = dir.join("VERSION");
+        let candidate = self.is_candidate();
+        let version = self.dir()?.join("VERSION");
         let sha = read_version(&version)?;
         let mut evidence = format!("{} holds {sha}", version.display());
         let outer = self.prefix.join("VERSION");
-        if self.layout == Layout::Release && outer.symlink_metadata().is_ok() {
-            let outer_sha = layout::read_version_at(&outer, &self.through(&outer))?;
-            if outer_sha != sha {
-                return Err(LayoutError::VersionsDisagree {
-                    outer,
-                    outer_sha,
-                    version,
-                    sha,
-                    after_switch: false,
-                });
-            }
-            evidence.push_str(&format!("; {} agrees", outer.display()));
+        if !(self.layout == Layout::Release || candidate) || outer.symlink_metadata().is_err() {
+            return Ok((sha, evidence));
         }
+        if candidate && self.through(&outer) != outer {
+            // A link through `current/` names the candidate's own VERSION once it is live.
+            evidence.push_str(&format!(
+                "; {} leads through current/ and will follow the switch",
+                outer.display()
+            ));
+            return Ok((sha, evidence));
+        }
+        let outer_sha = layout::read_version_at(&outer, &self.through(&outer))?;
+        if outer_sha != sha {
+            return Err(LayoutError::VersionsDisagree {
+                outer,
+                outer_sha,
+                version,
+                sha,
+                after_switch: candidate,
+            });
+        }
+        evidence.push_str(&format!("; {} agrees", outer.display()));
         Ok((sha, evidence))
     }
 
