@@ -17,17 +17,17 @@
 # mcp-deploy's: 0 ok, 1 a check failed, 2 could not run.
 set -euo pipefail
 
-# usage [STATUS]: the usage lines, on stdout with exit 0 when asked for (--help), else on
-# stderr with exit 2 (a command line this script cannot take).
+# usage [STATUS]: the usage and what each form registers, on stdout with exit 0 when asked
+# for (--help), else on stderr with exit 2 (a command line this script cannot take).
 usage() {
   local status=${1:-2}
-  if [ "$status" = 0 ]; then
+  {
     echo "usage: $0 [--root ROOT | --prefix ROOT] [mcp-deploy install options]"
-    echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata"
-  else
-    echo "usage: $0 [--root ROOT | --prefix ROOT] [mcp-deploy install options]" >&2
-    echo "help: with --prefix, servers live at ROOT/codetools and ROOT/orchestrata" >&2
-  fi
+    echo "help: without --root/--prefix: the real names (codetools, orchestrata) from /opt/codetools and /opt/orchestrata"
+    echo "help: with --root ROOT (or --prefix ROOT): servers live at ROOT/codetools and ROOT/orchestrata and are"
+    echo "      registered under test names, codetools-test and orchestrata-test (--name-suffix SUFFIX chooses"
+    echo "      another suffix), beside any real codetools entry, which stays as it is"
+  } >&"$([ "$status" = 0 ] && echo 1 || echo 2)"
   exit "$status"
 }
 
@@ -64,12 +64,19 @@ fi
 args=(install)
 if [ -n "$prefix" ]; then
   if [ ! -d "$prefix" ]; then
-    echo "error: --prefix $prefix is not a directory" >&2
+    echo "error: $prefix_flag $prefix is not a directory" >&2
     echo "help: pass the directory the servers were deployed under, e.g. a ROOT holding ROOT/codetools" >&2
     exit 2
   fi
   args+=("$prefix_flag" "$prefix")
   # A deployment under a scratch root is a test one: never register it under the real names.
-  [ -n "$suffix_given" ] || args+=(--name-suffix -test)
+  if [ -z "$suffix_given" ]; then
+    args+=(--name-suffix -test)
+    {
+      echo "note: $prefix_flag $prefix is a test deployment: each server is registered as <name>-test"
+      echo "      (codetools-test), never under its real name; a real codetools entry stays as it is"
+      echo "      (--name-suffix SUFFIX chooses another suffix)"
+    } >&2
+  fi
 fi
 exec "$bin" "${args[@]}" ${rest[@]+"${rest[@]}"}

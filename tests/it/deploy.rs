@@ -258,3 +258,60 @@ fn promote_entry_point_help_goes_to_stdout_with_exit_0() {
     .code(2)
     .stderr_has("usage: ");
 }
+
+/// Issue 36.3: the entry point renamed without a word. `--help` did not say that a ROOT
+/// registers `-test` names; a run over a ROOT added `codetools-test` beside a real `codetools`
+/// entry silently; `--root DIR` that is no directory was reported as "`--prefix DIR` is not a
+/// directory". The fake binary (`/bin/echo`) shows what the script passes on, and no client is
+/// started.
+#[test]
+fn the_entry_point_says_that_a_root_registers_test_names_and_names_the_flag_given() {
+    let w = World::new();
+    let help = w.run_program(
+        Path::new("/bin/bash"),
+        &[script().to_str().unwrap(), "--help"],
+        &[],
+    );
+    help.code(0)
+        .stdout_has("codetools-test and orchestrata-test")
+        .stdout_has("--name-suffix SUFFIX");
+
+    let root = w.root().join("deployments");
+    std::fs::create_dir_all(&root).unwrap();
+    for flag in ["--root", "--prefix"] {
+        let r = w.run_program(
+            Path::new("/bin/bash"),
+            &[script().to_str().unwrap(), flag, root.to_str().unwrap()],
+            &[("MCP_DEPLOY_BIN", "/bin/echo")],
+        );
+        r.code(0)
+            .stdout_has(&format!("install {flag} {}", root.display()))
+            .stdout_has("--name-suffix -test")
+            .stderr_has("registered as <name>-test")
+            .stderr_has("never under its real name");
+        // A suffix chosen by the caller is theirs: no note, no second suffix.
+        let r = w.run_program(
+            Path::new("/bin/bash"),
+            &[
+                script().to_str().unwrap(),
+                flag,
+                root.to_str().unwrap(),
+                "--name-suffix",
+                "-ci",
+            ],
+            &[("MCP_DEPLOY_BIN", "/bin/echo")],
+        );
+        r.code(0);
+        assert!(!r.stdout.contains("-test"), "{}", r.stdout);
+        assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+        // The error names the flag that was given.
+        let missing = w.root().join("nowhere");
+        let r = w.run_program(
+            Path::new("/bin/bash"),
+            &[script().to_str().unwrap(), flag, missing.to_str().unwrap()],
+            &[("MCP_DEPLOY_BIN", "/bin/echo")],
+        );
+        r.code(2)
+            .stderr_has(&format!("{flag} {} is not a directory", missing.display()));
+    }
+}
