@@ -7,9 +7,12 @@
 //! leaves the old history or the new, never a torn line. A history that cannot be read (a
 //! FIFO, a line that is not a record) stops the run with exit 2 and is never rewritten.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::registration::ledger::Actor;
 
 use crate::fsio::{self, IoError};
 use crate::promotion::PromotionError;
@@ -33,14 +36,24 @@ pub(crate) struct Record {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct By {
     pub(crate) user: String,
+    /// The kernel's real uid (`user` is its name from the user database); absent from a
+    /// record written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) uid: Option<u32>,
+    /// Names the environment claimed that differ from `user` ([`Actor`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) claimed: BTreeMap<String, String>,
     pub(crate) host: String,
     pub(crate) pid: u32,
 }
 
 impl By {
     pub(crate) fn me() -> By {
+        let Actor { user, uid, claimed } = Actor::me();
         By {
-            user: crate::registration::ledger::user(),
+            user,
+            uid: Some(uid),
+            claimed,
             host: crate::registration::ledger::host(),
             pid: std::process::id(),
         }

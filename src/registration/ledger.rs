@@ -11,6 +11,7 @@
 //! the run warns and its exit code is the registration's.
 
 use rustix::fs::OFlags;
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -24,7 +25,9 @@ use crate::fsio::IoError;
 #[derive(Debug, Serialize)]
 pub(crate) struct Record {
     pub(crate) time: String,
-    pub(crate) user: String,
+    /// Who: the kernel's real uid and its name, and any other name the environment claimed.
+    #[serde(flatten)]
+    pub(crate) by: Actor,
     pub(crate) host: String,
     pub(crate) client: String,
     /// The client's release that made the change (`2.1.332`), when known
@@ -46,7 +49,7 @@ impl Record {
     pub(crate) fn now(client: &str, server: &str, name: &str, action: &str) -> Record {
         Record {
             time: rfc3339(SystemTime::now()),
-            user: user(),
+            by: Actor::me(),
             host: host(),
             client: client.into(),
             client_version: None,
@@ -133,17 +136,45 @@ pub(crate) fn append(path: &Path, records: &[Record]) -> Result<(), IoError> {
         .map_err(|e| IoError::new("cannot append to the ledger", path, e))
 }
 
-pub(crate) fn user() -> String {
-    ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
-        .unwrap_or_else(|| {
-            use std::os::unix::fs::MetadataExt;
-            // The owner of our own process directory is our uid.
-            std::fs::metadata("/proc/self")
-                .map(|m| format!("uid {}", m.uid()))
-                .unwrap_or_else(|_| "unknown".into())
-        })
+/// Who made a change, as the kernel tells it: the real uid, named from the user database
+/// (`id -un`'s answer; `uid N` when the database has no entry). The environment can claim any
+/// name (`USER=alice` as root), so a claimed name (`$USER`, `$LOGNAME`, `$SUDO_USER`) is never
+/// taken as the actor: it is recorded beside it, as claimed, when it says something the uid
+/// does not (another name, or who ran sudo).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub(crate) struct Actor {
+    pub(crate) user: String,
+    pub(crate) uid: u32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) claimed: BTreeMap<String, String>,
+}
+
+/// The variables that claim a user name, in the order a reader meets them.
+const CLAIMS: [&str; 3] = ["USER", "LOGNAME", "SUDO_USER"];
+
+impl Actor {
+    /// This process's actor: its real uid (the kernel's), named from the user database, and
+    /// the names its environment claims that differ from that name.
+    pub(crate) fn me() -> Actor {
+        let uid = rustix::process::getuid().as_raw();
+        let user = match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+            Ok(Some(u)) => u.name,
+            // No entry (a container's arbitrary uid), or the database cannot be read.
+            _ => format!("uid {uid}"),
+        };
+        let claims = CLAIMS.map(|k| (k, std::env::var(k).ok()));
+        Actor::of(uid, user, &claims)
+    }
+
+    /// The actor of `uid` named `user`, with what `claims` (variable, value) say beside it.
+    fn of(uid: u32, user: String, claims: &[(&str, Option<String>)]) -> Actor {
+        let claimed = claims
+            .iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.clone().filter(|v| !v.is_empty())?)))
+            .filter(|(_, v)| *v != user)
+            .collect();
+        Actor { user, uid, claimed }
+    }
 }
 
 pub(crate) fn host() -> String {
@@ -167,6 +198,38 @@ pub(crate) fn rfc3339(t: SystemTime) -> String {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Issue 36.7: the audit trail believed `$USER`: run as root with `USER=alice` it recorded
+    /// `"user":"alice"`, and with `USER` unset `uid 0` although the user database says root.
+    #[test]
+    fn the_actor_is_the_real_uid_named_from_the_user_database_and_a_claim_stays_a_claim() {
+        let root = |claims: &[(&str, Option<String>)]| Actor::of(0, "root".into(), claims);
+        let a = root(&[("USER", Some("alice".into())), ("LOGNAME", None)]);
+        assert_eq!(a.user, "root");
+        assert_eq!(a.uid, 0);
+        assert_eq!(a.claimed["USER"], "alice");
+        // A claim that agrees with the database, or an empty one, says nothing more.
+        let a = root(&[
+            ("USER", Some("root".into())),
+            ("LOGNAME", Some(String::new())),
+        ]);
+        assert!(a.claimed.is_empty(), "{a:?}");
+        // Who ran sudo is kept beside the actor, never instead of it.
+        let a = root(&[("SUDO_USER", Some("bob".into()))]);
+        assert_eq!(
+            (a.user.as_str(), a.claimed["SUDO_USER"].as_str()),
+            ("root", "bob")
+        );
+        let line = serde_json::to_value(&a).unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"user": "root", "uid": 0, "claimed": {"SUDO_USER": "bob"}})
+        );
+        // This process: the name is the database's for our real uid, whatever USER says.
+        let me = Actor::me();
+        assert_eq!(me.uid, rustix::process::getuid().as_raw());
+        assert!(!me.user.is_empty());
+    }
 
     #[test]
     fn timestamps_are_utc_rfc3339() {

@@ -353,6 +353,40 @@ fn the_audit_ledger_records_every_change_and_no_secret() {
     assert_eq!(fs::read_to_string(&other).unwrap().lines().count(), 1);
 }
 
+/// Issue 36.7: the audit trail believed `$USER`. Run with `USER=alice` it recorded
+/// `"user":"alice"` whoever ran it, and with `USER` unset `uid 0` although the user database
+/// names uid 0. Now the actor is the kernel's real uid, named as `id -un` names it, and a
+/// claimed name is kept beside it, as claimed.
+#[test]
+fn the_ledger_records_the_kernels_user_and_a_claimed_name_only_as_claimed() {
+    let w = World::with_real_claude();
+    w.sample();
+    let id = |flag: &str| {
+        let out = std::process::Command::new("id").arg(flag).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let (name, uid) = (id("-un"), id("-u"));
+    let claimed = if name == "alice" { "mallory" } else { "alice" };
+    w.sample_cmd("install")
+        .env("USER", claimed)
+        .env("LOGNAME", &name)
+        .env("SUDO_USER", "bob")
+        .run()
+        .code(0);
+    let ledger = w.root().join("home/.local/state/mcp-deploy/ledger.ndjson");
+    let text = fs::read_to_string(&ledger).unwrap();
+    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(line["user"], name.as_str(), "{line}");
+    assert_eq!(line["uid"].to_string(), uid, "{line}");
+    // USER claimed another name and SUDO_USER who ran sudo: both beside the actor; LOGNAME
+    // agreed with the database and says nothing more.
+    assert_eq!(
+        line["claimed"],
+        serde_json::json!({"USER": claimed, "SUDO_USER": "bob"}),
+        "{line}"
+    );
+}
+
 #[test]
 fn an_http_server_is_registered_and_its_endpoint_verified() {
     let w = World::with_real_claude();
