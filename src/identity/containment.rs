@@ -73,6 +73,124 @@ pub(crate) enum ContainmentError {
     },
 }
 
+/// What a failed containment check was checked against: the release's root, the prefix, and
+/// the declared command (`None`: a remote server).
+pub(crate) struct Against<'a> {
+    pub(crate) root: &'a Path,
+    pub(crate) prefix: &'a Path,
+    pub(crate) declared: Option<&'a Path>,
+}
+
+impl ContainmentError {
+    /// The cause a user can act on and the next step, in one wording for every command that
+    /// reports it (status's `target`, verify-identity's and install's `mcp-registration`):
+    /// a file missing from the release is not a bad link, and a registration edited to point
+    /// elsewhere is not a release that went away.
+    pub(crate) fn next_step(&self, against: &Against) -> String {
+        let Against {
+            root,
+            prefix,
+            declared,
+        } = against;
+        let releases = prefix.join("releases");
+        let is_release = root.starts_with(&releases);
+        let redeploy = if is_release {
+            format!(
+                "deploy that release again, or roll back to the one before (mcp-deploy rollback \
+                 --prefix {})",
+                prefix.display()
+            )
+        } else {
+            format!("deploy {} again", prefix.display())
+        };
+        let command = self.command();
+        if declared.is_some_and(|d| d != command) {
+            let declared = declared.expect("checked just above");
+            return if command.starts_with(&releases) {
+                format!(
+                    "the registration points into a release that is gone or was replaced, not at \
+                     the declared {}; install would re-register it",
+                    declared.display()
+                )
+            } else {
+                format!(
+                    "the registered command is not the declared {} (edited by hand, or an older \
+                     declaration); install would re-register it",
+                    declared.display()
+                )
+            };
+        }
+        match self {
+            ContainmentError::Unresolvable { at, .. } if at.starts_with(root) => format!(
+                "that file is missing from the release (incomplete, or deleted from it), and the \
+                 link to it is as deployed: {redeploy}"
+            ),
+            ContainmentError::NotAFile { real, .. }
+            | ContainmentError::NotExecutable { real, .. }
+                if real.starts_with(root) =>
+            {
+                format!(
+                    "{} is the release's own file, and it is not an executable file: {redeploy}",
+                    real.display()
+                )
+            }
+            ContainmentError::Unresolvable { .. }
+            | ContainmentError::NotAFile { .. }
+            | ContainmentError::NotExecutable { .. }
+            | ContainmentError::Outside { .. }
+            | ContainmentError::NotItsOwn { .. }
+            | ContainmentError::TooManyLinks { .. }
+                if is_release =>
+            {
+                let exe = command
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "<exe>".into());
+                format!(
+                    "the deployment's link {} does not lead into the current release: fix it \
+                     (ln -sfn ../current/bin/{exe} {}); install cannot",
+                    command.display(),
+                    command.display()
+                )
+            }
+            ContainmentError::Relative { .. } | ContainmentError::DotComponents { .. } => {
+                "change the server's declaration to an absolute, normalized command path, then \
+                 install"
+                    .into()
+            }
+            ContainmentError::Unresolvable { .. }
+            | ContainmentError::NotAFile { .. }
+            | ContainmentError::NotExecutable { .. }
+            | ContainmentError::Outside { .. }
+            | ContainmentError::NotItsOwn { .. }
+            | ContainmentError::TooManyLinks { .. }
+            | ContainmentError::Magic { .. }
+            | ContainmentError::Unreadable { .. } => format!(
+                "the deployed {} must resolve to an executable file inside {}: fix the \
+                 deployment ({redeploy})",
+                command.display(),
+                root.display()
+            ),
+        }
+    }
+
+    /// The command as registered.
+    fn command(&self) -> &Path {
+        match self {
+            ContainmentError::Relative { command }
+            | ContainmentError::DotComponents { command }
+            | ContainmentError::Magic { command, .. }
+            | ContainmentError::Unresolvable { command, .. }
+            | ContainmentError::TooManyLinks { command }
+            | ContainmentError::Unreadable { command, .. }
+            | ContainmentError::NotAFile { command, .. }
+            | ContainmentError::NotExecutable { command, .. }
+            | ContainmentError::Outside { command, .. }
+            | ContainmentError::NotItsOwn { command, .. } => command,
+        }
+    }
+}
+
 /// How a resolution step met a magic path.
 #[derive(Debug)]
 pub(crate) enum MagicStep {

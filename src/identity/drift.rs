@@ -68,21 +68,10 @@ pub(crate) enum Drift {
     Content(String),
     #[error(transparent)]
     Manifest(ManifestError),
-    /// The registered command is the declared one, and the deployment's own link leads
-    /// elsewhere.
-    #[error(
-        "{why}: the deployment's {command} does not lead into the current release; fix that \
-         link (e.g. ln -sfn ../current/bin/<exe>), install cannot"
-    )]
-    OwnLinkElsewhere {
-        command: String,
-        why: ContainmentError,
-    },
-    #[error(
-        "{0}: it points into a release that is gone or was replaced; install would \
-         re-register it"
-    )]
-    TargetGone(ContainmentError),
+    /// The registered command does not resolve inside the release: the cause and the next
+    /// step ([`ContainmentError::next_step`], the wording verify-identity gives too).
+    #[error("{why}: {next}")]
+    Target { why: ContainmentError, next: String },
     #[error("{} does not exist; install would write it", .path.display())]
     NoDocument { path: PathBuf },
     #[error(
@@ -226,25 +215,23 @@ fn target(entry: &Entry, declared: &Entry, release: &Release) -> Result<String, 
         Transport::Stdio { command, .. } => {
             let root = release.containment_root()?;
             let (layout, prefix, via) = (release.layout(), release.prefix(), release.via());
-            let same_command = matches!(&declared.transport,
-                Transport::Stdio { command: declared, .. } if declared == command);
+            let declared = match &declared.transport {
+                Transport::Stdio { command, .. } => Some(std::path::Path::new(command)),
+                Transport::Remote { .. } => None,
+            };
             let path = std::path::Path::new(command);
             containment::check_command_inside_via(path, &root, via.as_ref())
                 .and_then(|ok| {
                     containment::check_stable_path_via(layout, prefix, path, &root, via.as_ref())?;
                     Ok(ok)
                 })
-                .map_err(|why| {
-                    if same_command {
-                        // The registered path is the declared one: re-registering it changes
-                        // nothing; the deployment's own link is what points elsewhere.
-                        Drift::OwnLinkElsewhere {
-                            command: command.clone(),
-                            why,
-                        }
-                    } else {
-                        Drift::TargetGone(why)
-                    }
+                .map_err(|why| Drift::Target {
+                    next: why.next_step(&containment::Against {
+                        root: &root,
+                        prefix,
+                        declared,
+                    }),
+                    why,
                 })
         }
         Transport::Remote { url, .. } => {

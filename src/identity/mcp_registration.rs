@@ -11,7 +11,9 @@ use crate::entry::secrets::shown_url;
 use crate::entry::{normalized, Entry, Transport};
 use crate::identity::checks::{Target, DOCUMENT_ONLY};
 use crate::identity::compare::compare;
-use crate::identity::containment::{check_command_inside_via, check_stable_path_via};
+use crate::identity::containment::{
+    check_command_inside_via, check_stable_path_via, Against, ContainmentError,
+};
 
 /// The failed `mcp-registration` check: every problem found, each naming its witness and its
 /// evidence (values redacted), and whether only the document was compared.
@@ -154,17 +156,27 @@ fn finish_registration(
             Ok(root) => {
                 // Through `current` as the run read it: one release throughout the report.
                 let via = target.release.via();
+                let against = Against {
+                    root: &root,
+                    prefix: &target.prefix,
+                    declared: match &declared.transport {
+                        Transport::Stdio { command, .. } => Some(Path::new(command)),
+                        Transport::Remote { .. } => None,
+                    },
+                };
+                // Each failure with its cause and next step, as status words it.
+                let said = |e: ContainmentError| format!("{e}: {}", e.next_step(&against));
                 for command in commands {
                     let command = Path::new(command);
                     match check_command_inside_via(command, &root, via.as_ref()) {
                         Ok(e) => evidence.push(e),
-                        Err(e) => problems.push(e.to_string()),
+                        Err(e) => problems.push(said(e)),
                     }
                     let (layout, prefix) = (target.server.layout, &target.prefix);
                     if let Err(e) =
                         check_stable_path_via(layout, prefix, command, &root, via.as_ref())
                     {
-                        problems.push(e.to_string());
+                        problems.push(said(e));
                     }
                 }
             }

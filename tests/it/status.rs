@@ -112,6 +112,92 @@ fn a_registration_into_a_release_that_is_gone_is_drift() {
     assert!(check(&r, 0, "deployed").1.contains(&new));
 }
 
+/// Issue 36.4: diagnoses that named the wrong cause. With the deployed binary deleted from the
+/// release, `status` blamed the stable link ("fix that link (e.g. ln -sfn
+/// ../current/bin/<exe>)", `<exe>` unfilled, no word of rollback); a registration edited by
+/// hand to `/usr/local/bin/evil-codetools` was said to point "into a release that is gone or
+/// was replaced"; verify-identity gave no next step for either. Now one wording per cause,
+/// in both commands.
+#[test]
+fn a_missing_release_file_and_a_hand_edit_are_named_as_such_with_a_next_step() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    install(&w);
+    let verify = |w: &World| {
+        w.run(&[
+            "verify-identity",
+            "--root",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+            "--expect-commit",
+            &format!("codetools={CT_SHA}"),
+            "--expect-commit",
+            &format!("orchestrata={OR_SHA}"),
+            "--json",
+        ])
+    };
+    // The release's own executable deleted: the link is fine; redeploy, or roll back.
+    let own = opt
+        .join("codetools/releases")
+        .join(CT_SHA)
+        .join("bin/codetools");
+    let saved = fs::read(&own).unwrap();
+    fs::remove_file(&own).unwrap();
+    let r = status(&w);
+    r.code(1);
+    let (ok, target) = check(&r, 0, "target");
+    let v = verify(&w);
+    v.code(1);
+    let registration = v.detail("mcp-registration");
+    for said in [&target, &registration] {
+        assert!(!ok);
+        assert!(said.contains("missing from the release"), "{said}");
+        assert!(said.contains("mcp-deploy rollback --prefix"), "{said}");
+        assert!(
+            !said.contains("<exe>") && !said.contains("fix it"),
+            "{said}"
+        );
+    }
+    fs::write(&own, saved).unwrap();
+    fs::set_permissions(&own, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+
+    // The stable link itself broken: that link is named, with the executable filled in.
+    let link = opt.join("codetools/bin/codetools");
+    fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("/bin/true", &link).unwrap();
+    let (ok, target) = check(&status(&w), 0, "target");
+    assert!(!ok);
+    assert!(
+        target.contains("ln -sfn ../current/bin/codetools "),
+        "{target}"
+    );
+    fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink("../current/bin/codetools", &link).unwrap();
+
+    // A registration edited by hand to point elsewhere: not a release that went away.
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    let evil = json!({"command": "/usr/local/bin/evil-codetools", "args": ["mcp", "serve"]});
+    w.claude(&[
+        "mcp",
+        "add-json",
+        "-s",
+        "user",
+        "codetools-test",
+        &evil.to_string(),
+    ])
+    .code(0);
+    let (ok, target) = check(&status(&w), 0, "target");
+    let registration = verify(&w).detail("mcp-registration");
+    for said in [&target, &registration] {
+        assert!(!ok);
+        assert!(said.contains("is not the declared"), "{said}");
+        assert!(said.contains("install would re-register it"), "{said}");
+        assert!(!said.contains("gone or was replaced"), "{said}");
+    }
+}
+
 #[test]
 fn a_stale_flat_document_and_a_changed_template_are_drift() {
     let w = World::with_real_claude();
