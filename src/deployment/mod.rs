@@ -11,3 +11,4 @@ pub(crate) mod release;
 pub(crate) mod render;
 pub(crate) mod sample;
 pub(crate) mod selection;
+pub(crate) mod stable_link;

@@ -24,6 +24,7 @@ use crate::deployment::layout::{
     self, canonical, check_candidate, read_version, Evidence, LayoutError, Sha,
 };
 use crate::deployment::python_commit;
+use crate::deployment::stable_link::StableLink;
 
 /// A deployment's release as one run sees it.
 #[derive(Debug, Clone)]
@@ -87,6 +88,25 @@ impl Release {
 
     pub(crate) fn prefix(&self) -> &Path {
         &self.prefix
+    }
+
+    /// The stable link the candidate's first promote creates for the declared `command`
+    /// ([`StableLink::missing`]); `None` outside the candidate view, or when something is at
+    /// the path already.
+    pub(crate) fn planned_link(&self, command: &Path) -> Option<StableLink> {
+        match &self.view {
+            View::Candidate(_) => StableLink::missing(self.layout, &self.prefix, command),
+            View::Current(_) | View::Prefix(_) => None,
+        }
+    }
+
+    /// The path the declared `command` reaches in this view: itself, or, where the candidate's
+    /// promote will create its stable link, the path through `current` that link will be.
+    pub(crate) fn declared_path(&self, command: &Path) -> PathBuf {
+        match self.planned_link(command) {
+            Some(link) => link.through_current(&self.prefix),
+            None => command.to_path_buf(),
+        }
     }
 
     pub(crate) fn layout(&self) -> Layout {

@@ -242,9 +242,17 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
         let via = target.release.via();
         let r = (|| -> Result<String, DeclaredCommandError> {
             let root = target.release.containment_root()?;
-            let ok = check_command_inside_via(Path::new(command), &root, via.as_ref())?;
-            check_stable_path_via(layout, prefix, Path::new(command), &root, via.as_ref())?;
-            Ok(format!("the declared command {ok}"))
+            // A first promote creates the stable link: checked as it will resolve then.
+            let path = target.release.declared_path(Path::new(command));
+            let ok = check_command_inside_via(&path, &root, via.as_ref())?;
+            check_stable_path_via(layout, prefix, &path, &root, via.as_ref())?;
+            Ok(match target.release.planned_link(Path::new(command)) {
+                Some(link) => format!(
+                    "the declared command {ok} (promote creates the stable link {})",
+                    link.describe(prefix)
+                ),
+                None => format!("the declared command {ok}"),
+            })
         })();
         checks.push(Check::from_result("mcp-registration", r));
     }
@@ -288,7 +296,10 @@ pub(crate) fn candidate_handshake(
             && (p.starts_with(&target.prefix)
                 || prefix_real.as_ref().is_some_and(|r| p.starts_with(r)))
     };
-    let real = resolve_command_via(Path::new(command), Some(&via))?;
+    let real = resolve_command_via(
+        &target.release.declared_path(Path::new(command)),
+        Some(&via),
+    )?;
     let args: Vec<Value> = args
         .iter()
         .map(|a| {

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use crate::deployment::stable_link::StableLink;
+use crate::fsio::IoError;
 use crate::promotion::prefix::{Journal, Prefix};
 use crate::promotion::transition::{Run, TransitionError};
 use crate::promotion::PromotionError;
@@ -16,6 +18,43 @@ pub(super) struct Switch {
     pub(super) from: Option<String>,
     pub(super) to: String,
     pub(super) journal_path: PathBuf,
+    /// The stable links the deployment lacks, which this run creates before it switches
+    /// ([`StableLink::missing`]: the first promote of a new prefix), and removes again when it
+    /// undoes the promote.
+    pub(super) links: Vec<StableLink>,
+}
+
+/// Step 5's first part: create the stable links the preflight planned (checked there as they
+/// will resolve). A link is made only where nothing is: one that appeared meanwhile fails the
+/// run, with the links already made removed again.
+pub(super) fn create_links(sw: &Switch) -> Result<(), TransitionError> {
+    for (i, link) in sw.links.iter().enumerate() {
+        if let Err(e) = link.create() {
+            for made in &sw.links[..i] {
+                made.remove_if_ours();
+            }
+            return Err(IoError::new("cannot create the stable link", &link.path, e).into());
+        }
+    }
+    transaction::checkpoint("after-stable-links");
+    Ok(())
+}
+
+/// The undo of [`create_links`]: each link this run made that is still as it made it.
+pub(super) fn remove_links(sw: &Switch) -> String {
+    let removed: Vec<String> = sw
+        .links
+        .iter()
+        .filter(|l| l.remove_if_ours())
+        .map(|l| l.path.display().to_string())
+        .collect();
+    match removed.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; the stable link {} it created is removed again",
+            removed.join(", ")
+        ),
+    }
 }
 
 /// Step 5: write the journal, then switch `current`.
@@ -50,7 +89,10 @@ pub(super) fn switch(run: &Run, sw: &Switch, journal: &Journal) -> Result<(), Tr
 pub(super) fn undo_switch(run: &Run, sw: &Switch, why: &str) -> String {
     let (from, to, journal_path) = (&sw.from, &sw.to, &sw.journal_path);
     if !sw.switched {
-        return format!("{why}; `current` was not switched: releases/{to} is still live");
+        return format!(
+            "{why}; `current` was not switched: releases/{to} is still live{}",
+            remove_links(sw)
+        );
     }
     // Compare-and-swap, as every restore: put back only while `current` still names
     // what this run switched it to. Someone else's switch since is theirs to keep.
@@ -80,9 +122,13 @@ pub(super) fn undo_switch(run: &Run, sw: &Switch, why: &str) -> String {
             match from {
                 Some(f) => format!(
                     "{why}; `current` is back at releases/{f}: the previous release is live \
-                     again"
+                     again{}",
+                    remove_links(sw)
                 ),
-                None => format!("{why}; `current` is removed again, as it was before"),
+                None => format!(
+                    "{why}; `current` is removed again, as it was before{}",
+                    remove_links(sw)
+                ),
             }
         }
         Err(e) => format!(

@@ -45,8 +45,11 @@ use crate::deployment::declaration::{
     validate_name, Declaration, DeclarationError, Layout, Server,
 };
 use crate::deployment::layout::Sha;
+use crate::deployment::release::Release;
 use crate::deployment::render::{self, RenderError, Rendered};
 use crate::deployment::selection::{self, Selected, SelectionError};
+use crate::deployment::stable_link::StableLink;
+use crate::entry::Transport;
 use crate::exit::Exit;
 use crate::fsio::IoError;
 use crate::identity::report::ServerReport;
@@ -56,7 +59,7 @@ use crate::promotion::prefix::{Journal, Prefix};
 use crate::promotion::preflight::preflight;
 use crate::promotion::recovery::recover;
 use crate::promotion::register::{register_and_verify, Registration};
-use crate::promotion::switch::{switch, undo_switch, Switch};
+use crate::promotion::switch::{create_links, remove_links, switch, undo_switch, Switch};
 use crate::promotion::{Outcome, PromotionError};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::trust_policies;
@@ -281,6 +284,7 @@ pub(crate) fn transition(
         from,
         to,
         journal_path: locked.journal_path.clone(),
+        links: planned_links(&run, &to_sha),
     };
     if t.dry_run {
         return Ok(dry_run(
@@ -296,8 +300,13 @@ pub(crate) fn transition(
     // From here SIGINT and SIGTERM are failures like any other: the run stops its client
     // calls, undoes what it did and exits 2 (a SIGKILL leaves the journal to the next run).
     crate::process::catch_signals();
+    create_links(&sw)?;
     if sw.switched {
-        switch(&run, &sw, &journal)?;
+        if let Err(e) = switch(&run, &sw, &journal) {
+            // `current` is as it was: the links made for it go too.
+            remove_links(&sw);
+            return Err(e);
+        }
     }
 
     // 6. Register and verify; 7. commit.
@@ -327,6 +336,23 @@ pub(crate) fn transition(
     )?;
     drop(locked.lock);
     Ok(done)
+}
+
+/// The stable links the candidate `to` needs and the prefix lacks (the first promote of a new
+/// prefix): for each server's declared command, as the preflight checked it.
+fn planned_links(run: &Run, to: &Sha) -> Vec<StableLink> {
+    let candidate = run.prefix.release(&to.to_string());
+    run.selected
+        .iter()
+        .zip(&run.rendered)
+        .filter_map(|(s, r)| match &r.entry.transport {
+            Transport::Stdio { command, .. } => {
+                Release::candidate(&s.prefix, s.server.layout, &candidate)
+                    .planned_link(Path::new(command))
+            }
+            Transport::Remote { .. } => None,
+        })
+        .collect()
 }
 
 /// What the outcome says before the preflight: not ok, nothing switched.
@@ -450,6 +476,12 @@ fn commit(
              registrations verified"
         ),
     };
+    for link in &sw.links {
+        outcome.result.push_str(&format!(
+            "; created the stable link {}",
+            link.describe(&run.prefix.given)
+        ));
+    }
     Ok(Transitioned {
         outcome,
         exit: Exit::Success,
@@ -556,6 +588,12 @@ fn dry_run_result(run: &Run, sw: &Switch, interrupted: Option<&Path>) -> String 
         result.push_str(&format!(
             "; first it would undo the interrupted promote journalled in {}",
             j.display()
+        ));
+    }
+    for link in &sw.links {
+        result.push_str(&format!(
+            "; it would create the stable link {}",
+            link.describe(&run.prefix.given)
         ));
     }
     result

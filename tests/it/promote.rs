@@ -1485,3 +1485,54 @@ fn prune_keeps_a_release_a_server_started_from_after_it_decided() {
     assert!(old.join("bin/sleep").is_file(), "renamed back, whole");
     stop(server);
 }
+
+/// Issue 36.5: the first promote of a new prefix failed ("…/bin/codetools cannot be
+/// resolved"): nothing created the stable link `bin/<exe> -> ../current/bin/<exe>` that the
+/// registration names. Now the preflight checks the command as that link will resolve, the
+/// promote creates it (saying so), and an undone first promote removes it again.
+#[test]
+fn the_first_promote_of_a_new_prefix_creates_the_stable_link_and_its_undo_removes_it() {
+    let w = World::with_real_claude();
+    w.sample();
+    // A new prefix: nothing but releases/<sha>, as a pipeline's tar leaves it.
+    for name in ["current", "bin", "mcp", "VERSION"] {
+        let p = ct(&w).join(name);
+        if p.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+            fs::remove_dir_all(&p).unwrap();
+        } else {
+            let _ = fs::remove_file(&p);
+        }
+    }
+    let link = ct(&w).join("bin/codetools");
+    // A dry run says it would create the link, and creates nothing.
+    promote(&w, CT_SHA, &["--dry-run"])
+        .code(0)
+        .stdout_has("it would create the stable link bin/codetools -> ../current/bin/codetools");
+    assert!(link.symlink_metadata().is_err());
+    // Undone after the switch: `current` and the link both go again.
+    promote_cmd(&w, CT_SHA)
+        .env("MCP_DEPLOY_FAIL_AT", "after-verify")
+        .run()
+        .code(1)
+        .stdout_has("the stable link")
+        .stdout_has("removed again");
+    assert!(link.symlink_metadata().is_err(), "the link was left");
+    assert!(ct(&w).join("current").symlink_metadata().is_err());
+    // Then the promote itself: live, registered, the link as the layout wants it.
+    promote(&w, CT_SHA, &[])
+        .code(0)
+        .stdout_has("created the stable link bin/codetools -> ../current/bin/codetools");
+    assert_eq!(
+        fs::read_link(&link).unwrap(),
+        PathBuf::from("../current/bin/codetools")
+    );
+    assert_eq!(
+        w.user_servers()["codetools-test"]["command"],
+        link.to_str().unwrap()
+    );
+    // A second promote finds the link and creates nothing.
+    add_sample_release(&w, NEW);
+    let r = promote(&w, NEW, &[]);
+    r.code(0);
+    assert!(!r.stdout.contains("stable link"), "{}", r.stdout);
+}
