@@ -27,6 +27,9 @@ pub(crate) enum Notice {
     Shadowed(String),
     /// A declared server not acted on because nothing of it is deployed.
     SkippedNotDeployed { server: String, why: String },
+    /// uninstall removed `name` from the clients it was given, and the flat document still
+    /// records it for these others (`--client` named only some of them).
+    StillRegistered { name: String, clients: Vec<String> },
     /// A promote of this prefix was interrupted after it wrote its journal: its switch may
     /// still be in place until a promote or rollback undoes it.
     InterruptedPromote { server: String, journal: PathBuf },

@@ -43,6 +43,13 @@ pub(crate) fn notice(n: Notice) {
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")
         }
+        Notice::StillRegistered { name, clients } => eprintln!(
+            "note: {name} is still registered with {} (the flat document records it): this \
+             run removed it only from the clients of --client; add --client {} to remove it \
+             there too",
+            clients.join(", "),
+            clients.join(",")
+        ),
         Notice::InterruptedPromote { server, journal } => {
             eprintln!(
                 "warning: an interrupted promote of {server} is journalled in {}: `current` may \

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::clients::{Client, Op};
+use crate::clients::{Client, ClientKind, Op};
 use crate::deployment::selection::{Selected, Selection};
 use crate::identity::report::{Report, ServerReport};
-use crate::notice::Notify;
+use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::plan::{
     change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
@@ -116,11 +116,37 @@ pub(crate) fn uninstall(
         }
     }
     session.ledger(&records);
+    still_registered(&session.flat(), clients, selected, notify);
     session.close();
     Ok(Uninstalled::Done(Report::new(
         reports,
         Some(flat_document.display().to_string()),
     )))
+}
+
+/// Say, for each selected server, which clients outside `clients` the flat document still
+/// records it for: an uninstall of `--client claude` leaves codex's entry, and says so.
+fn still_registered(
+    flat: &FlatDocument,
+    clients: &[Box<dyn Client>],
+    selected: &[Selected],
+    notify: Notify,
+) {
+    for s in selected {
+        let others: Vec<String> = ClientKind::all()
+            .iter()
+            .map(|k| k.name())
+            .filter(|k| !clients.iter().any(|c| c.name() == *k))
+            .filter(|k| flat.servers(k).contains_key(&s.registered_name))
+            .map(str::to_string)
+            .collect();
+        if !others.is_empty() {
+            notify(Notice::StillRegistered {
+                name: s.registered_name.clone(),
+                clients: others,
+            });
+        }
+    }
 }
 
 fn plan_removal<'a>(

@@ -387,6 +387,33 @@ fn the_ledger_records_the_kernels_user_and_a_claimed_name_only_as_claimed() {
     );
 }
 
+/// Issue 36.8: `uninstall` over a flat document that records claude and codex entries removed
+/// claude's (the default --client) and said nothing of codex's. Now it says which clients still
+/// have the name, and how to remove it there; codex's entry is left as it is.
+#[test]
+fn uninstall_says_which_other_clients_still_have_the_server() {
+    let w = World::with_real_claude();
+    std::os::unix::fs::symlink(real_client("codex"), w.bin().join("codex")).unwrap();
+    w.sample();
+    install(&w, &["--client", "claude,codex"]).code(0);
+    let r = w.on_sample("uninstall", &[]);
+    r.code(0)
+        .stderr_has("note: codetools-test is still registered with codex")
+        .stderr_has("note: orchestrata-test is still registered with codex")
+        .stderr_has("--client codex");
+    assert!(!w.user_servers().contains_key("codetools-test"));
+    let flat: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.registered()).unwrap()).unwrap();
+    assert!(
+        flat["clients"]["codex"]["mcpServers"]["codetools-test"].is_object(),
+        "{flat}"
+    );
+    // Removed from every client: nothing more to say.
+    let r = w.on_sample("uninstall", &["--client", "codex"]);
+    r.code(0);
+    assert!(!r.stderr.contains("still registered"), "{}", r.stderr);
+}
+
 #[test]
 fn an_http_server_is_registered_and_its_endpoint_verified() {
     let w = World::with_real_claude();
