@@ -7,7 +7,7 @@
 
 use clap::CommandFactory;
 
-use super::Cli;
+use super::{Cli, Format};
 
 /// One command's page: `path` is the command under `mcp-deploy` (`[]` for the top level,
 /// `["manifest", "verify"]` for a nested one).
@@ -76,8 +76,10 @@ const CLAUDE_CONFIG_DIR: (&str, &str) = (
     "Claude Code's configuration directory [default: ~/.claude], honoured as claude does",
 );
 const BINARIES: (&str, &str) = (
-    "MCP_DEPLOY_CLAUDE, MCP_DEPLOY_CODEX, MCP_DEPLOY_GEMINI, MCP_DEPLOY_OPENCODE, MCP_DEPLOY_GROK",
-    "a client's binary, as --claude PATH etc. [default: the name on PATH]",
+    "MCP_DEPLOY_<CLIENT>",
+    "a client's binary, as --<client> PATH: MCP_DEPLOY_CLAUDE, MCP_DEPLOY_CODEX, and so for \
+     every client with a binary (`mcp-deploy clients` lists each one's variable) [default: \
+     the name on PATH]",
 );
 const MCP_TIMEOUT: (&str, &str) = (
     "MCP_TIMEOUT",
@@ -99,7 +101,7 @@ pub const PAGES: &[Page] = &[
         examples: &[
             ("mcp-deploy sample /tmp/demo", "lay out a sample deployment to try it on"),
             (
-                "mcp-deploy install --prefix /tmp/demo --name-suffix -test",
+                "mcp-deploy install --root /tmp/demo --name-suffix -test",
                 "register codetools-test and orchestrata-test, and verify them",
             ),
             ("mcp-deploy man install", "the page of one command"),
@@ -138,11 +140,11 @@ pub const PAGES: &[Page] = &[
         path: &["install"],
         examples: &[
             (
-                "mcp-deploy install --prefix /tmp/demo --name-suffix -test --dry-run",
+                "mcp-deploy install --root /tmp/demo --name-suffix -test --dry-run",
                 "what would change",
             ),
             (
-                "mcp-deploy install --prefix /tmp/demo --name-suffix -test",
+                "mcp-deploy install --root /tmp/demo --name-suffix -test",
                 "register codetools-test and orchestrata-test",
             ),
             ("mcp-deploy install", "every declared server from its prefix under /opt"),
@@ -154,7 +156,7 @@ pub const PAGES: &[Page] = &[
     Page {
         path: &["uninstall"],
         examples: &[(
-            "mcp-deploy uninstall --prefix /tmp/demo --name-suffix -test",
+            "mcp-deploy uninstall --root /tmp/demo --name-suffix -test",
             "remove what the matching install registered (test teardown)",
         )],
         exit_status: CHECKS,
@@ -505,7 +507,13 @@ fn long_help(page: &Page) -> String {
         }
     }
     out.push_str(&format!(
-        "\nSee also: man {}; the documentation in {DOC_DIR}/ (commands.md: every command).",
+        "\nSee also: `mcp-deploy man {}| man -l -` (this page as a man page; the Debian package \
+         also installs it as man {}); the documentation in {DOC_DIR}/ (commands.md: every \
+         command).",
+        page.path
+            .iter()
+            .map(|w| format!("{w} "))
+            .collect::<String>(),
         man_name(page.path)
     ));
     out
@@ -517,6 +525,84 @@ pub fn command() -> clap::Command {
     let mut cmd = Cli::command();
     for page in PAGES {
         cmd = with_page(cmd, page.path, page);
+    }
+    words_are_not_files(without_prometheus(cmd))
+}
+
+/// The values that name no file (a server, a suffix, a sha, a duration, a count, a host, a
+/// client list) complete to nothing rather than to the file names of the working directory
+/// (clap_complete's default for a value without a hint).
+fn words_are_not_files(cmd: clap::Command) -> clap::Command {
+    const WORDS: [&str; 9] = [
+        "NAME",
+        "REGISTERED_NAME",
+        "SUFFIX",
+        "SHA",
+        "[NAME=]SHA",
+        "DURATION",
+        "N",
+        "HOST",
+        "LIST",
+    ];
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .filter(|a| {
+            a.get_value_hint() == clap::ValueHint::Unknown
+                && a.get_value_names()
+                    .is_some_and(|n| n.iter().all(|n| WORDS.contains(&n.as_str())))
+        })
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let mut cmd = cmd;
+    for id in ids {
+        cmd = cmd.mut_arg(id, |a| a.value_hint(clap::ValueHint::Other));
+    }
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for name in names {
+        cmd = cmd.mut_subcommand(name, words_are_not_files);
+    }
+    cmd
+}
+
+/// `--format` of a check report offers prometheus only where it prints it (status,
+/// verify-identity, reconcile): elsewhere neither its help, its completions nor its parser
+/// offer a value the command would refuse.
+fn without_prometheus(cmd: clap::Command) -> clap::Command {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    use clap::ValueEnum;
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    let mut cmd = cmd;
+    for name in names {
+        let takes_it = super::PROMETHEUS_COMMANDS.contains(&name.as_str());
+        cmd = cmd.mut_subcommand(&name, |sub| {
+            let sub = without_prometheus(sub);
+            let has_format = sub.get_arguments().any(|a| {
+                a.get_id() == "format"
+                    && a.get_possible_values()
+                        .iter()
+                        .any(|v| v.get_name() == "prometheus")
+            });
+            if takes_it || !has_format {
+                return sub;
+            }
+            sub.mut_arg("format", |a| {
+                a.help(
+                    "How to print the report: human; json (one object); junit (JUnit XML, a test \
+                     suite per server and client, a test case per check); github (GitHub Actions \
+                     workflow commands, an ::error annotation per failed check) [default: human]",
+                )
+                .value_parser(
+                    PossibleValuesParser::new(["human", "json", "junit", "github"])
+                        .map(|v| Format::from_str(&v, true).expect("one of Format's values")),
+                )
+            })
+        });
     }
     cmd
 }

@@ -179,7 +179,7 @@ pub struct OutputChoice {
 }
 
 /// The commands whose report is a state worth sampling (`--format prometheus`).
-const PROMETHEUS_COMMANDS: [&str; 3] = ["status", "verify-identity", "reconcile"];
+pub(crate) const PROMETHEUS_COMMANDS: [&str; 3] = ["status", "verify-identity", "reconcile"];
 
 impl OutputChoice {
     /// The one format asked for by `command`'s `--format` and `--json`. `--json` is `--format
@@ -201,7 +201,8 @@ impl OutputChoice {
             (Some(Format::Prometheus), false) if !PROMETHEUS_COMMANDS.contains(&command) => {
                 Err(UsageError::new(
                     format!("{command} has no --format prometheus"),
-                    "status, verify-identity and reconcile print prometheus samples; give                      --format json, junit or github here",
+                    "status, verify-identity and reconcile print prometheus samples; give --format json, \
+                     junit or github here",
                 ))
             }
             (Some(format), false) => Ok(format),

@@ -1,14 +1,15 @@
 //! `completions`: the shell completion script, generated from the clap definition.
 
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cli::{manual, CompletionsArgs};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::emit;
 
 pub(crate) fn run(args: &CompletionsArgs) -> Result<Exit, Error> {
-    use clap::CommandFactory;
     let mut buf = Vec::new();
-    clap_complete::generate(args.shell, &mut Cli::command(), "mcp-deploy", &mut buf);
+    // The command as parsing and --help have it (manual::command: each --format's values,
+    // and which values complete to no file names).
+    clap_complete::generate(args.shell, &mut manual::command(), "mcp-deploy", &mut buf);
     let mut script = String::from_utf8_lossy(&buf).into_owned();
     if args.shell == clap_complete::Shell::Bash {
         // clap_complete 4.6's bash script never completes a subcommand's options when the bin

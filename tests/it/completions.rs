@@ -115,3 +115,52 @@ fn man_page_is_titled_and_lists_the_commands() {
         .code(2)
         .stderr_has("no command \"nope\" has a man page");
 }
+
+/// Issue 36.10: bash completion of `--server` offered the working directory's file names
+/// (clap_complete's default for a value without a hint), and install's `--format` offered
+/// prometheus, which install refuses.
+#[test]
+fn bash_completion_offers_no_file_names_for_a_server_and_only_the_formats_a_command_takes() {
+    let w = World::new();
+    let r = w.run(&["completions", "bash"]);
+    let script = w.root().join("mcp-deploy.bash");
+    fs::write(&script, &r.stdout).unwrap();
+    let dir = w.root().join("cwd");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("codefile.txt"), "").unwrap();
+    let complete = |words: &str, cur: &str, prev: &str| {
+        let probe = format!(
+            "cd '{}'\nsource '{}'\n\
+             f=$(complete -p mcp-deploy | sed -E 's/.*-F ([^ ]+).*/\\1/')\n\
+             COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))\n\
+             \"$f\" mcp-deploy '{cur}' '{prev}' 2>/dev/null\n\
+             echo \"${{COMPREPLY[*]}}\"\n",
+            dir.display(),
+            script.display()
+        );
+        let r = w.run_program(std::path::Path::new("/bin/bash"), &["-c", &probe], &[]);
+        r.code(0);
+        r.stdout.trim().to_string()
+    };
+    for (words, prev) in [
+        ("mcp-deploy install --server co", "--server"),
+        ("mcp-deploy promote --release co", "--release"),
+        ("mcp-deploy install --name-suffix co", "--name-suffix"),
+    ] {
+        let got = complete(words, "co", prev);
+        assert!(!got.contains("codefile.txt"), "{words}: {got}");
+    }
+    // A path still completes to files.
+    assert_eq!(
+        complete("mcp-deploy install --config co", "co", "--config"),
+        "codefile.txt"
+    );
+    assert_eq!(
+        complete("mcp-deploy install --format ''", "", "--format"),
+        "human json junit github"
+    );
+    assert_eq!(
+        complete("mcp-deploy status --format ''", "", "--format"),
+        "human json junit github prometheus"
+    );
+}

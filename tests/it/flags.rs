@@ -236,7 +236,12 @@ fn a_bin_link_into_another_release_says_to_fix_the_link() {
     r.code(1);
     let (ok, detail) = check(&r, 0, "target").unwrap();
     assert!(!ok);
-    assert!(detail.contains("fix that link"), "{detail}");
+    assert!(
+        detail.contains(
+            "does not lead into the current release: fix it (ln -sfn ../current/bin/codetools "
+        ),
+        "{detail}"
+    );
     assert!(!detail.contains("install would re-register"), "{detail}");
 }
 

@@ -409,12 +409,23 @@ fn verify_identity_in_prometheus_format_is_parsed_and_a_wrong_commit_is_a_0() {
     );
 }
 
+/// Issue 36.10: install's `--help` offered prometheus, which install then refused. Now a
+/// command without samples neither offers it (help, parser) nor takes it.
 #[test]
 fn prometheus_is_refused_where_there_is_no_state_to_sample() {
     let w = World::new();
-    w.run(&["install", "--format", "prometheus"])
-        .code(2)
-        .stderr_has("install has no --format prometheus");
+    for command in ["install", "uninstall", "promote"] {
+        w.run(&[command, "--format", "prometheus"])
+            .code(2)
+            .stderr_has("invalid value 'prometheus'")
+            .stderr_has("[possible values: human, json, junit, github]");
+        let help = w.run(&[command, "--help"]);
+        help.code(0);
+        assert!(!help.stdout.contains("prometheus"), "{}", help.stdout);
+    }
+    let help = w.run(&["status", "--help"]);
+    help.code(0)
+        .stdout_has("prometheus (status, verify-identity and reconcile");
 }
 
 #[test]

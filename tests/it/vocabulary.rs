@@ -564,3 +564,42 @@ fn promote_entry_point_takes_root_as_it_takes_prefix() {
         .code(0)
         .stdout_has("[--root ROOT | --prefix ROOT]");
 }
+
+/// Issue 36.11: one vocabulary, still. The top-level `--help`, the README's checked example
+/// and the man pages' examples gave a directory of deployments as `install --prefix
+/// /tmp/demo` (its spelling is `--root`); docs/operations.md said "`--mcp-json` defaults
+/// to…" (its name is `--registered`); the top-level environment list named five client
+/// variables of seven, MCP_DEPLOY_COPILOT missing.
+#[test]
+fn examples_give_a_root_as_root_and_the_environment_names_every_clients_variable() {
+    let w = World::new();
+    let mut texts = vec![("mcp-deploy --help".to_string(), w.run(&["--help"]).stdout)];
+    for command in ["install", "uninstall", "status"] {
+        let help = w.run(&[command, "--help"]).stdout;
+        texts.push((format!("mcp-deploy {command} --help"), help));
+        let man = w.run(&["man", command]).stdout;
+        texts.push((format!("mcp-deploy man {command}"), man));
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in ["README.md", "docs/commands.md", "docs/operations.md"] {
+        texts.push((doc.into(), std::fs::read_to_string(repo.join(doc)).unwrap()));
+    }
+    for (what, text) in &texts {
+        for stale in [
+            "install --prefix /tmp/demo ",
+            "uninstall --prefix /tmp/demo ",
+            "`--mcp-json` defaults",
+        ] {
+            assert!(!text.contains(stale), "{what} says {stale:?}");
+        }
+    }
+    // The environment list covers every client with a binary, by the one pattern.
+    let top = w.run(&["--help"]).stdout;
+    assert!(top.contains("MCP_DEPLOY_<CLIENT>"), "{top}");
+    let clients = w.run(&["clients", "--format", "json"]).json();
+    for c in clients["clients"].as_array().unwrap() {
+        if let Some(var) = c["env"].as_str() {
+            assert!(var.starts_with("MCP_DEPLOY_"), "{c}");
+        }
+    }
+}
