@@ -31,7 +31,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::{Format, Style, Verbosity};
 use crate::registration::flat_document;
-use crate::registration::session::{self, DryRunClients};
+use crate::registration::session::ClientChoice;
 use crate::usage::UsageError;
 use std::time::Duration;
 
@@ -92,22 +92,18 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> Client
     }
 }
 
-/// The clients of `--client` opened for `--scope` (install, uninstall, promote, rollback):
-/// [`session::check_scope`], then [`session::open_in_scope`].
-pub(crate) fn open_in_scope(
+/// The clients of `--client` for `--scope` (install, uninstall, promote, rollback), which the
+/// use case opens ([`crate::registration::session::open_in_scope`]).
+pub(crate) fn client_choice(
     args: &ClientArgs,
     scope: Scope,
     mcp_timeout: Duration,
-    dry_run: bool,
-) -> Result<DryRunClients, Error> {
-    session::check_scope(&args.clients, scope)?;
-    let options = client_options(args, mcp_timeout);
-    Ok(session::open_in_scope(
-        &args.clients,
-        &options,
+) -> ClientChoice<'_> {
+    ClientChoice {
+        kinds: &args.clients,
+        options: client_options(args, mcp_timeout),
         scope,
-        dry_run,
-    )?)
+    }
 }
 
 /// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat

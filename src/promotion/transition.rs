@@ -61,7 +61,7 @@ use crate::promotion::{Outcome, PromotionError};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::trust_policies;
 use crate::registration::ledger;
-use crate::registration::session::SessionError;
+use crate::registration::session::{self, ClientChoice, SessionError};
 use crate::registration::transaction::{self, TransactionError};
 use crate::trust::allowed_signers::{Policy, PolicyError};
 use crate::usage::UsageError;
@@ -207,6 +207,25 @@ impl<'a> Run<'a> {
             notify,
         }
     }
+}
+
+/// `mcp-deploy promote` or `rollback`, the numbered algorithm above: step 1 ([`prepare`]),
+/// the clients of `choice` opened ([`session::check_scope`] first; a dry run calls no
+/// client, and one whose binary is missing is read from its files only, the outcome saying
+/// the real run needs it), then steps 2–7 ([`transition`]).
+pub(crate) fn run(
+    t: &TransitionOptions,
+    choice: &ClientChoice,
+    notify: Notify,
+) -> Result<Transitioned, TransitionError> {
+    let prepared = prepare(t)?;
+    session::check_scope(choice.kinds, choice.scope)?;
+    let (clients, missing) = session::open_in_scope(choice, t.dry_run)?;
+    let mut done = transition(prepared, &clients, notify)?;
+    for m in missing {
+        done.outcome.result.push_str(&format!("; note: {m}"));
+    }
+    Ok(done)
 }
 
 /// Step 1: validate (no client is opened yet).

@@ -43,7 +43,9 @@ use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{self, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
-use crate::registration::session::{Opening, Session, SessionError, Then, Write};
+use crate::registration::session::{
+    self, ClientChoice, Opening, Session, SessionError, Then, Write,
+};
 use crate::registration::verify::{self, Verify};
 use crate::trust::allowed_signers::{Policy, PolicyError};
 
@@ -96,10 +98,35 @@ pub(crate) struct Gated {
 
 /// What an install ended with.
 pub(crate) enum Installed {
+    /// The gate refused the deployment (not a dry run): nothing changed; the gate's report,
+    /// each server with its verdict ([`refused`]).
+    Refused(Report),
     /// `--dry-run`: the plan.
     DryRun(DryRun),
     /// Registered (or a check failed after): the report per name and client.
     Done(Report),
+}
+
+/// `mcp-deploy install`, the numbered algorithm above: step 1 ([`check`], an interrupted
+/// promote said, [`gate`]), the clients of `choice` opened (a dry run opens one whose binary
+/// is missing to read its files, and its plan says so), then steps 2–9 ([`install`]).
+pub(crate) fn run(
+    opts: &InstallOptions,
+    choice: &ClientChoice,
+    notify: Notify,
+) -> Result<Installed, InstallError> {
+    check(opts)?;
+    crate::deployment::layout::warn_interrupted(&opts.selection.servers, notify);
+    let gated = gate(opts)?;
+    if !gated.ok && !opts.dry_run {
+        return Ok(Installed::Refused(refused(gated.gate)));
+    }
+    let (clients, missing) = session::open_in_scope(choice, opts.dry_run)?;
+    let mut installed = install(opts, gated, &clients, notify)?;
+    if let Installed::DryRun(plan) = &mut installed {
+        plan.missing_binaries = missing;
+    }
+    Ok(installed)
 }
 
 /// Step 1, the flat document: validated now (a malformed one is refused before anything
