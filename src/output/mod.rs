@@ -16,6 +16,7 @@ pub(crate) mod machine;
 mod notice;
 pub(crate) mod policy;
 pub(crate) mod prometheus;
+pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod vendor;
 
