@@ -45,7 +45,7 @@ use crate::deployment::declaration::{
     validate_name, Declaration, DeclarationError, Layout, Server,
 };
 use crate::deployment::layout::Sha;
-use crate::deployment::render::{self, RenderError, Rendered};
+use crate::deployment::render::{self, RenderError};
 use crate::deployment::selection::{self, Selected, SelectionError};
 use crate::exit::Exit;
 use crate::fsio::IoError;
@@ -59,11 +59,11 @@ use crate::promotion::register::{register_and_verify, Registration};
 use crate::promotion::switch::{switch, undo_switch, Switch};
 use crate::promotion::{Outcome, PromotionError};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
-use crate::registration::gate::trust_policies;
+use crate::registration::gate::{trust_policies, Candidate};
 use crate::registration::ledger;
 use crate::registration::session::{self, ClientChoice, SessionError};
 use crate::registration::transaction::{self, TransactionError};
-use crate::trust::allowed_signers::{Policy, PolicyError};
+use crate::trust::allowed_signers::PolicyError;
 use crate::usage::UsageError;
 
 /// Why a promote or rollback could not complete (exit 2).
@@ -161,11 +161,10 @@ pub(crate) struct Prepared<'a> {
     t: &'a TransitionOptions<'a>,
     server: Server,
     prefix: Prefix,
-    selected: Vec<Selected>,
-    rendered: Vec<Rendered>,
-    /// The trust policies of each selected server (`--trusted-signers` and the server's own),
-    /// loaded before anything is locked: a policy that cannot be read is exit 2, unchanged.
-    trust: Vec<Vec<Policy>>,
+    /// The server as it is registered: its rendered entry and its trust policies
+    /// (`--trusted-signers` and the server's own), loaded before anything is locked: a policy
+    /// that cannot be read is exit 2, unchanged.
+    candidates: Vec<Candidate>,
 }
 
 /// A transition under way: what every step reads.
@@ -174,12 +173,10 @@ pub(super) struct Run<'a> {
     pub(super) action: &'static str,
     pub(super) server: Server,
     pub(super) prefix: Prefix,
-    pub(super) selected: Vec<Selected>,
-    pub(super) rendered: Vec<Rendered>,
+    pub(super) candidates: Vec<Candidate>,
     pub(super) flat_document: PathBuf,
     pub(super) ledger_file: PathBuf,
     pub(super) clients: &'a [Box<dyn Client>],
-    pub(super) trust: Vec<Vec<Policy>>,
     pub(super) notify: Notify<'a>,
 }
 
@@ -189,21 +186,17 @@ impl<'a> Run<'a> {
             t,
             server,
             prefix,
-            selected,
-            rendered,
-            trust,
+            candidates,
         } = prepared;
         Run {
             t,
             action: t.action,
             server,
             prefix,
-            selected,
-            rendered,
+            candidates,
             flat_document: t.flat_document.clone(),
             ledger_file: t.ledger.clone(),
             clients,
-            trust,
             notify,
         }
     }
@@ -248,26 +241,24 @@ pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, 
             "choose a --name-suffix of letters, digits, '-' and '_'",
         )
     })?;
-    let selected = vec![Selected {
+    let selected = Selected {
         server: server.clone(),
         prefix: given.clone(),
         registered_name,
-    }];
+    };
     FlatDocument::read_or_empty(&t.flat_document)?;
     ledger::check_appendable(&t.ledger)?;
     let prefix = Prefix::open(&given)?;
-    let rendered = vec![render::render(server, &given)?];
-    let trust = selected
-        .iter()
-        .map(|s| trust_policies(t.trusted_signers, &s.server))
-        .collect::<Result<Vec<_>, _>>()?;
+    let candidates = vec![Candidate {
+        rendered: render::render(server, &given)?,
+        trust: trust_policies(t.trusted_signers, server)?,
+        selected,
+    }];
     Ok(Prepared {
         t,
         server: server.clone(),
         prefix,
-        selected,
-        rendered,
-        trust,
+        candidates,
     })
 }
 

@@ -168,15 +168,15 @@ impl<'a> Session<'a> {
     /// Steps 4–7: apply each client's plan of `plans` (in the `--client` order), a thread per
     /// client, then `then` for the registered names of `selected` (observed, or forgotten in
     /// the document), record, and commit; a failure anywhere rolls every client back.
-    pub(crate) fn apply(
+    pub(crate) fn apply<'s>(
         &mut self,
         plans: &[impl Changes<'a>],
-        selected: &[Selected],
+        selected: impl IntoIterator<Item = &'s Selected>,
         then: Then,
         write: Write,
     ) -> Result<(), SessionError> {
         let names: Vec<&str> = selected
-            .iter()
+            .into_iter()
             .map(|s| s.registered_name.as_str())
             .collect();
         let names = names.as_slice();
