@@ -61,6 +61,7 @@ mod dirs;
 mod entry;
 mod error;
 mod exit;
+mod format;
 mod fsio;
 mod identity;
 #[cfg(test)]

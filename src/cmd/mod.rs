@@ -29,7 +29,7 @@ use crate::clients::{ClientOptions, Scope};
 use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::{Format, Style, Verbosity};
+use crate::output::{Style, Verbosity};
 use crate::registration::flat_document;
 use crate::registration::session::ClientChoice;
 use crate::usage::UsageError;
@@ -63,13 +63,7 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
 pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError> {
     let choice = cli.command.output().unwrap_or_default();
     let command = cli.command.name();
-    let format = match choice.resolve_format(command)? {
-        crate::cli::Format::Human => Format::Human,
-        crate::cli::Format::Json => Format::Json,
-        crate::cli::Format::Junit => Format::Junit,
-        crate::cli::Format::Github => Format::Github,
-        crate::cli::Format::Prometheus => Format::Prometheus,
-    };
+    let format = choice.resolve_format(command)?;
     let verbosity = Verbosity::from_flags(choice.quiet, choice.verbose);
     let style = Style {
         command,

@@ -33,16 +33,9 @@ use formats::{Case, Suite, Suites};
 
 pub(crate) use notice::notice;
 
-/// How a result is printed (`--format`, `--json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    Human,
-    Json,
-    Junit,
-    Github,
-    /// status, verify-identity and reconcile only (`prometheus.rs`).
-    Prometheus,
-}
+/// How a result is printed (`--format`, `--json`): the one type the flag parses into
+/// (prometheus for status, verify-identity and reconcile only, `prometheus.rs`).
+pub(crate) use crate::format::Format;
 
 /// How much is said (`-q`, `-v`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
