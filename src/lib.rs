@@ -122,7 +122,7 @@ pub fn run(cli: Cli) -> Exit {
         }
     };
     output::set_colour(colour);
-    output::set_verbosity(style.verbosity);
+    output::observe_client_calls(style.verbosity);
     let outcome = cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error() {
         Some(e) => {
             Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())

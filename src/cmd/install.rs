@@ -11,9 +11,9 @@ use crate::registration::session::{self, ledger_path};
 
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     session::check_scope(&args.client.clients, args.scope.scope)?;
-    let mut selection = super::selection(&args.selection)?;
+    let mut selection = super::selection(&args.selection, style)?;
     let given = selection::parse_expect_commits(&args.expect_commits)?;
-    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
+    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
     let opts = InstallOptions {
         selection: &selection,
         expected: selection::expect_commits(&given, &selection)?,
@@ -26,7 +26,7 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     let choice = super::client_choice(&args.client, args.scope.scope, args.mcp_timeout.mcp_timeout);
-    match install::run(&opts, &choice, &crate::output::notice)? {
+    match install::run(&opts, &choice, &style.notify())? {
         Installed::Refused(report) => {
             crate::output::refused_at_gate(&report, style);
             Ok(Exit::CheckFailed)

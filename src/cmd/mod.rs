@@ -102,11 +102,12 @@ pub(crate) fn client_choice(
 
 /// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat
 /// document of `--registered` (or `--mcp-json`).
-pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
+pub(crate) fn selection(args: &SelectionArgs, style: &Style) -> Result<Selection, Error> {
     servers(
         &args.which,
         &args.declaration,
         flat_document(&args.flat_document),
+        style,
     )
 }
 
@@ -116,6 +117,7 @@ pub(crate) fn servers(
     which: &ServerArgs,
     declaration: &DeclarationArgs,
     flat: std::path::PathBuf,
+    style: &Style,
 ) -> Result<Selection, Error> {
     Ok(Selection::load(
         declaration.config.as_deref(),
@@ -123,7 +125,7 @@ pub(crate) fn servers(
         &which.servers,
         &which.name_suffix,
         flat,
-        &crate::output::notice,
+        &style.notify(),
     )?)
 }
 

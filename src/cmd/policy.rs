@@ -16,10 +16,11 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
         which,
         &args.selection.declaration,
         crate::registration::flat_document::default_path(),
+        style,
     )?;
     // As install: a declared server with nothing deployed is left out (and said so), so the
     // policy admits what is deployed.
-    selection.skip_absent(super::root(which), &crate::output::notice)?;
+    selection.skip_absent(super::root(which), &style.notify())?;
     let opts = PolicyOptions {
         clients: &clients,
         servers: &selection.servers,
@@ -28,7 +29,7 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
         dry_run: args.dry_run,
         lock_timeout: args.lock.lock_timeout,
     };
-    match apply::run(&opts, &crate::output::notice)? {
+    match apply::run(&opts, &style.notify())? {
         Policies::Fragments(lists) => crate::output::policy::file(&lists),
         Policies::Lists { lists, changes } => {
             crate::output::policy::print(&lists, &changes, args.dry_run, style)

@@ -49,7 +49,7 @@ fn transition(
         handshake_timeout: t.handshake_timeout,
     };
     let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout);
-    let done = transition::run(&opts, &choice, &crate::output::notice)?;
+    let done = transition::run(&opts, &choice, &style.notify())?;
     crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)
 }

@@ -20,7 +20,7 @@ pub(crate) fn prune(args: &PruneArgs, style: &Style) -> Result<Exit, Error> {
         lock_timeout: args.lock_timeout,
         flat_document: super::flat_document(&args.flat_document),
     };
-    let pruned = prune::run(&opts, &crate::output::notice)?;
+    let pruned = prune::run(&opts, &style.notify())?;
     crate::output::prune(&pruned, style, Exit::Success);
     Ok(Exit::Success)
 }

@@ -22,9 +22,9 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
              when nothing changed), and check it with `verify-identity`",
         ));
     }
-    let mut selection = super::selection(&args.selection)?;
+    let mut selection = super::selection(&args.selection, style)?;
     let given = selection::parse_expect_commits(&args.expect_commits)?;
-    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
+    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
     let opts = InstallOptions {
         selection: &selection,
         expected: selection::expect_commits(&given, &selection)?,
@@ -37,7 +37,7 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     let options = super::client_options(&args.client, args.mcp_timeout.mcp_timeout);
-    match reconcile::run(&opts, &options, &crate::output::notice)? {
+    match reconcile::run(&opts, &options, &style.notify())? {
         Reconciled::Refused(report) => {
             crate::output::refused_at_gate(&report, style);
             Ok(Exit::CheckFailed)

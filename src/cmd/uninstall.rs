@@ -10,7 +10,7 @@ use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
 
 pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
     crate::registration::session::check_scope(&args.client.clients, args.scope.scope)?;
-    let selection = super::selection(&args.selection)?;
+    let selection = super::selection(&args.selection, style)?;
     let opts = UninstallOptions {
         selection: &selection,
         dry_run: args.dry_run,
@@ -18,7 +18,7 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
     let choice = super::client_choice(&args.client, args.scope.scope, std::time::Duration::ZERO);
-    match uninstall::run(&opts, &choice, &crate::output::notice)? {
+    match uninstall::run(&opts, &choice, &style.notify())? {
         Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, style, Exit::Success),
         Uninstalled::Done(report) => crate::output::print(&report, style, Exit::Success),
     }

@@ -20,7 +20,6 @@ pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod vendor;
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -30,8 +29,6 @@ use crate::exit::Exit;
 use crate::identity::report::{Report, ServerReport};
 use crate::registration::plan::DryRun;
 use formats::{Case, Suite, Suites};
-
-pub(crate) use notice::notice;
 
 /// How a result is printed (`--format`, `--json`): the one type the flag parses into
 /// (prometheus for status, verify-identity and reconcile only, `prometheus.rs`).
@@ -71,26 +68,19 @@ impl Style {
     pub(crate) fn quiet(&self) -> bool {
         self.verbosity == Verbosity::Quiet
     }
-}
 
-/// The verbosity of the run, for the notices: the domain hands them to [`notice`] (a plain
-/// function it is given), which cannot be handed the style.
-static VERBOSITY: AtomicU8 = AtomicU8::new(1);
-
-/// Set the run's verbosity, once, before the command runs; with `-v`, every client call is
-/// said as it ends ([`crate::notice::set_observer`]).
-pub(crate) fn set_verbosity(v: Verbosity) {
-    VERBOSITY.store(v as u8, Ordering::Relaxed);
-    if v == Verbosity::Verbose {
-        crate::notice::set_observer(notice);
+    /// Where the domain's notices go in this run: said on stderr as its verbosity has them.
+    /// The command passes it down (`&style.notify()`) to every use case it calls.
+    pub(crate) fn notify(&self) -> impl Fn(crate::notice::Notice) + Sync + '_ {
+        move |n| notice::notice(n, self.verbosity)
     }
 }
 
-pub(crate) fn verbosity() -> Verbosity {
-    match VERBOSITY.load(Ordering::Relaxed) {
-        0 => Verbosity::Quiet,
-        1 => Verbosity::Normal,
-        _ => Verbosity::Verbose,
+/// With `-v`, every client call is said as it ends: the client runner, which is handed no
+/// [`crate::notice::Notify`], tells the notice layer's observer ([`crate::notice::observe`]).
+pub(crate) fn observe_client_calls(v: Verbosity) {
+    if v == Verbosity::Verbose {
+        crate::notice::set_observer(|n| notice::notice(n, Verbosity::Verbose));
     }
 }
 
@@ -590,9 +580,9 @@ pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
 
 /// A progress line for a step that waits on a client, on stderr, only when a person watches it.
 /// `-v` shows it whatever stderr is; `-q` never.
-pub(crate) fn progress(message: &str) {
+fn progress(message: &str, verbosity: Verbosity) {
     use std::io::IsTerminal;
-    let shown = match verbosity() {
+    let shown = match verbosity {
         Verbosity::Quiet => false,
         Verbosity::Normal => std::io::stderr().is_terminal(),
         Verbosity::Verbose => true,
