@@ -113,7 +113,7 @@ pub use exit::Exit;
 pub fn run(cli: Cli) -> Exit {
     // `--json` with another `--format`: which format the error itself should take is the
     // very question, so it is said on stderr only.
-    let (style, colour) = match cmd::style(&cli) {
+    let style = match cmd::style(&cli) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -121,7 +121,6 @@ pub fn run(cli: Cli) -> Exit {
             return Exit::CouldNotRun;
         }
     };
-    output::set_colour(colour);
     output::observe_client_calls(style.verbosity);
     let outcome = cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error() {
         Some(e) => {

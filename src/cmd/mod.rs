@@ -59,8 +59,9 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
 }
 
 /// How the run prints, from `--format`, `--json`, `-q`, `-v` and `--color` (the command's, or
-/// the old spelling before the command; the choices are [`crate::cli`]'s), and the colour.
-pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError> {
+/// the old spelling before the command; the choices are [`crate::cli`]'s): the run's output
+/// context, which every command passes down.
+pub(crate) fn style(cli: &Cli) -> Result<Style, UsageError> {
     let choice = cli.command.output().unwrap_or_default();
     let command = cli.command.name();
     let format = choice.resolve_format(command)?;
@@ -69,8 +70,9 @@ pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError>
         command,
         format,
         verbosity,
+        colour: crate::output::colour(cli.colour()),
     };
-    Ok((style, cli.colour()))
+    Ok(style)
 }
 
 /// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call

@@ -19,7 +19,7 @@ pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
         Format::Human | Format::Prometheus => {}
     }
     let mut out = Vec::new();
-    let colour = super::colour(&std::io::stdout());
+    let colour = style.colour;
     write_human(&mut out, report, colour).expect("writing into a Vec cannot fail");
     super::emit(&String::from_utf8_lossy(&out));
 }

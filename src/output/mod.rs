@@ -62,6 +62,8 @@ pub(crate) struct Style {
     pub(crate) command: &'static str,
     pub(crate) format: Format,
     pub(crate) verbosity: Verbosity,
+    /// Whether what goes to stdout is coloured ([`colour`]).
+    pub(crate) colour: bool,
 }
 
 impl Style {
@@ -310,7 +312,7 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => emit_json_pretty(report, exit),
-        Format::Human => emit(&human(report, colour(&std::io::stdout()), style.quiet())),
+        Format::Human => emit(&human(report, style.colour, style.quiet())),
         Format::Prometheus => emit(&prometheus::exposition(
             report,
             style.command,
@@ -369,7 +371,7 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     }
     let report = Report::new(outcome.servers.clone(), None);
     let quiet = style.quiet();
-    let mut text = human(&report, colour(&std::io::stdout()), quiet);
+    let mut text = human(&report, style.colour, quiet);
     if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet) {
         text.push_str(&format!("handshake: {h}\n"));
     }
@@ -464,7 +466,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
         }
         Format::Human | Format::Prometheus => {}
     }
-    let colour = colour(&std::io::stdout());
+    let colour = style.colour;
     let mut text = String::from("dry run: nothing is changed\n");
     for step in &plan.servers {
         text.push_str(&format!(
@@ -561,21 +563,18 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     emit(&text);
 }
 
-/// `--color`, for the whole run: [`colour`] follows it.
-pub(crate) fn set_colour(choice: clap::ColorChoice) {
+/// Whether to colour what goes to stdout, decided once for the run ([`Style::colour`]):
+/// `--color always|never`, or with `auto` anstream's rule — a terminal, `NO_COLOR`
+/// (https://no-color.org) unset or empty, `TERM` not `dumb` (`CLICOLOR`/`CLICOLOR_FORCE`
+/// honoured too).
+pub(crate) fn colour(choice: clap::ColorChoice) -> bool {
     match choice {
-        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
-        clap::ColorChoice::Always => anstream::ColorChoice::Always,
-        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+        clap::ColorChoice::Always => true,
+        clap::ColorChoice::Never => false,
+        clap::ColorChoice::Auto => {
+            anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+        }
     }
-    .write_global();
-}
-
-/// Whether to colour what goes to stdout: `--color always|never`, or with `auto` anstream's
-/// rule — a terminal, `NO_COLOR` (https://no-color.org) unset or empty, `TERM` not `dumb`
-/// (`CLICOLOR`/`CLICOLOR_FORCE` honoured too).
-pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
-    anstream::AutoStream::choice(stream) != anstream::ColorChoice::Never
 }
 
 /// A progress line for a step that waits on a client, on stderr, only when a person watches it.

@@ -57,11 +57,9 @@ pub(crate) fn print(report: &VendorReport, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => super::emit_json_pretty(report, exit),
         // `style` refuses prometheus here.
-        Format::Human | Format::Prometheus => super::emit(&human(
-            report,
-            super::colour(&std::io::stdout()),
-            style.quiet(),
-        )),
+        Format::Human | Format::Prometheus => {
+            super::emit(&human(report, style.colour, style.quiet()))
+        }
         Format::Junit | Format::Github => super::emit_machine(style, &suites(report, style, exit)),
     }
 }
