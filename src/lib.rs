@@ -122,12 +122,13 @@ pub fn run(cli: Cli) -> Exit {
         }
     };
     output::observe_client_calls(style.verbosity);
-    let outcome = cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error() {
-        Some(e) => {
-            Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
-        }
-        None => Ok(exit),
-    });
+    let outcome =
+        cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error(&style) {
+            Some(e) => {
+                Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
+            }
+            None => Ok(exit),
+        });
     match outcome {
         Ok(exit) => exit,
         Err(err) => {

@@ -3,9 +3,9 @@
 use crate::cli::{Cli, CompletionsArgs};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::emit;
+use crate::output::{emit, Style};
 
-pub(crate) fn run(args: &CompletionsArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &CompletionsArgs, style: &Style) -> Result<Exit, Error> {
     use clap::CommandFactory;
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut Cli::command(), "mcp-deploy", &mut buf);
@@ -18,6 +18,6 @@ pub(crate) fn run(args: &CompletionsArgs) -> Result<Exit, Error> {
         // test bash_completion_completes_a_subcommands_options.
         script = script.replace("mcp__subcmd__deploy", "mcp__deploy");
     }
-    emit(&script);
+    emit(style, &script);
     Ok(Exit::Success)
 }

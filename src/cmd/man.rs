@@ -7,12 +7,12 @@ use crate::cli::manual::{self, Page, DOC_DIR};
 use crate::cli::ManArgs;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::emit;
+use crate::output::{emit, Style};
 
 /// The top-level page, or a subcommand's (`mcp-deploy-install(1)`, which the top-level page
 /// refers to), so that every page it names can be had.
-pub(crate) fn run(args: &ManArgs) -> Result<Exit, Error> {
-    emit(&render(&args.command)?);
+pub(crate) fn run(args: &ManArgs, style: &Style) -> Result<Exit, Error> {
+    emit(style, &render(&args.command)?);
     Ok(Exit::Success)
 }
 

@@ -23,14 +23,17 @@ fn run_create(args: &ManifestCreateArgs, style: &Style) -> Result<Exit, Error> {
             "manifest": args.release.dir.join(MANIFEST_NAME).display().to_string(),
             "files": n,
         });
-        crate::output::emit_json_line(&doc, Exit::Success);
+        crate::output::emit_json_line(style, &doc, Exit::Success);
         return Ok(Exit::Success);
     }
     let s = if n == 1 { "" } else { "s" };
-    crate::output::emit(&format!(
-        "wrote {}: {n} file{s}\n",
-        args.release.dir.join(MANIFEST_NAME).display()
-    ));
+    crate::output::emit(
+        style,
+        &format!(
+            "wrote {}: {n} file{s}\n",
+            args.release.dir.join(MANIFEST_NAME).display()
+        ),
+    );
     Ok(Exit::Success)
 }
 

@@ -46,8 +46,8 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Manifest(args) => manifest::run(args, style),
         Command::VerifyVendor(args) => verify_vendor::run(args, style),
         Command::PinVendor(args) => pin_vendor::run(args, style),
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
+        Command::Completions(args) => completions::run(args, style),
+        Command::Man(args) => man::run(args, style),
         Command::Promote(args) => promote::promote(args, style),
         Command::Rollback(args) => promote::rollback(args, style),
         Command::Prune(args) => prune::prune(args, style),
@@ -71,6 +71,7 @@ pub(crate) fn style(cli: &Cli) -> Result<Style, UsageError> {
         format,
         verbosity,
         colour: crate::output::colour(cli.colour()),
+        write_error: Default::default(),
     };
     Ok(style)
 }

@@ -30,7 +30,7 @@ pub(crate) fn run(args: &PolicyArgs, style: &Style) -> Result<Exit, Error> {
         lock_timeout: args.lock.lock_timeout,
     };
     match apply::run(&opts, &style.notify())? {
-        Policies::Fragments(lists) => crate::output::policy::file(&lists),
+        Policies::Fragments(lists) => crate::output::policy::file(&lists, style),
         Policies::Lists { lists, changes } => {
             crate::output::policy::print(&lists, &changes, args.dry_run, style)
         }

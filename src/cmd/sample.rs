@@ -18,12 +18,16 @@ pub(crate) fn run(args: &SampleArgs, style: &Style) -> Result<Exit, Error> {
             })
             .collect();
         crate::output::emit_json_line(
+            style,
             &serde_json::json!({"ok": true, "servers": servers}),
             Exit::Success,
         );
     } else {
         for (name, prefix, commit) in &laid_out {
-            emit(&format!("{name}: {} (commit {commit})\n", prefix.display()));
+            emit(
+                style,
+                &format!("{name}: {} (commit {commit})\n", prefix.display()),
+            );
         }
     }
     Ok(Exit::Success)

@@ -11,7 +11,7 @@ use crate::exit::Exit;
 
 pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => return super::emit_json_line(&report.to_json(), exit),
+        Format::Json => return super::emit_json_line(style, &report.to_json(), exit),
         Format::Junit | Format::Github => {
             return super::emit_machine(style, &suites(report, style, exit))
         }
@@ -21,7 +21,7 @@ pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
     let mut out = Vec::new();
     let colour = style.colour;
     write_human(&mut out, report, colour).expect("writing into a Vec cannot fail");
-    super::emit(&String::from_utf8_lossy(&out));
+    super::emit(style, &String::from_utf8_lossy(&out));
 }
 
 /// One suite, the release, with one case, `content`: its detail the summary and then each

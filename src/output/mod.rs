@@ -57,13 +57,15 @@ impl Verbosity {
 
 /// How this run prints: the command's name (for the machine formats' titles), the format
 /// and the verbosity.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct Style {
     pub(crate) command: &'static str,
     pub(crate) format: Format,
     pub(crate) verbosity: Verbosity,
     /// Whether what goes to stdout is coloured ([`colour`]).
     pub(crate) colour: bool,
+    /// The first error writing stdout met ([`emit`]), other than a reader that went away.
+    pub(crate) write_error: Mutex<Option<std::io::Error>>,
 }
 
 impl Style {
@@ -104,18 +106,18 @@ pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
                 "error": message,
                 "help": help,
             });
-            emit(&format!("{doc}\n"));
+            emit(style, &format!("{doc}\n"));
         }
-        Format::Junit => emit(&formats::junit_error(style.command, message, help)),
-        Format::Github => emit(&formats::github_error(style.command, message, help)),
+        Format::Junit => emit(style, &formats::junit_error(style.command, message, help)),
+        Format::Github => emit(style, &formats::github_error(style.command, message, help)),
     }
 }
 
 /// A report in one of the machine formats that are not JSON.
 fn emit_machine(style: &Style, suites: &Suites) {
     match style.format {
-        Format::Junit => emit(&formats::junit(suites)),
-        Format::Github => emit(&formats::github(suites, style.quiet())),
+        Format::Junit => emit(style, &formats::junit(suites)),
+        Format::Github => emit(style, &formats::github(suites, style.quiet())),
         Format::Human | Format::Json | Format::Prometheus => {
             unreachable!("not a machine format of its own")
         }
@@ -160,14 +162,14 @@ pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
 }
 
 /// The envelope of `body` on one line.
-pub(crate) fn emit_json_line(body: &impl Serialize, exit: Exit) {
-    emit(&format!("{}\n", envelope(body, exit)));
+pub(crate) fn emit_json_line(style: &Style, body: &impl Serialize, exit: Exit) {
+    emit(style, &format!("{}\n", envelope(body, exit)));
 }
 
 /// The envelope of `body`, indented.
-pub(crate) fn emit_json_pretty(body: &impl Serialize, exit: Exit) {
+pub(crate) fn emit_json_pretty(style: &Style, body: &impl Serialize, exit: Exit) {
     let doc = serde_json::to_string_pretty(&envelope(body, exit)).expect("JSON serializes");
-    emit(&format!("{doc}\n"));
+    emit(style, &format!("{doc}\n"));
 }
 
 /// The mark of a check: `ok` or `FAIL`, in green and red when `colour`.
@@ -301,7 +303,7 @@ pub(crate) fn refused_at_gate(report: &Report, style: &Style) {
     if style.format != Format::Human {
         eprintln!("{GATE_LINE}");
     } else {
-        emit(&format!("{GATE_LINE}\n"));
+        emit(style, &format!("{GATE_LINE}\n"));
     }
 }
 
@@ -311,14 +313,17 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
 
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => emit_json_pretty(report, exit),
-        Format::Human => emit(&human(report, style.colour, style.quiet())),
-        Format::Prometheus => emit(&prometheus::exposition(
-            report,
-            style.command,
-            std::time::SystemTime::now(),
-            style.command == "reconcile" && exit == Exit::Success,
-        )),
+        Format::Json => emit_json_pretty(style, report, exit),
+        Format::Human => emit(style, &human(report, style.colour, style.quiet())),
+        Format::Prometheus => emit(
+            style,
+            &prometheus::exposition(
+                report,
+                style.command,
+                std::time::SystemTime::now(),
+                style.command == "reconcile" && exit == Exit::Success,
+            ),
+        ),
         Format::Junit | Format::Github => emit_machine(
             style,
             &Suites {
@@ -336,7 +341,7 @@ pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
 pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit: Exit) {
     let result = format!("{}: {}", outcome.server, outcome.result);
     match style.format {
-        Format::Json => return emit_json_pretty(outcome, exit),
+        Format::Json => return emit_json_pretty(style, outcome, exit),
         Format::Junit | Format::Github => {
             let mut suites = server_suites(&outcome.servers);
             let mut extra: Vec<String> = outcome
@@ -379,13 +384,13 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     if let Some(r) = &outcome.still_running {
         text.push_str(&format!("processes: {}\n", r.sentence()));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// `prune`: what goes (or would go) and why each other release stays.
 pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, exit: Exit) {
     if style.format == Format::Json {
-        return emit_json_pretty(outcome, exit);
+        return emit_json_pretty(style, outcome, exit);
     }
     let mut text = String::new();
     if outcome.dry_run {
@@ -408,7 +413,7 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, ex
     for n in &outcome.not_compared {
         text.push_str(&format!("not compared: {n}\n"));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// A dry run's plan in the machine formats: a suite per name and client, the gate's checks
@@ -460,7 +465,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
         "dry run: the deployment failed the gate, install would register nothing".to_string()
     };
     match style.format {
-        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Json => return emit_json_pretty(style, plan, exit),
         Format::Junit | Format::Github => {
             return emit_machine(style, &plan_suites(plan, style, exit, verdict))
         }
@@ -513,13 +518,13 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
              write nothing and call no client\n",
         );
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// `uninstall --dry-run`.
 pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Json => return emit_json_pretty(style, plan, exit),
         Format::Junit | Format::Github => {
             let verdict = "dry run: nothing is changed".to_string();
             return emit_machine(style, &plan_suites(plan, style, exit, verdict));
@@ -560,7 +565,7 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     for m in &plan.missing_binaries {
         text.push_str(&format!("note: {m}\n"));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// Whether to colour what goes to stdout, decided once for the run ([`Style::colour`]):
@@ -591,25 +596,26 @@ fn progress(message: &str, verbosity: Verbosity) {
     }
 }
 
-/// The first error writing stdout met, other than a reader that went away.
-static WRITE_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
-
 /// Write to stdout: the one place that does. A reader that went away (`| head`, EPIPE) does
 /// not change the verdict and must not panic the way `println!` does; the exit status still
 /// tells the outcome. Any other failure (a full disk, a closed descriptor) is kept for
 /// [`take_write_error`]: the run then reports it on stderr and exits 2.
-pub(crate) fn emit(text: &str) {
+pub(crate) fn emit(style: &Style, text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let mut first = WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            let mut first = style.write_error.lock().unwrap_or_else(|p| p.into_inner());
             first.get_or_insert(e);
         }
     }
 }
 
-/// The error writing stdout met during this run, if any (see [`emit`]).
-pub(crate) fn take_write_error() -> Option<std::io::Error> {
-    WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take()
+/// The error writing stdout met during the run of `style`, if any (see [`emit`]).
+pub(crate) fn take_write_error(style: &Style) -> Option<std::io::Error> {
+    style
+        .write_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
 }

@@ -38,7 +38,7 @@ pub(crate) fn print(
             if style.format == Format::Json {
                 eprintln!("{line}");
             } else {
-                emit(&format!("{line}\n"));
+                emit(style, &format!("{line}\n"));
             }
             Exit::CheckFailed
         }
@@ -50,9 +50,9 @@ pub(crate) fn print(
                     "path": path.display().to_string(),
                     "document": document,
                 });
-                super::emit_json_line(&doc, Exit::Success);
+                super::emit_json_line(style, &doc, Exit::Success);
             } else {
-                emit(&format!("{}\n", path.display()));
+                emit(style, &format!("{}\n", path.display()));
             }
             Exit::Success
         }

@@ -29,7 +29,7 @@ pub(crate) fn pinned(tarball: &std::path::Path, pinned: &Pinned, style: &Style) 
             if style.format == Format::Json {
                 let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
                     "refused": error.to_string(), "help": help});
-                super::emit_json_line(&doc, Exit::CheckFailed);
+                super::emit_json_line(style, &doc, Exit::CheckFailed);
             }
             Exit::CheckFailed
         }
@@ -41,12 +41,12 @@ pub(crate) fn pinned(tarball: &std::path::Path, pinned: &Pinned, style: &Style) 
             if style.format == Format::Json {
                 let doc = serde_json::json!({"ok": true, "sidecar": sidecar.display().to_string(),
                     "sha256": sha256, "change": change});
-                super::emit_json_line(&doc, Exit::Success);
+                super::emit_json_line(style, &doc, Exit::Success);
             } else {
-                super::emit(&format!(
-                    "{}: sha256 {sha256} ({change})\n",
-                    sidecar.display()
-                ));
+                super::emit(
+                    style,
+                    &format!("{}: sha256 {sha256} ({change})\n", sidecar.display()),
+                );
             }
             Exit::Success
         }
@@ -55,10 +55,10 @@ pub(crate) fn pinned(tarball: &std::path::Path, pinned: &Pinned, style: &Style) 
 
 pub(crate) fn print(report: &VendorReport, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => super::emit_json_pretty(report, exit),
+        Format::Json => super::emit_json_pretty(style, report, exit),
         // `style` refuses prometheus here.
         Format::Human | Format::Prometheus => {
-            super::emit(&human(report, style.colour, style.quiet()))
+            super::emit(style, &human(report, style.colour, style.quiet()))
         }
         Format::Junit | Format::Github => super::emit_machine(style, &suites(report, style, exit)),
     }
