@@ -32,7 +32,8 @@
 //! (bounded, symlink-safe file access), `state.rs` (the state directory), `notice.rs` (what the
 //! domain tells the person while it works, rendered by `output/`), `usage.rs` (a request the
 //! command line cannot carry out, with its help line), `text.rs` (text from outside, escaped
-//! to be shown on a terminal), `exit.rs`. Above the domain sits
+//! to be shown on a terminal), `exit.rs`, `format.rs` (the output format, which `--format`
+//! parses into and `output/` prints in). Above the domain sits
 //! `error.rs`, the run's error gathering every domain's own; only `cmd/` and this file use
 //! it.
 //!
@@ -43,12 +44,12 @@
 //! cli -> clients (ClientKind, the client table)
 //! policy -> promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
-//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit
+//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit; format
 //! ```
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
 //! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
-//! `SessionError`, `InstallError`, `TransitionError`), which `error.rs` converts.
+//! `SessionError`, `InstallError`, `TransitionError`, `PruneError`), which `error.rs` converts.
 //! `import_direction.rs` holds this diagram as data, and its test fails on any import against
 //! it, naming the file and line.
 

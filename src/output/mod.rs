@@ -2,6 +2,7 @@
 //! document, JUnit XML or GitHub Actions workflow commands ([`Format`], `formats.rs`) — and
 //! how stdout is written (a reader that went away is not an error). `-q` and `-v`
 //! ([`Verbosity`]) decide how much of it, and of the domain's notices on stderr, is said.
+//! All of it is the run's [`Style`], passed down: no printer reads a global.
 //!
 //! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
 //! status, right after `"ok"`, then `"host"` and `"at"`, where and when it ran, and
