@@ -14,6 +14,7 @@ use crate::format::Format;
 use crate::usage::UsageError;
 
 pub(crate) mod duration;
+pub(crate) mod man;
 pub mod manual;
 
 /// The help headings every command groups its flags under, in the manner of cargo and uv:
