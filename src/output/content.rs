@@ -1,5 +1,6 @@
 //! `manifest verify`'s report: one line per difference for people, one JSON line for tools;
-//! for JUnit and GitHub one check, `content`, whose detail lists the differences.
+//! for JUnit and GitHub one check, `content`, whose detail lists the differences. And what
+//! `manifest create` wrote ([`created`]).
 
 use std::io::{self, Write};
 
@@ -8,6 +9,23 @@ use super::{Format, Style};
 use crate::content::manifest::{list_links, ContentReport};
 use crate::content::sumfile::display_path;
 use crate::exit::Exit;
+
+/// `manifest create`: the manifest written at `manifest` and how many files it lists.
+pub(crate) fn created(manifest: &std::path::Path, files: usize, style: &Style) {
+    if style.format == Format::Json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "manifest": manifest.display().to_string(),
+            "files": files,
+        });
+        return super::emit_json_line(style, &doc, Exit::Success);
+    }
+    let s = if files == 1 { "" } else { "s" };
+    super::emit(
+        style,
+        &format!("wrote {}: {files} file{s}\n", manifest.display()),
+    );
+}
 
 pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
     match style.format {

@@ -337,6 +337,26 @@ pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     }
 }
 
+/// `sample`: each sample deployment laid out, `(name, prefix, commit)`.
+pub(crate) fn sample(laid_out: &[(&str, std::path::PathBuf, &str)], style: &Style) {
+    if style.format == Format::Json {
+        let servers: Vec<_> = laid_out
+            .iter()
+            .map(|(name, prefix, commit)| {
+                serde_json::json!({"name": name, "prefix": prefix.display().to_string(), "commit": commit})
+            })
+            .collect();
+        let doc = serde_json::json!({"ok": true, "servers": servers});
+        return emit_json_line(style, &doc, Exit::Success);
+    }
+    for (name, prefix, commit) in laid_out {
+        emit(
+            style,
+            &format!("{name}: {} (commit {commit})\n", prefix.display()),
+        );
+    }
+}
+
 /// `promote` and `rollback`: what happened, then the checks (the preflight's, or the
 /// verification's after the switch).
 pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit: Exit) {
