@@ -14,6 +14,7 @@ use crate::deployment::render::RenderError;
 use crate::deployment::sample::SampleError;
 use crate::deployment::selection::{DirectoryKindError, SelectionError};
 use crate::fsio::IoError;
+use crate::promotion::prune::PruneError;
 use crate::promotion::status::StatusError;
 use crate::promotion::transition::TransitionError;
 use crate::promotion::PromotionError;
@@ -183,6 +184,18 @@ impl From<SessionError> for Error {
             SessionError::Client(e) => e.into(),
             SessionError::FlatDocument(e) => e.into(),
             SessionError::Plan(e) => e.into(),
+        }
+    }
+}
+
+impl From<PruneError> for Error {
+    fn from(e: PruneError) -> Self {
+        match e {
+            PruneError::Io(e) => e.into(),
+            PruneError::Declaration(e) => e.into(),
+            PruneError::DirectoryKind(e) => e.into(),
+            PruneError::FlatDocument(e) => e.into(),
+            PruneError::Promotion(e) => e.into(),
         }
     }
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 
 /// The leaves every module may use; among themselves only as [`ALLOWED`] lists.
 const LEAVES: &[&str] = &[
-    "state", "notice", "fsio", "dirs", "usage", "process", "exit", "version", "text",
+    "state", "notice", "fsio", "dirs", "usage", "process", "exit", "version", "text", "format",
 ];
 
 /// The domain chain, highest first: a module may use any module after it in the chain (skipping
@@ -40,7 +40,7 @@ fn allowed(module: &str) -> Option<BTreeSet<&'static str>> {
         "vendored_sdk" => ["content", "deployment", "entry"].into(),
         "state" | "notice" => ["fsio", "dirs"].into(),
         "fsio" => ["dirs"].into(),
-        "dirs" | "usage" | "process" | "exit" | "version" | "text" => BTreeSet::new(),
+        "dirs" | "usage" | "process" | "exit" | "version" | "text" | "format" => BTreeSet::new(),
         m => {
             let at = CHAIN.iter().position(|c| *c == m)?;
             CHAIN[at + 1..].iter().copied().collect()

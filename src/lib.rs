@@ -32,7 +32,8 @@
 //! (bounded, symlink-safe file access), `state.rs` (the state directory), `notice.rs` (what the
 //! domain tells the person while it works, rendered by `output/`), `usage.rs` (a request the
 //! command line cannot carry out, with its help line), `text.rs` (text from outside, escaped
-//! to be shown on a terminal), `exit.rs`. Above the domain sits
+//! to be shown on a terminal), `exit.rs`, `format.rs` (the output format, which `--format`
+//! parses into and `output/` prints in). Above the domain sits
 //! `error.rs`, the run's error gathering every domain's own; only `cmd/` and this file use
 //! it.
 //!
@@ -43,12 +44,12 @@
 //! cli -> clients (ClientKind, the client table)
 //! policy -> promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
-//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit
+//! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit; format
 //! ```
 //!
 //! No domain module imports cli, cmd, output or error: a domain step that can meet several
 //! kinds of error returns an enum of its own (`SelectionError`, `SampleError`, `PlanError`,
-//! `SessionError`, `InstallError`, `TransitionError`), which `error.rs` converts.
+//! `SessionError`, `InstallError`, `TransitionError`, `PruneError`), which `error.rs` converts.
 //! `import_direction.rs` holds this diagram as data, and its test fails on any import against
 //! it, naming the file and line.
 
@@ -61,6 +62,7 @@ mod dirs;
 mod entry;
 mod error;
 mod exit;
+mod format;
 mod fsio;
 mod identity;
 #[cfg(test)]
@@ -112,7 +114,7 @@ pub use exit::Exit;
 pub fn run(cli: Cli) -> Exit {
     // `--json` with another `--format`: which format the error itself should take is the
     // very question, so it is said on stderr only.
-    let (style, colour) = match cmd::style(&cli) {
+    let style = match cmd::style(&cli) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
@@ -120,14 +122,14 @@ pub fn run(cli: Cli) -> Exit {
             return Exit::CouldNotRun;
         }
     };
-    output::set_colour(colour);
-    output::set_verbosity(style.verbosity);
-    let outcome = cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error() {
-        Some(e) => {
-            Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
-        }
-        None => Ok(exit),
-    });
+    output::observe_client_calls(style.verbosity);
+    let outcome =
+        cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error(&style) {
+            Some(e) => {
+                Err(fsio::IoError::new("cannot write", std::path::Path::new("<stdout>"), e).into())
+            }
+            None => Ok(exit),
+        });
     match outcome {
         Ok(exit) => exit,
         Err(err) => {

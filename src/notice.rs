@@ -1,7 +1,7 @@
 //! What the domain has to tell the person while it works, beside the result it returns: a
 //! wait, a recovery, a skipped server, a warning that leaves the outcome standing. The domain
 //! hands each [`Notice`] to the [`Notify`] its caller passed in, at the moment it happens (a
-//! lock wait is said while waiting, a recovery before the plan); `output::notice` renders it.
+//! lock wait is said while waiting, a recovery before the plan); the output layer renders it.
 //! A leaf: it names no other domain folder, so every one of them may use it.
 
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ pub(crate) enum Notice {
     },
 }
 
-/// Where the domain sends its notices; the command passes `&output::notice`. `Sync`: the
+/// Where the domain sends its notices; the command passes `&style.notify()`. `Sync`: the
 /// per-client steps of a run call it from a thread per client.
 pub(crate) type Notify<'a> = &'a (dyn Fn(Notice) + Sync);
 

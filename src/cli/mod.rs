@@ -10,9 +10,11 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::clients::{ClientKind, Scope};
+use crate::format::Format;
 use crate::usage::UsageError;
 
 pub(crate) mod duration;
+pub(crate) mod man;
 pub mod manual;
 
 /// The help headings every command groups its flags under, in the manner of cargo and uv:
@@ -146,23 +148,6 @@ impl Command {
             Command::Clients(_) => "clients",
         }
     }
-}
-
-/// The values of `--format`. A check report takes all four; a command whose result is not a
-/// check report (render-mcp, sample, prune, pin-vendor, manifest create) the first two.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Lines for people.
-    Human,
-    /// One JSON object (what --json prints).
-    Json,
-    /// JUnit XML: a <testsuite> per server and client, a <testcase> per check.
-    Junit,
-    /// GitHub Actions workflow commands: an ::error annotation per failed check.
-    Github,
-    /// Prometheus text exposition (status, verify-identity, reconcile): samples for
-    /// node_exporter's textfile collector.
-    Prometheus,
 }
 
 /// What `--format`, `--json`, `-q`, `-v` and `--color` ask for, as given: the command layer

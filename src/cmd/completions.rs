@@ -3,9 +3,9 @@
 use crate::cli::{manual, CompletionsArgs};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::emit;
+use crate::output::{emit, Style};
 
-pub(crate) fn run(args: &CompletionsArgs) -> Result<Exit, Error> {
+pub(crate) fn run(args: &CompletionsArgs, style: &Style) -> Result<Exit, Error> {
     let mut buf = Vec::new();
     // The command as parsing and --help have it (manual::command: each --format's values,
     // and which values complete to no file names).
@@ -19,6 +19,6 @@ pub(crate) fn run(args: &CompletionsArgs) -> Result<Exit, Error> {
         // test bash_completion_completes_a_subcommands_options.
         script = script.replace("mcp__subcmd__deploy", "mcp__deploy");
     }
-    emit(&script);
+    emit(style, &script);
     Ok(Exit::Success)
 }

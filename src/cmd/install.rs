@@ -1,5 +1,5 @@
 //! `install`: its arguments into [`InstallOptions`], the domain's install
-//! ([`crate::registration::install`], where the algorithm is), the report to `output`.
+//! ([`crate::registration::install::run`], where the algorithm is), the report to `output`.
 
 use crate::cli::InstallArgs;
 use crate::deployment::selection;
@@ -11,13 +11,12 @@ use crate::registration::session::{self, ledger_path};
 
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     session::check_scope(&args.client.clients, args.scope.scope)?;
-    let mut selection = super::selection(&args.selection)?;
+    let mut selection = super::selection(&args.selection, style)?;
     let given = selection::parse_expect_commits(&args.expect_commits)?;
-    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
-    let expected = selection::expect_commits(&given, &selection)?;
+    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
     let opts = InstallOptions {
         selection: &selection,
-        expected,
+        expected: selection::expect_commits(&given, &selection)?,
         trusted_signers: args.trusted_signers.as_deref(),
         clients: &args.client.clients,
         content: args.content,
@@ -26,24 +25,14 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
         lock_timeout: args.lock.lock_timeout,
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
-    install::check(&opts)?;
-    crate::promotion::warn_interrupted(&selection.servers, &crate::output::notice);
-    let gated = install::gate(&opts)?;
-    if !gated.ok && !args.dry_run {
-        crate::output::refused_at_gate(&install::refused(gated.gate), style);
-        return Ok(Exit::CheckFailed);
-    }
-    let gate_ok = gated.ok;
-    let (clients, missing) = super::open_in_scope(
-        &args.client,
-        args.scope.scope,
-        args.mcp_timeout.mcp_timeout,
-        args.dry_run,
-    )?;
-    match install::install(&opts, gated, &clients, &crate::output::notice)? {
-        Installed::DryRun(mut plan) => {
-            plan.missing_binaries = missing;
-            let exit = Exit::from_checks(gate_ok);
+    let choice = super::client_choice(&args.client, args.scope.scope, args.mcp_timeout.mcp_timeout);
+    match install::run(&opts, &choice, &style.notify())? {
+        Installed::Refused(report) => {
+            crate::output::refused_at_gate(&report, style);
+            Ok(Exit::CheckFailed)
+        }
+        Installed::DryRun(plan) => {
+            let exit = Exit::from_checks(plan.ok);
             crate::output::install_plan(&plan, style, exit);
             Ok(exit)
         }

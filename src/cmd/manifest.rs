@@ -4,7 +4,7 @@ use crate::cli::{ManifestArgs, ManifestCommand, ManifestCreateArgs, ManifestVeri
 use crate::content::manifest::*;
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::{Format, Style};
+use crate::output::Style;
 
 /// `mcp-deploy manifest create|verify`.
 pub(crate) fn run(args: &ManifestArgs, style: &Style) -> Result<Exit, Error> {
@@ -17,20 +17,7 @@ pub(crate) fn run(args: &ManifestArgs, style: &Style) -> Result<Exit, Error> {
 fn run_create(args: &ManifestCreateArgs, style: &Style) -> Result<Exit, Error> {
     let jobs = args.release.jobs.unwrap_or_else(default_jobs);
     let n = create_manifest(&args.release.dir, jobs)?;
-    if style.format == Format::Json {
-        let doc = serde_json::json!({
-            "ok": true,
-            "manifest": args.release.dir.join(MANIFEST_NAME).display().to_string(),
-            "files": n,
-        });
-        crate::output::emit_json_line(&doc, Exit::Success);
-        return Ok(Exit::Success);
-    }
-    let s = if n == 1 { "" } else { "s" };
-    crate::output::emit(&format!(
-        "wrote {}: {n} file{s}\n",
-        args.release.dir.join(MANIFEST_NAME).display()
-    ));
+    crate::output::content::created(&args.release.dir.join(MANIFEST_NAME), n, style);
     Ok(Exit::Success)
 }
 

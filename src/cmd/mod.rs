@@ -29,9 +29,9 @@ use crate::clients::{ClientOptions, Scope};
 use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
-use crate::output::{Format, Style, Verbosity};
+use crate::output::{Style, Verbosity};
 use crate::registration::flat_document;
-use crate::registration::session::{self, DryRunClients};
+use crate::registration::session::ClientChoice;
 use crate::usage::UsageError;
 use std::time::Duration;
 
@@ -46,8 +46,8 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Manifest(args) => manifest::run(args, style),
         Command::VerifyVendor(args) => verify_vendor::run(args, style),
         Command::PinVendor(args) => pin_vendor::run(args, style),
-        Command::Completions(args) => completions::run(args),
-        Command::Man(args) => man::run(args),
+        Command::Completions(args) => completions::run(args, style),
+        Command::Man(args) => man::run(args, style),
         Command::Promote(args) => promote::promote(args, style),
         Command::Rollback(args) => promote::rollback(args, style),
         Command::Prune(args) => prune::prune(args, style),
@@ -59,24 +59,21 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
 }
 
 /// How the run prints, from `--format`, `--json`, `-q`, `-v` and `--color` (the command's, or
-/// the old spelling before the command; the choices are [`crate::cli`]'s), and the colour.
-pub(crate) fn style(cli: &Cli) -> Result<(Style, clap::ColorChoice), UsageError> {
+/// the old spelling before the command; the choices are [`crate::cli`]'s): the run's output
+/// context, which every command passes down.
+pub(crate) fn style(cli: &Cli) -> Result<Style, UsageError> {
     let choice = cli.command.output().unwrap_or_default();
     let command = cli.command.name();
-    let format = match choice.resolve_format(command)? {
-        crate::cli::Format::Human => Format::Human,
-        crate::cli::Format::Json => Format::Json,
-        crate::cli::Format::Junit => Format::Junit,
-        crate::cli::Format::Github => Format::Github,
-        crate::cli::Format::Prometheus => Format::Prometheus,
-    };
+    let format = choice.resolve_format(command)?;
     let verbosity = Verbosity::from_flags(choice.quiet, choice.verbose);
     let style = Style {
         command,
         format,
         verbosity,
+        colour: crate::output::colour(cli.colour()),
+        write_error: Default::default(),
     };
-    Ok((style, cli.colour()))
+    Ok(style)
 }
 
 /// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
@@ -92,31 +89,28 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> Client
     }
 }
 
-/// The clients of `--client` opened for `--scope` (install, uninstall, promote, rollback):
-/// [`session::check_scope`], then [`session::open_in_scope`].
-pub(crate) fn open_in_scope(
+/// The clients of `--client` for `--scope` (install, uninstall, promote, rollback), which the
+/// use case opens ([`crate::registration::session::open_in_scope`]).
+pub(crate) fn client_choice(
     args: &ClientArgs,
     scope: Scope,
     mcp_timeout: Duration,
-    dry_run: bool,
-) -> Result<DryRunClients, Error> {
-    session::check_scope(&args.clients, scope)?;
-    let options = client_options(args, mcp_timeout);
-    Ok(session::open_in_scope(
-        &args.clients,
-        &options,
+) -> ClientChoice<'_> {
+    ClientChoice {
+        kinds: &args.clients,
+        options: client_options(args, mcp_timeout),
         scope,
-        dry_run,
-    )?)
+    }
 }
 
 /// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat
 /// document of `--registered` (or `--mcp-json`).
-pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection, Error> {
+pub(crate) fn selection(args: &SelectionArgs, style: &Style) -> Result<Selection, Error> {
     servers(
         &args.which,
         &args.declaration,
         flat_document(&args.flat_document),
+        style,
     )
 }
 
@@ -126,6 +120,7 @@ pub(crate) fn servers(
     which: &ServerArgs,
     declaration: &DeclarationArgs,
     flat: std::path::PathBuf,
+    style: &Style,
 ) -> Result<Selection, Error> {
     Ok(Selection::load(
         declaration.config.as_deref(),
@@ -133,7 +128,7 @@ pub(crate) fn servers(
         &which.servers,
         &which.name_suffix,
         flat,
-        &crate::output::notice,
+        &style.notify(),
     )?)
 }
 

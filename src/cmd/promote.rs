@@ -1,5 +1,5 @@
 //! `promote` and `rollback`: their arguments into [`TransitionOptions`], the domain's
-//! transition ([`crate::promotion::transition`], where the algorithm is), the outcome to
+//! transition ([`crate::promotion::transition::run`], where the algorithm is), the outcome to
 //! `output`.
 
 use crate::cli::{PromoteArgs, RollbackArgs, TransitionArgs};
@@ -48,19 +48,8 @@ fn transition(
         no_handshake: t.no_handshake,
         handshake_timeout: t.handshake_timeout,
     };
-    let prepared = transition::prepare(&opts)?;
-    // A dry run calls no client: one whose binary is missing is read from its files only,
-    // and the result says the real run needs it.
-    let (clients, missing) = super::open_in_scope(
-        &t.client,
-        t.scope.scope,
-        t.mcp_timeout.mcp_timeout,
-        t.dry_run,
-    )?;
-    let mut done = transition::transition(prepared, &clients, &crate::output::notice)?;
-    for m in missing {
-        done.outcome.result.push_str(&format!("; note: {m}"));
-    }
+    let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout);
+    let done = transition::run(&opts, &choice, &style.notify())?;
     crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)
 }

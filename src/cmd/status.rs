@@ -9,14 +9,14 @@ use crate::output::Style;
 use crate::promotion::status::{self, StatusOptions};
 
 pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
-    let mut selection = super::selection(&args.selection)?;
-    selection.skip_absent(super::root(&args.selection.which), &crate::output::notice)?;
+    let mut selection = super::selection(&args.selection, style)?;
+    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
     let opts = StatusOptions {
         selection: &selection,
         clients: &args.client.clients,
         strict: args.strict.strict,
     };
-    let report = status::status(&opts, &crate::output::notice)?;
+    let report = status::status(&opts, &style.notify())?;
     let exit = Exit::from_checks(report.ok);
     crate::output::print(&report, style, exit);
     Ok(exit)

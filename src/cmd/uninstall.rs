@@ -1,5 +1,5 @@
 //! `uninstall`: its arguments into [`UninstallOptions`], the domain's uninstall
-//! ([`crate::registration::uninstall`]), the report to `output`.
+//! ([`crate::registration::uninstall::run`]), the report to `output`.
 
 use crate::cli::UninstallArgs;
 use crate::error::Error;
@@ -10,25 +10,16 @@ use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
 
 pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
     crate::registration::session::check_scope(&args.client.clients, args.scope.scope)?;
-    let selection = super::selection(&args.selection)?;
+    let selection = super::selection(&args.selection, style)?;
     let opts = UninstallOptions {
         selection: &selection,
         dry_run: args.dry_run,
         lock_timeout: args.lock.lock_timeout,
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
-    uninstall::check(&opts)?;
-    let (clients, missing) = super::open_in_scope(
-        &args.client,
-        args.scope.scope,
-        std::time::Duration::ZERO,
-        args.dry_run,
-    )?;
-    match uninstall::uninstall(&opts, &clients, &crate::output::notice)? {
-        Uninstalled::DryRun(mut plan) => {
-            plan.missing_binaries = missing;
-            crate::output::removal_plan(&plan, style, Exit::Success)
-        }
+    let choice = super::client_choice(&args.client, args.scope.scope, std::time::Duration::ZERO);
+    match uninstall::run(&opts, &choice, &style.notify())? {
+        Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, style, Exit::Success),
         Uninstalled::Done(report) => crate::output::print(&report, style, Exit::Success),
     }
     Ok(Exit::Success)

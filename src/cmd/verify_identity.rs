@@ -12,7 +12,7 @@ use crate::registration::verify_identity::{self, VerifyIdentityOptions};
 
 pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let given = selection::parse_expect_commits(&args.expect_commits)?;
-    let selection = select(args, &given)?;
+    let selection = select(args, &given, style)?;
     let expected = selection::expect_commits(&given, &selection)?;
     selection::require_every_commit(&expected, &selection)?;
     let opts = VerifyIdentityOptions {
@@ -34,7 +34,11 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
 
 /// The servers to check, from `--prefix` or `--root` (the domain's
 /// [`selection::for_verify`]).
-fn select(args: &VerifyArgs, given: &[selection::ExpectCommit]) -> Result<Selection, Error> {
+fn select(
+    args: &VerifyArgs,
+    given: &[selection::ExpectCommit],
+    style: &Style,
+) -> Result<Selection, Error> {
     let decl = Declaration::load(args.declaration.config.as_deref())?;
     let at = match (&args.root, &args.prefix) {
         (Some(root), _) => selection::VerifyAt::Root(root),
@@ -58,6 +62,6 @@ fn select(args: &VerifyArgs, given: &[selection::ExpectCommit]) -> Result<Select
         &decl,
         wanted,
         given,
-        &crate::output::notice,
+        &style.notify(),
     )?)
 }

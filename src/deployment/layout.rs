@@ -280,6 +280,34 @@ pub(crate) enum Evidence {
     Nothing(String),
 }
 
+/// The journal of an interrupted promote of the release layout at `prefix`, if there is one
+/// (promote's own, [`crate::promotion::prefix::JOURNAL`]). Only looks: creates nothing
+/// (install and status call it on prefixes they only read).
+pub(crate) fn interrupted_promote(prefix: &Path) -> Option<PathBuf> {
+    let path = prefix.join(crate::state::DIR).join("promote.journal.json");
+    path.symlink_metadata().is_ok().then_some(path)
+}
+
+/// Say, before anything changes, which selected release layouts hold the journal of an
+/// interrupted promote (install goes on: it registers the stable path, whichever release
+/// `current` names; promote or rollback undoes the switch).
+pub(crate) fn warn_interrupted(
+    selected: &[crate::deployment::selection::Selected],
+    notify: crate::notice::Notify,
+) {
+    for s in selected {
+        if s.server.layout != crate::deployment::declaration::Layout::Release {
+            continue;
+        }
+        if let Some(journal) = interrupted_promote(&s.prefix) {
+            notify(crate::notice::Notice::InterruptedPromote {
+                server: s.server.name.clone(),
+                journal,
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

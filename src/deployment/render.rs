@@ -110,6 +110,36 @@ pub(crate) fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderE
     })
 }
 
+/// What `render-mcp` did.
+pub(crate) enum RenderedMcp {
+    /// A release layout whose `current` dangles or points outside releases/: no deployment to
+    /// write a registration document for; refused as install's gate refuses it, nothing
+    /// written.
+    Refused { detail: String },
+    /// The document, written (or left as it was, holding the same bytes) at `path`.
+    Written { path: PathBuf, document: Value },
+}
+
+/// `mcp-deploy render-mcp`: `server`'s document at `prefix` rendered, its release checked,
+/// then written to `<prefix>/mcp/<name>.mcp.json` ([`write_rendered`]).
+pub(crate) fn render_mcp(server: &Server, prefix: &Path) -> Result<RenderedMcp, RenderError> {
+    check_deployed(server, prefix)?;
+    let rendered = render(server, prefix)?;
+    if server.layout == Layout::Release {
+        let release = crate::deployment::release::Release::resolve(prefix, server.layout);
+        if let Err(detail) = release.check() {
+            return Ok(RenderedMcp::Refused {
+                detail: detail.to_string(),
+            });
+        }
+    }
+    let path = write_rendered(&rendered, prefix)?;
+    Ok(RenderedMcp::Written {
+        path,
+        document: rendered.document,
+    })
+}
+
 /// Refuse a prefix that holds no deployed server, naming what is missing.
 pub(crate) fn check_deployed(server: &Server, prefix: &Path) -> Result<(), RenderError> {
     let missing = |what: String| RenderError::NotDeployed {

@@ -23,6 +23,7 @@ struct Out<'a> {
 pub(crate) fn print(listed: &[Listed], style: &Style) {
     match style.format {
         Format::Json => emit_json_pretty(
+            style,
             &Out {
                 ok: true,
                 clients: listed,
@@ -30,7 +31,7 @@ pub(crate) fn print(listed: &[Listed], style: &Style) {
             Exit::Success,
         ),
         // `clients` takes human and json only.
-        _ => emit(&human(listed)),
+        _ => emit(style, &human(listed)),
     }
 }
 

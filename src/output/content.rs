@@ -1,5 +1,6 @@
 //! `manifest verify`'s report: one line per difference for people, one JSON line for tools;
-//! for JUnit and GitHub one check, `content`, whose detail lists the differences.
+//! for JUnit and GitHub one check, `content`, whose detail lists the differences. And what
+//! `manifest create` wrote ([`created`]).
 
 use std::io::{self, Write};
 
@@ -9,9 +10,26 @@ use crate::content::manifest::{list_links, ContentReport};
 use crate::content::sumfile::display_path;
 use crate::exit::Exit;
 
+/// `manifest create`: the manifest written at `manifest` and how many files it lists.
+pub(crate) fn created(manifest: &std::path::Path, files: usize, style: &Style) {
+    if style.format == Format::Json {
+        let doc = serde_json::json!({
+            "ok": true,
+            "manifest": manifest.display().to_string(),
+            "files": files,
+        });
+        return super::emit_json_line(style, &doc, Exit::Success);
+    }
+    let s = if files == 1 { "" } else { "s" };
+    super::emit(
+        style,
+        &format!("wrote {}: {files} file{s}\n", manifest.display()),
+    );
+}
+
 pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => return super::emit_json_line(&report.to_json(), exit),
+        Format::Json => return super::emit_json_line(style, &report.to_json(), exit),
         Format::Junit | Format::Github => {
             return super::emit_machine(style, &suites(report, style, exit))
         }
@@ -19,9 +37,9 @@ pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
         Format::Human | Format::Prometheus => {}
     }
     let mut out = Vec::new();
-    let colour = super::colour(&std::io::stdout());
+    let colour = style.colour;
     write_human(&mut out, report, colour).expect("writing into a Vec cannot fail");
-    super::emit(&String::from_utf8_lossy(&out));
+    super::emit(style, &String::from_utf8_lossy(&out));
 }
 
 /// One suite, the release, with one case, `content`: its detail the summary and then each

@@ -2,6 +2,7 @@
 //! document, JUnit XML or GitHub Actions workflow commands ([`Format`], `formats.rs`) — and
 //! how stdout is written (a reader that went away is not an error). `-q` and `-v`
 //! ([`Verbosity`]) decide how much of it, and of the domain's notices on stderr, is said.
+//! All of it is the run's [`Style`], passed down: no printer reads a global.
 //!
 //! Every JSON document is one envelope: the report's fields with `"exit"`, the run's exit
 //! status, right after `"ok"`, then `"host"` and `"at"`, where and when it ran, and
@@ -16,10 +17,10 @@ pub(crate) mod machine;
 mod notice;
 pub(crate) mod policy;
 pub(crate) mod prometheus;
+pub(crate) mod render;
 pub(crate) mod report;
 pub(crate) mod vendor;
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 use serde::Serialize;
@@ -30,18 +31,9 @@ use crate::identity::report::{Report, ServerReport};
 use crate::registration::plan::DryRun;
 use formats::{Case, Suite, Suites};
 
-pub(crate) use notice::notice;
-
-/// How a result is printed (`--format`, `--json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    Human,
-    Json,
-    Junit,
-    Github,
-    /// status, verify-identity and reconcile only (`prometheus.rs`).
-    Prometheus,
-}
+/// How a result is printed (`--format`, `--json`): the one type the flag parses into
+/// (prometheus for status, verify-identity and reconcile only, `prometheus.rs`).
+pub(crate) use crate::format::Format;
 
 /// How much is said (`-q`, `-v`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -66,37 +58,34 @@ impl Verbosity {
 
 /// How this run prints: the command's name (for the machine formats' titles), the format
 /// and the verbosity.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 pub(crate) struct Style {
     pub(crate) command: &'static str,
     pub(crate) format: Format,
     pub(crate) verbosity: Verbosity,
+    /// Whether what goes to stdout is coloured ([`colour`]).
+    pub(crate) colour: bool,
+    /// The first error writing stdout met ([`emit`]), other than a reader that went away.
+    pub(crate) write_error: Mutex<Option<std::io::Error>>,
 }
 
 impl Style {
     pub(crate) fn quiet(&self) -> bool {
         self.verbosity == Verbosity::Quiet
     }
-}
 
-/// The verbosity of the run, for the notices: the domain hands them to [`notice`] (a plain
-/// function it is given), which cannot be handed the style.
-static VERBOSITY: AtomicU8 = AtomicU8::new(1);
-
-/// Set the run's verbosity, once, before the command runs; with `-v`, every client call is
-/// said as it ends ([`crate::notice::set_observer`]).
-pub(crate) fn set_verbosity(v: Verbosity) {
-    VERBOSITY.store(v as u8, Ordering::Relaxed);
-    if v == Verbosity::Verbose {
-        crate::notice::set_observer(notice);
+    /// Where the domain's notices go in this run: said on stderr as its verbosity has them.
+    /// The command passes it down (`&style.notify()`) to every use case it calls.
+    pub(crate) fn notify(&self) -> impl Fn(crate::notice::Notice) + Sync + '_ {
+        move |n| notice::notice(n, self.verbosity)
     }
 }
 
-pub(crate) fn verbosity() -> Verbosity {
-    match VERBOSITY.load(Ordering::Relaxed) {
-        0 => Verbosity::Quiet,
-        1 => Verbosity::Normal,
-        _ => Verbosity::Verbose,
+/// With `-v`, every client call is said as it ends: the client runner, which is handed no
+/// [`crate::notice::Notify`], tells the notice layer's observer ([`crate::notice::observe`]).
+pub(crate) fn observe_client_calls(v: Verbosity) {
+    if v == Verbosity::Verbose {
+        crate::notice::set_observer(|n| notice::notice(n, Verbosity::Verbose));
     }
 }
 
@@ -118,18 +107,18 @@ pub(crate) fn error(style: &Style, message: &str, help: Option<&str>) {
                 "error": message,
                 "help": help,
             });
-            emit(&format!("{doc}\n"));
+            emit(style, &format!("{doc}\n"));
         }
-        Format::Junit => emit(&formats::junit_error(style.command, message, help)),
-        Format::Github => emit(&formats::github_error(style.command, message, help)),
+        Format::Junit => emit(style, &formats::junit_error(style.command, message, help)),
+        Format::Github => emit(style, &formats::github_error(style.command, message, help)),
     }
 }
 
 /// A report in one of the machine formats that are not JSON.
 fn emit_machine(style: &Style, suites: &Suites) {
     match style.format {
-        Format::Junit => emit(&formats::junit(suites)),
-        Format::Github => emit(&formats::github(suites, style.quiet())),
+        Format::Junit => emit(style, &formats::junit(suites)),
+        Format::Github => emit(style, &formats::github(suites, style.quiet())),
         Format::Human | Format::Json | Format::Prometheus => {
             unreachable!("not a machine format of its own")
         }
@@ -174,14 +163,14 @@ pub(crate) fn envelope(body: &impl Serialize, exit: Exit) -> Value {
 }
 
 /// The envelope of `body` on one line.
-pub(crate) fn emit_json_line(body: &impl Serialize, exit: Exit) {
-    emit(&format!("{}\n", envelope(body, exit)));
+pub(crate) fn emit_json_line(style: &Style, body: &impl Serialize, exit: Exit) {
+    emit(style, &format!("{}\n", envelope(body, exit)));
 }
 
 /// The envelope of `body`, indented.
-pub(crate) fn emit_json_pretty(body: &impl Serialize, exit: Exit) {
+pub(crate) fn emit_json_pretty(style: &Style, body: &impl Serialize, exit: Exit) {
     let doc = serde_json::to_string_pretty(&envelope(body, exit)).expect("JSON serializes");
-    emit(&format!("{doc}\n"));
+    emit(style, &format!("{doc}\n"));
 }
 
 /// The mark of a check: `ok` or `FAIL`, in green and red when `colour`.
@@ -315,7 +304,7 @@ pub(crate) fn refused_at_gate(report: &Report, style: &Style) {
     if style.format != Format::Human {
         eprintln!("{GATE_LINE}");
     } else {
-        emit(&format!("{GATE_LINE}\n"));
+        emit(style, &format!("{GATE_LINE}\n"));
     }
 }
 
@@ -325,14 +314,17 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
 
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => emit_json_pretty(report, exit),
-        Format::Human => emit(&human(report, colour(&std::io::stdout()), style.quiet())),
-        Format::Prometheus => emit(&prometheus::exposition(
-            report,
-            style.command,
-            std::time::SystemTime::now(),
-            style.command == "reconcile" && exit == Exit::Success,
-        )),
+        Format::Json => emit_json_pretty(style, report, exit),
+        Format::Human => emit(style, &human(report, style.colour, style.quiet())),
+        Format::Prometheus => emit(
+            style,
+            &prometheus::exposition(
+                report,
+                style.command,
+                std::time::SystemTime::now(),
+                style.command == "reconcile" && exit == Exit::Success,
+            ),
+        ),
         Format::Junit | Format::Github => emit_machine(
             style,
             &Suites {
@@ -345,12 +337,32 @@ pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     }
 }
 
+/// `sample`: each sample deployment laid out, `(name, prefix, commit)`.
+pub(crate) fn sample(laid_out: &[(&str, std::path::PathBuf, &str)], style: &Style) {
+    if style.format == Format::Json {
+        let servers: Vec<_> = laid_out
+            .iter()
+            .map(|(name, prefix, commit)| {
+                serde_json::json!({"name": name, "prefix": prefix.display().to_string(), "commit": commit})
+            })
+            .collect();
+        let doc = serde_json::json!({"ok": true, "servers": servers});
+        return emit_json_line(style, &doc, Exit::Success);
+    }
+    for (name, prefix, commit) in laid_out {
+        emit(
+            style,
+            &format!("{name}: {} (commit {commit})\n", prefix.display()),
+        );
+    }
+}
+
 /// `promote` and `rollback`: what happened, then the checks (the preflight's, or the
 /// verification's after the switch).
 pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit: Exit) {
     let result = format!("{}: {}", outcome.server, outcome.result);
     match style.format {
-        Format::Json => return emit_json_pretty(outcome, exit),
+        Format::Json => return emit_json_pretty(style, outcome, exit),
         Format::Junit | Format::Github => {
             let mut suites = server_suites(&outcome.servers);
             let mut extra: Vec<String> = outcome
@@ -385,7 +397,7 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     }
     let report = Report::new(outcome.servers.clone(), None);
     let quiet = style.quiet();
-    let mut text = human(&report, colour(&std::io::stdout()), quiet);
+    let mut text = human(&report, style.colour, quiet);
     if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet) {
         text.push_str(&format!("handshake: {h}\n"));
     }
@@ -393,13 +405,13 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     if let Some(r) = &outcome.still_running {
         text.push_str(&format!("processes: {}\n", r.sentence()));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// `prune`: what goes (or would go) and why each other release stays.
 pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, exit: Exit) {
     if style.format == Format::Json {
-        return emit_json_pretty(outcome, exit);
+        return emit_json_pretty(style, outcome, exit);
     }
     let mut text = String::new();
     if outcome.dry_run {
@@ -422,7 +434,7 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, ex
     for n in &outcome.not_compared {
         text.push_str(&format!("not compared: {n}\n"));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// A dry run's plan in the machine formats: a suite per name and client, the gate's checks
@@ -474,13 +486,13 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
         "dry run: the deployment failed the gate, install would register nothing".to_string()
     };
     match style.format {
-        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Json => return emit_json_pretty(style, plan, exit),
         Format::Junit | Format::Github => {
             return emit_machine(style, &plan_suites(plan, style, exit, verdict))
         }
         Format::Human | Format::Prometheus => {}
     }
-    let colour = colour(&std::io::stdout());
+    let colour = style.colour;
     let mut text = String::from("dry run: nothing is changed\n");
     for step in &plan.servers {
         text.push_str(&format!(
@@ -527,13 +539,13 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
              write nothing and call no client\n",
         );
     }
-    emit(&text);
+    emit(style, &text);
 }
 
 /// `uninstall --dry-run`.
 pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => return emit_json_pretty(plan, exit),
+        Format::Json => return emit_json_pretty(style, plan, exit),
         Format::Junit | Format::Github => {
             let verdict = "dry run: nothing is changed".to_string();
             return emit_machine(style, &plan_suites(plan, style, exit, verdict));
@@ -574,31 +586,28 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     for m in &plan.missing_binaries {
         text.push_str(&format!("note: {m}\n"));
     }
-    emit(&text);
+    emit(style, &text);
 }
 
-/// `--color`, for the whole run: [`colour`] follows it.
-pub(crate) fn set_colour(choice: clap::ColorChoice) {
+/// Whether to colour what goes to stdout, decided once for the run ([`Style::colour`]):
+/// `--color always|never`, or with `auto` anstream's rule — a terminal, `NO_COLOR`
+/// (https://no-color.org) unset or empty, `TERM` not `dumb` (`CLICOLOR`/`CLICOLOR_FORCE`
+/// honoured too).
+pub(crate) fn colour(choice: clap::ColorChoice) -> bool {
     match choice {
-        clap::ColorChoice::Auto => anstream::ColorChoice::Auto,
-        clap::ColorChoice::Always => anstream::ColorChoice::Always,
-        clap::ColorChoice::Never => anstream::ColorChoice::Never,
+        clap::ColorChoice::Always => true,
+        clap::ColorChoice::Never => false,
+        clap::ColorChoice::Auto => {
+            anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+        }
     }
-    .write_global();
-}
-
-/// Whether to colour what goes to stdout: `--color always|never`, or with `auto` anstream's
-/// rule — a terminal, `NO_COLOR` (https://no-color.org) unset or empty, `TERM` not `dumb`
-/// (`CLICOLOR`/`CLICOLOR_FORCE` honoured too).
-pub(crate) fn colour(stream: &std::io::Stdout) -> bool {
-    anstream::AutoStream::choice(stream) != anstream::ColorChoice::Never
 }
 
 /// A progress line for a step that waits on a client, on stderr, only when a person watches it.
 /// `-v` shows it whatever stderr is; `-q` never.
-pub(crate) fn progress(message: &str) {
+fn progress(message: &str, verbosity: Verbosity) {
     use std::io::IsTerminal;
-    let shown = match verbosity() {
+    let shown = match verbosity {
         Verbosity::Quiet => false,
         Verbosity::Normal => std::io::stderr().is_terminal(),
         Verbosity::Verbose => true,
@@ -608,25 +617,26 @@ pub(crate) fn progress(message: &str) {
     }
 }
 
-/// The first error writing stdout met, other than a reader that went away.
-static WRITE_ERROR: Mutex<Option<std::io::Error>> = Mutex::new(None);
-
 /// Write to stdout: the one place that does. A reader that went away (`| head`, EPIPE) does
 /// not change the verdict and must not panic the way `println!` does; the exit status still
 /// tells the outcome. Any other failure (a full disk, a closed descriptor) is kept for
 /// [`take_write_error`]: the run then reports it on stderr and exits 2.
-pub(crate) fn emit(text: &str) {
+pub(crate) fn emit(style: &Style, text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            let mut first = WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            let mut first = style.write_error.lock().unwrap_or_else(|p| p.into_inner());
             first.get_or_insert(e);
         }
     }
 }
 
-/// The error writing stdout met during this run, if any (see [`emit`]).
-pub(crate) fn take_write_error() -> Option<std::io::Error> {
-    WRITE_ERROR.lock().unwrap_or_else(|p| p.into_inner()).take()
+/// The error writing stdout met during the run of `style`, if any (see [`emit`]).
+pub(crate) fn take_write_error(style: &Style) -> Option<std::io::Error> {
+    style
+        .write_error
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
 }

@@ -2,11 +2,12 @@
 //! come: stdout stays the report's (and `--json`'s) alone. `-q` keeps only the warnings and
 //! what was undone; `-v` adds every client call.
 
-use super::{verbosity, Verbosity};
+use super::Verbosity;
 use crate::notice::Notice;
 
-pub(crate) fn notice(n: Notice) {
-    let quiet = verbosity() == Verbosity::Quiet;
+/// Say `n` as a run of `verbosity` does (the run's [`super::Style::notify`]).
+pub(crate) fn notice(n: Notice, verbosity: Verbosity) {
+    let quiet = verbosity == Verbosity::Quiet;
     match n {
         // What a quiet run leaves out: what is going on, not what went wrong.
         Notice::LockWait { .. }
@@ -15,7 +16,7 @@ pub(crate) fn notice(n: Notice) {
         | Notice::OwnPrefix { .. }
             if quiet => {}
         Notice::ClientCall { shown, ended, took } => {
-            if verbosity() == Verbosity::Verbose {
+            if verbosity == Verbosity::Verbose {
                 eprintln!("client call: {shown}: {ended} in {} ms", took.as_millis());
             }
         }
@@ -39,7 +40,7 @@ pub(crate) fn notice(n: Notice) {
             );
         }
         Notice::Shadowed(detail) => eprintln!("{detail}"),
-        Notice::Progress(line) => super::progress(&line),
+        Notice::Progress(line) => super::progress(&line, verbosity),
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")
         }

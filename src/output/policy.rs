@@ -12,7 +12,7 @@ use crate::policy::Allowlist;
 /// `--format file`: the fragment of the client's own file, ready to merge (one client: the
 /// fragment itself, JSON or codex's TOML; several: a JSON object per client name, codex's
 /// TOML as a string).
-pub(crate) fn file(lists: &[Allowlist]) {
+pub(crate) fn file(lists: &[Allowlist], style: &Style) {
     let text = match lists {
         [one] => crate::policy::fragment(one),
         many => {
@@ -30,7 +30,7 @@ pub(crate) fn file(lists: &[Allowlist]) {
             )
         }
     };
-    emit(&text);
+    emit(style, &text);
 }
 
 #[derive(Serialize)]
@@ -75,7 +75,7 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
                 })
                 .collect(),
         };
-        return emit_json_line(&out, Exit::Success);
+        return emit_json_line(style, &out, Exit::Success);
     }
     let mut text = String::new();
     if dry_run {
@@ -129,5 +129,5 @@ pub(crate) fn print(lists: &[Allowlist], changes: &[(Change, bool)], dry_run: bo
             text.push_str(&format!("would write {file}\n"));
         }
     }
-    emit(&text);
+    emit(style, &text);
 }

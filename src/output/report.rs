@@ -8,9 +8,9 @@ use crate::identity::fleet::Fleet;
 
 pub(crate) fn print(fleet: &Fleet, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => super::emit_json_pretty(fleet, exit),
+        Format::Json => super::emit_json_pretty(style, fleet, exit),
         // `report` takes human and json only.
-        _ => super::emit(&human(fleet)),
+        _ => super::emit(style, &human(fleet)),
     }
 }
 

@@ -5,17 +5,61 @@
 use super::formats::{Case, Suite, Suites};
 use super::{Format, Style};
 use crate::exit::Exit;
-use crate::vendored_sdk::VendorReport;
+use crate::vendored_sdk::{Pinned, VendorError, VendorReport};
+
+/// `pin-vendor`'s outcome for `tarball`, and the exit that goes with it: the sidecar written,
+/// or the refusal (exit 1, nothing written) with what pin-vendor needs instead.
+pub(crate) fn pinned(tarball: &std::path::Path, pinned: &Pinned, style: &Style) -> Exit {
+    match pinned {
+        Pinned::Refused { error, manifest } => {
+            eprintln!("refused: {error}; no sidecar written");
+            // The general advice for a mismatch is to re-pin with this very command, which
+            // just refused: say what pin-vendor needs instead.
+            let help = match error {
+                VendorError::DigestMismatch { .. } => Some(format!(
+                    "the tarball is not the file {} lists: re-download it from the release, \
+                     or give the manifest of the release it came from",
+                    manifest.display()
+                )),
+                other => other.help(),
+            };
+            if let Some(h) = &help {
+                eprintln!("help: {h}");
+            }
+            if style.format == Format::Json {
+                let doc = serde_json::json!({"ok": false, "tarball": tarball.display().to_string(),
+                    "refused": error.to_string(), "help": help});
+                super::emit_json_line(style, &doc, Exit::CheckFailed);
+            }
+            Exit::CheckFailed
+        }
+        Pinned::Written {
+            sidecar,
+            sha256,
+            change,
+        } => {
+            if style.format == Format::Json {
+                let doc = serde_json::json!({"ok": true, "sidecar": sidecar.display().to_string(),
+                    "sha256": sha256, "change": change});
+                super::emit_json_line(style, &doc, Exit::Success);
+            } else {
+                super::emit(
+                    style,
+                    &format!("{}: sha256 {sha256} ({change})\n", sidecar.display()),
+                );
+            }
+            Exit::Success
+        }
+    }
+}
 
 pub(crate) fn print(report: &VendorReport, style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => super::emit_json_pretty(report, exit),
+        Format::Json => super::emit_json_pretty(style, report, exit),
         // `style` refuses prometheus here.
-        Format::Human | Format::Prometheus => super::emit(&human(
-            report,
-            super::colour(&std::io::stdout()),
-            style.quiet(),
-        )),
+        Format::Human | Format::Prometheus => {
+            super::emit(style, &human(report, style.colour, style.quiet()))
+        }
         Format::Junit | Format::Github => super::emit_machine(style, &suites(report, style, exit)),
     }
 }

@@ -13,6 +13,7 @@
 //! 4. Printed, or written into the client's policy file ([`write::write`] with the client's
 //!    own edit, [`edit`]).
 
+pub(crate) mod apply;
 pub(crate) mod claude;
 pub(crate) mod codex;
 pub(crate) mod gemini;

@@ -34,26 +34,6 @@ use crate::identity::report::ServerReport;
 use crate::registration::lock::LockError;
 
 /// Why a promote, rollback or prune could not run (exit 2), with the evidence.
-/// Say, before anything changes, which selected release layouts hold the journal of an
-/// interrupted promote (install goes on: it registers the stable path, whichever release
-/// `current` names; promote or rollback undoes the switch).
-pub(crate) fn warn_interrupted(
-    selected: &[crate::deployment::selection::Selected],
-    notify: crate::notice::Notify,
-) {
-    for s in selected {
-        if s.server.layout != crate::deployment::declaration::Layout::Release {
-            continue;
-        }
-        if let Some(journal) = prefix::interrupted(&s.prefix) {
-            notify(crate::notice::Notice::InterruptedPromote {
-                server: s.server.name.clone(),
-                journal,
-            });
-        }
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PromotionError {
     #[error(transparent)]

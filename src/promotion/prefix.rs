@@ -247,13 +247,6 @@ impl Prefix {
     }
 }
 
-/// The journal of an interrupted promote of the release layout at `prefix`, if there is one.
-/// Only looks: creates nothing (install and status call it on prefixes they only read).
-pub(crate) fn interrupted(prefix: &Path) -> Option<PathBuf> {
-    let path = prefix.join(crate::state::DIR).join("promote.journal.json");
-    path.symlink_metadata().is_ok().then_some(path)
-}
-
 /// A name directly inside `releases/`: one plain path component.
 pub(crate) fn is_release_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\0'])

@@ -21,19 +21,17 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
     let t = run.t;
     let candidate = run.prefix.release(&to.to_string());
     let expected: BTreeMap<String, Sha> = run
-        .selected
+        .candidates
         .iter()
-        .map(|s| (s.server.name.clone(), to.clone()))
+        .map(|c| (c.selected.server.name.clone(), to.clone()))
         .collect();
     let mut gate = gate_reports(
         &Gate {
             clients: t.clients,
             require_content: t.content,
             candidate: Some(&candidate),
-            trust: &run.trust,
         },
-        &run.selected,
-        &run.rendered,
+        &run.candidates,
         &expected,
     );
     if !gate.iter().all(ServerReport::ok) {
@@ -45,12 +43,9 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
     }
     (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
     let timeout = t.handshake_timeout;
-    for ((s, r), (report, trust)) in run
-        .selected
-        .iter()
-        .zip(&run.rendered)
-        .zip(gate.iter_mut().zip(&run.trust))
-    {
+    // The gate's reports are the candidates', in their order.
+    for (c, report) in run.candidates.iter().zip(gate.iter_mut()) {
+        let (s, r, trust) = (&c.selected, &c.rendered, &c.trust);
         let target = Target {
             server: &s.server,
             client: &report.client,

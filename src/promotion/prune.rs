@@ -41,11 +41,16 @@ use std::time::SystemTime;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::clients::ClientKind;
+use crate::deployment::declaration::{Declaration, DeclarationError};
 use crate::deployment::processes::{self, Releases, Scan};
+use crate::deployment::selection::{self, DirectoryKindError};
 use crate::fsio::IoError;
+use crate::notice::Notify;
 use crate::promotion::history::History;
-use crate::promotion::prefix::Prefix;
+use crate::promotion::prefix::{Journal, Prefix};
 use crate::promotion::PromotionError;
+use crate::registration::flat_document::FlatDocumentError;
 
 /// What prune decided for one entry of `releases/`.
 #[derive(Debug, Clone, Serialize)]
@@ -84,6 +89,121 @@ pub(crate) struct Holders {
     pub(crate) registrations: Vec<(String, Value)>,
     pub(crate) unreadable: Vec<String>,
     pub(crate) processes: Scan,
+}
+
+/// A prune, its arguments parsed.
+pub(crate) struct PruneOptions<'a> {
+    /// `--prefix`, absolute.
+    pub(crate) prefix: &'a Path,
+    /// `--keep`: how many of the newest releases stay whatever holds them.
+    pub(crate) keep: usize,
+    pub(crate) dry_run: bool,
+    pub(crate) lock_timeout: std::time::Duration,
+    /// The flat document, whose registrations hold releases too.
+    pub(crate) flat_document: PathBuf,
+}
+
+/// Why a prune could not run (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PruneError {
+    #[error(transparent)]
+    Io(#[from] IoError),
+    #[error(transparent)]
+    Declaration(#[from] DeclarationError),
+    #[error(transparent)]
+    DirectoryKind(#[from] DirectoryKindError),
+    #[error(transparent)]
+    FlatDocument(#[from] FlatDocumentError),
+    #[error(transparent)]
+    Promotion(#[from] PromotionError),
+}
+
+/// `mcp-deploy prune`: under the prefix lock (a dry run takes none), what may hold a release
+/// read ([`holders`]), the verdicts made ([`plan`]) and, unless a dry run, the releases that
+/// may go removed ([`remove`]).
+pub(crate) fn run(opts: &PruneOptions, notify: Notify) -> Result<Pruned, PruneError> {
+    let given = opts.prefix;
+    // A directory of deployments is refused with the --prefix that would work: prune takes no
+    // --config, so the servers it can know of are the built-in ones.
+    let decl = Declaration::load(None)?;
+    selection::refuse_directory_of_deployments(&decl, given, None, &Default::default())?;
+    let prefix = Prefix::open(given)?;
+    // A dry run writes nothing, not even the lock or `<prefix>/.mcp-deploy/`: it only reads,
+    // so it works for a user who may not write the prefix (what it lists may then be
+    // overtaken by a promote running meanwhile; the real run decides again under the lock).
+    let _lock = match opts.dry_run {
+        true => None,
+        false => Some(prefix.lock(opts.lock_timeout, notify)?),
+    };
+    let state = |name: &str| match opts.dry_run {
+        true => prefix.peek_state_file(name),
+        false => prefix.state_file(name),
+    };
+    let journal = state(crate::promotion::prefix::JOURNAL)?;
+    if Journal::read(&journal)?.is_some() {
+        return Err(PromotionError::Interrupted { path: journal }.into());
+    }
+    let history = History::read(&state(crate::promotion::prefix::HISTORY)?)?;
+    let live = prefix.live_release()?;
+    let rollback_to = live.as_deref().and_then(|l| history.before(l).ok());
+    let releases = crate::promotion::running::releases_of(&prefix.given);
+    let holders = holders(&opts.flat_document, releases.as_ref())?;
+    let mut plan = plan(
+        &prefix,
+        opts.keep,
+        live.as_deref(),
+        rollback_to.as_deref(),
+        &history,
+        &holders,
+    )?;
+    if !opts.dry_run {
+        crate::registration::transaction::checkpoint("prune-planned");
+        let done = remove(&prefix, &plan, releases.as_ref())?;
+        plan.remove
+            .retain(|d| !done.kept.iter().any(|k| k.release == d.release));
+        plan.keep.extend(done.kept);
+    }
+    Ok(Pruned {
+        ok: true,
+        dry_run: opts.dry_run,
+        prefix: given.display().to_string(),
+        keep_newest: opts.keep,
+        remove: plan.remove,
+        keep: plan.keep,
+        not_compared: holders.processes.unknown().into_iter().collect(),
+    })
+}
+
+/// Every registration mcp-deploy can read here: the flat document's, and every one each
+/// client reads, in every scope; and every process running one of `releases`.
+fn holders(flat_document: &Path, releases: Option<&Releases>) -> Result<Holders, PruneError> {
+    let mut holders = Holders::default();
+    if let Some(flat) = crate::registration::flat_document::read_if_exists(flat_document)? {
+        for kind in ClientKind::all() {
+            for (name, entry) in flat.servers(kind.name()) {
+                holders.registrations.push((
+                    format!(
+                        "{name} in {} ({}, the flat document)",
+                        flat_document.display(),
+                        kind.name()
+                    ),
+                    entry,
+                ));
+            }
+        }
+    }
+    let found = crate::clients::scopes::every_registration(ClientKind::all());
+    holders.registrations.extend(
+        found
+            .registrations
+            .iter()
+            .map(|r| (r.describe(), r.entry.clone())),
+    );
+    holders.unreadable = found.unreadable.iter().map(|u| u.describe()).collect();
+    if let Some(r) = releases {
+        holders.processes = crate::deployment::processes::scan(r);
+    }
+    Ok(holders)
 }
 
 /// Decide, reading only. `rollback_to`: the release rollback would return to, if any.

@@ -49,11 +49,7 @@ pub(super) fn register_and_verify(
         }
     }
     transaction::checkpoint("after-register");
-    session.ledger(&verify::change_records(
-        &plans,
-        &run.selected,
-        &run.rendered,
-    ));
+    session.ledger(&verify::change_records(&plans));
 
     let mut reports = verify_registrations(run, &plans, &session, &journal.to)?;
     if crate::process::interrupted() {
@@ -93,9 +89,9 @@ pub(super) fn register_and_verify(
 
 /// Re-render, then in a registration session (the client and flat-document locks, journal,
 /// apply and observe side by side, record, commit) install into the selected clients.
-fn register<'a>(run: &Run<'a>) -> Result<(Session<'a>, Vec<ClientPlan<'a>>), TransitionError> {
-    for (s, r) in run.selected.iter().zip(&run.rendered) {
-        render::write_rendered(r, &s.prefix)?;
+fn register<'a>(run: &'a Run<'a>) -> Result<(Session<'a>, Vec<ClientPlan<'a>>), TransitionError> {
+    for c in &run.candidates {
+        render::write_rendered(&c.rendered, &c.selected.prefix)?;
     }
     let mut session = Session::open(
         run.clients,
@@ -111,12 +107,12 @@ fn register<'a>(run: &Run<'a>) -> Result<(Session<'a>, Vec<ClientPlan<'a>>), Tra
     let plans: Vec<ClientPlan> = run
         .clients
         .iter()
-        .map(|c| plan_client(c.as_ref(), &run.selected, &run.rendered))
+        .map(|c| plan_client(c.as_ref(), &run.candidates))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
     session.apply(
         &plans,
-        &run.selected,
+        run.candidates.iter().map(|c| &c.selected),
         Then::Observe,
         Write::WhenChangedOrMissing,
     )?;
@@ -146,16 +142,13 @@ fn verify_registrations(
 ) -> Result<Vec<ServerReport>, TransitionError> {
     let expected: BTreeMap<String, Sha> = Sha::parse(to)
         .ok()
-        .map(|sha| (run.selected[0].server.name.clone(), sha))
+        .map(|sha| (run.server.name.clone(), sha))
         .into_iter()
         .collect();
     Ok(verify::verify_plans(
         plans,
         &session.flat(),
         &Verify {
-            selected: &run.selected,
-            rendered: &run.rendered,
-            trust: &run.trust,
             expected: &expected,
             require_content: run.t.content,
             strict: false,

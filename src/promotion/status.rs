@@ -20,7 +20,7 @@ use crate::deployment::selection::Selection;
 use crate::identity::drift;
 use crate::identity::report::{Check, ClientRelease, Report};
 use crate::notice::Notify;
-use crate::promotion::{prefix, running};
+use crate::promotion::running;
 use crate::registration::flat_document::{self, FlatDocumentError};
 use crate::registration::plan::shadow_check;
 use crate::registration::reconcile::layers_check;
@@ -90,7 +90,7 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
                 recorded_servers.as_ref(),
                 flat_document,
             )?;
-            if let Some(journal) = prefix::interrupted(&s.prefix) {
+            if let Some(journal) = crate::deployment::layout::interrupted_promote(&s.prefix) {
                 report.checks.push(Check {
                     check: "promote",
                     ok: false,

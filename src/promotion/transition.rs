@@ -46,7 +46,7 @@ use crate::deployment::declaration::{
 };
 use crate::deployment::layout::Sha;
 use crate::deployment::release::Release;
-use crate::deployment::render::{self, RenderError, Rendered};
+use crate::deployment::render::{self, RenderError};
 use crate::deployment::selection::{self, Selected, SelectionError};
 use crate::deployment::stable_link::StableLink;
 use crate::entry::Transport;
@@ -62,11 +62,11 @@ use crate::promotion::register::{register_and_verify, Registration};
 use crate::promotion::switch::{create_links, remove_links, switch, undo_switch, Switch};
 use crate::promotion::{Outcome, PromotionError};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
-use crate::registration::gate::trust_policies;
+use crate::registration::gate::{trust_policies, Candidate};
 use crate::registration::ledger;
-use crate::registration::session::SessionError;
+use crate::registration::session::{self, ClientChoice, SessionError};
 use crate::registration::transaction::{self, TransactionError};
-use crate::trust::allowed_signers::{Policy, PolicyError};
+use crate::trust::allowed_signers::PolicyError;
 use crate::usage::UsageError;
 
 /// Why a promote or rollback could not complete (exit 2).
@@ -164,11 +164,10 @@ pub(crate) struct Prepared<'a> {
     t: &'a TransitionOptions<'a>,
     server: Server,
     prefix: Prefix,
-    selected: Vec<Selected>,
-    rendered: Vec<Rendered>,
-    /// The trust policies of each selected server (`--trusted-signers` and the server's own),
-    /// loaded before anything is locked: a policy that cannot be read is exit 2, unchanged.
-    trust: Vec<Vec<Policy>>,
+    /// The server as it is registered: its rendered entry and its trust policies
+    /// (`--trusted-signers` and the server's own), loaded before anything is locked: a policy
+    /// that cannot be read is exit 2, unchanged.
+    candidates: Vec<Candidate>,
 }
 
 /// A transition under way: what every step reads.
@@ -177,12 +176,10 @@ pub(super) struct Run<'a> {
     pub(super) action: &'static str,
     pub(super) server: Server,
     pub(super) prefix: Prefix,
-    pub(super) selected: Vec<Selected>,
-    pub(super) rendered: Vec<Rendered>,
+    pub(super) candidates: Vec<Candidate>,
     pub(super) flat_document: PathBuf,
     pub(super) ledger_file: PathBuf,
     pub(super) clients: &'a [Box<dyn Client>],
-    pub(super) trust: Vec<Vec<Policy>>,
     pub(super) notify: Notify<'a>,
 }
 
@@ -192,24 +189,39 @@ impl<'a> Run<'a> {
             t,
             server,
             prefix,
-            selected,
-            rendered,
-            trust,
+            candidates,
         } = prepared;
         Run {
             t,
             action: t.action,
             server,
             prefix,
-            selected,
-            rendered,
+            candidates,
             flat_document: t.flat_document.clone(),
             ledger_file: t.ledger.clone(),
             clients,
-            trust,
             notify,
         }
     }
+}
+
+/// `mcp-deploy promote` or `rollback`, the numbered algorithm above: step 1 ([`prepare`]),
+/// the clients of `choice` opened ([`session::check_scope`] first; a dry run calls no
+/// client, and one whose binary is missing is read from its files only, the outcome saying
+/// the real run needs it), then steps 2–7 ([`transition`]).
+pub(crate) fn run(
+    t: &TransitionOptions,
+    choice: &ClientChoice,
+    notify: Notify,
+) -> Result<Transitioned, TransitionError> {
+    let prepared = prepare(t)?;
+    session::check_scope(choice.kinds, choice.scope)?;
+    let (clients, missing) = session::open_in_scope(choice, t.dry_run)?;
+    let mut done = transition(prepared, &clients, notify)?;
+    for m in missing {
+        done.outcome.result.push_str(&format!("; note: {m}"));
+    }
+    Ok(done)
 }
 
 /// Step 1: validate (no client is opened yet).
@@ -232,26 +244,24 @@ pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, 
             "choose a --name-suffix of letters, digits, '-' and '_'",
         )
     })?;
-    let selected = vec![Selected {
+    let selected = Selected {
         server: server.clone(),
         prefix: given.clone(),
         registered_name,
-    }];
+    };
     FlatDocument::read_or_empty(&t.flat_document)?;
     ledger::check_appendable(&t.ledger)?;
     let prefix = Prefix::open(&given)?;
-    let rendered = vec![render::render(server, &given)?];
-    let trust = selected
-        .iter()
-        .map(|s| trust_policies(t.trusted_signers, &s.server))
-        .collect::<Result<Vec<_>, _>>()?;
+    let candidates = vec![Candidate {
+        rendered: render::render(server, &given)?,
+        trust: trust_policies(t.trusted_signers, server)?,
+        selected,
+    }];
     Ok(Prepared {
         t,
         server: server.clone(),
         prefix,
-        selected,
-        rendered,
-        trust,
+        candidates,
     })
 }
 
@@ -342,11 +352,11 @@ pub(crate) fn transition(
 /// prefix): for each server's declared command, as the preflight checked it.
 fn planned_links(run: &Run, to: &Sha) -> Vec<StableLink> {
     let candidate = run.prefix.release(&to.to_string());
-    run.selected
+    run.candidates
         .iter()
-        .zip(&run.rendered)
-        .filter_map(|(s, r)| match &r.entry.transport {
+        .filter_map(|c| match &c.rendered.entry.transport {
             Transport::Stdio { command, .. } => {
+                let s = &c.selected;
                 Release::candidate(&s.prefix, s.server.layout, &candidate)
                     .planned_link(Path::new(command))
             }

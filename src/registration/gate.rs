@@ -37,6 +37,16 @@ pub(crate) fn trust_policies(
     Ok(policies)
 }
 
+/// One selected server as a run registers it: where it is deployed and under which name, its
+/// rendered entry, and the trust policies its release must satisfy ([`trust_policies`]). One
+/// record per server, so that no step pairs lists by position.
+#[derive(Debug, Clone)]
+pub(crate) struct Candidate {
+    pub(crate) selected: Selected,
+    pub(crate) rendered: Rendered,
+    pub(crate) trust: Vec<Policy>,
+}
+
 /// What the gate checks besides the deployment itself.
 pub(crate) struct Gate<'a> {
     /// The clients of `--client`, named in the report.
@@ -45,16 +55,13 @@ pub(crate) struct Gate<'a> {
     pub(crate) require_content: bool,
     /// promote's preflight: the release to check in place of what `current` resolves to.
     pub(crate) candidate: Option<&'a Path>,
-    /// The trust policies of each selected server, `trust[i]` for `selected[i]` (see
-    /// [`trust_policies`]); the `signature` check runs where there is one.
-    pub(crate) trust: &'a [Vec<Policy>],
 }
 
-/// The gate's report: a [`ServerReport`] of deployment checks per selected server.
+/// The gate's report: a [`ServerReport`] of deployment checks per candidate, in their order
+/// (the `signature` check runs where a candidate has a trust policy).
 pub(crate) fn gate_reports(
     gate: &Gate,
-    selected: &[Selected],
-    rendered: &[Rendered],
+    candidates: &[Candidate],
     expected: &BTreeMap<String, Sha>,
 ) -> Vec<ServerReport> {
     let clients = gate
@@ -63,11 +70,10 @@ pub(crate) fn gate_reports(
         .map(|k| k.name())
         .collect::<Vec<_>>()
         .join(",");
-    selected
+    candidates
         .iter()
-        .zip(rendered)
-        .zip(gate.trust)
-        .map(|((s, r), trust)| {
+        .map(|c| {
+            let (s, r, trust) = (&c.selected, &c.rendered, &c.trust);
             let target = Target {
                 server: &s.server,
                 client: &clients,

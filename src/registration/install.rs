@@ -34,18 +34,20 @@ use std::path::{Path, PathBuf};
 
 use crate::clients::{Client, ClientError, ClientKind, Op, Scope};
 use crate::deployment::layout::Sha;
-use crate::deployment::render::{self, RenderError, Rendered};
-use crate::deployment::selection::{Selected, Selection};
+use crate::deployment::render::{self, RenderError};
+use crate::deployment::selection::Selection;
 use crate::fsio::IoError;
 use crate::identity::report::{Report, ServerReport};
 use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
-use crate::registration::gate::{self, Gate};
+use crate::registration::gate::{self, Candidate, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
-use crate::registration::session::{Opening, Session, SessionError, Then, Write};
+use crate::registration::session::{
+    self, ClientChoice, Opening, Session, SessionError, Then, Write,
+};
 use crate::registration::verify::{self, Verify};
-use crate::trust::allowed_signers::{Policy, PolicyError};
+use crate::trust::allowed_signers::PolicyError;
 
 /// An install, its arguments validated.
 pub(crate) struct InstallOptions<'a> {
@@ -85,10 +87,10 @@ impl From<SessionError> for InstallError {
     }
 }
 
-/// Step 1 done: the rendered entries, the trust policies and the gate's report.
+/// Step 1 done: each server's candidate (its rendered entry and trust policies) and the
+/// gate's report, one per candidate in their order.
 pub(crate) struct Gated {
-    pub(crate) rendered: Vec<Rendered>,
-    pub(crate) trust: Vec<Vec<Policy>>,
+    pub(crate) candidates: Vec<Candidate>,
     pub(crate) gate: Vec<ServerReport>,
     /// Whether the deployment passed the gate.
     pub(crate) ok: bool,
@@ -96,10 +98,35 @@ pub(crate) struct Gated {
 
 /// What an install ended with.
 pub(crate) enum Installed {
+    /// The gate refused the deployment (not a dry run): nothing changed; the gate's report,
+    /// each server with its verdict ([`refused`]).
+    Refused(Report),
     /// `--dry-run`: the plan.
     DryRun(DryRun),
     /// Registered (or a check failed after): the report per name and client.
     Done(Report),
+}
+
+/// `mcp-deploy install`, the numbered algorithm above: step 1 ([`check`], an interrupted
+/// promote said, [`gate`]), the clients of `choice` opened (a dry run opens one whose binary
+/// is missing to read its files, and its plan says so), then steps 2–9 ([`install`]).
+pub(crate) fn run(
+    opts: &InstallOptions,
+    choice: &ClientChoice,
+    notify: Notify,
+) -> Result<Installed, InstallError> {
+    check(opts)?;
+    crate::deployment::layout::warn_interrupted(&opts.selection.servers, notify);
+    let gated = gate(opts)?;
+    if !gated.ok && !opts.dry_run {
+        return Ok(Installed::Refused(refused(gated.gate)));
+    }
+    let (clients, missing) = session::open_in_scope(choice, opts.dry_run)?;
+    let mut installed = install(opts, gated, &clients, notify)?;
+    if let Installed::DryRun(plan) = &mut installed {
+        plan.missing_binaries = missing;
+    }
+    Ok(installed)
 }
 
 /// Step 1, the flat document: validated now (a malformed one is refused before anything
@@ -113,22 +140,22 @@ pub(crate) fn check(opts: &InstallOptions) -> Result<(), InstallError> {
 /// opened yet).
 pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
     let selected = &opts.selection.servers;
-    let mut rendered = Vec::new();
-    let mut trust = Vec::new();
+    let mut candidates = Vec::new();
     for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;
-        rendered.push(render::render(&s.server, &s.prefix)?);
-        trust.push(gate::trust_policies(opts.trusted_signers, &s.server)?);
+        candidates.push(Candidate {
+            rendered: render::render(&s.server, &s.prefix)?,
+            trust: gate::trust_policies(opts.trusted_signers, &s.server)?,
+            selected: s.clone(),
+        });
     }
     let gate = gate::gate_reports(
         &Gate {
             clients: opts.clients,
             require_content: opts.content,
             candidate: None,
-            trust: &trust,
         },
-        selected,
-        &rendered,
+        &candidates,
         &opts.expected,
     );
     let ok = gate.iter().all(ServerReport::ok);
@@ -136,8 +163,7 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         ledger::check_appendable(&opts.ledger)?;
     }
     Ok(Gated {
-        rendered,
-        trust,
+        candidates,
         gate,
         ok,
     })
@@ -184,7 +210,7 @@ pub(crate) fn install(
 ) -> Result<Installed, InstallError> {
     let selected = &opts.selection.servers;
     let flat_document = &opts.selection.flat_document;
-    let rendered = &gated.rendered;
+    let candidates = &gated.candidates;
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut session = Session::open(
         clients,
@@ -200,14 +226,13 @@ pub(crate) fn install(
     // 3. Read; 4. plan.
     let plans: Vec<ClientPlan> = clients
         .iter()
-        .map(|c| plan_client(c.as_ref(), selected, rendered))
+        .map(|c| plan_client(c.as_ref(), candidates))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
     warn_managed(&plans, opts.dry_run, notify);
     if opts.dry_run {
         return Ok(Installed::DryRun(dry_run(
-            selected,
-            rendered,
+            candidates,
             &plans,
             &gated.gate,
             session.flat(),
@@ -216,21 +241,18 @@ pub(crate) fn install(
         )));
     }
     // 5. Write the rendered documents.
-    for (s, r) in selected.iter().zip(rendered) {
-        render::write_rendered(r, &s.prefix)?;
+    for c in candidates {
+        render::write_rendered(&c.rendered, &c.selected.prefix)?;
     }
     // 6–8. The transactions: all clients change, or none does.
     session.apply(&plans, selected, Then::Observe, Write::Always)?;
-    session.ledger(&verify::change_records(&plans, selected, rendered));
+    session.ledger(&verify::change_records(&plans));
     let flat = session.close();
     // 9. Verify and report.
     let reports = verify::verify_plans(
         &plans,
         &flat,
         &Verify {
-            selected,
-            rendered,
-            trust: &gated.trust,
             expected: &opts.expected,
             require_content: opts.content,
             strict: opts.strict,
@@ -264,10 +286,8 @@ fn warn_managed(plans: &[ClientPlan], dry_run: bool, notify: Notify) {
 /// what the real run would write and call: a rendered document or flat document that would
 /// hold the same bytes is not written by the real run, so it is not listed (steps 5 and 8);
 /// the ledger is appended to only when a registration changes.
-#[allow(clippy::too_many_arguments)]
 fn dry_run(
-    selected: &[Selected],
-    rendered: &[Rendered],
+    candidates: &[Candidate],
     plans: &[ClientPlan],
     gate: &[ServerReport],
     mut flat: FlatDocument,
@@ -276,15 +296,18 @@ fn dry_run(
 ) -> DryRun {
     let mut steps = Vec::new();
     let mut writes = Vec::new();
-    for (s, r) in selected.iter().zip(rendered) {
-        if render::would_write(r, &s.prefix) {
+    for c in candidates {
+        let s = &c.selected;
+        if render::would_write(&c.rendered, &s.prefix) {
             let file = render::rendered_path(&s.prefix, &s.server.name);
             writes.push(file.display().to_string());
         }
     }
     let mut changes = false;
     for p in plans {
-        for (((s, r), action), g) in selected.iter().zip(rendered).zip(&p.actions).zip(gate) {
+        // The gate's report is the candidates', in their order, as the plan's names are.
+        for (n, g) in p.names.iter().zip(gate) {
+            let (s, r, action) = (&n.candidate.selected, &n.candidate.rendered, &n.action);
             let file = render::rendered_path(&s.prefix, &s.server.name);
             let file = file.display().to_string();
             let name = &s.registered_name;

@@ -3,11 +3,12 @@
 //! touch, and the record of each change for the ledger.
 
 use crate::clients::{Client, ClientError, Op};
-use crate::deployment::render::{self, Rendered};
+use crate::deployment::render;
 use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::identity::report::Check;
 use crate::notice::{Notice, Notify};
+use crate::registration::gate::Candidate;
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
 use crate::usage::UsageError;
@@ -36,9 +37,17 @@ impl Action {
 pub(crate) struct ClientPlan<'a> {
     pub(crate) client: &'a dyn Client,
     pub(crate) current: Map<String, Value>,
-    pub(crate) actions: Vec<Action>,
+    /// One per candidate, in their order.
+    pub(crate) names: Vec<NamePlan<'a>>,
     pub(crate) changes: Vec<Change>,
-    pub(crate) shadows: Vec<Vec<String>>,
+}
+
+/// One candidate's name in a client's plan: what install does about it, and the same-name
+/// entries in other scopes that would shadow it.
+pub(crate) struct NamePlan<'a> {
+    pub(crate) candidate: &'a Candidate,
+    pub(crate) action: Action,
+    pub(crate) shadowed: Vec<String>,
 }
 
 /// Why a client's plan cannot be made: the client could not be read, or an entry it holds
@@ -53,15 +62,18 @@ pub(crate) enum PlanError {
 
 pub(crate) fn plan_client<'a>(
     client: &'a dyn Client,
-    selected: &[Selected],
-    rendered: &[Rendered],
+    candidates: &'a [Candidate],
 ) -> Result<ClientPlan<'a>, PlanError> {
     let current = client.user_entries()?;
-    refuse_opaque(client, &current, selected)?;
-    refuse_literal_secrets(client, &current, selected)?;
-    let mut actions = Vec::new();
+    let selected = || candidates.iter().map(|c| &c.selected);
+    refuse_opaque(client, &current, selected())?;
+    refuse_literal_secrets(client, &current, selected())?;
+    let names: Vec<&str> = selected().map(|s| s.registered_name.as_str()).collect();
+    let mut by_name = client.shadows_of(&names)?;
+    let mut planned = Vec::new();
     let mut changes = Vec::new();
-    for (s, r) in selected.iter().zip(rendered) {
+    for c in candidates {
+        let (s, r) = (&c.selected, &c.rendered);
         let previous = current.get(&s.registered_name).cloned();
         let action = match &previous {
             None => Action::Add,
@@ -77,23 +89,17 @@ pub(crate) fn plan_client<'a>(
                 target: Some(r.entry.raw.clone()),
             });
         }
-        actions.push(action);
+        planned.push(NamePlan {
+            candidate: c,
+            action,
+            shadowed: by_name.remove(&s.registered_name).unwrap_or_default(),
+        });
     }
-    let names: Vec<&str> = selected
-        .iter()
-        .map(|s| s.registered_name.as_str())
-        .collect();
-    let mut by_name = client.shadows_of(&names)?;
-    let shadows = names
-        .iter()
-        .map(|n| by_name.remove(*n).unwrap_or_default())
-        .collect();
     Ok(ClientPlan {
         client,
         current,
-        actions,
+        names: planned,
         changes,
-        shadows,
     })
 }
 
@@ -150,10 +156,10 @@ pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool, notify:
 /// token may sit in any field), so it neither copies it into its journal and ledger nor
 /// replaces or removes it — a registration is never lost and a secret never stored. It is
 /// named by the sha256 of its canonical JSON, so the user can tell which entry is meant.
-pub(crate) fn refuse_opaque(
+pub(crate) fn refuse_opaque<'s>(
     client: &dyn Client,
     current: &serde_json::Map<String, serde_json::Value>,
-    selected: &[Selected],
+    selected: impl IntoIterator<Item = &'s Selected>,
 ) -> Result<(), UsageError> {
     for s in selected {
         let Some(raw) = current.get(&s.registered_name) else {
@@ -180,10 +186,10 @@ pub(crate) fn refuse_opaque(
 
 /// An existing entry we would replace or remove must not hold a literal secret: its previous
 /// state goes into the journal, and secrets go nowhere mcp-deploy writes.
-pub(crate) fn refuse_literal_secrets(
+pub(crate) fn refuse_literal_secrets<'s>(
     client: &dyn Client,
     current: &serde_json::Map<String, serde_json::Value>,
-    selected: &[Selected],
+    selected: impl IntoIterator<Item = &'s Selected>,
 ) -> Result<(), UsageError> {
     for s in selected {
         let Some(entry) = current

@@ -1,6 +1,6 @@
 //! `reconcile`: `status`'s read-only checks first; install only what drifted.
 //!
-//! The reconcile algorithm (the command wires it, see `src/cmd/reconcile.rs`):
+//! The reconcile algorithm ([`run`]; the command only wires its arguments):
 //! 1. The gate (install's step 1b, read-only): a deployment that fails it is refused as
 //!    install refuses it, with nothing changed.
 //! 2. [`read`]: each client's config file and the flat document, exactly as `status` reads
@@ -20,17 +20,84 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clients::layers::Finding;
-use crate::clients::{Client, ClientError, ClientKind};
+use crate::clients::{Client, ClientError, ClientKind, ClientOptions};
 use crate::deployment::layout::Sha;
 use crate::deployment::render::RenderError;
 use crate::deployment::selection::{Selected, Selection};
 use crate::entry::Entry;
 use crate::identity::drift;
-use crate::identity::report::{Check, ServerReport};
+use crate::identity::report::{Check, Report, ServerReport};
 use crate::notice::Notify;
 use crate::registration::flat_document::FlatDocument;
+use crate::registration::install::{self, InstallError, InstallOptions, Installed};
 use crate::registration::plan::shadow_check;
+use crate::registration::session::open_named;
 use crate::registration::verify::{findings, layers_of};
+
+/// What a reconcile ended with.
+pub(crate) enum Reconciled {
+    /// The gate refused the deployment (step 1): nothing changed; install's refusal.
+    Refused(Report),
+    /// One row per server and client (step 5).
+    Done(Report),
+}
+
+/// `mcp-deploy reconcile`, steps 1–5 above: `opts` are install's (user scope), `options` how
+/// a client install heals is run (its reading opens them for their files only).
+pub(crate) fn run(
+    opts: &InstallOptions,
+    options: &ClientOptions,
+    notify: Notify,
+) -> Result<Reconciled, InstallError> {
+    // 1. The gate, as install's: read-only, no client.
+    install::check(opts)?;
+    crate::deployment::layout::warn_interrupted(&opts.selection.servers, notify);
+    let gated = install::gate(opts)?;
+    if !gated.ok {
+        return Ok(Reconciled::Refused(install::refused(gated.gate)));
+    }
+    // 2–3. status's reading: the clients' files and the flat document, no client process.
+    let flat_document = &opts.selection.flat_document;
+    let flat = crate::registration::flat_document::read_if_exists(flat_document)?;
+    let readers = open_named(opts.clients, &ClientOptions::files_only())?;
+    let pairs = read(
+        &opts.selection.servers,
+        &readers,
+        flat.as_ref(),
+        flat_document,
+        opts.strict,
+        notify,
+    )?;
+    let finish = |servers| {
+        Ok(Reconciled::Done(Report::new(
+            servers,
+            Some(flat_document.display().to_string()),
+        )))
+    };
+    // 4. Nothing drifted, or a dry run: no client started, nothing written.
+    if opts.dry_run || !pairs.iter().any(Pair::drifted) {
+        return finish(merge(pairs, None));
+    }
+    let drifted = drifted(opts.selection, opts.clients, &opts.expected, &pairs);
+    let narrowed = InstallOptions {
+        selection: &drifted.selection,
+        expected: drifted.expected,
+        trusted_signers: opts.trusted_signers,
+        clients: &drifted.clients,
+        content: opts.content,
+        strict: opts.strict,
+        dry_run: opts.dry_run,
+        lock_timeout: opts.lock_timeout,
+        ledger: opts.ledger.clone(),
+    };
+    let gated = install::gate(&narrowed)?;
+    let clients = open_named(&drifted.clients, options)?;
+    match install::install(&narrowed, gated, &clients, notify)? {
+        Installed::Done(report) => finish(merge(pairs, Some(&report.servers))),
+        // Not reached: a dry run returned above, before any client was opened.
+        Installed::DryRun(_) | Installed::Refused(_) => finish(merge(pairs, None)),
+    }
+}
 
 /// One server as one client has it, read without the client.
 pub(crate) struct Pair {

@@ -168,15 +168,15 @@ impl<'a> Session<'a> {
     /// Steps 4–7: apply each client's plan of `plans` (in the `--client` order), a thread per
     /// client, then `then` for the registered names of `selected` (observed, or forgotten in
     /// the document), record, and commit; a failure anywhere rolls every client back.
-    pub(crate) fn apply(
+    pub(crate) fn apply<'s>(
         &mut self,
         plans: &[impl Changes<'a>],
-        selected: &[Selected],
+        selected: impl IntoIterator<Item = &'s Selected>,
         then: Then,
         write: Write,
     ) -> Result<(), SessionError> {
         let names: Vec<&str> = selected
-            .iter()
+            .into_iter()
             .map(|s| s.registered_name.as_str())
             .collect();
         let names = names.as_slice();
@@ -365,17 +365,24 @@ pub(crate) fn check_scope(clients: &[ClientKind], scope: Scope) -> Result<(), Us
     Ok(())
 }
 
-/// The clients of `--client` opened for `scope` (install's, uninstall's and promote's, after
+/// The clients a run that registers opens: `--client` in its order, how each is run, and
+/// `--scope` ([`check_scope`] has passed).
+pub(crate) struct ClientChoice<'a> {
+    pub(crate) kinds: &'a [ClientKind],
+    pub(crate) options: ClientOptions,
+    pub(crate) scope: Scope,
+}
+
+/// The clients of `choice` opened for its scope (install's, uninstall's and promote's, after
 /// [`check_scope`]), and for a dry run a sentence for each whose binary is missing. `managed`
 /// is claude's managed file, for `--client claude` alone: no other client has one mcp-deploy
 /// writes.
 pub(crate) fn open_in_scope(
-    clients: &[ClientKind],
-    options: &ClientOptions,
-    scope: Scope,
+    choice: &ClientChoice,
     dry_run: bool,
 ) -> Result<DryRunClients, ClientError> {
-    if scope == Scope::User {
+    let (clients, options) = (choice.kinds, &choice.options);
+    if choice.scope == Scope::User {
         return match dry_run {
             true => open_for_dry_run(clients, options),
             false => Ok((open_named(clients, options)?, Vec::new())),

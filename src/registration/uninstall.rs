@@ -15,7 +15,9 @@ use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::plan::{
     change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
 };
-use crate::registration::session::{Changes, Opening, Session, SessionError, Then, Write};
+use crate::registration::session::{
+    open_in_scope, Changes, ClientChoice, Opening, Session, SessionError, Then, Write,
+};
 use crate::registration::transaction::Change;
 
 /// An uninstall, its arguments validated.
@@ -46,6 +48,22 @@ impl<'a> Changes<'a> for RemovalPlan<'a> {
     fn changes(&self) -> &[Change] {
         &self.changes
     }
+}
+
+/// `mcp-deploy uninstall`: [`check`], the clients of `choice` opened (a dry run opens one
+/// whose binary is missing to read its files, and its plan says so), then [`uninstall`].
+pub(crate) fn run(
+    opts: &UninstallOptions,
+    choice: &ClientChoice,
+    notify: Notify,
+) -> Result<Uninstalled, SessionError> {
+    check(opts)?;
+    let (clients, missing) = open_in_scope(choice, opts.dry_run)?;
+    let mut done = uninstall(opts, &clients, notify)?;
+    if let Uninstalled::DryRun(plan) = &mut done {
+        plan.missing_binaries = missing;
+    }
+    Ok(done)
 }
 
 /// Before any client is opened: the ledger can be appended to, and the flat document (when

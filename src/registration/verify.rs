@@ -7,8 +7,6 @@ use std::collections::BTreeMap;
 use crate::clients::ClientError;
 use crate::deployment::layout::Sha;
 use crate::deployment::release::Release;
-use crate::deployment::render::Rendered;
-use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
@@ -16,14 +14,10 @@ use crate::notice::Notify;
 use crate::registration::flat_document::FlatDocument;
 use crate::registration::ledger::{self, Record};
 use crate::registration::plan::{change_record, shadow_check, Action, ClientPlan};
-use crate::trust::allowed_signers::Policy;
 
-/// What the verification checks, besides the plans and the flat document.
+/// What the verification checks, besides the plans (each name's candidate) and the flat
+/// document.
 pub(crate) struct Verify<'a> {
-    pub(crate) selected: &'a [Selected],
-    pub(crate) rendered: &'a [Rendered],
-    /// The trust policies of each selected server.
-    pub(crate) trust: &'a [Vec<Policy>],
     /// The commit each server's release must be, by server name.
     pub(crate) expected: &'a BTreeMap<String, Sha>,
     pub(crate) require_content: bool,
@@ -34,15 +28,12 @@ pub(crate) struct Verify<'a> {
 }
 
 /// The ledger records of the plans' changes, a client at a time in the `--client` order.
-pub(crate) fn change_records(
-    plans: &[ClientPlan],
-    selected: &[Selected],
-    rendered: &[Rendered],
-) -> Vec<Record> {
+pub(crate) fn change_records(plans: &[ClientPlan]) -> Vec<Record> {
     let mut records = Vec::new();
     for p in plans {
-        for ((s, r), action) in selected.iter().zip(rendered).zip(&p.actions) {
-            if *action != Action::Unchanged {
+        for n in &p.names {
+            let (s, r, action) = (&n.candidate.selected, &n.candidate.rendered, n.action);
+            if action != Action::Unchanged {
                 let old = p.current.get(&s.registered_name).map(ledger::secret_free);
                 records.push(change_record(
                     p.client,
@@ -76,14 +67,13 @@ pub(crate) fn verify_plans(
             entries: std::sync::Arc::new(p.client.user_entries()?),
             shadows: Vec::new(),
         };
-        for ((((s, r), action), shadowed), trust) in v
-            .selected
-            .iter()
-            .zip(v.rendered)
-            .zip(&p.actions)
-            .zip(&p.shadows)
-            .zip(v.trust)
-        {
+        for n in &p.names {
+            let (s, r, trust) = (
+                &n.candidate.selected,
+                &n.candidate.rendered,
+                &n.candidate.trust,
+            );
+            let (action, shadowed) = (n.action, &n.shadowed);
             let target = Target {
                 server: &s.server,
                 client: p.client.name(),

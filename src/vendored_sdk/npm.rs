@@ -23,7 +23,7 @@ use super::sri;
 use crate::content::sumfile::display_path;
 
 /// Where a `file:` path points, from the vendor directory's point of view.
-enum Target {
+enum Destination {
     /// Inside the vendor directory: the path relative to it.
     Vendored(PathBuf),
     /// Meant for the vendor directory (starts there, or is an archive) but lands outside it.
@@ -32,17 +32,17 @@ enum Target {
     Elsewhere,
 }
 
-fn classify(spec: &str, project: &Path, vendor_rel: &Path) -> Target {
+fn classify(spec: &str, project: &Path, vendor_rel: &Path) -> Destination {
     // A URL, git, an alias, a registry range: not a path at all, so never "meant for" the
     // vendor directory; whoever expects the tarball there reports it as the wrong source.
     let scheme = spec.split_once(':').map(|(s, _)| s);
     if scheme.is_some_and(|s| s != "file" && !s.is_empty() && !s.contains('/')) {
-        return Target::Elsewhere;
+        return Destination::Elsewhere;
     }
     if let Some(t) = lockfile::file_target(spec, project) {
         if let Ok(inside) = t.strip_prefix(vendor_rel) {
             if !inside.as_os_str().is_empty() {
-                return Target::Vendored(inside.to_path_buf());
+                return Destination::Vendored(inside.to_path_buf());
             }
         }
     }
@@ -50,9 +50,9 @@ fn classify(spec: &str, project: &Path, vendor_rel: &Path) -> Target {
     let raw = raw.strip_prefix(project).unwrap_or(raw);
     let raw = raw.strip_prefix(".").unwrap_or(raw);
     if raw.starts_with(vendor_rel) || is_archive(raw) {
-        Target::Leaves
+        Destination::Leaves
     } else {
-        Target::Elsewhere
+        Destination::Elsewhere
     }
 }
 
@@ -83,14 +83,14 @@ struct Resolved<'a> {
     value: Option<&'a Value>,
     /// `value` when it is a string.
     text: Option<&'a str>,
-    target: Option<Target>,
+    target: Option<Destination>,
 }
 
 impl Resolved<'_> {
     /// The tarball it names inside the vendor directory, if any.
     fn vendored(&self) -> Option<&PathBuf> {
         match &self.target {
-            Some(Target::Vendored(rel)) => Some(rel),
+            Some(Destination::Vendored(rel)) => Some(rel),
             _ => None,
         }
     }
@@ -156,7 +156,7 @@ struct ProjectChecks<'a> {
 }
 
 impl ProjectChecks<'_> {
-    fn classify(&self, spec: &str) -> Target {
+    fn classify(&self, spec: &str) -> Destination {
         classify(spec, &self.project.dir, self.vendor_rel)
     }
 
@@ -193,7 +193,7 @@ impl ProjectChecks<'_> {
         for dep in &self.project.file_dependencies {
             let subject = format!("{} ({})", dep.name, dep.field);
             let r = match self.classify(&dep.spec) {
-                Target::Vendored(rel) => {
+                Destination::Vendored(rel) => {
                     let r = self.names_artifact(&dep.name, &dep.spec, &rel);
                     expected.insert(
                         format!("node_modules/{}", dep.name),
@@ -201,12 +201,12 @@ impl ProjectChecks<'_> {
                     );
                     r
                 }
-                Target::Leaves => Err(VendorError::LeavesVendor {
+                Destination::Leaves => Err(VendorError::LeavesVendor {
                     subject: dep.name.clone(),
                     spec: dep.spec.clone(),
                     vendor: self.vendor_display.clone(),
                 }),
-                Target::Elsewhere => {
+                Destination::Elsewhere => {
                     self.ignored.push(Ignored {
                         path: format!("{}: {}", self.project.package_json.display(), subject),
                         reason: format!("{} is outside the vendor directory and not an archive: not a vendored artifact", dep.spec),
@@ -229,7 +229,7 @@ impl ProjectChecks<'_> {
             }
         }
         for dep in &self.project.file_dependencies {
-            if let Target::Vendored(rel) = self.classify(&dep.spec) {
+            if let Destination::Vendored(rel) = self.classify(&dep.spec) {
                 if self
                     .artifacts
                     .get(&rel)
@@ -256,10 +256,12 @@ impl ProjectChecks<'_> {
     ) -> Option<Result<Pass, VendorError>> {
         let tarballs = vendored.get(name)?;
         Some(match self.classify(spec) {
-            Target::Vendored(rel) if !spec.starts_with("npm:") && tarballs.contains(&rel) => pass(
-                format!("{place}: {name} is {spec}, its vendored tarball"),
-                spec.to_string(),
-            ),
+            Destination::Vendored(rel) if !spec.starts_with("npm:") && tarballs.contains(&rel) => {
+                pass(
+                    format!("{place}: {name} is {spec}, its vendored tarball"),
+                    spec.to_string(),
+                )
+            }
             _ => Err(VendorError::ForeignSource {
                 place,
                 name: name.to_string(),
@@ -360,7 +362,7 @@ impl ProjectChecks<'_> {
                     .as_ref()
                     .and_then(Value::as_str)
                     .and_then(|r| match self.classify(r) {
-                        Target::Vendored(rel) if tarballs.contains(&rel) => Some(rel),
+                        Destination::Vendored(rel) if tarballs.contains(&rel) => Some(rel),
                         _ => None,
                     });
             // What package.json leads to stays the expectation (a disagreement between the two
@@ -383,7 +385,7 @@ impl ProjectChecks<'_> {
             if !resolved.starts_with("file:") || keys.contains(&e.key) {
                 continue;
             }
-            if let Target::Elsewhere = self.classify(resolved) {
+            if let Destination::Elsewhere = self.classify(resolved) {
                 self.ignored.push(Ignored {
                     path: format!("{}: {}", lock.path.display(), e.key),
                     reason: format!(
@@ -455,7 +457,7 @@ impl ProjectChecks<'_> {
                 .map_or_else(|| "missing".to_string(), Value::to_string),
         };
         match (want, resolved.vendored(), &resolved.target) {
-            (_, _, Some(Target::Leaves)) => Err(VendorError::LeavesVendor {
+            (_, _, Some(Destination::Leaves)) => Err(VendorError::LeavesVendor {
                 subject: key.to_string(),
                 spec: text.to_string(),
                 vendor: self.vendor_display.clone(),
@@ -635,11 +637,14 @@ mod tests {
             "npm:@acme/consumer@1",
             "link:../sdk",
         ] {
-            assert!(matches!(classify(spec, p, v), Target::Elsewhere), "{spec}");
+            assert!(
+                matches!(classify(spec, p, v), Destination::Elsewhere),
+                "{spec}"
+            );
         }
         assert!(matches!(
             classify("file:vendor/a.tgz", p, v),
-            Target::Vendored(_)
+            Destination::Vendored(_)
         ));
     }
 

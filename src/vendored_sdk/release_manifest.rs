@@ -23,17 +23,18 @@ use crate::content::digest::Algorithm;
 use crate::content::sumfile;
 use crate::fsio;
 
+/// How an SDK release manifest is written: a JSON document, or `sha256sum` lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
+pub(crate) enum ManifestFormat {
     Json,
     Sha256Sum,
 }
 
-impl Format {
+impl ManifestFormat {
     pub(crate) fn name(self) -> &'static str {
         match self {
-            Format::Json => "json",
-            Format::Sha256Sum => "sha256sum",
+            ManifestFormat::Json => "json",
+            ManifestFormat::Sha256Sum => "sha256sum",
         }
     }
 }
@@ -50,7 +51,7 @@ pub(crate) struct Released {
 #[derive(Debug, Clone)]
 pub(crate) struct ReleaseManifest {
     pub(crate) path: PathBuf,
-    pub(crate) format: Format,
+    pub(crate) format: ManifestFormat,
     /// By file name.
     pub(crate) files: BTreeMap<OsString, Released>,
 }
@@ -66,7 +67,7 @@ pub(crate) fn load(path: &Path) -> Result<ReleaseManifest, VendorError> {
     let bytes = fsio::read_input(path, "release manifest", fsio::limits::RELEASE_MANIFEST)?;
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     let (format, list) = if first == Some(&b'{') {
-        (Format::Json, parse_json(path, &bytes)?)
+        (ManifestFormat::Json, parse_json(path, &bytes)?)
     } else {
         let entries = sumfile::parse(Algorithm::Sha256, path, &bytes).map_err(|source| {
             VendorError::ManifestSumFile {
@@ -85,7 +86,7 @@ pub(crate) fn load(path: &Path) -> Result<ReleaseManifest, VendorError> {
                 (name, released)
             })
             .collect();
-        (Format::Sha256Sum, list)
+        (ManifestFormat::Sha256Sum, list)
     };
     let mut files = BTreeMap::new();
     for (name, released) in list {
@@ -180,14 +181,14 @@ mod tests {
             H.to_uppercase()
         ))
         .unwrap();
-        assert_eq!(j.format, Format::Json);
+        assert_eq!(j.format, ManifestFormat::Json);
         let r = j.get("b-1.tgz".as_ref()).unwrap();
         assert_eq!(
             (r.sha256.as_str(), r.package.as_deref()),
             (H, Some("@a/b@1"))
         );
         let s = load_str(&format!("{H}  dist/b-1.tgz\n")).unwrap();
-        assert_eq!(s.format, Format::Sha256Sum);
+        assert_eq!(s.format, ManifestFormat::Sha256Sum);
         assert_eq!(s.get("b-1.tgz".as_ref()).unwrap().sha256, H);
     }
 
