@@ -4,31 +4,27 @@
 //! file is edited under the lock, comment-preserving and atomically ([`file_backed`]), by the
 //! one file-written client ([`file_written`]) over the client's format.
 //! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
-//! client is its module (with its `mod` line below) and one row there.
+//! client is its folder (`<name>/`, with its `mod` line below) and one row there. What the
+//! clients share is the kit ([`kit`]).
 
 pub(crate) mod claude;
-pub(crate) mod claude_managed;
-mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod copilot;
 pub(crate) mod cursor;
-pub(crate) mod file_backed;
-mod file_written;
-mod flow;
 pub(crate) mod gemini;
-mod gemini_launch;
 pub(crate) mod grok;
-pub(crate) mod layers;
+mod kit;
 pub(crate) mod listing;
 pub(crate) mod only_deployed;
 pub(crate) mod opencode;
-pub(crate) mod runner;
-pub(crate) mod scopes;
-mod table;
 #[cfg(test)]
 pub(crate) mod tests;
-pub(crate) mod version;
 pub(crate) mod vscode;
+
+// The kit's modules, by the paths the rest of the crate (and every client) names them.
+pub(crate) use claude::managed as claude_managed;
+use kit::{cli_driven, file_written, table};
+pub(crate) use kit::{file_backed, layers, runner, scopes, version};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,8 +62,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: claude::config_path,
         read_entries: claude::read_user_entries,
         shadows: ShadowReader::Once(claude::load_live_shadows),
-        layers: layers::Reader::Once(layers::claude::load),
-        scopes: scopes::claude,
+        layers: layers::Reader::Once(claude::layers::load),
+        scopes: claude::scopes,
     },
     Description {
         name: "codex",
@@ -90,8 +86,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: codex::config_path,
         read_entries: codex::read_user_entries,
         shadows: ShadowReader::PerName(codex::shadows_in),
-        layers: layers::Reader::PerName(layers::codex::read),
-        scopes: scopes::codex,
+        layers: layers::Reader::PerName(codex::layers::read),
+        scopes: codex::scopes,
     },
     Description {
         name: "gemini",
@@ -115,8 +111,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: gemini::config_path,
         read_entries: gemini::read_user_entries,
         shadows: ShadowReader::PerName(gemini::shadows_in),
-        layers: layers::Reader::PerName(layers::gemini::read),
-        scopes: scopes::gemini,
+        layers: layers::Reader::PerName(gemini::layers::read),
+        scopes: gemini::scopes,
     },
     Description {
         name: "opencode",
@@ -141,8 +137,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: opencode::config_path,
         read_entries: file_written::read_user_entries::<opencode::Opencode>,
         shadows: ShadowReader::PerName(opencode::shadows_in),
-        layers: layers::Reader::PerName(layers::opencode::read),
-        scopes: scopes::opencode,
+        layers: layers::Reader::PerName(opencode::layers::read),
+        scopes: opencode::scopes,
     },
     Description {
         name: "grok",
@@ -168,8 +164,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: grok::config_path,
         read_entries: grok::read_user_entries,
         shadows: ShadowReader::PerName(grok::shadows_in),
-        layers: layers::Reader::PerName(layers::grok::read),
-        scopes: scopes::grok,
+        layers: layers::Reader::PerName(grok::layers::read),
+        scopes: grok::scopes,
     },
     Description {
         name: "cursor",
@@ -181,8 +177,8 @@ pub(crate) static CLIENTS: &[Description] = &[
         user_config: cursor::config_path,
         read_entries: file_written::read_user_entries::<cursor::Cursor>,
         shadows: ShadowReader::PerName(cursor::shadows_in),
-        layers: layers::Reader::PerName(layers::cursor::read),
-        scopes: scopes::cursor,
+        layers: layers::Reader::PerName(cursor::layers::read),
+        scopes: cursor::scopes,
     },
     Description {
         name: "copilot",

@@ -1,5 +1,5 @@
 //! Claude Code's policy file: `/etc/claude-code/managed-settings.json`, key
-//! `allowedMcpServers` (read as claude 2.1.332 reads it, [`crate::clients::layers::claude`]).
+//! `allowedMcpServers` (read as claude 2.1.332 reads it, [`crate::clients::claude::layers`]).
 //!
 //! - An entry per server: `{"serverCommand": [command, ...args]}` (claude compares the array
 //!   element by element with the server's), `{"serverUrl": url}` for an http server (a `*`

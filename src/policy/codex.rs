@@ -1,5 +1,5 @@
 //! codex's policy file: `/etc/codex/requirements.toml` (read as codex 0.171.0 reads it,
-//! [`crate::clients::layers::codex`]; `codex-rs/config/src/mcp_requirements.rs`).
+//! [`crate::clients::codex::layers`]; `codex-rs/config/src/mcp_requirements.rs`).
 //!
 //! - An `[mcp_servers.NAME]` table per server, `identity = { command = "..." }` for a stdio
 //!   server, `identity = { url = "..." }` for an http one. Once the table exists, codex

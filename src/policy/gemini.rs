@@ -1,6 +1,6 @@
 //! gemini's policy file: the system settings, `$GEMINI_CLI_SYSTEM_SETTINGS_PATH` when set
 //! and not empty, else `/etc/gemini-cli/settings.json` (gemini 0.61.0's bundle,
-//! `getSystemSettingsPath`), key `mcp.allowed` (read as [`crate::clients::layers::gemini`]
+//! `getSystemSettingsPath`), key `mcp.allowed` (read as [`crate::clients::gemini::layers`]
 //! reads it).
 //!
 //! - `mcp.allowed` lists server names only: gemini runs a server whose name is in it,
@@ -41,7 +41,7 @@ pub(crate) fn system_settings() -> PathBuf {
 /// replace (`isFileAndDirectorySecureSync`): a policy written there would not count, so the
 /// write is refused (exit 2) before anything is written.
 pub(crate) fn check_counted(file: &Path) -> Result<(), UsageError> {
-    if crate::clients::layers::gemini::secure_once_written(file) {
+    if crate::clients::gemini::layers::secure_once_written(file) {
         return Ok(());
     }
     Err(UsageError::new(

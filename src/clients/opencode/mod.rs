@@ -37,6 +37,7 @@
 
 mod confirm;
 mod discovery;
+pub(crate) mod layers;
 mod shadows;
 mod shape;
 #[cfg(test)]
@@ -105,4 +106,10 @@ pub(crate) fn substituted(s: &str) -> bool {
 /// The user entries of `path` in the claude shape.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     super::file_written::read_user_entries::<Opencode>(path)
+}
+
+/// Every registration opencode reads, for prune ([`super::scopes`]): its user config.
+pub(crate) fn scopes(found: &mut super::scopes::Found, _cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("opencode", &user, "user", read_user_entries(&user));
 }

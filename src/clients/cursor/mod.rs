@@ -14,6 +14,8 @@
 //!   over the user entry: reported as shadowing.
 //! - No real Cursor runs in the tests: the file is checked against the documented examples.
 
+pub(crate) mod layers;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -163,6 +165,18 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         out.insert(k.clone(), v.clone());
     }
     Ok(Value::Object(out))
+}
+
+/// Every registration cursor reads, for prune ([`super::scopes`]): `~/.cursor/mcp.json` and `.cursor/mcp.json` from the working directory up.
+pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("cursor", &user, "user", read_user_entries(&user));
+    for dir in cwd.iter().flat_map(|c| c.ancestors()) {
+        let f = dir.join(".cursor/mcp.json");
+        if f != user {
+            found.add("cursor", &f, "project", read_user_entries(&f));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,12 +15,18 @@
 //!   through is caught by comparing the file after `add`.
 //! - When it saves, it writes *every* user-scope server with `$VAR`/`${VAR}`/`${VAR:-x}`
 //!   references expanded from its own environment, turning references into secrets on disk.
-//!   So it runs with an empty environment plus the few variables of [`gemini_launch`] (PATH,
+//!   So it runs with an empty environment plus the few variables of [`launch`] (PATH,
 //!   its home as HOME and GEMINI_CLI_HOME, our system defaults), a mutating call is
 //!   refused when an entry holds a reference it would still expand (to one of those, or one
 //!   with a `:-default`), and every call checks that the other entries are as they were.
-//! - Old versions differ in where they write and in what `mcp` needs: see [`gemini_launch`],
+//! - Old versions differ in where they write and in what `mcp` needs: see [`launch`],
 //!   which makes every supported version write this home's file, and proves it did.
+
+mod launch;
+pub(crate) mod layers;
+mod scopes;
+
+pub(crate) use scopes::scopes;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -31,17 +37,17 @@ use serde_json::{Map, Value};
 use std::sync::Mutex;
 
 use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
-use super::gemini_launch::{self, Launch, Witness, PASSED};
 use super::runner::Runner;
 use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
 use crate::entry::{Entry, Transport};
+use launch::{self as gemini_launch, Launch, Witness, PASSED};
 
 /// What gemini does its own way ([`super::cli_driven`]): the launch it runs in and the
 /// witness of where it wrote.
 pub(crate) struct GeminiCli {
     /// Its system defaults file lives as long as the client.
     _launch: Launch,
-    /// The other settings files an old version could write instead ([`gemini_launch`]).
+    /// The other settings files an old version could write instead ([`launch`]).
     others: Vec<PathBuf>,
     /// Set once gemini wrote one of [`GeminiCli::others`]: from then on no entry is read
     /// from its config, which is no longer the witness of what gemini did.

@@ -3,7 +3,7 @@
 //! row: `--client`'s values ([`ClientKind`], clap's `ValueEnum`), the binary flags and their
 //! environment variables ([`crate::cli::ClientArgs`]), [`ClientOptions`], opening a client,
 //! reading its live entry, shadows, layers and every scope without its binary, and its
-//! supported release range. Adding a client is its module and one row.
+//! supported release range. Adding a client is its folder and one row.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -16,6 +16,11 @@
 //! - `codex mcp get --json` prints env values (secrets): it is parsed, compared with the config
 //!   file, and never echoed.
 
+pub(crate) mod layers;
+mod scopes;
+
+pub(crate) use scopes::scopes;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 

@@ -10,19 +10,11 @@
 //! ([`Effect::NotCompared`]): named in the report, never read as absent.
 //!
 //! Readers never need the client's binary and never fail: whatever they cannot read becomes
-//! `NotCompared`. One module per client, each `read` named by its client's row of
-//! [`super::CLIENTS`].
+//! `NotCompared`. One module per client (`<name>/layers.rs`, or a function of its `mod.rs`),
+//! each `read` named by its client's row of [`super::CLIENTS`].
 
 // The readers land one client at a time; until each has, parts of this are unused.
 #![allow(dead_code)]
-
-pub(crate) mod claude;
-pub(crate) mod codex;
-pub(crate) mod cursor;
-mod dotenv;
-pub(crate) mod gemini;
-pub(crate) mod grok;
-pub(crate) mod opencode;
 
 use std::path::Path;
 

@@ -30,6 +30,8 @@
 //!   Saving re-serialises every entry (`1.0` becomes `1`), so the others are checked after.
 //! - It needs no API key (GROK_API_KEY) to manage servers; it runs with only PATH and HOME.
 
+pub(crate) mod layers;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -327,6 +329,18 @@ fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
         }
     }
     out
+}
+
+/// Every registration grok reads, for prune ([`super::scopes`]): its user settings and the working directory's `.grok/settings.json`.
+pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("grok", &user, "user", read_user_entries(&user));
+    if let Some(c) = cwd {
+        let f = c.join(".grok/settings.json");
+        if f != user {
+            found.add("grok", &f, "project", read_user_entries(&f));
+        }
+    }
 }
 
 #[cfg(test)]
