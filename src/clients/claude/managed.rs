@@ -48,6 +48,21 @@ pub(crate) fn path() -> PathBuf {
     Path::new(DIR).join(FILE)
 }
 
+/// Claude's managed scope, the capability its kind gives ([`crate::clients::table::Kind::managed`]).
+pub(crate) struct Scope;
+
+impl crate::clients::table::Managed for Scope {
+    fn path(&self) -> PathBuf {
+        path()
+    }
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+        open(options)
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_entries(path)
+    }
+}
+
 /// The managed file as a client: claude's binary to confirm, the file to edit.
 pub(crate) struct ClaudeManaged {
     claude: Claude,
@@ -105,12 +120,6 @@ pub(crate) fn read_entries(path: &Path) -> Result<Map<String, Value>, ClientErro
             }
         }),
     }
-}
-
-/// The live witness of a managed registration for verify-identity: the managed file's
-/// entries; `None` when there is no file.
-pub(crate) fn read_live() -> Result<Option<crate::identity::checks::Live>, ClientError> {
-    crate::clients::live_at(path(), read_entries)
 }
 
 /// The file's document, `None` when it does not exist; refused when claude would refuse it

@@ -44,7 +44,7 @@ pub(crate) struct Claude {
 
 impl Claude {
     pub(crate) fn open(
-        row: &super::Description,
+        row: &super::table::About,
         options: &ClientOptions,
     ) -> Result<Claude, ClientError> {
         let runner = Runner::open(
@@ -742,6 +742,65 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, GetError> {
         }
     };
     Ok(GetOutput { scope, transport })
+}
+
+/// Claude Code, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct ClaudeKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "claude",
+    binary: Some(super::table::Binary {
+        name: "claude",
+        product: "Claude Code",
+        env: "MCP_DEPLOY_CLAUDE",
+        help: "The claude binary [default: `claude` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "claude",
+        packages: &["@anthropic-ai/claude-code"],
+        oldest: super::version::Version::new(2, 0, 0),
+        newest_tested: super::version::Version::new(2, 1, 332),
+        version_flag: true,
+    }),
+};
+
+impl super::table::Kind for ClaudeKind {
+    fn about(&self) -> &'static super::table::About {
+        &ABOUT
+    }
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(Claude::open(&ABOUT, options)?))
+    }
+    fn user_config(&self) -> PathBuf {
+        config_path()
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(path)
+    }
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(config, name)
+    }
+    fn load_shadows(
+        &self,
+        config: &Path,
+    ) -> Result<Option<Box<dyn super::table::LoadedShadows>>, ClientError> {
+        load_live_shadows(config).map(Some)
+    }
+    fn load_layers(&self, user_config: &Path) -> Option<Box<dyn super::layers::Loaded>> {
+        Some(layers::load(user_config))
+    }
+    fn managed(&self) -> Option<&'static dyn super::table::Managed> {
+        Some(&managed::Scope)
+    }
+    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
+        layers::read(cx)
+    }
+    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
+        scopes(found, cwd)
+    }
 }
 
 #[cfg(test)]

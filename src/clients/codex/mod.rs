@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
 use super::runner::{self, Runner};
-use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 
 /// What codex does its own way ([`super::cli_driven`]).
@@ -37,7 +37,7 @@ pub(crate) struct CodexCli;
 pub(crate) type Codex = CliDriven<CodexCli>;
 
 pub(crate) fn open(
-    row: &super::Description,
+    row: &super::table::About,
     options: &ClientOptions,
 ) -> Result<Codex, ClientError> {
     let home = resolve_home(
@@ -76,7 +76,7 @@ pub(crate) fn open(
 }
 
 impl Dialect for CodexCli {
-    const NAME: &'static str = "codex";
+    const KIND: &'static dyn super::table::Kind = &CodexKind;
     // It exits 0 for a name it does not have.
     const REMOVE_MISSING: Option<&'static str> = Some("No MCP server named");
     const REWRITES_OTHERS: bool = false;
@@ -88,8 +88,6 @@ impl Dialect for CodexCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     /// Codex's stderr without its noise ([`codex_stderr`]).
     fn stderr(stderr: &str) -> String {
@@ -456,6 +454,53 @@ fn core(raw: &Map<String, Value>) -> Map<String, Value> {
                 && v.as_object().is_some_and(|o| o.is_empty()))
     });
     m
+}
+
+/// Codex, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct CodexKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "codex",
+    binary: Some(super::table::Binary {
+        name: "codex",
+        product: "Codex",
+        env: "MCP_DEPLOY_CODEX",
+        help: "The codex binary [default: `codex` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "codex",
+        packages: &["@openai/codex"],
+        oldest: super::version::Version::new(0, 45, 0),
+        newest_tested: super::version::Version::new(0, 171, 0),
+        version_flag: true,
+    }),
+};
+
+impl super::table::Kind for CodexKind {
+    fn about(&self) -> &'static super::table::About {
+        &ABOUT
+    }
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
+    }
+    fn user_config(&self) -> PathBuf {
+        config_path()
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(path)
+    }
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(config, name)
+    }
+    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
+        layers::read(cx)
+    }
+    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
+        scopes(found, cwd)
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::Shadows;
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
 use super::ClientError;
@@ -30,13 +29,11 @@ use crate::entry::{Entry, Transport};
 pub(crate) struct Cursor;
 
 impl Format for Cursor {
-    const NAME: &'static str = "cursor";
+    const KIND: &'static dyn super::table::Kind = &CursorKind;
     const KEY: &'static str = "mcpServers";
     const NEW_FILE: &'static str = "{\n  \"mcpServers\": {}\n}\n";
-    const CONFIG_PATH: fn() -> PathBuf = config_path;
     const TO_CLAUDE: fn(&Value) -> Value = to_claude;
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_cursor;
-    const SHADOWS: Shadows = shadows_in;
 }
 
 /// `~/.cursor/mcp.json`.
@@ -176,6 +173,42 @@ pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::P
         if f != user {
             found.add("cursor", &f, "project", read_user_entries(&f));
         }
+    }
+}
+
+/// Cursor, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct CursorKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "cursor",
+    binary: None,
+    writes: super::table::Writes::File,
+    http: super::table::Http::Supported,
+    supported: None,
+};
+
+impl super::table::Kind for CursorKind {
+    fn about(&self) -> &'static super::table::About {
+        &ABOUT
+    }
+    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        super::file_written::open::<Cursor>(&ABOUT, options)
+    }
+    fn user_config(&self) -> PathBuf {
+        config_path()
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(path)
+    }
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(config, name)
+    }
+    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
+        layers::read(cx)
+    }
+    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
+        scopes(found, cwd)
     }
 }
 

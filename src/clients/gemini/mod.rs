@@ -36,9 +36,9 @@ use serde_json::{Map, Value};
 
 use std::sync::Mutex;
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
 use super::runner::Runner;
-use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
 use launch::{self as gemini_launch, Launch, Witness, PASSED};
 
@@ -57,7 +57,7 @@ pub(crate) struct GeminiCli {
 pub(crate) type Gemini = CliDriven<GeminiCli>;
 
 pub(crate) fn open(
-    row: &super::Description,
+    row: &super::table::About,
     options: &ClientOptions,
 ) -> Result<Gemini, ClientError> {
     let home = resolve_home(
@@ -104,7 +104,7 @@ impl GeminiCli {
 }
 
 impl Dialect for GeminiCli {
-    const NAME: &'static str = "gemini";
+    const KIND: &'static dyn super::table::Kind = &GeminiKind;
     // It exits 0 for a name it does not have.
     const REMOVE_MISSING: Option<&'static str> = Some("not found in user settings");
     const REWRITES_OTHERS: bool = true;
@@ -116,8 +116,6 @@ impl Dialect for GeminiCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove", "-s", "user"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     fn entries(&self, config: &Path) -> Result<Map<String, Value>, ClientError> {
         self.strayed(config)?;
@@ -486,6 +484,54 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
         }
     }
     m
+}
+
+/// Gemini CLI, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct GeminiKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "gemini",
+    binary: Some(super::table::Binary {
+        name: "gemini",
+        product: "Gemini CLI",
+        env: "MCP_DEPLOY_GEMINI",
+        help: "The gemini binary [default: `gemini` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
+    supported: Some(super::version::Supported {
+        client: "gemini",
+        packages: &["@google/gemini-cli"],
+        oldest: super::version::Version::new(0, 10, 0),
+        newest_tested: super::version::Version::new(0, 61, 0),
+        version_flag: true,
+    }),
+};
+
+impl super::table::Kind for GeminiKind {
+    fn about(&self) -> &'static super::table::About {
+        &ABOUT
+    }
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
+    }
+    fn user_config(&self) -> PathBuf {
+        config_path()
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(path)
+    }
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(config, name)
+    }
+    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
+        layers::read(cx)
+    }
+    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
+        scopes(found, cwd)
+    }
 }
 
 #[cfg(test)]

@@ -41,14 +41,6 @@ pub(crate) trait Loaded {
     fn findings(&self, cx: &Context) -> Vec<Finding>;
 }
 
-/// How a client's layers are read: per name (each call reads the files), or loaded once per
-/// run ([`Loaded`]).
-#[derive(Clone, Copy)]
-pub(crate) enum Reader {
-    PerName(fn(&Context) -> Vec<Finding>),
-    Once(fn(&Path) -> Box<dyn Loaded>),
-}
-
 /// Read a layer's file bounded (FIFO-safe): `Ok(None)` when it does not exist, the
 /// `NotCompared` finding naming it when it exists and cannot be read — a layer that cannot be
 /// read is never taken as absent. `what` says what the client does with it ("gemini loads it

@@ -116,7 +116,7 @@ pub(crate) fn every_registration(kinds: &[ClientKind]) -> Found {
     let mut found = Found::default();
     let cwd = std::env::current_dir().ok();
     for kind in kinds {
-        (kind.row().scopes)(&mut found, cwd.as_deref());
+        kind.kind().scopes(&mut found, cwd.as_deref());
     }
     found
 }

@@ -100,7 +100,7 @@ pub(crate) struct Supported {
 /// binary, has none). The reason for each lower bound is in docs/clients.md ("Supported
 /// versions").
 pub(crate) fn supported(client: &str) -> Option<&'static Supported> {
-    super::table::named(client).and_then(|d| d.supported.as_ref())
+    super::ClientKind::named(client).and_then(|d| d.row().supported.as_ref())
 }
 
 #[derive(Debug, thiserror::Error)]

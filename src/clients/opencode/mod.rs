@@ -47,7 +47,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::Shadows;
 use super::file_written::{FileWritten, Format};
 use super::ClientError;
 use crate::entry::Entry;
@@ -62,13 +61,11 @@ const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}
 pub(crate) struct Opencode;
 
 impl Format for Opencode {
-    const NAME: &'static str = "opencode";
+    const KIND: &'static dyn super::table::Kind = &OpencodeKind;
     const KEY: &'static str = "mcp";
     const NEW_FILE: &'static str = NEW_FILE;
-    const CONFIG_PATH: fn() -> PathBuf = config_path;
     const TO_CLAUDE: fn(&Value) -> Value = to_claude;
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_opencode;
-    const SHADOWS: Shadows = shadows_in;
 
     /// An OpenCode server started elsewhere reads its own config, once.
     fn refuse_open() -> Result<(), ClientError> {
@@ -112,4 +109,53 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
 pub(crate) fn scopes(found: &mut super::scopes::Found, _cwd: Option<&std::path::Path>) {
     let user = config_path();
     found.add("opencode", &user, "user", read_user_entries(&user));
+}
+
+/// OpenCode, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct OpencodeKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "opencode",
+    binary: Some(super::table::Binary {
+        name: "opencode",
+        product: "OpenCode",
+        env: "MCP_DEPLOY_OPENCODE",
+        help: "The opencode binary, run to confirm each write of its config [default: \
+               `opencode` on PATH]",
+    }),
+    writes: super::table::Writes::File,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "opencode",
+        packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
+        // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
+        oldest: super::version::Version::new(1, 0, 61),
+        newest_tested: super::version::Version::new(1, 18, 33),
+        version_flag: true,
+    }),
+};
+
+impl super::table::Kind for OpencodeKind {
+    fn about(&self) -> &'static super::table::About {
+        &ABOUT
+    }
+    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        super::file_written::open::<Opencode>(&ABOUT, options)
+    }
+    fn user_config(&self) -> PathBuf {
+        config_path()
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_user_entries(path)
+    }
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
+        shadows_in(config, name)
+    }
+    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
+        layers::read(cx)
+    }
+    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
+        scopes(found, cwd)
+    }
 }
