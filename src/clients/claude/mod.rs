@@ -23,6 +23,7 @@
 
 pub(crate) mod layers;
 pub(crate) mod managed;
+pub(crate) mod policy;
 mod scopes;
 
 pub(crate) use scopes::scopes;
@@ -800,6 +801,9 @@ impl super::table::Kind for ClaudeKind {
     }
     fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
         scopes(found, cwd)
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
     }
 }
 

@@ -17,6 +17,7 @@
 //!   file, and never echoed.
 
 pub(crate) mod layers;
+pub(crate) mod policy;
 mod scopes;
 
 pub(crate) use scopes::scopes;
@@ -500,6 +501,9 @@ impl super::table::Kind for CodexKind {
     }
     fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
         scopes(found, cwd)
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
     }
 }
 

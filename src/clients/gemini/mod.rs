@@ -24,6 +24,7 @@
 
 mod launch;
 pub(crate) mod layers;
+pub(crate) mod policy;
 mod scopes;
 
 pub(crate) use scopes::scopes;
@@ -531,6 +532,9 @@ impl super::table::Kind for GeminiKind {
     }
     fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
         scopes(found, cwd)
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
     }
 }
 

@@ -17,6 +17,7 @@ pub(crate) mod file_written;
 pub(crate) mod flow;
 pub(crate) mod layers;
 pub(crate) mod node_json;
+pub(crate) mod policy;
 pub(crate) mod runner;
 pub(crate) mod scopes;
 pub(crate) mod table;

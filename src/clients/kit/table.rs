@@ -4,8 +4,8 @@
 //! derives from it: `--client`'s values ([`ClientKind`], clap's `ValueEnum`), the binary flags
 //! and their environment variables ([`crate::cli::ClientArgs`]), [`ClientOptions`], opening a
 //! client, reading its live entry, shadows, layers and every scope without its binary, its
-//! supported release range, and its optional capabilities (a managed scope). Adding a client
-//! is its folder and one line in the list.
+//! supported release range, and its optional capabilities (a managed scope, a policy
+//! writer). Adding a client is its folder and one line in the list.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,6 +53,11 @@ pub(crate) trait Kind: Sync {
     /// An optional capability: a scope every user's client loads, which root writes
     /// (claude's managed-mcp.json, `--scope managed`); `None` for a client without one.
     fn managed(&self) -> Option<&'static dyn Managed> {
+        None
+    }
+    /// An optional capability: the policy file it enforces an allowlist from, and its edit
+    /// (`mcp-deploy policy`, [`super::policy`]); `None` for a client `policy` cannot write for.
+    fn policy(&self) -> Option<&'static dyn super::policy::PolicyWriter> {
         None
     }
 }

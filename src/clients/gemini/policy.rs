@@ -14,7 +14,7 @@
 //! - gemini reads the file with comments stripped, then `JSON.parse`: comments are kept, a
 //!   trailing comma or a top level that is not an object is refused, unchanged.
 //!
-//! [`Pins::Name`]: super::Pins::Name
+//! [`Pins::Name`]: crate::clients::policy::Pins::Name
 
 use std::path::{Path, PathBuf};
 
@@ -22,8 +22,11 @@ use jsonc_parser::cst::CstRootNode;
 use jsonc_parser::ParseOptions;
 use serde_json::{json, Map, Value};
 
-use super::claude::{set_prop, strict, with_bom};
-use super::write::{merge_owned, Change};
+use crate::clients::policy::{
+    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Pins,
+    PolicyWriter,
+};
+use crate::entry::Entry;
 use crate::usage::UsageError;
 
 const MCP: &str = "mcp";
@@ -145,6 +148,35 @@ pub(crate) fn edit(
         ));
     }
     Ok((Some(new_text), change))
+}
+
+/// Gemini's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
+pub(crate) struct Policy;
+
+impl PolicyWriter for Policy {
+    fn file(&self) -> PathBuf {
+        system_settings()
+    }
+    fn key(&self) -> &'static str {
+        "mcp.allowed"
+    }
+    fn pins(&self) -> Pins {
+        Pins::Name
+    }
+    fn entry(&self, _server: &str, registered: &str, _e: &Entry) -> Result<Value, UsageError> {
+        Ok(Value::String(registered.to_string()))
+    }
+    fn edit(
+        &self,
+        path: &Path,
+        old: Option<&str>,
+        servers: &[Allowed],
+    ) -> Result<(Option<String>, Change), UsageError> {
+        edit(path, old, &entries_of(servers))
+    }
+    fn fragment(&self, servers: &[Allowed]) -> String {
+        pretty(&fragment(&entries_of(servers)))
+    }
 }
 
 #[cfg(test)]
