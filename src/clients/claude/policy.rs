@@ -24,7 +24,7 @@ use jsonc_parser::cst::CstRootNode;
 use serde_json::{json, Map, Value};
 
 use crate::clients::policy::{
-    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Pins,
+    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Edited, Pins,
     PolicyWriter,
 };
 use crate::entry::{Entry, Transport};
@@ -169,12 +169,7 @@ impl PolicyWriter for Policy {
     fn entry(&self, server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
         entry(server, e)
     }
-    fn edit(
-        &self,
-        path: &Path,
-        old: Option<&str>,
-        servers: &[Allowed],
-    ) -> Result<(Option<String>, Change), UsageError> {
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
         edit(path, old, &entries_of(servers))
     }
     fn fragment(&self, servers: &[Allowed]) -> String {

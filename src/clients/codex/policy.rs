@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
-use crate::clients::policy::{Allowed, Change, Pins, PolicyWriter};
+use crate::clients::policy::{Allowed, Change, Edited, Pins, PolicyWriter};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -245,12 +245,7 @@ impl PolicyWriter for Policy {
     fn entry(&self, _server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
         Ok(entry(e))
     }
-    fn edit(
-        &self,
-        path: &Path,
-        old: Option<&str>,
-        servers: &[Allowed],
-    ) -> Result<(Option<String>, Change), UsageError> {
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
         edit(path, old, servers)
     }
     fn fragment(&self, servers: &[Allowed]) -> String {

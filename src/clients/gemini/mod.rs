@@ -512,26 +512,9 @@ static ABOUT: super::table::About = super::table::About {
 };
 
 impl super::table::Kind for GeminiKind {
-    fn about(&self) -> &'static super::table::About {
-        &ABOUT
-    }
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
     fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
         Ok(Box::new(open(&ABOUT, options)?))
-    }
-    fn user_config(&self) -> PathBuf {
-        config_path()
-    }
-    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
-        read_user_entries(path)
-    }
-    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-        shadows_in(config, name)
-    }
-    fn layers(&self, cx: &super::layers::Context) -> Vec<super::layers::Finding> {
-        layers::read(cx)
-    }
-    fn scopes(&self, found: &mut super::scopes::Found, cwd: Option<&Path>) {
-        scopes(found, cwd)
     }
     fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
         Some(&policy::Policy)

@@ -15,6 +15,10 @@ use serde_json::{Map, Value};
 use crate::entry::Entry;
 use crate::usage::UsageError;
 
+/// A policy file's new text (`None`: nothing changes) and the change, or why it cannot be
+/// edited.
+pub(crate) type Edited = Result<(Option<String>, Change), UsageError>;
+
 /// A client's policy: the allowlist it enforces, in its own file and shape.
 pub(crate) trait PolicyWriter: Sync {
     /// The file `--write` puts the allowlist into.
@@ -28,12 +32,7 @@ pub(crate) trait PolicyWriter: Sync {
     fn entry(&self, server: &str, registered: &str, entry: &Entry) -> Result<Value, UsageError>;
     /// The file's new text for its old one (`None`: it does not exist), `None` when nothing
     /// changes, and the change. Pure.
-    fn edit(
-        &self,
-        path: &Path,
-        old: Option<&str>,
-        servers: &[Allowed],
-    ) -> Result<(Option<String>, Change), UsageError>;
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited;
     /// `--format file`: the fragment of its file, as text in its format.
     fn fragment(&self, servers: &[Allowed]) -> String;
 }

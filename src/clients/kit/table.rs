@@ -62,6 +62,48 @@ pub(crate) trait Kind: Sync {
     }
 }
 
+/// The readings of a [`Kind`] that every client's folder names alike: its metadata (the
+/// static given), its `config_path()`, `read_user_entries(path)`, `shadows_in(config, name)`
+/// and `scopes(found, cwd)`, and the layer reader given. Written inside the folder's
+/// `impl Kind`, so that the names resolve there.
+macro_rules! folder_readings {
+    (about: $about:path, layers: $layers:path) => {
+        fn about(&self) -> &'static $crate::clients::About {
+            &$about
+        }
+        fn user_config(&self) -> std::path::PathBuf {
+            config_path()
+        }
+        fn read_entries(
+            &self,
+            path: &std::path::Path,
+        ) -> Result<serde_json::Map<String, serde_json::Value>, $crate::clients::ClientError> {
+            read_user_entries(path)
+        }
+        fn shadows_in(
+            &self,
+            config: &std::path::Path,
+            name: &str,
+        ) -> Result<Vec<String>, $crate::clients::ClientError> {
+            shadows_in(config, name)
+        }
+        fn layers(
+            &self,
+            cx: &$crate::clients::layers::Context,
+        ) -> Vec<$crate::clients::layers::Finding> {
+            $layers(cx)
+        }
+        fn scopes(
+            &self,
+            found: &mut $crate::clients::scopes::Found,
+            cwd: Option<&std::path::Path>,
+        ) {
+            scopes(found, cwd)
+        }
+    };
+}
+pub(crate) use folder_readings;
+
 /// A client's managed scope: one file every user's client loads ([`Kind::managed`]).
 pub(crate) trait Managed: Sync {
     /// The file.
