@@ -3,9 +3,9 @@
 //! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
 //! file is edited under the lock, comment-preserving and atomically ([`file_backed`]), by the
 //! one file-written client ([`file_written`]) over the client's format.
-//! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
-//! client is its folder (`<name>/`, with its `mod` line below) and one row there. What the
-//! clients share is the kit ([`kit`]).
+//! Each client is its folder (`<name>/`), which implements [`table::Kind`] once; the list of
+//! them is [`CLIENTS`]: adding a client is its folder, its `mod` line below and one line
+//! there. What the clients share is the kit ([`kit`]).
 
 pub(crate) mod claude;
 pub(crate) mod codex;
@@ -22,10 +22,10 @@ pub(crate) mod tests;
 pub(crate) mod vscode;
 
 // The kit's modules, by the paths the rest of the crate (and every client) names them.
-// The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use kit::policy::PolicyWriter;
 use kit::{cli_driven, file_written, table};
 pub(crate) use kit::{file_backed, layers, policy, runner, scopes, version};
+// The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use managed as claude_managed;
 
 use std::collections::BTreeMap;

@@ -765,6 +765,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(2, 0, 0),
         newest_tested: super::version::Version::new(2, 1, 332),
         version_flag: true,
+        native: Some("claude"),
     }),
 };
 

@@ -477,6 +477,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(0, 45, 0),
         newest_tested: super::version::Version::new(0, 171, 0),
         version_flag: true,
+        native: None,
     }),
 };
 

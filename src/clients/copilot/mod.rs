@@ -616,6 +616,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(1, 0, 22),
         newest_tested: super::version::Version::new(1, 0, 102),
         version_flag: true,
+        native: None,
     }),
 };
 

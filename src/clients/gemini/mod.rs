@@ -508,6 +508,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(0, 10, 0),
         newest_tested: super::version::Version::new(0, 61, 0),
         version_flag: true,
+        native: None,
     }),
 };
 

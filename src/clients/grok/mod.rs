@@ -367,6 +367,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(0, 0, 34),
         newest_tested: super::version::Version::new(0, 0, 34),
         version_flag: false,
+        native: None,
     }),
 };
 

@@ -133,6 +133,7 @@ static ABOUT: super::table::About = super::table::About {
         oldest: super::version::Version::new(1, 0, 61),
         newest_tested: super::version::Version::new(1, 18, 33),
         version_flag: true,
+        native: None,
     }),
 };
 
