@@ -342,7 +342,7 @@ pub struct ClientArgs {
 fn binary_flags() -> Vec<(&'static str, &'static crate::clients::Binary)> {
     let mut flags: Vec<_> = crate::clients::CLIENTS
         .iter()
-        .filter_map(|d| d.binary.as_ref().map(|b| (d.name, b)))
+        .filter_map(|d| d.about().binary.as_ref().map(|b| (d.about().name, b)))
         .collect();
     flags.sort_by_key(|(_, b)| b.name);
     flags

@@ -97,7 +97,7 @@ pub(crate) fn list(kinds: &[ClientKind], options: &ClientOptions) -> Vec<Listed>
 
 fn one(kind: ClientKind, options: &ClientOptions) -> Listed {
     let row = kind.row();
-    let config = (row.user_config)();
+    let config = kind.kind().user_config();
     let supported = row.supported.as_ref();
     let mut listed = Listed {
         name: row.name,

@@ -3,32 +3,30 @@
 //! The exception is a client with no CLI that can register a server (OpenCode, Cursor): its
 //! file is edited under the lock, comment-preserving and atomically ([`file_backed`]), by the
 //! one file-written client ([`file_written`]) over the client's format.
-//! What differs between clients as data is their row of [`CLIENTS`] ([`table`]): adding a
-//! client is its module (with its `mod` line below) and one row there.
+//! Each client is its folder (`<name>/`), which implements [`table::Kind`] once; the list of
+//! them is [`CLIENTS`]: adding a client is its folder, its `mod` line below and one line
+//! there. What the clients share is the kit ([`kit`]).
 
 pub(crate) mod claude;
-pub(crate) mod claude_managed;
-mod cli_driven;
 pub(crate) mod codex;
 pub(crate) mod copilot;
 pub(crate) mod cursor;
-pub(crate) mod file_backed;
-mod file_written;
-mod flow;
 pub(crate) mod gemini;
-mod gemini_launch;
 pub(crate) mod grok;
-pub(crate) mod layers;
+mod kit;
 pub(crate) mod listing;
 pub(crate) mod only_deployed;
 pub(crate) mod opencode;
-pub(crate) mod runner;
-pub(crate) mod scopes;
-mod table;
 #[cfg(test)]
 pub(crate) mod tests;
-pub(crate) mod version;
 pub(crate) mod vscode;
+
+// The kit's modules, by the paths the rest of the crate (and every client) names them.
+pub(crate) use kit::policy::PolicyWriter;
+use kit::{cli_driven, file_written, table};
+pub(crate) use kit::{file_backed, layers, policy, runner, scopes, version};
+// The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
+pub(crate) use managed as claude_managed;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -38,191 +36,19 @@ use serde_json::{Map, Value};
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
 pub use table::ClientKind;
-pub(crate) use table::{
-    client_list_help, Binary, ClientOptions, Description, Http, ShadowReader, Writes,
-};
-use version::{Supported, Version};
+pub(crate) use table::{client_list_help, About, Binary, ClientOptions, Managed, Writes};
 
-/// Every client mcp-deploy knows, in `--client`'s order: the one table ([`table`]).
-pub(crate) static CLIENTS: &[Description] = &[
-    Description {
-        name: "claude",
-        binary: Some(Binary {
-            name: "claude",
-            product: "Claude Code",
-            env: "MCP_DEPLOY_CLAUDE",
-            help: "The claude binary [default: `claude` on PATH]",
-        }),
-        writes: Writes::Cli,
-        http: Http::Supported,
-        supported: Some(Supported {
-            client: "claude",
-            packages: &["@anthropic-ai/claude-code"],
-            oldest: Version::new(2, 0, 0),
-            newest_tested: Version::new(2, 1, 332),
-            version_flag: true,
-        }),
-        open: |row, o| Ok(Box::new(claude::Claude::open(row, o)?)),
-        user_config: claude::config_path,
-        read_entries: claude::read_user_entries,
-        shadows: ShadowReader::Once(claude::load_live_shadows),
-        layers: layers::Reader::Once(layers::claude::load),
-        scopes: scopes::claude,
-    },
-    Description {
-        name: "codex",
-        binary: Some(Binary {
-            name: "codex",
-            product: "Codex",
-            env: "MCP_DEPLOY_CODEX",
-            help: "The codex binary [default: `codex` on PATH]",
-        }),
-        writes: Writes::Cli,
-        http: Http::Supported,
-        supported: Some(Supported {
-            client: "codex",
-            packages: &["@openai/codex"],
-            oldest: Version::new(0, 45, 0),
-            newest_tested: Version::new(0, 171, 0),
-            version_flag: true,
-        }),
-        open: |row, o| Ok(Box::new(codex::open(row, o)?)),
-        user_config: codex::config_path,
-        read_entries: codex::read_user_entries,
-        shadows: ShadowReader::PerName(codex::shadows_in),
-        layers: layers::Reader::PerName(layers::codex::read),
-        scopes: scopes::codex,
-    },
-    Description {
-        name: "gemini",
-        binary: Some(Binary {
-            name: "gemini",
-            product: "Gemini CLI",
-            env: "MCP_DEPLOY_GEMINI",
-            help: "The gemini binary [default: `gemini` on PATH]",
-        }),
-        writes: Writes::Cli,
-        http: Http::Supported,
-        // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
-        supported: Some(Supported {
-            client: "gemini",
-            packages: &["@google/gemini-cli"],
-            oldest: Version::new(0, 10, 0),
-            newest_tested: Version::new(0, 61, 0),
-            version_flag: true,
-        }),
-        open: |row, o| Ok(Box::new(gemini::open(row, o)?)),
-        user_config: gemini::config_path,
-        read_entries: gemini::read_user_entries,
-        shadows: ShadowReader::PerName(gemini::shadows_in),
-        layers: layers::Reader::PerName(layers::gemini::read),
-        scopes: scopes::gemini,
-    },
-    Description {
-        name: "opencode",
-        binary: Some(Binary {
-            name: "opencode",
-            product: "OpenCode",
-            env: "MCP_DEPLOY_OPENCODE",
-            help: "The opencode binary, run to confirm each write of its config [default: \
-                   `opencode` on PATH]",
-        }),
-        writes: Writes::File,
-        http: Http::Supported,
-        supported: Some(Supported {
-            client: "opencode",
-            packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
-            // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
-            oldest: Version::new(1, 0, 61),
-            newest_tested: Version::new(1, 18, 33),
-            version_flag: true,
-        }),
-        open: file_written::open::<opencode::Opencode>,
-        user_config: opencode::config_path,
-        read_entries: file_written::read_user_entries::<opencode::Opencode>,
-        shadows: ShadowReader::PerName(opencode::shadows_in),
-        layers: layers::Reader::PerName(layers::opencode::read),
-        scopes: scopes::opencode,
-    },
-    Description {
-        name: "grok",
-        binary: Some(Binary {
-            name: "grok",
-            product: "Grok CLI",
-            env: "MCP_DEPLOY_GROK",
-            help: "The grok binary [default: `grok` on PATH]",
-        }),
-        writes: Writes::Cli,
-        // 0.0.34 speaks no MCP HTTP transport (grok.rs).
-        http: Http::Refused(grok::NO_REMOTE),
-        // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
-        // so only its package files count.
-        supported: Some(Supported {
-            client: "grok",
-            packages: &["@vibe-kit/grok-cli"],
-            oldest: Version::new(0, 0, 34),
-            newest_tested: Version::new(0, 0, 34),
-            version_flag: false,
-        }),
-        open: |row, o| Ok(Box::new(grok::open(row, o)?)),
-        user_config: grok::config_path,
-        read_entries: grok::read_user_entries,
-        shadows: ShadowReader::PerName(grok::shadows_in),
-        layers: layers::Reader::PerName(layers::grok::read),
-        scopes: scopes::grok,
-    },
-    Description {
-        name: "cursor",
-        binary: None,
-        writes: Writes::File,
-        http: Http::Supported,
-        supported: None,
-        open: file_written::open::<cursor::Cursor>,
-        user_config: cursor::config_path,
-        read_entries: file_written::read_user_entries::<cursor::Cursor>,
-        shadows: ShadowReader::PerName(cursor::shadows_in),
-        layers: layers::Reader::PerName(layers::cursor::read),
-        scopes: scopes::cursor,
-    },
-    Description {
-        name: "copilot",
-        binary: Some(Binary {
-            name: "copilot",
-            product: "GitHub Copilot CLI",
-            env: "MCP_DEPLOY_COPILOT",
-            help: "The copilot binary [default: `copilot` on PATH]",
-        }),
-        writes: Writes::Cli,
-        http: Http::Supported,
-        supported: Some(Supported {
-            client: "copilot",
-            packages: &["@github/copilot"],
-            // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
-            oldest: Version::new(1, 0, 22),
-            newest_tested: Version::new(1, 0, 102),
-            version_flag: true,
-        }),
-        open: |row, o| Ok(Box::new(copilot::open(row, o)?)),
-        user_config: copilot::config_path,
-        read_entries: copilot::read_user_entries,
-        shadows: ShadowReader::PerName(copilot::shadows_in),
-        layers: layers::Reader::PerName(copilot::read_layers),
-        scopes: copilot::scopes,
-    },
-    Description {
-        name: "vscode",
-        // No VS Code here, and `code --add-mcp` cannot remove: mcp-deploy writes its file.
-        binary: None,
-        writes: Writes::File,
-        http: Http::Supported,
-        supported: None,
-        open: file_written::open::<vscode::Vscode>,
-        user_config: vscode::config_path,
-        read_entries: file_written::read_user_entries::<vscode::Vscode>,
-        shadows: ShadowReader::PerName(vscode::shadows_in),
-        layers: layers::Reader::PerName(vscode::layers),
-        scopes: vscode::scopes,
-    },
+/// Every client mcp-deploy knows, in `--client`'s order: the one list. Each is its folder
+/// (`<name>/`), whose [`table::Kind`] says everything mcp-deploy knows of it.
+pub(crate) static CLIENTS: &[&dyn table::Kind] = &[
+    &claude::ClaudeKind,
+    &codex::CodexKind,
+    &gemini::GeminiKind,
+    &opencode::OpencodeKind,
+    &grok::GrokKind,
+    &cursor::CursorKind,
+    &copilot::CopilotKind,
+    &vscode::VscodeKind,
 ];
 
 #[derive(Debug, thiserror::Error)]
@@ -374,6 +200,46 @@ impl ClientError {
     }
 }
 
+/// The managed scope (`--scope managed`): the capability ([`table::Kind::managed`]) of the client
+/// that has one, claude's managed-mcp.json ([`claude::managed`]).
+pub(crate) mod managed {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::{Map, Value};
+
+    use super::{Client, ClientError, ClientKind, ClientOptions, Managed};
+
+    /// The one managed scope of the list. The list is static: a test holds that one client
+    /// gives it (kit/table.rs).
+    fn scope() -> &'static dyn Managed {
+        ClientKind::all()
+            .iter()
+            .find_map(|k| k.kind().managed())
+            .expect("a client of the list has a managed scope")
+    }
+
+    /// The managed file.
+    pub(crate) fn path() -> PathBuf {
+        scope().path()
+    }
+
+    /// Open its client for the managed file.
+    pub(crate) fn open(options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+        scope().open(options)
+    }
+
+    /// The managed file's entries as its client reads them; a missing file has none.
+    pub(crate) fn read_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+        scope().read_entries(path)
+    }
+
+    /// The live witness of a managed registration for verify-identity: the managed file's
+    /// entries; `None` when there is no file.
+    pub(crate) fn read_live() -> Result<Option<crate::identity::checks::Live>, ClientError> {
+        super::live_at(path(), read_entries)
+    }
+}
+
 /// A mutating or observing client call, as a dry run shows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Op {
@@ -452,7 +318,7 @@ pub(crate) trait Client: Sync {
 pub(crate) fn binaries() -> Vec<&'static str> {
     CLIENTS
         .iter()
-        .filter_map(|d| d.binary.as_ref().map(|b| b.name))
+        .filter_map(|d| d.about().binary.as_ref().map(|b| b.name))
         .collect()
 }
 
@@ -461,9 +327,11 @@ pub(crate) fn open(
     kind: ClientKind,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
-    let row = kind.row();
-    let client = (row.open)(row, options)?;
-    Ok(Box::new(table::FromRow { row, client }))
+    let client = kind.kind().open(options)?;
+    Ok(Box::new(table::FromRow {
+        row: kind.row(),
+        client,
+    }))
 }
 
 /// The live user-scope registration of client `name`, read from its config file without its
@@ -480,7 +348,7 @@ pub(crate) fn read_live(
 /// such file.
 pub(crate) fn live_at(
     path: PathBuf,
-    entries: ReadEntries,
+    entries: impl Fn(&Path) -> Result<Map<String, Value>, ClientError>,
 ) -> Result<Option<crate::identity::checks::Live>, ClientError> {
     if std::fs::symlink_metadata(&path).is_err() {
         return Ok(None);
@@ -493,12 +361,16 @@ pub(crate) fn live_at(
 }
 
 /// The user config file of `kind` on this host (whether or not it exists), and its reader.
-pub(crate) fn user_config(kind: ClientKind) -> (PathBuf, ReadEntries) {
-    ((kind.row().user_config)(), kind.row().read_entries)
+pub(crate) fn user_config(
+    kind: ClientKind,
+) -> (
+    PathBuf,
+    impl Fn(&Path) -> Result<Map<String, Value>, ClientError>,
+) {
+    (kind.kind().user_config(), move |p: &Path| {
+        kind.kind().read_entries(p)
+    })
 }
-
-/// A reader of a client's user-scope entries from its config file.
-pub(crate) type ReadEntries = fn(&Path) -> Result<Map<String, Value>, ClientError>;
 
 /// Every layer `kind` applies to the user-scope entry `name` on this host
 /// ([`layers::read`]), for the declared entry `declared`. A run over many names reads them
@@ -512,23 +384,23 @@ pub(crate) fn effective_layers(
 }
 
 /// The layers a client applies on this host, for one run: a client whose reader loads its
-/// files once ([`layers::Reader::Once`]) has read them here; the others read per name.
+/// files once ([`table::Kind::load_layers`]) has read them here; the others read per name.
 pub(crate) struct Layers {
     user_config: PathBuf,
     reader: Reading,
 }
 
 enum Reading {
-    PerName(fn(&layers::Context) -> Vec<layers::Finding>),
+    PerName(ClientKind),
     Loaded(Box<dyn layers::Loaded>),
 }
 
 impl Layers {
     pub(crate) fn read(kind: ClientKind) -> Layers {
         let (user_config, _) = user_config(kind);
-        let reader = match kind.row().layers {
-            layers::Reader::PerName(f) => Reading::PerName(f),
-            layers::Reader::Once(load) => Reading::Loaded(load(&user_config)),
+        let reader = match kind.kind().load_layers(&user_config) {
+            None => Reading::PerName(kind),
+            Some(loaded) => Reading::Loaded(loaded),
         };
         Layers {
             user_config,
@@ -544,7 +416,7 @@ impl Layers {
             user_config: &self.user_config,
         };
         match &self.reader {
-            Reading::PerName(f) => f(&cx),
+            Reading::PerName(kind) => kind.kind().layers(&cx),
             Reading::Loaded(loaded) => loaded.findings(&cx),
         }
     }
@@ -552,22 +424,22 @@ impl Layers {
 
 /// The same-name entries of other scopes that win over a user-scope entry of the config file
 /// `config`, for one run: read once here by a client whose reader loads its files once
-/// ([`ShadowReader::Once`]), per name by the others.
+/// ([`table::Kind::load_shadows`]), per name by the others.
 pub(crate) struct Shadows {
     config: PathBuf,
     reader: ShadowReading,
 }
 
 enum ShadowReading {
-    PerName(fn(&Path, &str) -> Result<Vec<String>, ClientError>),
+    PerName(ClientKind),
     Loaded(Box<dyn table::LoadedShadows>),
 }
 
 impl Shadows {
     pub(crate) fn read(kind: ClientKind, config: &Path) -> Result<Shadows, ClientError> {
-        let reader = match kind.row().shadows {
-            ShadowReader::PerName(f) => ShadowReading::PerName(f),
-            ShadowReader::Once(load) => ShadowReading::Loaded(load(config)?),
+        let reader = match kind.kind().load_shadows(config)? {
+            None => ShadowReading::PerName(kind),
+            Some(loaded) => ShadowReading::Loaded(loaded),
         };
         Ok(Shadows {
             config: config.to_path_buf(),
@@ -578,7 +450,7 @@ impl Shadows {
     /// Where a same-name entry of another scope wins over the user-scope entry `name`.
     pub(crate) fn of(&self, name: &str) -> Result<Vec<String>, ClientError> {
         match &self.reader {
-            ShadowReading::PerName(f) => f(&self.config, name),
+            ShadowReading::PerName(kind) => kind.kind().shadows_in(&self.config, name),
             ShadowReading::Loaded(loaded) => Ok(loaded.of(name)),
         }
     }

@@ -145,7 +145,7 @@ fn keeper(kind: ClientKind, reg: &Registration, entry: &Entry) -> Option<Finding
     if codex {
         // codex's reader follows a user-scope entry through its layers; its requirements
         // allowlist applies to a server of any scope.
-        findings.extend(clients::layers::codex::requirements_for(
+        findings.extend(clients::codex::layers::requirements_for(
             &reg.name, &entry.raw,
         ));
     }
@@ -285,7 +285,7 @@ fn claude_managed_settings() -> Vec<PathBuf> {
     let managed = Path::new("/etc/claude-code");
     let mut listing = Vec::new();
     std::iter::once(managed.join("managed-settings.json"))
-        .chain(crate::clients::layers::claude::drop_ins(
+        .chain(crate::clients::claude::layers::drop_ins(
             &managed.join("managed-settings.d"),
             &mut listing,
         ))
@@ -358,7 +358,7 @@ fn claude_agents() -> Vec<String> {
 fn read_json_object(path: &Path) -> Option<Map<String, Value>> {
     let text = crate::clients::read_config_text(path).ok()??;
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    match crate::clients::claude::parse_lenient::<Value>(text) {
+    match crate::clients::kit::node_json::parse_lenient::<Value>(text) {
         Ok((Value::Object(m), _)) => Some(m),
         _ => None,
     }

@@ -7,23 +7,25 @@
 //!    `<prefix>/releases/`, or reached through a link into `releases/` that does not pass
 //!    `current`, would pin one release and break at the next promote; it is refused.
 //! 3. Per client, an allowlist entry per server, in the client's own shape: claude the exact
-//!    command line ([`claude::entry`]), codex the command path ([`codex::entry`]), the URL
-//!    for an http server in both; gemini only the name ([`gemini`]). What each pins is said
-//!    with it ([`Pins`]): a policy that pins less proves less.
+//!    command line, codex the command path, the URL for an http server in both; gemini only
+//!    the name. What each pins is said with it ([`Pins`]): a policy that pins less proves
+//!    less. Each is its client's policy writer (`clients/<name>/policy.rs`), the optional
+//!    capability of its kind ([`crate::clients::PolicyWriter`]).
 //! 4. Printed, or written into the client's policy file ([`write::write`] with the client's
 //!    own edit, [`edit`]).
 
 pub(crate) mod apply;
-pub(crate) mod claude;
-pub(crate) mod codex;
-pub(crate) mod gemini;
 pub(crate) mod write;
+
+// gemini's check that its system settings count, by the path `cmd/policy.rs` names it.
+pub(crate) use crate::clients::gemini::policy as gemini;
+pub(crate) use crate::clients::policy::{Allowed, Pins};
 
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::clients::PolicyWriter;
 use crate::deployment::declaration::Layout;
 use crate::deployment::selection::Selected;
 use crate::usage::UsageError;
@@ -39,42 +41,6 @@ pub(crate) enum PolicyError {
     Render(#[from] crate::deployment::render::RenderError),
 }
 
-/// One server's line in a client's allowlist.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Allowed {
-    /// The registered name (what a name-only policy lists).
-    pub(crate) name: String,
-    /// The entry in the client's own shape, e.g. `{"serverCommand": [...]}`.
-    pub(crate) entry: Value,
-}
-
-/// What a client's policy pins of each stdio server (an http server's URL is pinned by all
-/// but a name-only policy).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum Pins {
-    /// The exact command line, program and every argument (claude's `serverCommand`).
-    CommandLine,
-    /// The program's path, not its arguments (codex's `identity.command`).
-    Command,
-    /// The server's name only (gemini's `mcp.allowed`).
-    Name,
-}
-
-impl Pins {
-    /// What a policy that pins this proves, in one line.
-    pub(crate) fn says(self) -> &'static str {
-        match self {
-            Pins::CommandLine => "each entry pins the exact command line or url",
-            Pins::Command => {
-                "each entry pins the command path or url, not the arguments: the same program \
-                 registered with other arguments runs"
-            }
-            Pins::Name => "names only: any command registered under an allowed name runs",
-        }
-    }
-}
-
 /// One client's allowlist.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Allowlist {
@@ -87,26 +53,44 @@ pub(crate) struct Allowlist {
     pub(crate) servers: Vec<Allowed>,
 }
 
-/// The clients `policy` supports.
-pub(crate) const SUPPORTED: &[&str] = &["claude", "codex", "gemini"];
+/// The clients `policy` supports: those whose kind has a policy writer, in the list's order.
+pub(crate) fn supported() -> Vec<&'static str> {
+    crate::clients::ClientKind::all()
+        .iter()
+        .filter(|k| k.kind().policy().is_some())
+        .map(|k| k.name())
+        .collect()
+}
+
+/// The policy writer of the client `client`, or why `policy` cannot write for it.
+fn writer(client: &str) -> Result<&'static dyn PolicyWriter, UsageError> {
+    crate::clients::ClientKind::named(client)
+        .and_then(|k| k.kind().policy())
+        .ok_or_else(|| unsupported(client))
+}
+
+/// Why `policy` cannot write for `client`, naming those it can.
+fn unsupported(client: &str) -> UsageError {
+    UsageError::new(
+        format!("policy cannot derive {client}'s allowlist yet"),
+        format!(
+            "policy supports --client {}; for another client, write its allowlist by hand",
+            supported().join(",")
+        ),
+    )
+}
 
 /// Refuse a client `policy` cannot write for yet, naming those it can.
 pub(crate) fn check_clients(clients: &[&'static str]) -> Result<(), UsageError> {
-    match clients.iter().find(|c| !SUPPORTED.contains(c)) {
-        None => Ok(()),
-        Some(c) => Err(UsageError::new(
-            format!("policy cannot derive {c}'s allowlist yet"),
-            format!(
-                "policy supports --client {}; for another client, write its allowlist by hand",
-                SUPPORTED.join(",")
-            ),
-        )),
+    for c in clients {
+        writer(c)?;
     }
+    Ok(())
 }
 
 /// `client`'s allowlist for the selected servers (steps 1 to 3).
 pub(crate) fn derive(client: &'static str, servers: &[Selected]) -> Result<Allowlist, PolicyError> {
-    check_clients(&[client])?;
+    let writer = writer(client)?;
     let mut out = Vec::new();
     for s in servers {
         let rendered = crate::deployment::render::render(&s.server, &s.prefix)?;
@@ -118,34 +102,16 @@ pub(crate) fn derive(client: &'static str, servers: &[Selected]) -> Result<Allow
                 Path::new(command),
             )?;
         }
-        let entry = match client {
-            "claude" => claude::entry(&s.server.name, &rendered.entry)?,
-            "codex" => codex::entry(&rendered.entry),
-            _ => Value::String(s.registered_name.clone()),
-        };
         out.push(Allowed {
             name: s.registered_name.clone(),
-            entry,
+            entry: writer.entry(&s.server.name, &s.registered_name, &rendered.entry)?,
         });
     }
-    let (file, key, pins) = match client {
-        "claude" => (
-            claude::managed_settings(),
-            "allowedMcpServers",
-            Pins::CommandLine,
-        ),
-        "codex" => (
-            codex::requirements(),
-            "[mcp_servers.NAME.identity]",
-            Pins::Command,
-        ),
-        _ => (gemini::system_settings(), "mcp.allowed", Pins::Name),
-    };
     Ok(Allowlist {
         client,
-        file,
-        key,
-        pins,
+        file: writer.file(),
+        key: writer.key(),
+        pins: writer.pins(),
         servers: out,
     })
 }
@@ -156,26 +122,14 @@ pub(crate) fn edit(
     path: &Path,
     old: Option<&str>,
 ) -> Result<(Option<String>, write::Change), UsageError> {
-    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
-    match list.client {
-        "claude" => claude::edit(path, old, &entries),
-        "codex" => codex::edit(path, old, &list.servers),
-        _ => gemini::edit(path, old, &entries),
-    }
+    writer(list.client)?.edit(path, old, &list.servers)
 }
 
 /// `--format file`: the fragment of the client's own file, as text in its format.
 pub(crate) fn fragment(list: &Allowlist) -> String {
-    let entries: Vec<Value> = list.servers.iter().map(|s| s.entry.clone()).collect();
-    let json = match list.client {
-        "claude" => claude::fragment(&entries),
-        "codex" => return codex::fragment(&list.servers),
-        _ => gemini::fragment(&entries),
-    };
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&json).expect("JSON serialises")
-    )
+    writer(list.client)
+        .expect("an allowlist is derived only for a client with a policy writer")
+        .fragment(&list.servers)
 }
 
 /// Step 2: `command` names no path under `<prefix>/releases/`, and, in a release layout,

@@ -8,76 +8,15 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
-use serde_json::Value;
+pub(crate) use crate::clients::policy::Change;
 
 use super::PolicyError;
 use crate::usage::UsageError;
-
-/// What `--write` changes in a policy file.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub(crate) struct Change {
-    pub(crate) file: PathBuf,
-    /// The entries added and removed, each in the client's own shape.
-    pub(crate) added: Vec<Value>,
-    pub(crate) removed: Vec<Value>,
-    /// Claude's `allowManagedMcpServersOnly` set to true (always false elsewhere).
-    pub(crate) managed_only: bool,
-    /// Only the record of what mcp-deploy made changes (an entry it made that someone else
-    /// also lists, or one it made and finds already there).
-    pub(crate) record: bool,
-}
-
-impl Change {
-    pub(crate) fn new(file: &Path) -> Change {
-        Change {
-            file: file.to_path_buf(),
-            ..Change::default()
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty() && !self.managed_only && !self.record
-    }
-}
 
 /// A client's edit: the file's new text for its old one (`None`: the file does not exist),
 /// `None` when nothing changes, and the change. Pure.
 pub(crate) type Edit<'a> =
     dyn Fn(&Path, Option<&str>) -> Result<(Option<String>, Change), UsageError> + 'a;
-
-/// `list` (the entries the file holds), `ours` (those mcp-deploy recorded as its own) and
-/// `wanted` (those derived now) into the new list, the new record, and what was added and
-/// removed: an entry of ours no longer wanted goes; a wanted one missing is added and
-/// recorded; one someone else wrote stays theirs (never recorded, never removed). Order kept.
-pub(crate) fn merge_owned<T: Clone + PartialEq>(
-    list: &[T],
-    ours: &[T],
-    wanted: &[T],
-) -> (Vec<T>, Vec<T>, Vec<T>, Vec<T>) {
-    let mut new_list = Vec::new();
-    let mut removed = Vec::new();
-    for e in list {
-        if ours.contains(e) && !wanted.contains(e) {
-            removed.push(e.clone());
-        } else {
-            new_list.push(e.clone());
-        }
-    }
-    let mut new_ours = Vec::new();
-    let mut added = Vec::new();
-    for w in wanted {
-        let present = new_list.contains(w);
-        if !present {
-            new_list.push(w.clone());
-            added.push(w.clone());
-        }
-        if !present || ours.contains(w) {
-            new_ours.push(w.clone());
-        }
-    }
-    (new_list, new_ours, added, removed)
-}
 
 /// The journal of a write under way: the file and its text before (`None`: it did not exist).
 #[derive(serde::Serialize, serde::Deserialize)]

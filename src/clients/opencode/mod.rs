@@ -37,16 +37,16 @@
 
 mod confirm;
 mod discovery;
+pub(crate) mod layers;
 mod shadows;
 mod shape;
 #[cfg(test)]
 mod tests;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::Shadows;
 use super::file_written::{FileWritten, Format};
 use super::ClientError;
 use crate::entry::Entry;
@@ -61,13 +61,11 @@ const NEW_FILE: &str = "{\n  \"$schema\": \"https://opencode.ai/config.json\"\n}
 pub(crate) struct Opencode;
 
 impl Format for Opencode {
-    const NAME: &'static str = "opencode";
+    const KIND: &'static dyn super::table::Kind = &OpencodeKind;
     const KEY: &'static str = "mcp";
     const NEW_FILE: &'static str = NEW_FILE;
-    const CONFIG_PATH: fn() -> PathBuf = config_path;
     const TO_CLAUDE: fn(&Value) -> Value = to_claude;
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_opencode;
-    const SHADOWS: Shadows = shadows_in;
 
     /// An OpenCode server started elsewhere reads its own config, once.
     fn refuse_open() -> Result<(), ClientError> {
@@ -105,4 +103,43 @@ pub(crate) fn substituted(s: &str) -> bool {
 /// The user entries of `path` in the claude shape.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     super::file_written::read_user_entries::<Opencode>(path)
+}
+
+/// Every registration opencode reads, for prune ([`super::scopes`]): its user config.
+pub(crate) fn scopes(found: &mut super::scopes::Found, _cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("opencode", &user, "user", read_user_entries(&user));
+}
+
+/// OpenCode, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct OpencodeKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "opencode",
+    binary: Some(super::table::Binary {
+        name: "opencode",
+        product: "OpenCode",
+        env: "MCP_DEPLOY_OPENCODE",
+        help: "The opencode binary, run to confirm each write of its config [default: \
+               `opencode` on PATH]",
+    }),
+    writes: super::table::Writes::File,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "opencode",
+        packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
+        // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
+        oldest: super::version::Version::new(1, 0, 61),
+        newest_tested: super::version::Version::new(1, 18, 33),
+        version_flag: true,
+        native: None,
+    }),
+};
+
+impl super::table::Kind for OpencodeKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        super::file_written::open::<Opencode>(&ABOUT, options)
+    }
 }

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use super::ClientError;
+use crate::clients::ClientError;
 
 /// The variables gemini runs with (and may expand in what it saves).
 pub(crate) const PASSED: &[&str] = &[
@@ -58,7 +58,7 @@ impl Launch {
     }
 
     fn with_defaults(home: &Path, host_defaults: &Path) -> Result<Launch, ClientError> {
-        let mut defaults = match super::gemini::read_settings(host_defaults)? {
+        let mut defaults = match crate::clients::gemini::read_settings(host_defaults)? {
             None => Map::new(),
             Some(Value::Object(m)) => m,
             Some(_) => {

@@ -18,9 +18,6 @@ use crate::process;
 /// The argv of an `add`, and the values to keep out of error messages.
 pub(crate) type AddArgs = fn(&str, &Entry) -> Result<(Vec<String>, Vec<String>), ClientError>;
 
-/// Where a same-name entry wins over the user entry `name` of the config at the path.
-pub(crate) type Shadows = fn(&Path, &str) -> Result<Vec<String>, ClientError>;
-
 /// How a dry run shows a client's calls: `{}` is the name.
 pub(crate) struct Spelling {
     pub(crate) add: &'static str,
@@ -41,8 +38,9 @@ impl Spelling {
 
 /// What one CLI-driven client does its own way.
 pub(crate) trait Dialect: Sync + Sized {
-    /// The client's name, in messages and reports.
-    const NAME: &'static str;
+    /// The client this is the dialect of: its name, its entries and its shadows are the
+    /// kind's ([`super::table::Kind`]), registered once.
+    const KIND: &'static dyn super::table::Kind;
     /// What its CLI prints, exiting 0, for `remove` of a name it does not have (`None`: the
     /// same as for one it has, so only the file read before tells).
     const REMOVE_MISSING: Option<&'static str>;
@@ -56,14 +54,10 @@ pub(crate) trait Dialect: Sync + Sized {
     /// The argv that adds `entry` as `name`, and the values to keep out of error messages;
     /// or why the client would store something else.
     const ADD_ARGS: AddArgs;
-    /// The user-scope entries of its config file, in the claude shape.
-    const READ: super::ReadEntries;
-    /// Where a same-name entry wins over the user entry `name` of the config at the path.
-    const SHADOWS: Shadows;
 
     /// Its entries now (gemini refuses once it has written elsewhere).
     fn entries(&self, config: &Path) -> Result<Map<String, Value>, ClientError> {
-        (Self::READ)(config)
+        Self::KIND.read_entries(config)
     }
     /// Refuse a mutating call after which the config would hold `after`.
     fn guard(
@@ -190,7 +184,7 @@ impl<D: Dialect> CliDriven<D> {
                 name,
                 format!(
                     "{} reports it, but {} has no entry for it",
-                    D::NAME,
+                    D::KIND.about().name,
                     self.config.display()
                 ),
             )
@@ -225,7 +219,7 @@ pub(crate) fn disagrees(name: &str, reason: String) -> ClientError {
 
 impl<D: Dialect> CliBacked for CliDriven<D> {
     fn client(&self) -> &'static str {
-        D::NAME
+        D::KIND.about().name
     }
 
     fn config(&self) -> &Path {
@@ -255,7 +249,7 @@ impl<D: Dialect> CliBacked for CliDriven<D> {
 
 impl<D: Dialect> Client for CliDriven<D> {
     fn name(&self) -> &'static str {
-        D::NAME
+        D::KIND.about().name
     }
 
     fn config_path(&self) -> &Path {
@@ -263,7 +257,7 @@ impl<D: Dialect> Client for CliDriven<D> {
     }
 
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        (D::SHADOWS)(&self.config, name)
+        D::KIND.shadows_in(&self.config, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {

@@ -43,14 +43,12 @@ use crate::entry::{Entry, Transport};
 pub(crate) struct Vscode;
 
 impl Format for Vscode {
-    const NAME: &'static str = "vscode";
+    const KIND: &'static dyn super::table::Kind = &VscodeKind;
     const KEY: &'static str = "servers";
     // What VS Code's "MCP: Add Server" writes (`JSON.stringify(.., null, '\t')`).
     const NEW_FILE: &'static str = "{\n\t\"servers\": {},\n\t\"inputs\": []\n}\n";
-    const CONFIG_PATH: fn() -> PathBuf = config_path;
     const TO_CLAUDE: fn(&Value) -> Value = to_claude;
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_vscode;
-    const SHADOWS: super::cli_driven::Shadows = shadows_in;
 }
 
 /// The product's data folder name: VS Code stable's `nameShort`.
@@ -681,6 +679,26 @@ impl Identity {
 /// over-reports: a deny matches more, an allow no less).
 fn wildcard(pattern: &str, text: &str) -> bool {
     super::layers::glob(&pattern.to_lowercase(), &text.to_lowercase())
+}
+
+/// VS Code, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct VscodeKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "vscode",
+    // No VS Code here, and `code --add-mcp` cannot remove: mcp-deploy writes its file.
+    binary: None,
+    writes: super::table::Writes::File,
+    http: super::table::Http::Supported,
+    supported: None,
+};
+
+impl super::table::Kind for VscodeKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers);
+    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        super::file_written::open::<Vscode>(&ABOUT, options)
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! gemini's policy file: the system settings, `$GEMINI_CLI_SYSTEM_SETTINGS_PATH` when set
 //! and not empty, else `/etc/gemini-cli/settings.json` (gemini 0.61.0's bundle,
-//! `getSystemSettingsPath`), key `mcp.allowed` (read as [`crate::clients::layers::gemini`]
+//! `getSystemSettingsPath`), key `mcp.allowed` (read as [`crate::clients::gemini::layers`]
 //! reads it).
 //!
 //! - `mcp.allowed` lists server names only: gemini runs a server whose name is in it,
@@ -14,7 +14,7 @@
 //! - gemini reads the file with comments stripped, then `JSON.parse`: comments are kept, a
 //!   trailing comma or a top level that is not an object is refused, unchanged.
 //!
-//! [`Pins::Name`]: super::Pins::Name
+//! [`Pins::Name`]: crate::clients::policy::Pins::Name
 
 use std::path::{Path, PathBuf};
 
@@ -22,8 +22,11 @@ use jsonc_parser::cst::CstRootNode;
 use jsonc_parser::ParseOptions;
 use serde_json::{json, Map, Value};
 
-use super::claude::{set_prop, strict, with_bom};
-use super::write::{merge_owned, Change};
+use crate::clients::policy::{
+    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Edited, Pins,
+    PolicyWriter,
+};
+use crate::entry::Entry;
 use crate::usage::UsageError;
 
 const MCP: &str = "mcp";
@@ -41,7 +44,7 @@ pub(crate) fn system_settings() -> PathBuf {
 /// replace (`isFileAndDirectorySecureSync`): a policy written there would not count, so the
 /// write is refused (exit 2) before anything is written.
 pub(crate) fn check_counted(file: &Path) -> Result<(), UsageError> {
-    if crate::clients::layers::gemini::secure_once_written(file) {
+    if crate::clients::gemini::layers::secure_once_written(file) {
         return Ok(());
     }
     Err(UsageError::new(
@@ -145,6 +148,30 @@ pub(crate) fn edit(
         ));
     }
     Ok((Some(new_text), change))
+}
+
+/// Gemini's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
+pub(crate) struct Policy;
+
+impl PolicyWriter for Policy {
+    fn file(&self) -> PathBuf {
+        system_settings()
+    }
+    fn key(&self) -> &'static str {
+        "mcp.allowed"
+    }
+    fn pins(&self) -> Pins {
+        Pins::Name
+    }
+    fn entry(&self, _server: &str, registered: &str, _e: &Entry) -> Result<Value, UsageError> {
+        Ok(Value::String(registered.to_string()))
+    }
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
+        edit(path, old, &entries_of(servers))
+    }
+    fn fragment(&self, servers: &[Allowed]) -> String {
+        pretty(&fragment(&entries_of(servers)))
+    }
 }
 
 #[cfg(test)]

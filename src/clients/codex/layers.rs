@@ -21,6 +21,9 @@
 //! servers. So the environment a layer can give our server is the entry's `env` and
 //! `env_vars`, each reported as `env.NAME`.
 
+// Parts of this are unused outside tests, as when it sat in layers/ (whose module allowed it).
+#![allow(dead_code)]
+
 mod schema;
 
 use std::collections::BTreeMap;
@@ -28,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::{Context, Effect, Finding};
+use crate::clients::layers::{Context, Effect, Finding};
 
 /// Where codex reads its system layers on Linux (fixed paths in its code).
 const ETC: &str = "/etc/codex";
@@ -95,7 +98,7 @@ pub(crate) fn read_with(cx: &Context, etc: &Path) -> Vec<Finding> {
 /// the whole load on TOML it cannot parse).
 fn load(path: &Path, label: Option<String>, out: &mut Vec<Finding>) -> Option<Layer> {
     let label = label.unwrap_or_else(|| path.display().to_string());
-    let read = super::read_layer(
+    let read = crate::clients::layers::read_layer(
         path,
         "codex merges it into every server's entry",
         crate::fsio::limits::CLIENT_CONFIG,

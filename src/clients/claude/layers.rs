@@ -37,12 +37,15 @@
 //! user file for some wrongly typed keys, e.g. `"model": 5`), the lists and `env` still
 //! count: a false failure over a file the client might still obey.
 
+// Parts of this are unused outside tests, as when it sat in layers/ (whose module allowed it).
+#![allow(dead_code)]
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{env_not_declared, Context, Effect, Finding};
+use crate::clients::layers::{env_not_declared, Context, Effect, Finding};
 use crate::fsio;
 
 /// Claude Code's managed directory on Linux (function `pr` of 2.1.332).
@@ -63,12 +66,12 @@ const SETTINGS_KEYS: &[&str] = &[
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
-    super::Loaded::findings(&load_host(cx.user_config), cx)
+    crate::clients::layers::Loaded::findings(&load_host(cx.user_config), cx)
 }
 
 /// Every file the layers come from, read once ([`Loaded::findings`] answers per name): a run
 /// over many servers reads them once, not once per server.
-pub(crate) fn load(user_config: &Path) -> Box<dyn super::Loaded> {
+pub(crate) fn load(user_config: &Path) -> Box<dyn crate::clients::layers::Loaded> {
     Box::new(load_host(user_config))
 }
 
@@ -117,7 +120,7 @@ pub(crate) struct Loaded {
 }
 
 pub(crate) fn read_in(cx: &Context, at: &Where) -> Vec<Finding> {
-    super::Loaded::findings(&load_in(cx.user_config, at), cx)
+    crate::clients::layers::Loaded::findings(&load_in(cx.user_config, at), cx)
 }
 
 fn load_in(user_config: &Path, at: &Where) -> Loaded {
@@ -195,7 +198,7 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
     }
 }
 
-impl super::Loaded for Loaded {
+impl crate::clients::layers::Loaded for Loaded {
     /// Every layer claude applies to the user-scope entry `cx.name`, from the files as read.
     fn findings(&self, cx: &Context) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -290,7 +293,7 @@ fn read_json(path: &Path, keys: &[&str], max: u64) -> Result<HashMap<String, Val
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     KEYS.with(|k| *k.borrow_mut() = keys.iter().map(|s| s.to_string()).collect());
-    match crate::clients::claude::parse_lenient::<Picked>(text) {
+    match crate::clients::kit::node_json::parse_lenient::<Picked>(text) {
         Ok((Picked(Some(map)), _)) => Ok(map),
         Ok((Picked(None), _)) => Err(Unread::NotAnObject("not an object".into())),
         Err(e) => Err(Unread::NotAnObject(format!("not valid JSON: {e}"))),
@@ -525,7 +528,9 @@ fn url_matches(pattern: &str, url: &str) -> bool {
         candidates.push(base.to_string());
         candidates.push(toggled);
     }
-    candidates.iter().any(|c| super::glob(pattern, c))
+    candidates
+        .iter()
+        .any(|c| crate::clients::layers::glob(pattern, c))
 }
 
 /// Deny and allow lists for `cx.name`, merged the client's way.

@@ -1,5 +1,5 @@
 //! Claude Code's policy file: `/etc/claude-code/managed-settings.json`, key
-//! `allowedMcpServers` (read as claude 2.1.332 reads it, [`crate::clients::layers::claude`]).
+//! `allowedMcpServers` (read as claude 2.1.332 reads it, [`crate::clients::claude::layers`]).
 //!
 //! - An entry per server: `{"serverCommand": [command, ...args]}` (claude compares the array
 //!   element by element with the server's), `{"serverUrl": url}` for an http server (a `*`
@@ -15,16 +15,18 @@
 //!   print "Managed settings document could not be parsed", so such a file is refused here
 //!   too, unchanged.
 //!
-//! The write is [`super::write`]'s, with the lock and journal in
+//! The write is `policy::write`'s, with the lock and journal in
 //! `/etc/claude-code/.mcp-deploy/`.
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::{CstObject, CstRootNode};
-use jsonc_parser::ParseOptions;
+use jsonc_parser::cst::CstRootNode;
 use serde_json::{json, Map, Value};
 
-use super::write::{merge_owned, Change};
+use crate::clients::policy::{
+    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Edited, Pins,
+    PolicyWriter,
+};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -77,21 +79,6 @@ pub(crate) fn entry(server: &str, e: &Entry) -> Result<Value, UsageError> {
 /// The keys the policy sets, as a fragment to merge into the file (`--format file`).
 pub(crate) fn fragment(entries: &[Value]) -> Value {
     json!({ LIST: entries, ONLY: true, OURS: entries })
-}
-
-pub(crate) fn strict() -> ParseOptions {
-    ParseOptions {
-        allow_comments: false,
-        allow_trailing_commas: false,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    }
 }
 
 fn bad(path: &Path, why: impl std::fmt::Display) -> UsageError {
@@ -166,26 +153,27 @@ pub(crate) fn edit(
     Ok((Some(new_text), change))
 }
 
-/// Set `key` of the CST object `obj` (whose value is `doc`) to `value`, leaving it untouched
-/// when it already holds it, appending it when absent.
-pub(crate) fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, value: &Value) {
-    if doc.get(key) == Some(value) {
-        return;
-    }
-    let input = crate::clients::file_backed::to_input(value);
-    match obj.get(key) {
-        Some(prop) => prop.set_value(input),
-        None => {
-            obj.append(key, input);
-        }
-    }
-}
+/// Claude's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
+pub(crate) struct Policy;
 
-/// The text of `root`, with the byte order mark `source` started with.
-pub(crate) fn with_bom(source: &str, root: &CstRootNode) -> String {
-    match source.starts_with('\u{feff}') {
-        true => format!("\u{feff}{root}"),
-        false => root.to_string(),
+impl PolicyWriter for Policy {
+    fn file(&self) -> PathBuf {
+        managed_settings()
+    }
+    fn key(&self) -> &'static str {
+        LIST
+    }
+    fn pins(&self) -> Pins {
+        Pins::CommandLine
+    }
+    fn entry(&self, server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
+        entry(server, e)
+    }
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
+        edit(path, old, &entries_of(servers))
+    }
+    fn fragment(&self, servers: &[Allowed]) -> String {
+        pretty(&fragment(&entries_of(servers)))
     }
 }
 

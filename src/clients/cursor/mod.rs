@@ -14,11 +14,12 @@
 //!   over the user entry: reported as shadowing.
 //! - No real Cursor runs in the tests: the file is checked against the documented examples.
 
+pub(crate) mod layers;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::Shadows;
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
 use super::ClientError;
@@ -28,13 +29,11 @@ use crate::entry::{Entry, Transport};
 pub(crate) struct Cursor;
 
 impl Format for Cursor {
-    const NAME: &'static str = "cursor";
+    const KIND: &'static dyn super::table::Kind = &CursorKind;
     const KEY: &'static str = "mcpServers";
     const NEW_FILE: &'static str = "{\n  \"mcpServers\": {}\n}\n";
-    const CONFIG_PATH: fn() -> PathBuf = config_path;
     const TO_CLAUDE: fn(&Value) -> Value = to_claude;
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError> = to_cursor;
-    const SHADOWS: Shadows = shadows_in;
 }
 
 /// `~/.cursor/mcp.json`.
@@ -163,6 +162,37 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         out.insert(k.clone(), v.clone());
     }
     Ok(Value::Object(out))
+}
+
+/// Every registration cursor reads, for prune ([`super::scopes`]): `~/.cursor/mcp.json` and `.cursor/mcp.json` from the working directory up.
+pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("cursor", &user, "user", read_user_entries(&user));
+    for dir in cwd.iter().flat_map(|c| c.ancestors()) {
+        let f = dir.join(".cursor/mcp.json");
+        if f != user {
+            found.add("cursor", &f, "project", read_user_entries(&f));
+        }
+    }
+}
+
+/// Cursor, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct CursorKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "cursor",
+    binary: None,
+    writes: super::table::Writes::File,
+    http: super::table::Http::Supported,
+    supported: None,
+};
+
+impl super::table::Kind for CursorKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        super::file_written::open::<Cursor>(&ABOUT, options)
+    }
 }
 
 #[cfg(test)]

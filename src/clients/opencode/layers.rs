@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{Context, Effect, Finding};
+use crate::clients::layers::{Context, Effect, Finding};
 use crate::clients::{file_backed, opencode};
 
 /// The Config keys whose nested schemas are not checked here.

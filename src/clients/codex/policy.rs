@@ -1,5 +1,5 @@
 //! codex's policy file: `/etc/codex/requirements.toml` (read as codex 0.171.0 reads it,
-//! [`crate::clients::layers::codex`]; `codex-rs/config/src/mcp_requirements.rs`).
+//! [`crate::clients::codex::layers`]; `codex-rs/config/src/mcp_requirements.rs`).
 //!
 //! - An `[mcp_servers.NAME]` table per server, `identity = { command = "..." }` for a stdio
 //!   server, `identity = { url = "..." }` for an http one. Once the table exists, codex
@@ -21,15 +21,14 @@
 //!   removes the last server, `[mcp_servers]` stays, empty: codex then admits no server,
 //!   where a file without the table would admit every one.
 //!
-//! [`Pins::Command`]: super::Pins::Command
+//! [`Pins::Command`]: crate::clients::policy::Pins::Command
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 use toml_edit::{DocumentMut, InlineTable, Item, Table};
 
-use super::write::Change;
-use super::Allowed;
+use crate::clients::policy::{Allowed, Change, Edited, Pins, PolicyWriter};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -228,6 +227,30 @@ pub(crate) fn edit(
         ));
     }
     Ok((Some(new_text), change))
+}
+
+/// Codex's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
+pub(crate) struct Policy;
+
+impl PolicyWriter for Policy {
+    fn file(&self) -> PathBuf {
+        requirements()
+    }
+    fn key(&self) -> &'static str {
+        "[mcp_servers.NAME.identity]"
+    }
+    fn pins(&self) -> Pins {
+        Pins::Command
+    }
+    fn entry(&self, _server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
+        Ok(entry(e))
+    }
+    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
+        edit(path, old, servers)
+    }
+    fn fragment(&self, servers: &[Allowed]) -> String {
+        fragment(servers)
+    }
 }
 
 #[cfg(test)]

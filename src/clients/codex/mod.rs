@@ -16,14 +16,20 @@
 //! - `codex mcp get --json` prints env values (secrets): it is parsed, compared with the config
 //!   file, and never echoed.
 
+pub(crate) mod layers;
+pub(crate) mod policy;
+mod scopes;
+
+pub(crate) use scopes::scopes;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
 use super::runner::{self, Runner};
-use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 
 /// What codex does its own way ([`super::cli_driven`]).
@@ -32,7 +38,7 @@ pub(crate) struct CodexCli;
 pub(crate) type Codex = CliDriven<CodexCli>;
 
 pub(crate) fn open(
-    row: &super::Description,
+    row: &super::table::About,
     options: &ClientOptions,
 ) -> Result<Codex, ClientError> {
     let home = resolve_home(
@@ -71,7 +77,7 @@ pub(crate) fn open(
 }
 
 impl Dialect for CodexCli {
-    const NAME: &'static str = "codex";
+    const KIND: &'static dyn super::table::Kind = &CodexKind;
     // It exits 0 for a name it does not have.
     const REMOVE_MISSING: Option<&'static str> = Some("No MCP server named");
     const REWRITES_OTHERS: bool = false;
@@ -83,8 +89,6 @@ impl Dialect for CodexCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     /// Codex's stderr without its noise ([`codex_stderr`]).
     fn stderr(stderr: &str) -> String {
@@ -451,6 +455,40 @@ fn core(raw: &Map<String, Value>) -> Map<String, Value> {
                 && v.as_object().is_some_and(|o| o.is_empty()))
     });
     m
+}
+
+/// Codex, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct CodexKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "codex",
+    binary: Some(super::table::Binary {
+        name: "codex",
+        product: "Codex",
+        env: "MCP_DEPLOY_CODEX",
+        help: "The codex binary [default: `codex` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "codex",
+        packages: &["@openai/codex"],
+        oldest: super::version::Version::new(0, 45, 0),
+        newest_tested: super::version::Version::new(0, 171, 0),
+        version_flag: true,
+        native: None,
+    }),
+};
+
+impl super::table::Kind for CodexKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use super::{env_not_declared, Context, Effect, Finding};
+use crate::clients::layers::{env_not_declared, Context, Effect, Finding};
 use crate::fsio;
 
 /// What grok sets over every stdio server's environment itself.
@@ -32,7 +32,7 @@ pub(crate) fn read(cx: &Context) -> Vec<Finding> {
 }
 
 fn env_file(cx: &Context, file: &Path) -> Option<Finding> {
-    let text = match super::read_layer(
+    let text = match crate::clients::layers::read_layer(
         file,
         "grok loads it into every server it starts",
         fsio::limits::DOCUMENT,
@@ -40,7 +40,7 @@ fn env_file(cx: &Context, file: &Path) -> Option<Finding> {
         Ok(t) => t?,
         Err(unread) => return Some(unread),
     };
-    let names = super::dotenv::names(&text);
+    let names = crate::clients::kit::dotenv::names(&text);
     let keys = env_not_declared(
         cx.declared,
         names

@@ -13,26 +13,23 @@ use serde_json::{Map, Value};
 
 use super::file_backed::{self, JsoncFile};
 use super::runner::Runner;
-use super::{Client, ClientError, ClientOptions, Description, Op};
+use super::{About, Client, ClientError, ClientOptions, Op};
 use crate::entry::Entry;
 
 /// What one file-written client does its own way.
 pub(crate) trait Format: Sync + Sized + 'static {
-    /// The client's name, in messages and reports (its row's).
-    const NAME: &'static str;
+    /// The client this is the format of: its name, its user config file and its shadows are
+    /// the kind's ([`super::table::Kind`]), registered once.
+    const KIND: &'static dyn super::table::Kind;
     /// The top-level key of its file holding the servers (`mcp`, `mcpServers`).
     const KEY: &'static str;
     /// What a missing file is created with, before the server is added.
     const NEW_FILE: &'static str;
 
-    /// Its user config file on this host, the one it reads and mcp-deploy writes.
-    const CONFIG_PATH: fn() -> PathBuf;
     /// A server as its file holds it, in the claude shape.
     const TO_CLAUDE: fn(&Value) -> Value;
     /// `entry` (claude shape) as the client holds it, or why it cannot hold it exactly.
     const TO_CLIENT: fn(&str, &Entry) -> Result<Value, ClientError>;
-    /// Where a same-name entry wins over the user entry `name` of the config at the path.
-    const SHADOWS: super::cli_driven::Shadows;
 
     /// Refuse, before anything is read, a way of running the client that mcp-deploy does not
     /// support (an OpenCode server managed elsewhere).
@@ -63,7 +60,7 @@ pub(crate) struct FileWritten<F> {
 /// outside the supported range; one that only reads learns its release from its package
 /// files, if found, and runs nothing.
 pub(crate) fn open<F: Format>(
-    row: &'static Description,
+    row: &'static About,
     options: &ClientOptions,
 ) -> Result<Box<dyn Client>, ClientError> {
     F::refuse_open()?;
@@ -91,7 +88,7 @@ pub(crate) fn open<F: Format>(
     }
     Ok(Box::new(FileWritten::<F> {
         file: JsoncFile {
-            path: (F::CONFIG_PATH)(),
+            path: F::KIND.user_config(),
             key: F::KEY,
             new_file: F::NEW_FILE,
             new_mode: 0o600,
@@ -122,7 +119,7 @@ impl<F> FileWritten<F> {
 
 impl<F: Format> Client for FileWritten<F> {
     fn name(&self) -> &'static str {
-        F::NAME
+        F::KIND.about().name
     }
 
     fn version(&self) -> Option<super::version::Version> {
@@ -134,7 +131,7 @@ impl<F: Format> Client for FileWritten<F> {
     }
 
     fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
-        (F::SHADOWS)(&self.file.path, name)
+        F::KIND.shadows_in(&self.file.path, name)
     }
 
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
@@ -143,7 +140,7 @@ impl<F: Format> Client for FileWritten<F> {
 
     fn add(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
         let value = (F::TO_CLIENT)(name, entry)?;
-        self.file.add(F::NAME, name, &value)?;
+        self.file.add(F::KIND.about().name, name, &value)?;
         F::confirm(self, name, &value)
     }
 

@@ -15,12 +15,19 @@
 //!   through is caught by comparing the file after `add`.
 //! - When it saves, it writes *every* user-scope server with `$VAR`/`${VAR}`/`${VAR:-x}`
 //!   references expanded from its own environment, turning references into secrets on disk.
-//!   So it runs with an empty environment plus the few variables of [`gemini_launch`] (PATH,
+//!   So it runs with an empty environment plus the few variables of [`launch`] (PATH,
 //!   its home as HOME and GEMINI_CLI_HOME, our system defaults), a mutating call is
 //!   refused when an entry holds a reference it would still expand (to one of those, or one
 //!   with a `:-default`), and every call checks that the other entries are as they were.
-//! - Old versions differ in where they write and in what `mcp` needs: see [`gemini_launch`],
+//! - Old versions differ in where they write and in what `mcp` needs: see [`launch`],
 //!   which makes every supported version write this home's file, and proves it did.
+
+mod launch;
+pub(crate) mod layers;
+pub(crate) mod policy;
+mod scopes;
+
+pub(crate) use scopes::scopes;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -30,18 +37,18 @@ use serde_json::{Map, Value};
 
 use std::sync::Mutex;
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
-use super::gemini_launch::{self, Launch, Witness, PASSED};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
 use super::runner::Runner;
-use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
+use launch::{self as gemini_launch, Launch, Witness, PASSED};
 
 /// What gemini does its own way ([`super::cli_driven`]): the launch it runs in and the
 /// witness of where it wrote.
 pub(crate) struct GeminiCli {
     /// Its system defaults file lives as long as the client.
     _launch: Launch,
-    /// The other settings files an old version could write instead ([`gemini_launch`]).
+    /// The other settings files an old version could write instead ([`launch`]).
     others: Vec<PathBuf>,
     /// Set once gemini wrote one of [`GeminiCli::others`]: from then on no entry is read
     /// from its config, which is no longer the witness of what gemini did.
@@ -51,7 +58,7 @@ pub(crate) struct GeminiCli {
 pub(crate) type Gemini = CliDriven<GeminiCli>;
 
 pub(crate) fn open(
-    row: &super::Description,
+    row: &super::table::About,
     options: &ClientOptions,
 ) -> Result<Gemini, ClientError> {
     let home = resolve_home(
@@ -98,7 +105,7 @@ impl GeminiCli {
 }
 
 impl Dialect for GeminiCli {
-    const NAME: &'static str = "gemini";
+    const KIND: &'static dyn super::table::Kind = &GeminiKind;
     // It exits 0 for a name it does not have.
     const REMOVE_MISSING: Option<&'static str> = Some("not found in user settings");
     const REWRITES_OTHERS: bool = true;
@@ -110,8 +117,6 @@ impl Dialect for GeminiCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove", "-s", "user"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     fn entries(&self, config: &Path) -> Result<Map<String, Value>, ClientError> {
         self.strayed(config)?;
@@ -480,6 +485,41 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
         }
     }
     m
+}
+
+/// Gemini CLI, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct GeminiKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "gemini",
+    binary: Some(super::table::Binary {
+        name: "gemini",
+        product: "Gemini CLI",
+        env: "MCP_DEPLOY_GEMINI",
+        help: "The gemini binary [default: `gemini` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
+    supported: Some(super::version::Supported {
+        client: "gemini",
+        packages: &["@google/gemini-cli"],
+        oldest: super::version::Version::new(0, 10, 0),
+        newest_tested: super::version::Version::new(0, 61, 0),
+        version_flag: true,
+        native: None,
+    }),
+};
+
+impl super::table::Kind for GeminiKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
+    }
 }
 
 #[cfg(test)]

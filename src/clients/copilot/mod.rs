@@ -48,12 +48,12 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::{disagrees, AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{disagrees, AddArgs, CliDriven, Dialect, Spelling};
 use super::file_backed;
 use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
 use super::scopes::Found;
-use super::{only_keys, string_map, ClientError, ClientOptions, Op, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 use crate::fsio;
 
@@ -63,7 +63,7 @@ pub(crate) struct CopilotCli;
 pub(crate) type Copilot = CliDriven<CopilotCli>;
 
 pub(crate) fn open(
-    row: &super::Description,
+    row: &super::table::About,
     options: &ClientOptions,
 ) -> Result<Copilot, ClientError> {
     let home = match options.home("copilot") {
@@ -128,7 +128,7 @@ pub(crate) fn config_path() -> PathBuf {
 }
 
 impl Dialect for CopilotCli {
-    const NAME: &'static str = "copilot";
+    const KIND: &'static dyn super::table::Kind = &CopilotKind;
     // `remove` of a missing name exits 1 ("not found"); flow checks the file first anyway.
     const REMOVE_MISSING: Option<&'static str> = None;
     // It parses and writes the whole file on every change.
@@ -141,8 +141,6 @@ impl Dialect for CopilotCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove", "--"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     /// `copilot mcp get --json -- NAME`, compared with the config file.
     fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
@@ -594,6 +592,38 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
         if file != user {
             found.add("copilot", &file, "workspace", read_workspace(&file));
         }
+    }
+}
+
+/// GitHub Copilot CLI, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct CopilotKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "copilot",
+    binary: Some(super::table::Binary {
+        name: "copilot",
+        product: "GitHub Copilot CLI",
+        env: "MCP_DEPLOY_COPILOT",
+        help: "The copilot binary [default: `copilot` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "copilot",
+        packages: &["@github/copilot"],
+        // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
+        oldest: super::version::Version::new(1, 0, 22),
+        newest_tested: super::version::Version::new(1, 0, 102),
+        version_flag: true,
+        native: None,
+    }),
+};
+
+impl super::table::Kind for CopilotKind {
+    super::table::folder_readings!(about: ABOUT, layers: read_layers);
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
     }
 }
 

@@ -1,23 +1,128 @@
-//! What a client is, as data: one [`Description`] per client, the rows of [`super::CLIENTS`].
-//! Everything that differs between clients and is not its module's own code derives from its
-//! row: `--client`'s values ([`ClientKind`], clap's `ValueEnum`), the binary flags and their
-//! environment variables ([`crate::cli::ClientArgs`]), [`ClientOptions`], opening a client,
-//! reading its live entry, shadows, layers and every scope without its binary, and its
-//! supported release range. Adding a client is its module and one row.
+//! What a client is: one [`Kind`] per client, implemented once in its folder
+//! (`<name>/mod.rs`) and registered once in [`super::CLIENTS`], with its metadata as data
+//! ([`About`]). Everything that differs between clients and is not its folder's own code
+//! derives from it: `--client`'s values ([`ClientKind`], clap's `ValueEnum`), the binary flags
+//! and their environment variables ([`crate::cli::ClientArgs`]), [`ClientOptions`], opening a
+//! client, reading its live entry, shadows, layers and every scope without its binary, its
+//! supported release range, and its optional capabilities (a managed scope, a policy
+//! writer). Adding a client is its folder and one line in the list.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use super::layers::{Context, Finding, Loaded};
 use super::scopes::Found;
 use super::version::Supported;
-use super::{Client, ClientError, Op, ReadEntries};
+use super::{Client, ClientError, Op};
 use crate::entry::{Entry, Transport};
 use serde_json::{Map, Value};
 
-/// One client: its name and everything mcp-deploy does with it that is not its module's code.
-pub(crate) struct Description {
+/// One client: what mcp-deploy knows of it and does with it that is not the opened client's
+/// own calls ([`Client`]). Each reading that can fail says why ([`ClientError`]: "not known,
+/// because ..."), never an empty answer in its place.
+pub(crate) trait Kind: Sync {
+    /// Its metadata: name, binary, supported range, http, how it is written.
+    fn about(&self) -> &'static About;
+    /// Open it for calls (or, with `calls_binary` unset, for reading its files only).
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError>;
+    /// Its user config file on this host, found without its binary (whether or not it
+    /// exists: that is [`Kind::read_entries`]'s to say).
+    fn user_config(&self) -> PathBuf;
+    /// The user-scope entries of such a file, each in the claude shape.
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError>;
+    /// Where a same-name entry of another scope wins over the user entry `name` of the user
+    /// config `config`, read without its binary, each call reading the files.
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError>;
+    /// The shadowing files of `config` read once for a whole run, when this client reads them
+    /// that way; `None`: a run asks [`Kind::shadows_in`] per name.
+    fn load_shadows(&self, _config: &Path) -> Result<Option<Box<dyn LoadedShadows>>, ClientError> {
+        Ok(None)
+    }
+    /// Every layer it applies to a user-scope entry ([`super::layers`]), reading the files.
+    fn layers(&self, cx: &Context) -> Vec<Finding>;
+    /// Its layer files read once for a whole run, when this client reads them that way;
+    /// `None`: a run asks [`Kind::layers`] per name.
+    fn load_layers(&self, _user_config: &Path) -> Option<Box<dyn Loaded>> {
+        None
+    }
+    /// Every registration of every scope it reads, for prune ([`super::scopes`]); a file
+    /// that cannot be read is [`super::scopes::Unreadable`], never none.
+    fn scopes(&self, found: &mut Found, cwd: Option<&Path>);
+    /// An optional capability: a scope every user's client loads, which root writes
+    /// (claude's managed-mcp.json, `--scope managed`); `None` for a client without one.
+    fn managed(&self) -> Option<&'static dyn Managed> {
+        None
+    }
+    /// An optional capability: the policy file it enforces an allowlist from, and its edit
+    /// (`mcp-deploy policy`, [`super::policy`]); `None` for a client `policy` cannot write for.
+    fn policy(&self) -> Option<&'static dyn super::policy::PolicyWriter> {
+        None
+    }
+}
+
+/// The readings of a [`Kind`] that every client's folder names alike: its metadata (the
+/// static given), its `config_path()`, `read_user_entries(path)`, `shadows_in(config, name)`
+/// and `scopes(found, cwd)`, and the layer reader given. Written inside the folder's
+/// `impl Kind`, so that the names resolve there.
+macro_rules! folder_readings {
+    (about: $about:path, layers: $layers:path) => {
+        fn about(&self) -> &'static $crate::clients::About {
+            &$about
+        }
+        fn user_config(&self) -> std::path::PathBuf {
+            config_path()
+        }
+        fn read_entries(
+            &self,
+            path: &std::path::Path,
+        ) -> Result<serde_json::Map<String, serde_json::Value>, $crate::clients::ClientError> {
+            read_user_entries(path)
+        }
+        fn shadows_in(
+            &self,
+            config: &std::path::Path,
+            name: &str,
+        ) -> Result<Vec<String>, $crate::clients::ClientError> {
+            shadows_in(config, name)
+        }
+        fn layers(
+            &self,
+            cx: &$crate::clients::layers::Context,
+        ) -> Vec<$crate::clients::layers::Finding> {
+            $layers(cx)
+        }
+        fn scopes(
+            &self,
+            found: &mut $crate::clients::scopes::Found,
+            cwd: Option<&std::path::Path>,
+        ) {
+            scopes(found, cwd)
+        }
+    };
+}
+pub(crate) use folder_readings;
+
+/// A client's managed scope: one file every user's client loads ([`Kind::managed`]).
+pub(crate) trait Managed: Sync {
+    /// The file.
+    fn path(&self) -> PathBuf;
+    /// Open the client for that file.
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError>;
+    /// Its entries as the client reads them; a missing file has none.
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError>;
+}
+
+/// A client's shadowing files as one run read them.
+pub(crate) trait LoadedShadows {
+    /// Same-name entries that win over the user-scope entry `name`.
+    fn of(&self, name: &str) -> Vec<String>;
+}
+
+/// A client's metadata, as data: its name and what the command line, the listing and the
+/// refusals say of it.
+pub(crate) struct About {
     /// The name on the command line (`--client`), in reports and in the flat document.
     pub(crate) name: &'static str,
     /// Its CLI, when it has one (Cursor has none).
@@ -25,32 +130,14 @@ pub(crate) struct Description {
     /// How a registration is changed: through the client's CLI, or by mcp-deploy writing its
     /// file (a client whose CLI cannot register a server, opened as
     /// [`super::file_written::FileWritten`]; its binary, if any, only confirms each write, as
-    /// [`Description::install_help`] says).
+    /// [`About::install_help`] says).
     pub(crate) writes: Writes,
     /// Whether it can hold a remote (HTTP or SSE) server; one that cannot refuses it on `add`,
-    /// before any call ([`Description::refuse_unheld`]).
+    /// before any call ([`About::refuse_unheld`]).
     pub(crate) http: Http,
     /// The releases supported ([`super::version`]); `None` for a client without a binary.
     pub(crate) supported: Option<Supported>,
-    /// Open it for calls (or, with `calls_binary` unset, for reading its files only), given
-    /// its row.
-    pub(crate) open: Open,
-    /// Its user config file on this host, found without its binary.
-    pub(crate) user_config: fn() -> PathBuf,
-    /// The user-scope entries of such a file, each in the claude shape.
-    pub(crate) read_entries: ReadEntries,
-    /// Where a same-name entry of another scope wins over the user entry `name` of the user
-    /// config at the path given, read without its binary.
-    pub(crate) shadows: ShadowReader,
-    /// Every layer it applies to a user-scope entry ([`super::layers`]).
-    pub(crate) layers: super::layers::Reader,
-    /// Every registration of every scope it reads, for prune ([`super::scopes`]).
-    pub(crate) scopes: fn(&mut Found, Option<&Path>),
 }
-
-/// How a row opens its client, given the row.
-pub(crate) type Open =
-    fn(&'static Description, &ClientOptions) -> Result<Box<dyn Client>, ClientError>;
 
 /// A client's CLI and how the command line names another one than the one on PATH.
 pub(crate) struct Binary {
@@ -82,7 +169,7 @@ pub(crate) enum Writes {
     File,
 }
 
-impl Description {
+impl About {
     /// What a missing binary's `help:` says, from the row: the product, its npm package at
     /// the newest release tested, the flag and its variable; a file-written client's binary
     /// only confirms each write, and says so.
@@ -109,7 +196,7 @@ impl Description {
     }
 }
 
-impl Description {
+impl About {
     /// Refuse `entry` as `name` when this client cannot hold it by what its row says (a
     /// remote server where it has no HTTP): the one place for it, before any call.
     pub(crate) fn refuse_unheld(&self, name: &str, entry: &Entry) -> Result<(), ClientError> {
@@ -126,10 +213,10 @@ impl Description {
     }
 }
 
-/// A client opened from its row ([`super::open`]): what the row says it cannot hold is
+/// A client opened from its kind ([`super::open`]): what its metadata says it cannot hold is
 /// refused here, before the client's own code runs; everything else is the client's.
 pub(crate) struct FromRow {
-    pub(crate) row: &'static Description,
+    pub(crate) row: &'static About,
     pub(crate) client: Box<dyn Client>,
 }
 
@@ -176,35 +263,35 @@ impl Client for FromRow {
     }
 }
 
-/// The row of the client named `name`.
-pub(crate) fn named(name: &str) -> Option<&'static Description> {
-    super::CLIENTS.iter().find(|d| d.name == name)
-}
-
 /// A client of [`super::CLIENTS`], as `--client` names it.
 #[derive(Clone, Copy)]
-pub struct ClientKind(&'static Description);
+pub struct ClientKind(&'static dyn Kind);
 
 impl ClientKind {
     /// The name on the command line, in reports and in the flat document.
     pub fn name(self) -> &'static str {
-        self.0.name
+        self.0.about().name
     }
 
-    /// Its row.
-    pub(crate) fn row(self) -> &'static Description {
+    /// Its metadata.
+    pub(crate) fn row(self) -> &'static About {
+        self.0.about()
+    }
+
+    /// What mcp-deploy knows of it and does with it.
+    pub(crate) fn kind(self) -> &'static dyn Kind {
         self.0
     }
 
     /// The kind whose [`ClientKind::name`] is `name`.
     pub(crate) fn named(name: &str) -> Option<ClientKind> {
-        named(name).map(ClientKind)
+        ClientKind::all().iter().copied().find(|k| k.name() == name)
     }
 
     /// Every client, in the table's order.
     pub(crate) fn all() -> &'static [ClientKind] {
         static ALL: LazyLock<Vec<ClientKind>> =
-            LazyLock::new(|| super::CLIENTS.iter().map(ClientKind).collect());
+            LazyLock::new(|| super::CLIENTS.iter().map(|k| ClientKind(*k)).collect());
         &ALL
     }
 
@@ -222,7 +309,9 @@ impl ClientKind {
 
 impl PartialEq for ClientKind {
     fn eq(&self, other: &ClientKind) -> bool {
-        std::ptr::eq(self.0, other.0)
+        // A client's metadata is one static (a client's own type may be zero-sized, and two
+        // of those can share an address).
+        std::ptr::eq(self.row(), other.row())
     }
 }
 
@@ -247,7 +336,7 @@ impl clap::ValueEnum for ClientKind {
 /// `The clients to act on, comma-separated: claude, codex, ...`: a `--client` help line that
 /// names every client of the table.
 pub(crate) fn client_list_help(what: &str, more: &str) -> String {
-    let names: Vec<&str> = super::CLIENTS.iter().map(|d| d.name).collect();
+    let names: Vec<&str> = super::CLIENTS.iter().map(|d| d.about().name).collect();
     format!("{what}, comma-separated: {}{more}", names.join(", "))
 }
 
@@ -299,7 +388,7 @@ impl ClientOptions {
 mod tests {
     #[test]
     fn every_row_has_its_own_name_binary_and_variable() {
-        let rows = super::super::CLIENTS;
+        let rows: Vec<&super::About> = super::ClientKind::all().iter().map(|k| k.row()).collect();
         for (i, a) in rows.iter().enumerate() {
             for b in &rows[i + 1..] {
                 assert_ne!(a.name, b.name);
@@ -353,7 +442,10 @@ mod tests {
             ),
             ("vscode", ""),
         ] {
-            assert_eq!(super::named(name).unwrap().install_help(), want);
+            assert_eq!(
+                super::ClientKind::named(name).unwrap().row().install_help(),
+                want
+            );
         }
     }
 
@@ -365,15 +457,16 @@ mod tests {
         .unwrap();
         // Without `calls_binary`, a call would fail as a missing binary, not as this refusal.
         let options = super::ClientOptions::files_only();
-        let rows = super::super::CLIENTS
+        let kinds = super::ClientKind::all()
             .iter()
-            .filter(|d| d.http != super::Http::Supported);
+            .filter(|k| k.row().http != super::Http::Supported);
         let mut seen = 0;
-        for row in rows {
+        for &kind in kinds {
+            let row = kind.row();
             let super::Http::Refused(reason) = row.http else {
                 unreachable!()
             };
-            let client = super::super::open(super::ClientKind(row), &options).unwrap();
+            let client = super::super::open(kind, &options).unwrap();
             let err = client.add("n", &remote).unwrap_err();
             assert!(
                 matches!(&err, super::ClientError::Unrepresentable { client, .. }
@@ -388,11 +481,26 @@ mod tests {
     }
 
     #[test]
+    fn one_client_gives_the_managed_scope_and_the_domain_reaches_it_through_the_list() {
+        let with: Vec<&str> = super::ClientKind::all()
+            .iter()
+            .filter(|k| k.kind().managed().is_some())
+            .map(|k| k.name())
+            .collect();
+        assert_eq!(with, ["claude"]);
+        assert_eq!(
+            super::super::managed::path(),
+            std::path::Path::new("/etc/claude-code/managed-mcp.json")
+        );
+    }
+
+    #[test]
     fn a_file_written_row_opens_the_file_written_client() {
         // What a dry run shows tells them apart: an edit of the file, or the client's CLI.
         let options = super::ClientOptions::files_only();
-        for row in super::super::CLIENTS {
-            let client = super::super::open(super::ClientKind(row), &options).unwrap();
+        for &kind in super::ClientKind::all() {
+            let row = kind.row();
+            let client = super::super::open(kind, &options).unwrap();
             let shown = client.show(super::Op::Add, "n");
             let file = format!("add n to {}", client.config_path().display());
             assert_eq!(
@@ -403,19 +511,4 @@ mod tests {
             );
         }
     }
-}
-
-/// How a client's shadows are read: per name (each call reads the files), or loaded once per
-/// run and answered per name ([`LoadedShadows`]), so that a run over many servers reads the
-/// files once, not once per server.
-#[derive(Clone, Copy)]
-pub(crate) enum ShadowReader {
-    PerName(fn(&Path, &str) -> Result<Vec<String>, ClientError>),
-    Once(fn(&Path) -> Result<Box<dyn LoadedShadows>, ClientError>),
-}
-
-/// A client's shadowing files as one run read them.
-pub(crate) trait LoadedShadows {
-    /// Same-name entries that win over the user-scope entry `name`.
-    fn of(&self, name: &str) -> Vec<String>;
 }

@@ -94,13 +94,17 @@ pub(crate) struct Supported {
     /// Whether `<bin> --version` prints the release. Grok's does not: 0.0.34 prints a fixed
     /// `1.0.1` (`.version("1.0.1")` in its dist/index.js), so only its package files count.
     pub(crate) version_flag: bool,
+    /// The directory a native (not npm) install keeps its releases in, each as
+    /// `<native>/versions/<release>` (claude's `~/.local/share/claude`): its name, when the
+    /// client has such an install.
+    pub(crate) native: Option<&'static str>,
 }
 
 /// The supported range of `client`, from its row of [`super::CLIENTS`] (Cursor, without a
 /// binary, has none). The reason for each lower bound is in docs/clients.md ("Supported
 /// versions").
 pub(crate) fn supported(client: &str) -> Option<&'static Supported> {
-    super::table::named(client).and_then(|d| d.supported.as_ref())
+    super::ClientKind::named(client).and_then(|d| d.row().supported.as_ref())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -253,11 +257,11 @@ pub(crate) fn detect(
 /// `bin/opencode`), or the version directory of a native Claude install
 /// (`.../claude/versions/2.1.332`).
 fn from_package(s: &Supported, canonical: &Path) -> Option<Version> {
-    if s.client == "claude" {
+    if let Some(native) = s.native {
         let mut up = canonical.ancestors().skip(1);
-        if let (Some(versions), Some(claude)) = (up.next(), up.next()) {
+        if let (Some(versions), Some(dir)) = (up.next(), up.next()) {
             if versions.file_name().is_some_and(|n| n == "versions")
-                && claude.file_name().is_some_and(|n| n == "claude")
+                && dir.file_name().is_some_and(|n| n == native)
             {
                 let name = canonical.file_name()?.to_str()?;
                 if let Some(v) = Version::parse(name) {

@@ -7,7 +7,7 @@
 //! application state database) and team policy (delivered by Cursor's backend) — cannot be
 //! read on the host; docs/clients.md names each. So this reader has nothing more to add.
 
-use super::{Context, Finding};
+use crate::clients::layers::{Context, Finding};
 
 pub(crate) fn read(_cx: &Context) -> Vec<Finding> {
     Vec::new()

@@ -10,19 +10,11 @@
 //! ([`Effect::NotCompared`]): named in the report, never read as absent.
 //!
 //! Readers never need the client's binary and never fail: whatever they cannot read becomes
-//! `NotCompared`. One module per client, each `read` named by its client's row of
-//! [`super::CLIENTS`].
+//! `NotCompared`. One module per client (`<name>/layers.rs`, or a function of its `mod.rs`),
+//! each `read` named by its client's row of [`super::CLIENTS`].
 
 // The readers land one client at a time; until each has, parts of this are unused.
 #![allow(dead_code)]
-
-pub(crate) mod claude;
-pub(crate) mod codex;
-pub(crate) mod cursor;
-mod dotenv;
-pub(crate) mod gemini;
-pub(crate) mod grok;
-pub(crate) mod opencode;
 
 use std::path::Path;
 
@@ -47,14 +39,6 @@ pub(crate) struct Context<'a> {
 /// many servers reads the files once, not once per server.
 pub(crate) trait Loaded {
     fn findings(&self, cx: &Context) -> Vec<Finding>;
-}
-
-/// How a client's layers are read: per name (each call reads the files), or loaded once per
-/// run ([`Loaded`]).
-#[derive(Clone, Copy)]
-pub(crate) enum Reader {
-    PerName(fn(&Context) -> Vec<Finding>),
-    Once(fn(&Path) -> Box<dyn Loaded>),
 }
 
 /// Read a layer's file bounded (FIFO-safe): `Ok(None)` when it does not exist, the

@@ -1,6 +1,6 @@
 //! Claude Code's managed MCP file, `/etc/claude-code/managed-mcp.json`: one registration for
 //! every user of the host (`install --scope managed`). Claude has no CLI that writes it, so
-//! mcp-deploy edits it itself ([`super::file_backed`]: under the lock, one entry added or
+//! mcp-deploy edits it itself ([`crate::clients::file_backed`]: under the lock, one entry added or
 //! removed, every other byte kept, atomic, checked) and confirms each entry with the real
 //! `claude mcp get NAME`, which must report it from this file.
 //!
@@ -29,9 +29,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::claude::{Claude, Witness, MANAGED_SCOPE};
-use super::file_backed::JsoncFile;
-use super::{Client, ClientError, ClientKind, ClientOptions, Op};
+use crate::clients::claude::{Claude, Witness, MANAGED_SCOPE};
+use crate::clients::file_backed::JsoncFile;
+use crate::clients::{Client, ClientError, ClientKind, ClientOptions, Op};
 use crate::entry::Entry;
 
 /// Claude Code's managed directory on Linux.
@@ -46,6 +46,21 @@ const OWNED: &str = "managed-mcp.owned.json";
 /// `/etc/claude-code/managed-mcp.json`.
 pub(crate) fn path() -> PathBuf {
     Path::new(DIR).join(FILE)
+}
+
+/// Claude's managed scope, the capability its kind gives ([`crate::clients::table::Kind::managed`]).
+pub(crate) struct Scope;
+
+impl crate::clients::table::Managed for Scope {
+    fn path(&self) -> PathBuf {
+        path()
+    }
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn Client>, ClientError> {
+        open(options)
+    }
+    fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError> {
+        read_entries(path)
+    }
 }
 
 /// The managed file as a client: claude's binary to confirm, the file to edit.
@@ -64,7 +79,7 @@ pub(crate) fn open(options: &ClientOptions) -> Result<Box<dyn Client>, ClientErr
         may_write()?;
     }
     let claude = Claude::open(row, options)?;
-    Ok(Box::new(super::table::FromRow {
+    Ok(Box::new(crate::clients::table::FromRow {
         row,
         client: Box::new(ClaudeManaged {
             claude,
@@ -98,19 +113,13 @@ fn may_write() -> Result<(), ClientError> {
 pub(crate) fn read_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
     match strict_document(path)? {
         None => Ok(Map::new()),
-        Some(doc) => {
-            super::file_backed::servers_of(&doc, "mcpServers").map_err(|e| ClientError::File {
+        Some(doc) => crate::clients::file_backed::servers_of(&doc, "mcpServers").map_err(|e| {
+            ClientError::File {
                 path: path.to_path_buf(),
                 reason: format!("{e}: claude loads none of its servers"),
-            })
-        }
+            }
+        }),
     }
-}
-
-/// The live witness of a managed registration for verify-identity: the managed file's
-/// entries; `None` when there is no file.
-pub(crate) fn read_live() -> Result<Option<crate::identity::checks::Live>, ClientError> {
-    super::live_at(path(), read_entries)
 }
 
 /// The file's document, `None` when it does not exist; refused when claude would refuse it
@@ -196,11 +205,11 @@ impl Client for ClaudeManaged {
         "claude"
     }
 
-    fn scope(&self) -> super::Scope {
-        super::Scope::Managed
+    fn scope(&self) -> crate::clients::Scope {
+        crate::clients::Scope::Managed
     }
 
-    fn version(&self) -> Option<super::version::Version> {
+    fn version(&self) -> Option<crate::clients::version::Version> {
         self.claude.version()
     }
 
@@ -244,7 +253,7 @@ impl Client for ClaudeManaged {
         }
         self.save(&owned)?;
         // Typed for a claude whose `mcp get` would not show an untyped entry's command.
-        let raw = super::claude::typed_for(entry, self.claude.version())
+        let raw = crate::clients::claude::typed_for(entry, self.claude.version())
             .unwrap_or_else(|| entry.raw.clone());
         let written = self.file.add("claude", name, &Value::Object(raw));
         if written.is_err() {

@@ -30,14 +30,16 @@
 //!   Saving re-serialises every entry (`1.0` becomes `1`), so the others are checked after.
 //! - It needs no API key (GROK_API_KEY) to manage servers; it runs with only PATH and HOME.
 
+pub(crate) mod layers;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::cli_driven::{AddArgs, CliDriven, Dialect, Shadows, Spelling};
+use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
 use super::runner::Runner;
-use super::{only_keys, string_map, ClientError, ClientOptions, ReadEntries};
+use super::{only_keys, string_map, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
 
 /// What grok sets over the entry's env when it starts a stdio server, whatever is declared.
@@ -53,7 +55,10 @@ pub(crate) struct GrokCli;
 
 pub(crate) type Grok = CliDriven<GrokCli>;
 
-pub(crate) fn open(row: &super::Description, options: &ClientOptions) -> Result<Grok, ClientError> {
+pub(crate) fn open(
+    row: &super::table::About,
+    options: &ClientOptions,
+) -> Result<Grok, ClientError> {
     let home = resolve_home(options.home("grok"), crate::dirs::home());
     // Every call runs there: without it, no call could start, and "cannot start grok"
     // would point at the binary.
@@ -117,7 +122,7 @@ fn added_by(args: &[&str]) -> Option<String> {
 }
 
 impl Dialect for GrokCli {
-    const NAME: &'static str = "grok";
+    const KIND: &'static dyn super::table::Kind = &GrokKind;
     // It prints "✓ Removed" and exits 0 for a name it does not have: flow checks first.
     const REMOVE_MISSING: Option<&'static str> = None;
     const REWRITES_OTHERS: bool = true;
@@ -129,8 +134,6 @@ impl Dialect for GrokCli {
     };
     const REMOVE: &'static [&'static str] = &["mcp", "remove", "--"];
     const ADD_ARGS: AddArgs = add_args;
-    const READ: ReadEntries = read_user_entries;
-    const SHADOWS: Shadows = shadows_in;
 
     /// `add-json` is stopped once it has saved (it may never exit).
     fn run(
@@ -329,6 +332,52 @@ fn to_claude_shape(key: &str, m: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
+/// Every registration grok reads, for prune ([`super::scopes`]): its user settings and the working directory's `.grok/settings.json`.
+pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::Path>) {
+    let user = config_path();
+    found.add("grok", &user, "user", read_user_entries(&user));
+    if let Some(c) = cwd {
+        let f = c.join(".grok/settings.json");
+        if f != user {
+            found.add("grok", &f, "project", read_user_entries(&f));
+        }
+    }
+}
+
+/// Grok CLI, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct GrokKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "grok",
+    binary: Some(super::table::Binary {
+        name: "grok",
+        product: "Grok CLI",
+        env: "MCP_DEPLOY_GROK",
+        help: "The grok binary [default: `grok` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    // 0.0.34 speaks no MCP HTTP transport (grok.rs).
+    http: super::table::Http::Refused(NO_REMOTE),
+    // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
+    // so only its package files count.
+    supported: Some(super::version::Supported {
+        client: "grok",
+        packages: &["@vibe-kit/grok-cli"],
+        oldest: super::version::Version::new(0, 0, 34),
+        newest_tested: super::version::Version::new(0, 0, 34),
+        version_flag: false,
+        native: None,
+    }),
+};
+
+impl super::table::Kind for GrokKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(open(&ABOUT, options)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -447,7 +496,7 @@ mod tests {
         options.calls_binary = true;
         options.binaries.insert("grok", "/bin/true".into());
         options.homes.insert("grok", "/nonexistent/home".into());
-        let err = open(super::super::table::named("grok").unwrap(), &options)
+        let err = open(&ABOUT, &options)
             .err()
             .expect("open must fail")
             .to_string();

@@ -36,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::{env_not_declared, Context, Effect, Finding};
+use crate::clients::layers::{env_not_declared, Context, Effect, Finding};
 use crate::fsio;
 
 /// `DEFAULT_EXCLUDED_ENV_VARS` (the schema's default of `advanced.excludedEnvVars`).
@@ -332,8 +332,8 @@ fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
 /// the last of duplicate keys winning. The syntax is checked first without building
 /// anything, so that no partly built deep value is ever dropped by recursion.
 fn parse_node(text: &str) -> Result<Value, serde_json::Error> {
-    crate::clients::claude::parse_lenient::<serde::de::IgnoredAny>(text)?;
-    crate::clients::claude::parse_lenient::<Value>(text).map(|(v, _)| v)
+    crate::clients::kit::node_json::parse_lenient::<serde::de::IgnoredAny>(text)?;
+    crate::clients::kit::node_json::parse_lenient::<Value>(text).map(|(v, _)| v)
 }
 
 /// Drop `v` without recursion: a settings file may nest as deep as it likes (Node does not
@@ -475,7 +475,7 @@ fn trusted_folders(file: &Path) -> Option<Finding> {
 fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
     let file = gemini_dir.join("mcp-server-enablement.json");
     let source = format!("{} {}", file.display(), normalized(name));
-    let text = match super::read_layer(
+    let text = match crate::clients::layers::read_layer(
         &file,
         "gemini disables servers it names",
         fsio::limits::DOCUMENT,
@@ -532,7 +532,7 @@ fn env_file(
     ignore_local: bool,
 ) -> Option<Finding> {
     let file = find_env_file(cwd, home, ignore_local)?;
-    let text = match super::read_layer(
+    let text = match crate::clients::layers::read_layer(
         &file,
         "gemini loads it into every server it starts",
         fsio::limits::DOCUMENT,
@@ -541,7 +541,7 @@ fn env_file(
         Err(unread) => return Some(unread),
     };
     let excluded: Vec<String> = excluded.iter().map(|s| s.to_uppercase()).collect();
-    let reaching = super::dotenv::names(&text)
+    let reaching = crate::clients::kit::dotenv::names(&text)
         .into_iter()
         .filter(|k| reaches_server(k, &excluded));
     let keys = env_not_declared(

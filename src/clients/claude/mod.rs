@@ -21,10 +21,18 @@
 //!   parsed for scope, command, args and url only, compared with the config file, and never
 //!   echoed.
 
+pub(crate) mod layers;
+pub(crate) mod managed;
+pub(crate) mod policy;
+mod scopes;
+
+pub(crate) use scopes::scopes;
+
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub(crate) use super::kit::node_json::parse_lenient;
 use super::runner::Runner;
 use super::{Client, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
@@ -37,7 +45,7 @@ pub(crate) struct Claude {
 
 impl Claude {
     pub(crate) fn open(
-        row: &super::Description,
+        row: &super::table::About,
         options: &ClientOptions,
     ) -> Result<Claude, ClientError> {
         let runner = Runner::open(
@@ -633,23 +641,6 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for Lenient<T> {
     }
 }
 
-/// Parse JSON as Node's `JSON.parse` does, which Claude Code uses: serde_json's 128-level
-/// nesting limit is lifted (serde_stacker grows the stack instead of overflowing it), and a
-/// lone surrogate escape, which serde_json refuses and JSON.parse keeps, is read as U+FFFD.
-/// Returns the document and how many escapes were replaced. (We only ever read this file;
-/// what we compare, `mcpServers`, is refused by the caller when a replacement lands in it.)
-pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
-    text: &str,
-) -> Result<(T, usize), serde_json::Error> {
-    let fixed = replace_lone_surrogates(text);
-    let text = fixed.as_ref().map_or(text, |(t, _)| t.as_str());
-    let mut de = serde_json::Deserializer::from_str(text);
-    de.disable_recursion_limit();
-    let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
-    de.end()?;
-    Ok((value, fixed.map_or(0, |(_, n)| n)))
-}
-
 fn holds_replacement(v: &Value) -> bool {
     match v {
         Value::String(s) => s.contains('\u{FFFD}'),
@@ -659,64 +650,6 @@ fn holds_replacement(v: &Value) -> bool {
             .any(|(k, v)| k.contains('\u{FFFD}') || holds_replacement(v)),
         _ => false,
     }
-}
-
-/// `text` with every `\uD800`–`\uDFFF` escape that is not half of a valid pair, inside a
-/// string, rewritten to `\uFFFD`; `None` when there is none. (Multi-byte UTF-8 never holds the
-/// bytes `"` or `\`, so a byte scan finds strings and escapes exactly.)
-fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
-    let b = text.as_bytes();
-    let hex = |i: usize| -> Option<u16> {
-        let s = text.get(i..i + 4)?;
-        u16::from_str_radix(s, 16).ok()
-    };
-    let escape_at = |i: usize| -> Option<u16> {
-        if b.get(i) == Some(&b'\\') && b.get(i + 1) == Some(&b'u') {
-            hex(i + 2)
-        } else {
-            None
-        }
-    };
-    let mut lone = Vec::new();
-    let (mut i, mut in_string) = (0, false);
-    while i < b.len() {
-        match b[i] {
-            b'"' => in_string = !in_string,
-            b'\\' if in_string => {
-                if let Some(u) = escape_at(i) {
-                    match u {
-                        0xD800..=0xDBFF => match escape_at(i + 6) {
-                            Some(0xDC00..=0xDFFF) => {
-                                i += 12;
-                                continue;
-                            }
-                            _ => lone.push(i),
-                        },
-                        0xDC00..=0xDFFF => lone.push(i),
-                        _ => {}
-                    }
-                    i += 6;
-                    continue;
-                }
-                i += 2;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    if lone.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut last = 0;
-    for &at in &lone {
-        out.push_str(&text[last..at]);
-        out.push_str("\\ufffd");
-        last = at + 6;
-    }
-    out.push_str(&text[last..]);
-    Some((out, lone.len()))
 }
 
 /// Read `mcpServers` of Claude's config file. A missing file has no entries.
@@ -810,6 +743,52 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, GetError> {
         }
     };
     Ok(GetOutput { scope, transport })
+}
+
+/// Claude Code, as the client list knows it ([`super::CLIENTS`]): everything mcp-deploy knows of
+/// it, found in this folder.
+pub(crate) struct ClaudeKind;
+
+static ABOUT: super::table::About = super::table::About {
+    name: "claude",
+    binary: Some(super::table::Binary {
+        name: "claude",
+        product: "Claude Code",
+        env: "MCP_DEPLOY_CLAUDE",
+        help: "The claude binary [default: `claude` on PATH]",
+    }),
+    writes: super::table::Writes::Cli,
+    http: super::table::Http::Supported,
+    supported: Some(super::version::Supported {
+        client: "claude",
+        packages: &["@anthropic-ai/claude-code"],
+        oldest: super::version::Version::new(2, 0, 0),
+        newest_tested: super::version::Version::new(2, 1, 332),
+        version_flag: true,
+        native: Some("claude"),
+    }),
+};
+
+impl super::table::Kind for ClaudeKind {
+    super::table::folder_readings!(about: ABOUT, layers: layers::read);
+    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
+        Ok(Box::new(Claude::open(&ABOUT, options)?))
+    }
+    fn load_shadows(
+        &self,
+        config: &Path,
+    ) -> Result<Option<Box<dyn super::table::LoadedShadows>>, ClientError> {
+        load_live_shadows(config).map(Some)
+    }
+    fn load_layers(&self, user_config: &Path) -> Option<Box<dyn super::layers::Loaded>> {
+        Some(layers::load(user_config))
+    }
+    fn managed(&self) -> Option<&'static dyn super::table::Managed> {
+        Some(&managed::Scope)
+    }
+    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
+        Some(&policy::Policy)
+    }
 }
 
 #[cfg(test)]
