@@ -116,6 +116,7 @@ fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
         });
     }
     Check {
+        skipped: false,
         check: "only-deployed",
         ok,
         detail: detail.join("; "),

@@ -190,7 +190,7 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         }
     }
     if !secrets.is_empty() {
-        checks.push(Check {
+        checks.push(Check { skipped: false,
             check: "secrets",
             ok: false,
             detail: format!(

@@ -60,6 +60,7 @@ fn suites(r: &ContentReport, style: &Style, exit: Exit) -> Suites {
             name: dir.clone(),
             classname: dir,
             cases: vec![Case {
+                skipped: false,
                 classname: None,
                 name: "content".into(),
                 ok: r.ok(),

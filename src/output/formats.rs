@@ -46,6 +46,8 @@ pub(crate) struct Case {
     pub(crate) name: String,
     pub(crate) ok: bool,
     pub(crate) detail: String,
+    /// Not run (JUnit `<skipped>`, a plain line in GitHub's): passes nothing.
+    pub(crate) skipped: bool,
 }
 
 impl Suites {
@@ -101,6 +103,7 @@ pub(crate) fn junit(r: &Suites) -> String {
             name: format!("mcp-deploy {}", r.command),
             classname: "mcp-deploy".into(),
             cases: vec![Case {
+                skipped: false,
                 classname: None,
                 name: r.command.to_string(),
                 ok: false,
@@ -126,8 +129,9 @@ pub(crate) fn junit(r: &Suites) -> String {
 
 fn suite_xml(s: &Suite, cases: &[Case]) -> String {
     let failures = cases.iter().filter(|c| !c.ok).count();
+    let skipped = cases.iter().filter(|c| c.skipped).count();
     let mut out = format!(
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">\n",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n",
         attr(&s.name),
         cases.len()
     );
@@ -138,7 +142,12 @@ fn suite_xml(s: &Suite, cases: &[Case]) -> String {
             attr(class),
             attr(&c.name)
         ));
-        if c.ok {
+        if c.skipped {
+            out.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                attr(&c.detail)
+            ));
+        } else if c.ok {
             out.push_str(&format!(
                 "      <system-out>{}</system-out>\n",
                 text(&c.detail)
@@ -188,8 +197,9 @@ pub(crate) fn github(r: &Suites, quiet: bool) -> String {
     for (s, c) in r.cases() {
         let class = c.classname.as_deref().unwrap_or(&s.classname);
         if c.ok {
+            let mark = if c.skipped { "skip" } else { "ok  " };
             if !quiet {
-                out.push_str(&plain(&format!("ok   {class} {}: {}", c.name, c.detail)));
+                out.push_str(&plain(&format!("{mark} {class} {}: {}", c.name, c.detail)));
             }
         } else {
             out.push_str(&format!(
@@ -308,12 +318,14 @@ mod tests {
                 classname: "codetools".into(),
                 cases: vec![
                     Case {
+                        skipped: false,
                         classname: None,
                         name: "release".into(),
                         ok: true,
                         detail: "current -> releases/x".into(),
                     },
                     Case {
+                        skipped: false,
                         classname: None,
                         name: "commit".into(),
                         ok: false,

@@ -27,6 +27,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::exit::Exit;
+use crate::identity::checks::DOCUMENT_ONLY;
 use crate::identity::report::{Report, ServerReport};
 use crate::registration::plan::DryRun;
 use formats::{Case, Suite, Suites};
@@ -174,6 +175,15 @@ pub(crate) fn emit_json_pretty(style: &Style, body: &impl Serialize, exit: Exit)
 }
 
 /// The mark of a check: `ok` or `FAIL`, in green and red when `colour`.
+/// A check's mark: `skip` for one that was not run, else [`mark`].
+fn check_mark(c: &crate::identity::report::Check, colour: bool) -> &'static str {
+    match (c.skipped, colour) {
+        (true, false) => "skip",
+        (true, true) => "\x1b[33mskip\x1b[0m",
+        (false, _) => mark(c.ok, colour),
+    }
+}
+
 pub(crate) fn mark(ok: bool, colour: bool) -> &'static str {
     match (ok, colour) {
         (true, false) => "ok  ",
@@ -221,6 +231,7 @@ fn server_suites(servers: &[ServerReport]) -> Vec<Suite> {
                     name: c.check.to_string(),
                     ok: c.ok,
                     detail: c.detail.clone(),
+                    skipped: c.skipped,
                 })
                 .collect(),
             out: s
@@ -252,7 +263,7 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
         for c in s.checks.iter().filter(|c| !quiet || !c.ok) {
             out.push_str(&format!(
                 "  {} {:<17} {}\n",
-                mark(c.ok, colour),
+                check_mark(c, colour),
                 c.check,
                 crate::text::printable(&c.detail)
             ));
@@ -279,9 +290,10 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
             .collect();
         out.push_str(&format!("clients: {}\n", each.join(", ")));
     }
-    let (failed, total) = report.servers.iter().fold((0, 0), |(f, t), s| {
+    let (failed, skipped, total) = report.servers.iter().fold((0, 0, 0), |(f, k, t), s| {
         (
             f + s.checks.iter().filter(|c| !c.ok).count(),
+            k + s.checks.iter().filter(|c| c.skipped).count(),
             t + s.checks.len(),
         )
     });
@@ -289,8 +301,23 @@ pub(crate) fn human(report: &Report, colour: bool, quiet: bool) -> String {
         out.push_str(&format!("{failed} check(s) failed\n"));
     } else if quiet && total > 0 {
         // Quiet keeps the verdict, which a pass otherwise leaves to the rows above it
-        // (uninstall's report has no check, and so no verdict to keep).
-        out.push_str(&format!("ok: {total} check(s) passed\n"));
+        // (uninstall's report has no check, and so no verdict to keep), and what changes
+        // what the pass means: checks not run, and a registration compared with the
+        // document alone.
+        let mut verdict = format!("ok: {} check(s) passed", total - skipped);
+        if skipped > 0 {
+            verdict.push_str(&format!(", {skipped} not run"));
+        }
+        let document_only: Vec<&str> = report
+            .servers
+            .iter()
+            .filter(|s| s.witnesses.as_deref().is_some_and(|w| w == ["document"]))
+            .map(|s| s.registered_name.as_str())
+            .collect();
+        if !document_only.is_empty() {
+            verdict.push_str(&format!(" ({DOCUMENT_ONLY}: {})", document_only.join(", ")));
+        }
+        out.push_str(&format!("{verdict}\n"));
     }
     out
 }
@@ -464,6 +491,7 @@ fn plan_suites(plan: &DryRun, style: &Style, exit: Exit, verdict: String) -> Sui
                         name: format!("gate {}", c.check),
                         ok: c.ok,
                         detail: c.detail.clone(),
+                        skipped: c.skipped,
                     })
                     .collect(),
                 out,
@@ -505,7 +533,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
         for c in step.gate.iter().flatten() {
             text.push_str(&format!(
                 "  gate {} {:<17} {}\n",
-                mark(c.ok, colour),
+                check_mark(c, colour),
                 c.check,
                 crate::text::printable(&c.detail)
             ));

@@ -165,6 +165,7 @@ mod tests {
             checks: vec![
                 Check::pass("layers", "a".into()),
                 Check {
+                    skipped: false,
                     check: "layers",
                     ok: false,
                     detail: "b".into(),

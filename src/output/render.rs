@@ -26,6 +26,7 @@ pub(crate) fn print(
                     witnesses: None,
                     deployed: Default::default(),
                     checks: vec![Check {
+                        skipped: false,
                         check: "release",
                         ok: false,
                         detail: detail.clone(),

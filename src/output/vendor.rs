@@ -74,6 +74,7 @@ fn suites(r: &VendorReport, style: &Style, exit: Exit) -> Suites {
                 .checks
                 .iter()
                 .map(|c| Case {
+                    skipped: false,
                     classname: Some(c.subject.clone()),
                     name: c.check.to_string(),
                     ok: c.ok,

@@ -166,6 +166,7 @@ fn all_ok(reports: &mut [ServerReport]) -> bool {
         ok = false;
         if let Some(r) = reports.first_mut() {
             r.checks.push(crate::identity::report::Check {
+                skipped: false,
                 check: "injected",
                 ok: false,
                 detail: "MCP_DEPLOY_FAIL_AT=after-verify (a debug build's fault injection)".into(),

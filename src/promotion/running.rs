@@ -96,6 +96,7 @@ fn check(releases: &Releases, scan: &Scan, strict: bool) -> Check {
     }
     if parts.is_empty() {
         return Check {
+            skipped: false,
             check: "processes",
             ok: true,
             detail: format!("no process runs another release; {live_part}"),
@@ -106,6 +107,7 @@ fn check(releases: &Releases, scan: &Scan, strict: bool) -> Check {
         // Only what could not be read: named, and no failure even with --strict (see the
         // module's header).
         return Check {
+            skipped: false,
             check: "processes",
             ok: true,
             detail: format!("no readable process runs another release; {detail}; {live_part}"),
@@ -116,6 +118,7 @@ fn check(releases: &Releases, scan: &Scan, strict: bool) -> Check {
     );
     detail.push_str(&format!("; {live_part}"));
     Check {
+        skipped: false,
         check: "processes",
         ok: !strict,
         detail: if strict {

@@ -92,6 +92,7 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
             )?;
             if let Some(journal) = crate::deployment::layout::interrupted_promote(&s.prefix) {
                 report.checks.push(Check {
+                    skipped: false,
                     check: "promote",
                     ok: false,
                     detail: format!(

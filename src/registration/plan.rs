@@ -146,6 +146,7 @@ pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool, notify:
         notify(Notice::Shadowed(detail.clone()));
     }
     Check {
+        skipped: false,
         check: "shadowing",
         ok: !strict,
         detail,

@@ -161,6 +161,7 @@ pub(crate) fn read(
                         .push(shadow_check(&s.registered_name, &shadows, strict, notify))
                 }
                 Err(e) => report.checks.push(Check {
+                    skipped: false,
                     check: "shadowing",
                     ok: false,
                     detail: format!("the other scopes cannot be read: {e}"),
@@ -187,6 +188,7 @@ fn unjudged(selected: &[Selected], client: &str, why: &ClientError) -> Vec<Pair>
                 witnesses: None,
                 deployed: Default::default(),
                 checks: vec![Check {
+                    skipped: false,
                     check: "registered",
                     ok: false,
                     detail: format!("not judged without the client ({why}): install's path"),
@@ -231,6 +233,7 @@ fn what_drifted(detail: &str) -> &str {
 /// changes what runs (or, with `--strict`, could not be compared).
 pub(crate) fn layers_check(name: &str, findings: &[Finding], strict: bool) -> Check {
     Check {
+        skipped: false,
         check: "layers",
         ok: !findings.iter().any(|f| f.fails(strict)),
         detail: findings
@@ -342,6 +345,7 @@ mod tests {
             checks: checks
                 .iter()
                 .map(|(check, ok, detail)| Check {
+                    skipped: false,
                     check,
                     ok: *ok,
                     detail: detail.to_string(),

@@ -23,6 +23,8 @@ struct Case {
     name: String,
     failure: Option<String>,
     error: Option<String>,
+    /// `<skipped message>`: a check that was not run.
+    skipped: Option<String>,
 }
 
 /// Parse JUnit XML, check the counts and attributes a JUnit reader relies on, and list the
@@ -58,14 +60,19 @@ fn junit(r: &Run) -> Vec<Case> {
                 name: case.attribute("name").expect("a name").into(),
                 failure: child("failure"),
                 error: child("error"),
+                skipped: case
+                    .children()
+                    .find(|n| n.has_tag_name("skipped"))
+                    .map(|n| n.attribute("message").expect("a message").to_string()),
             });
         }
         let f = here.iter().filter(|c| c.failure.is_some()).count();
         let e = here.iter().filter(|c| c.error.is_some()).count();
+        let k = here.iter().filter(|c| c.skipped.is_some()).count();
         assert_eq!(count(suite, "tests"), here.len(), "tests of {name}\n{r}");
         assert_eq!(count(suite, "failures"), f, "failures of {name}\n{r}");
         assert_eq!(count(suite, "errors"), e, "errors of {name}\n{r}");
-        assert_eq!(count(suite, "skipped"), 0, "{r}");
+        assert_eq!(count(suite, "skipped"), k, "skipped of {name}\n{r}");
         (tests, failures, errors) = (tests + here.len(), failures + f, errors + e);
         cases.extend(here);
     }
@@ -173,6 +180,28 @@ fn verify_identity_junit_has_a_case_per_check_and_the_detail_of_each_failure() {
             false => assert_eq!(case.failure.as_deref(), Some(detail.as_str()), "{r}"),
         }
     }
+    // Issue 36.9: an unsigned release's signature was a passed case; it was not run, and
+    // JUnit says so.
+    let skipped: Vec<(&str, &str)> = cases
+        .iter()
+        .filter_map(|c| Some((c.name.as_str(), c.skipped.as_deref()?)))
+        .collect();
+    assert_eq!(
+        skipped,
+        [(
+            "signature",
+            "unsigned: no MANIFEST.sha256.sig (not checked: no trust policy)"
+        )],
+        "{r}"
+    );
+    let skipped_in_json = json.json()["servers"][0]["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["skipped"] == true)
+        .map(|c| c["check"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(skipped_in_json, ["signature"]);
     let failed: Vec<&str> = cases
         .iter()
         .filter(|c| c.failure.is_some())
@@ -538,7 +567,14 @@ fn quiet_prints_only_the_failed_checks_and_the_verdict() {
     assert_eq!(lines[2], "1 check(s) failed");
     let r = w.verify_identity(&ct, CT_SHA, &doc, &["--quiet"]);
     r.code(0);
-    assert_eq!(r.stdout, "ok: 4 check(s) passed\n", "{r}");
+    // Issue 36.6: -q said "ok: 4 check(s) passed" where the live registration was never
+    // compared and the signature never checked; both change what the pass means.
+    assert_eq!(
+        r.stdout,
+        "ok: 3 check(s) passed, 1 not run (document only: the live registration was not \
+         compared: codetools)\n",
+        "{r}"
+    );
     // In GitHub's format: the annotations and the verdict, no passing line.
     let r = w.verify_identity(&ct, OTHER_SHA, &doc, &["-q", "--format", "github"]);
     r.code(1);
@@ -570,7 +606,10 @@ fn verbose_says_every_client_call_and_the_progress_even_on_a_pipe() {
     // Quiet: the verdict only, and no progress even where -v would show it.
     let quiet = w.on_sample("install", &["-q"]);
     quiet.code(0);
-    assert_eq!(quiet.stdout, "ok: 7 check(s) passed\n", "{quiet}");
+    assert_eq!(
+        quiet.stdout, "ok: 5 check(s) passed, 2 not run\n",
+        "{quiet}"
+    );
     // uninstall's report has no check: quiet, it says nothing.
     let gone = w.on_sample("uninstall", &["-q"]);
     gone.code(0);

@@ -427,7 +427,7 @@ fn human_report_snapshot() {
         "codetools
   ok   release           [ROOT]/opt/codetools/current -> [ROOT]/opt/codetools/releases/{CT_SHA}
   ok   commit            [ROOT]/opt/codetools/releases/{CT_SHA}/VERSION holds {CT_SHA}, as expected
-  ok   signature         unsigned: no MANIFEST.sha256.sig (not checked: no trust policy)
+  skip signature         unsigned: no MANIFEST.sha256.sig (not checked: no trust policy)
   FAIL mcp-registration  command [ROOT]/elsewhere/codetools is not the declared command [ROOT]/opt/codetools/bin/codetools; command [ROOT]/elsewhere/codetools resolves to [ROOT]/elsewhere/codetools, outside [ROOT]/opt/codetools/releases/{CT_SHA}: the registered command is not the declared [ROOT]/opt/codetools/bin/codetools (edited by hand, or an older declaration); install would re-register it (document only: the live registration was not compared)
 1 check(s) failed
 "
