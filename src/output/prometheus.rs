@@ -163,7 +163,7 @@ mod tests {
             witnesses: None,
             deployed: Default::default(),
             checks: vec![
-                Check::pass("layers", "a".into()),
+                Check::from_result("layers", Ok::<_, String>("a".into())),
                 Check {
                     skipped: false,
                     check: "layers",
