@@ -404,7 +404,12 @@ impl ClientArgs {
 
 impl clap::Args for ClientArgs {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        ClientArgs::augment(cmd, Some("claude"), "The clients to act on", "")
+        ClientArgs::augment(
+            cmd,
+            Some(crate::clients::primary_name()),
+            "The clients to act on",
+            "",
+        )
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
@@ -584,7 +589,7 @@ pub struct ClientListArgs {
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "claude",
+        default_value = crate::clients::primary_name(),
         help_heading = CLIENTS
     )]
     pub clients: Vec<ClientKind>,
@@ -688,7 +693,7 @@ pub struct VerifyArgs {
         long = "client",
         value_name = "LIST",
         value_delimiter = ',',
-        default_value = "claude",
+        default_value = crate::clients::primary_name(),
         help_heading = CLIENTS
     )]
     pub clients: Vec<ClientKind>,

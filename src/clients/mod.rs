@@ -36,6 +36,19 @@ use serde_json::{Map, Value};
 pub(crate) use crate::entry::string_map;
 use crate::entry::Entry;
 pub use table::ClientKind;
+
+/// The primary client's name: the first of [`CLIENTS`]. It is `--client`'s default, the client
+/// whose registrations are the flat document's top-level `mcpServers` (the seed's document), and
+/// the one a report names without ` in <client>`. Code outside the client folders says "the
+/// primary client", never its name (`clients::tests`' test holds that).
+pub(crate) fn primary_name() -> &'static str {
+    CLIENTS[0].about().name
+}
+
+/// Whether `client` (a name as reports carry it) is the primary client.
+pub(crate) fn is_primary(client: &str) -> bool {
+    client == primary_name()
+}
 pub(crate) use table::{client_list_help, About, Binary, ClientOptions, Managed, Writes};
 
 /// Every client mcp-deploy knows, in `--client`'s order: the one list. Each is its folder

@@ -500,3 +500,51 @@ fn the_client_list_is_what_client_takes() {
         [gemini, claude]
     );
 }
+
+/// Issue 34, item 1: outside its folder no code names a client. Every string literal in
+/// `src/` outside `src/clients/` that is a client's name (`"claude"`, `"codex"`, …) is a
+/// decision taken by name, which a new client's folder cannot reach; test code (a file's
+/// `#[cfg(test)] mod tests`, a `tests.rs`) may name clients. The one literal allowed is
+/// MCP's own `"cursor"` (the pagination cursor of `tools/list`, not the client).
+#[test]
+fn no_code_outside_the_client_folders_names_a_client() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names: Vec<String> = ClientKind::all()
+        .iter()
+        .map(|k| format!("\"{}\"", k.name()))
+        .collect();
+    let allowed = [("identity/handshake.rs", "\"cursor\"")];
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(&src).sort_by_file_name() {
+        let entry = entry.expect("src/ can be walked");
+        let path = entry.path();
+        let rel = path.strip_prefix(&src).expect("under src/");
+        if path.extension().is_none_or(|e| e != "rs")
+            || rel.starts_with("clients")
+            || rel.file_name().is_some_and(|n| n == "tests.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("a source file is UTF-8");
+        let code = match text.find("#[cfg(test)]\nmod tests") {
+            Some(at) => &text[..at],
+            None => &text,
+        };
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for name in &names {
+                let rel = rel.to_string_lossy();
+                if line.contains(name.as_str()) && !allowed.contains(&(rel.as_ref(), name)) {
+                    found.push(format!("src/{rel}:{}: {name}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "client names outside src/clients/ (ask the client's kind instead):\n{}",
+        found.join("\n")
+    );
+}

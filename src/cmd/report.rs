@@ -11,6 +11,7 @@ pub(crate) fn report(args: &ReportArgs, style: &Style) -> Result<Exit, Error> {
     let expect = fleet::Expect {
         max_age: args.max_age,
         hosts: args.expect_hosts.clone(),
+        unnamed_client: crate::clients::primary_name(),
     };
     let fleet = fleet::merge(&args.files, &expect, std::time::SystemTime::now())
         .map_err(|e| Error::usage(e.to_string(), e.help()))?;

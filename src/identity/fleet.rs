@@ -159,6 +159,9 @@ pub(crate) struct Expect {
     pub(crate) max_age: Option<Duration>,
     /// `--expect-host`: the hosts that must have a report.
     pub(crate) hosts: Vec<String>,
+    /// The client of a server whose report names none (written before reports named their
+    /// client): the primary client, which the command names (identity knows no client).
+    pub(crate) unnamed_client: &'static str,
 }
 
 /// Read and merge the reports of `files` (`-` is stdin), holding them to `expect` at `now`.
@@ -172,7 +175,7 @@ pub(crate) fn merge(
     }
     let mut read = Vec::new();
     for file in files {
-        read.push(read_one(file)?);
+        read.push(read_one(file, expect.unnamed_client)?);
     }
     let mut hosts: Vec<(SystemTime, Host)> = Vec::new();
     // Where each host name's entries are in `hosts`: a fleet of thousands merges in one pass.
@@ -297,7 +300,7 @@ fn stale(at: SystemTime, now: SystemTime, max_age: Duration) -> Option<String> {
     }
 }
 
-fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
+fn read_one(file: &Path, unnamed_client: &str) -> Result<(SystemTime, Host), FleetError> {
     let unreadable = |source| FleetError::Unreadable {
         file: file.to_path_buf(),
         source,
@@ -321,14 +324,20 @@ fn read_one(file: &Path) -> Result<(SystemTime, Host), FleetError> {
         file: file.to_path_buf(),
         why: e.to_string(),
     })?;
-    host_of(&doc, &file.display().to_string()).map_err(|why| FleetError::NotAReport {
-        file: file.to_path_buf(),
-        why,
+    host_of(&doc, &file.display().to_string(), unnamed_client).map_err(|why| {
+        FleetError::NotAReport {
+            file: file.to_path_buf(),
+            why,
+        }
     })
 }
 
 /// The host of one report (`file`, as it was named), or why it is not a report.
-fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), NotAReport> {
+fn host_of(
+    doc: &Value,
+    file: &str,
+    unnamed_client: &str,
+) -> Result<(SystemTime, Host), NotAReport> {
     let Some(obj) = doc.as_object() else {
         return Err(NotAReport::NotAnObject);
     };
@@ -350,7 +359,7 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), NotAReport> {
     let servers = match (obj.get("servers"), &error) {
         (Some(Value::Array(servers)), _) => servers
             .iter()
-            .map(server_of)
+            .map(|s| server_of(s, unnamed_client))
             .collect::<Result<Vec<_>, _>>()?,
         (None, Some(_)) => Vec::new(),
         _ => return Err(NotAReport::NoServers),
@@ -373,7 +382,7 @@ fn host_of(doc: &Value, file: &str) -> Result<(SystemTime, Host), NotAReport> {
     ))
 }
 
-fn server_of(s: &Value) -> Result<HostServer, NotAReport> {
+fn server_of(s: &Value, unnamed_client: &str) -> Result<HostServer, NotAReport> {
     let string = |key: &str| s.get(key).and_then(Value::as_str).map(str::to_string);
     let name = string("name").ok_or(NotAReport::ServerWithoutName)?;
     let checks = s
@@ -412,7 +421,7 @@ fn server_of(s: &Value) -> Result<HostServer, NotAReport> {
         .collect();
     Ok(HostServer {
         registered_name: string("registered_name").unwrap_or_else(|| name.clone()),
-        client: string("client").unwrap_or_else(|| "claude".into()),
+        client: string("client").unwrap_or_else(|| unnamed_client.into()),
         release: string("release"),
         commit: string("commit"),
         ok: drift.is_empty(),
@@ -439,14 +448,14 @@ mod tests {
     fn a_report_without_host_is_not_a_report() {
         let mut doc = report("a", "2026-12-02T18:00:00Z", true);
         doc.as_object_mut().unwrap().remove("host");
-        let why = host_of(&doc, "f").unwrap_err();
+        let why = host_of(&doc, "f", "claude").unwrap_err();
         assert!(matches!(why, NotAReport::NoHost), "{why}");
         assert!(why.to_string().contains("no \"host\""), "{why}");
     }
 
     #[test]
     fn a_failed_check_fails_the_host_and_is_its_drift() {
-        let (_, h) = host_of(&report("a", "2026-12-02T18:00:00Z", false), "f").unwrap();
+        let (_, h) = host_of(&report("a", "2026-12-02T18:00:00Z", false), "f", "claude").unwrap();
         assert!(!h.ok);
         assert_eq!(h.servers[0].drift, ["commit"]);
     }
@@ -575,7 +584,7 @@ mod tests {
     fn a_run_that_could_not_complete_fails_its_host() {
         let doc = json!({"ok": false, "exit": 2, "host": "b", "at": "2026-12-02T18:00:00Z",
                          "error": "no claude", "help": null});
-        let (_, h) = host_of(&doc, "f").unwrap();
+        let (_, h) = host_of(&doc, "f", "claude").unwrap();
         assert!(!h.ok);
         assert_eq!(h.error.as_deref(), Some("no claude"));
     }

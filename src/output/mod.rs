@@ -200,7 +200,7 @@ fn server_heading(s: &ServerReport) -> String {
     } else {
         format!("{} (registered as {})", s.name, s.registered_name)
     };
-    if s.client != "claude" {
+    if !crate::clients::is_primary(&s.client) {
         name.push_str(&format!(" in {}", s.client));
     }
     name
@@ -209,7 +209,7 @@ fn server_heading(s: &ServerReport) -> String {
 /// The class of a server's checks in the machine formats: its registered name, and the
 /// client when it is not claude (as the human heading says it).
 fn server_class(s: &ServerReport) -> String {
-    if s.client == "claude" {
+    if crate::clients::is_primary(&s.client) {
         s.registered_name.clone()
     } else {
         format!("{} in {}", s.registered_name, s.client)
@@ -471,7 +471,7 @@ fn plan_suites(plan: &DryRun, style: &Style, exit: Exit, verdict: String) -> Sui
         .servers
         .iter()
         .map(|step| {
-            let class = if step.client == "claude" {
+            let class = if crate::clients::is_primary(step.client) {
                 step.registered_name.clone()
             } else {
                 format!("{} in {}", step.registered_name, step.client)

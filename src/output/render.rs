@@ -19,7 +19,7 @@ pub(crate) fn print(
                 vec![ServerReport {
                     name: server.to_string(),
                     // No client is involved; "claude" keeps the human line free of " in …".
-                    client: "claude".into(),
+                    client: crate::clients::primary_name().into(),
                     registered_name: server.to_string(),
                     prefix: prefix.display().to_string(),
                     registration: Some("not rendered".into()),

@@ -54,9 +54,7 @@ pub(crate) fn run(opts: &PolicyOptions, notify: Notify) -> Result<Policies, Poli
     let mut changes = Vec::new();
     if opts.write || opts.dry_run {
         for list in &lists {
-            if list.client == "gemini" {
-                policy::gemini::check_counted(&list.file)?;
-            }
+            policy::check_counted(list)?;
             let wopts = WriteOptions {
                 file: &list.file,
                 dir: list

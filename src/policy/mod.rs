@@ -17,8 +17,6 @@
 pub(crate) mod apply;
 pub(crate) mod write;
 
-// gemini's check that its system settings count, by the path `cmd/policy.rs` names it.
-pub(crate) use crate::clients::gemini::policy as gemini;
 pub(crate) use crate::clients::policy::{Allowed, Pins};
 
 use std::path::{Component, Path, PathBuf};
@@ -63,6 +61,11 @@ pub(crate) fn supported() -> Vec<&'static str> {
 }
 
 /// The policy writer of the client `client`, or why `policy` cannot write for it.
+/// Refuse a policy file `list`'s client would not count ([`PolicyWriter::check_counted`]).
+pub(crate) fn check_counted(list: &Allowlist) -> Result<(), UsageError> {
+    writer(list.client)?.check_counted(&list.file)
+}
+
 fn writer(client: &str) -> Result<&'static dyn PolicyWriter, UsageError> {
     crate::clients::ClientKind::named(client)
         .and_then(|k| k.kind().policy())

@@ -75,7 +75,8 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
         let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
         for s in selected {
             // A name the document records in claude's managed file is looked for there.
-            let managed = client.name() == "claude"
+            let managed = ClientKind::named(client.name())
+                .is_some_and(ClientKind::has_managed_scope)
                 && flat
                     .as_ref()
                     .is_some_and(|f| f.scope(client.name(), &s.registered_name) == Scope::Managed);

@@ -48,8 +48,10 @@ impl FlatDocumentError {
     }
 }
 
-/// The client whose entries are the top-level `mcpServers`.
-const PRIMARY: &str = "claude";
+/// The client whose entries are the top-level `mcpServers`: the primary client.
+fn primary() -> &'static str {
+    crate::clients::primary_name()
+}
 
 /// The key beside `mcpServers` recording the scope of an entry not in the user's.
 const SCOPES: &str = "mcpScopes";
@@ -163,7 +165,7 @@ impl FlatDocument {
 
     /// `client`'s entries (empty when it has none).
     pub(crate) fn servers(&self, client: &str) -> Map<String, Value> {
-        let servers = if client == PRIMARY {
+        let servers = if client == primary() {
             self.doc.get("mcpServers")
         } else {
             self.doc
@@ -178,7 +180,7 @@ impl FlatDocument {
     }
 
     fn servers_mut(&mut self, client: &str) -> &mut Map<String, Value> {
-        let slot = if client == PRIMARY {
+        let slot = if client == primary() {
             self.doc.entry("mcpServers")
         } else {
             let clients = self
@@ -216,7 +218,7 @@ impl FlatDocument {
 
     /// The scope `name` of `client` was registered in (no record: the user's).
     pub(crate) fn scope(&self, client: &str, name: &str) -> Scope {
-        let holder = if client == PRIMARY {
+        let holder = if client == primary() {
             Some(&self.doc)
         } else {
             self.doc
@@ -237,7 +239,7 @@ impl FlatDocument {
     /// Record the scope of `name` of `client`: the user's is no record at all, and the key is
     /// dropped when it holds none.
     pub(crate) fn set_scope(&mut self, client: &str, name: &str, scope: Scope) {
-        let holder = if client == PRIMARY {
+        let holder = if client == primary() {
             &mut self.doc
         } else {
             self.servers_mut(client);
@@ -291,7 +293,7 @@ impl FlatDocument {
 
     /// The bytes [`FlatDocument::write`] writes.
     fn text(&mut self) -> String {
-        self.servers_mut(PRIMARY);
+        self.servers_mut(primary());
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a Map serializes");
         text.push('\n');
         text

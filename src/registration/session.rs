@@ -348,18 +348,26 @@ pub(crate) fn check_scope(clients: &[ClientKind], scope: Scope) -> Result<(), Us
     }
     let others: Vec<&str> = ClientKind::unique(clients)
         .into_iter()
+        .filter(|k| !k.has_managed_scope())
         .map(ClientKind::name)
-        .filter(|&n| n != "claude")
         .collect();
     if !others.is_empty() {
+        let with: Vec<&str> = ClientKind::all()
+            .iter()
+            .filter(|k| k.has_managed_scope())
+            .map(|k| k.name())
+            .collect();
+        let with = with.join(",");
         return Err(UsageError::new(
             format!(
-                "--scope managed is for claude only, and --client names {}: mcp-deploy writes no \
+                "--scope managed is for {with} only, and --client names {}: mcp-deploy writes no \
                  managed file for another client",
                 others.join(", ")
             ),
-            "run --scope managed with --client claude alone, and register the other clients \
-             in a second run without --scope (user scope)",
+            format!(
+                "run --scope managed with --client {with} alone, and register the other clients \
+                 in a second run without --scope (user scope)"
+            ),
         ));
     }
     Ok(())

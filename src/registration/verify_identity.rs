@@ -104,7 +104,7 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
             let kind = view.kind;
             // An entry install put in claude's managed file: that file is its live witness.
             let managed = flat.scope(kind.name(), registered_name) == Scope::Managed
-                && kind.name() == "claude";
+                && kind.has_managed_scope();
             let live = match managed {
                 true => clients::claude_managed::read_live()?,
                 false => match (view.live.clone(), &view.shadows) {

@@ -154,6 +154,9 @@ pub(crate) fn edit(
 pub(crate) struct Policy;
 
 impl PolicyWriter for Policy {
+    fn check_counted(&self, file: &Path) -> Result<(), UsageError> {
+        check_counted(file)
+    }
     fn file(&self) -> PathBuf {
         system_settings()
     }

@@ -35,6 +35,11 @@ pub(crate) trait PolicyWriter: Sync {
     fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited;
     /// `--format file`: the fragment of its file, as text in its format.
     fn fragment(&self, servers: &[Allowed]) -> String;
+    /// Refuse, before anything is written, a policy file the client would not count (gemini
+    /// skips a system settings file others could replace); every file counts by default.
+    fn check_counted(&self, _file: &Path) -> Result<(), UsageError> {
+        Ok(())
+    }
 }
 
 /// One server's line in a client's allowlist.

@@ -283,6 +283,11 @@ impl ClientKind {
         self.0
     }
 
+    /// Whether it has a managed scope (`--scope managed`, [`Kind::managed`]).
+    pub(crate) fn has_managed_scope(self) -> bool {
+        self.0.managed().is_some()
+    }
+
     /// The kind whose [`ClientKind::name`] is `name`.
     pub(crate) fn named(name: &str) -> Option<ClientKind> {
         ClientKind::all().iter().copied().find(|k| k.name() == name)
