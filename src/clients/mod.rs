@@ -22,6 +22,7 @@ pub(crate) mod layers;
 pub(crate) mod listing;
 pub(crate) mod only_deployed;
 pub(crate) mod opencode;
+pub(crate) mod qwen;
 pub(crate) mod runner;
 pub(crate) mod scopes;
 mod table;
@@ -222,6 +223,31 @@ pub(crate) static CLIENTS: &[Description] = &[
         shadows: ShadowReader::PerName(vscode::shadows_in),
         layers: layers::Reader::PerName(vscode::layers),
         scopes: vscode::scopes,
+    },
+    Description {
+        name: "qwen",
+        binary: Some(Binary {
+            name: "qwen",
+            product: "Qwen Code",
+            env: "MCP_DEPLOY_QWEN",
+            help: "The qwen binary [default: `qwen` on PATH]",
+        }),
+        writes: Writes::Cli,
+        http: Http::Supported,
+        // 0.15.10's `mcp remove` leaves the entry (src/clients/qwen/mod.rs).
+        supported: Some(Supported {
+            client: "qwen",
+            packages: &["@qwen-code/qwen-code"],
+            oldest: Version::new(0, 21, 2),
+            newest_tested: Version::new(0, 24, 4),
+            version_flag: true,
+        }),
+        open: |row, o| Ok(Box::new(qwen::open(row, o)?)),
+        user_config: qwen::config_path,
+        read_entries: qwen::read_user_entries,
+        shadows: ShadowReader::PerName(qwen::shadows_in),
+        layers: layers::Reader::PerName(qwen::layers::read),
+        scopes: qwen::scopes,
     },
 ];
 
