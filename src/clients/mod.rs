@@ -234,7 +234,7 @@ pub(crate) static CLIENTS: &[Description] = &[
         }),
         writes: Writes::Cli,
         http: Http::Supported,
-        // 0.15.10's `mcp remove` leaves the entry (src/clients/qwen/mod.rs).
+        // 0.15.10's `mcp remove` can leave the entry (src/clients/qwen/mod.rs).
         supported: Some(Supported {
             client: "qwen",
             packages: &["@qwen-code/qwen-code"],

@@ -19,8 +19,8 @@
 //!   [`PASSED`]; a reference to one of those, or a `${VAR:-default}`, is refused before a
 //!   mutating call ([`super::gemini::would_expand`]).
 //! - The oldest supported release is 0.21.2: 0.15.10's `mcp remove` says it removed the entry
-//!   and leaves it in the file, and 0.1.3 to 0.10.1 take `-e`/`-H` as greedy lists that
-//!   swallow the name (docs/clients.md, Qwen Code versions).
+//!   and leaves it in the file when the file holds another server, and 0.1.3 to 0.10.1 take
+//!   `-e`/`-H` as greedy lists that swallow the name (docs/clients.md, Qwen Code versions).
 //! - Shadows: qwen merges system defaults, user, workspace (`.qwen/settings.json` of the
 //!   working directory, when it is trusted) and system settings in that order, each later
 //!   server of the same name replacing the earlier; a project's `.mcp.json` (Claude Code's
