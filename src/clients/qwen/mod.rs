@@ -17,7 +17,9 @@
 //!   value is refused for every release. Saving writes every user server back with
 //!   `$VAR`/`${VAR}` references expanded from its own environment, so it runs with only
 //!   [`PASSED`]; a reference to one of those, or a `${VAR:-default}`, is refused before a
-//!   mutating call ([`super::gemini::would_expand`]).
+//!   mutating call ([`super::gemini::would_expand`]). HOME is the caller's (a test's scratch
+//!   home), QWEN_HOME the directory of the settings file read, and TMPDIR this run's scratch
+//!   directory (its launcher writes Node's compile cache there).
 //! - The oldest supported release is 0.21.2: 0.15.10's `mcp remove` says it removed the entry
 //!   and leaves it in the file when the file holds another server, and 0.1.3 to 0.10.1 take
 //!   `-e`/`-H` as greedy lists that swallow the name (docs/clients.md, Qwen Code versions).
@@ -41,7 +43,7 @@ use super::{ClientError, ClientOptions, ReadEntries};
 use crate::entry::Entry;
 
 /// The variables qwen runs with (and may expand in what it saves).
-pub(crate) const PASSED: &[&str] = &["PATH", "HOME", "QWEN_HOME"];
+pub(crate) const PASSED: &[&str] = &["PATH", "HOME", "QWEN_HOME", "TMPDIR"];
 
 /// What qwen does its own way ([`super::cli_driven`]): nothing beyond gemini's guard.
 pub(crate) struct QwenCli;
@@ -49,14 +51,13 @@ pub(crate) struct QwenCli;
 pub(crate) type Qwen = CliDriven<QwenCli>;
 
 pub(crate) fn open(row: &super::Description, options: &ClientOptions) -> Result<Qwen, ClientError> {
-    let config = match options.home("qwen") {
-        Some(home) => home.join(".qwen").join("settings.json"),
-        None => config_path(),
+    let (home, config) = match options.home("qwen") {
+        Some(home) => (home.to_path_buf(), home.join(".qwen").join("settings.json")),
+        None => (crate::dirs::home(), config_path()),
     };
+    // QWEN_HOME set to the directory mcp-deploy reads (every supported release takes its
+    // settings from `$QWEN_HOME/settings.json`), so that none looks for it in `~/.env`.
     let qwen_dir = config.parent().unwrap_or(Path::new("/")).to_path_buf();
-    // HOME is the directory above it, so that a release that ignores QWEN_HOME (before 0.24)
-    // and one that reads `~/.env` for it find the same file.
-    let home = qwen_dir.parent().unwrap_or(Path::new("/")).to_path_buf();
     let mut env: Vec<(&'static str, OsString)> = vec![
         ("HOME", home.into_os_string()),
         ("QWEN_HOME", qwen_dir.into_os_string()),
@@ -74,6 +75,9 @@ pub(crate) fn open(row: &super::Description, options: &ClientOptions) -> Result<
         row.install_help(),
     )?
     .clearing_env()
+    // Its launcher keeps Node's compile cache in `$TMPDIR/node-compile-cache` (0.24's
+    // cli-entry.js `enableCompileCache`): into this run's scratch directory, removed after.
+    .scratch_for(&["TMPDIR"])
     .detect_version("qwen")?;
     Ok(CliDriven {
         runner,
