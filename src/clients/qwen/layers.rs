@@ -11,7 +11,9 @@
 //!   that matches the name blocks the server. **`mcp.allowed`**, concatenated: when any file
 //!   has one, a name no pattern matches is blocked. A pattern with `*` or `?` is a glob,
 //!   anything else matches the name exactly (case-sensitive).
-//! - A file that exists and cannot be read, or is not JSON with comments, is `NotCompared`.
+//! - A settings file that is not JSON with comments, or not an object, makes qwen refuse to
+//!   start (`Blocked`), but for the workspace's, which it resets to `{}` (pinned with 0.24.4).
+//!   One that exists and cannot be read is `NotCompared`.
 //!
 //! Not read yet (docs/clients.md says so): the `.env` files qwen loads into the servers it
 //! starts, and the folder trust that decides whether the workspace file counts (it is read
@@ -57,21 +59,32 @@ fn read_files(name: &str, files: &[(&str, PathBuf)]) -> Vec<Finding> {
     let mut found = Vec::new();
     let mut allowed: Vec<(String, String)> = Vec::new();
     for (what, file) in files {
+        let source = format!("{what} {}", file.display());
+        match crate::clients::read_config_text(file) {
+            Ok(None) => continue,
+            Ok(Some(_)) => {}
+            Err(e) => {
+                found.push(Finding::new(source, Effect::NotCompared(e.to_string())));
+                continue;
+            }
+        }
+        // Read, so what fails now is its content: qwen resets a workspace file it cannot
+        // parse (to `{}`, keeping a `.corrupted` copy) and refuses to start with any other.
+        let refused = |why: String| {
+            Effect::Blocked(format!(
+                "qwen refuses to start with this file ({why}): it loads no server at all"
+            ))
+        };
         let doc = match crate::clients::gemini::read_settings(file) {
             Ok(None) => continue,
             Ok(Some(Value::Object(doc))) => doc,
+            Err(_) | Ok(Some(_)) if *what == "workspace settings" => continue,
             Ok(Some(_)) => {
-                found.push(Finding::new(
-                    format!("{what} {}", file.display()),
-                    Effect::NotCompared("its top level is not an object".into()),
-                ));
+                found.push(Finding::new(source, refused("not a JSON object".into())));
                 continue;
             }
             Err(e) => {
-                found.push(Finding::new(
-                    format!("{what} {}", file.display()),
-                    Effect::NotCompared(e.to_string()),
-                ));
+                found.push(Finding::new(source, refused(e.to_string())));
                 continue;
             }
         };
@@ -186,7 +199,12 @@ mod tests {
         let f = read_files("ct", &[("b", b.clone())]);
         assert!(matches!(f[0].effect, Effect::Blocked(_)), "{f:?}");
         std::fs::write(&b, "{not json").unwrap();
-        let f = read_files("ct", &[("b", b)]);
+        let f = read_files("ct", &[("user settings", b.clone())]);
+        assert!(matches!(f[0].effect, Effect::Blocked(_)), "{f:?}");
+        assert!(read_files("ct", &[("workspace settings", b.clone())]).is_empty());
+        std::fs::remove_file(&b).unwrap();
+        std::fs::create_dir(&b).unwrap();
+        let f = read_files("ct", &[("user settings", b)]);
         assert!(matches!(f[0].effect, Effect::NotCompared(_)), "{f:?}");
     }
 }

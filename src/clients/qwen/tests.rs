@@ -153,7 +153,7 @@ fn qwen_home_resolves_as_qwen_resolves_it() {
 }
 
 #[test]
-fn a_project_mcp_json_and_the_workspace_settings_shadow() {
+fn a_project_mcp_json_is_read_in_its_own_shape() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join(".mcp.json");
     std::fs::write(
