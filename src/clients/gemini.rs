@@ -231,12 +231,14 @@ fn resolve_home(
 /// The argv of `gemini mcp add` for `entry`, and the values to keep out of error messages; or
 /// why gemini would store something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
-    add_args_for("gemini", name, entry)
+    add_args_for("gemini", true, name, entry)
 }
 
-/// [`add_args`] for `client`, a fork of gemini with the same `mcp add` parser (Qwen Code).
+/// [`add_args`] for `client`, a fork of gemini with the same `mcp add` parser (Qwen Code),
+/// which may keep an env value's `=` (`cuts_at_eq` false).
 pub(crate) fn add_args_for(
     client: &'static str,
+    cuts_at_eq: bool,
     name: &str,
     entry: &Entry,
 ) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -272,7 +274,7 @@ pub(crate) fn add_args_for(
                         "env {k:?} has an empty value, which {client} drops"
                     )));
                 }
-                if v.contains('=') {
+                if cuts_at_eq && v.contains('=') {
                     return Err(refuse(format!(
                         "env {k:?} has a value containing \"=\", which {client} cuts at its \
                          first \"=\""

@@ -13,8 +13,8 @@
 //! - `mcp add` overwrites an existing name (it only says so) and `remove` of a missing name
 //!   exits 0 ("not found in user settings"), as gemini's do; its yargs parser rewrites
 //!   number-like arguments (`1.50` becomes `1.5`), drops an empty env value and trims header
-//!   names and values. 0.21.2 cuts an env value at its first `=` (0.24.4 keeps it), so such a
-//!   value is refused for every release. Saving writes every user server back with
+//!   names and values (an env value's `=` it keeps, unlike gemini and its own 0.15.10).
+//!   Saving writes every user server back with
 //!   `$VAR`/`${VAR}` references expanded from its own environment, so it runs with only
 //!   [`PASSED`]; a reference to one of those, or a `${VAR:-default}`, is refused before a
 //!   mutating call ([`super::gemini::would_expand`]). HOME is the caller's (a test's scratch
@@ -133,7 +133,8 @@ impl Dialect for QwenCli {
 }
 
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
-    super::gemini::add_args_for("qwen", name, entry)
+    // Every supported release keeps an env value's `=` (0.15.10 cut it at the first).
+    super::gemini::add_args_for("qwen", false, name, entry)
 }
 
 /// Where qwen keeps its user settings for this environment, found without its binary:

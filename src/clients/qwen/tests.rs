@@ -40,7 +40,7 @@ fn stdio_and_remote_entries_round_trip_then_are_removed() {
     let stdio = json!({
         "command": "/opt/codetools/bin/codetools",
         "args": ["mcp serve", "it\"s", "--scope", "10"],
-        "env": {"CT_TOKEN": "${CT_TOKEN}", "CT_MODE": "fast lane"}
+        "env": {"CT_TOKEN": "${CT_TOKEN}", "CT_MODE": "fast lane", "CT_OPTS": "a=b=c"}
     });
     let http = json!({"type": "http", "url": "http://h/mcp", "headers": {"X-K": "v: w"}});
     let sse = json!({"type": "sse", "url": "http://s/sse"});
@@ -90,8 +90,12 @@ fn refusals_name_the_key_and_make_no_call() {
             "looks like a number",
         ),
         (
-            json!({"command": "/x", "env": {"T": "a=hunter2"}}),
-            "qwen cuts",
+            json!({"command": "/x", "env": {"T": ""}}),
+            "which qwen drops",
+        ),
+        (
+            json!({"type": "http", "url": "u", "headers": {"K": " hunter2"}}),
+            "header \"K\"",
         ),
         (json!({"command": "/x", "trust": true}), "key \"trust\""),
     ] {
