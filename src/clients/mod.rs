@@ -17,6 +17,7 @@ mod kit;
 pub(crate) mod listing;
 pub(crate) mod only_deployed;
 pub(crate) mod opencode;
+pub(crate) mod qwen;
 #[cfg(test)]
 pub(crate) mod tests;
 pub(crate) mod vscode;
@@ -62,6 +63,7 @@ pub(crate) static CLIENTS: &[&dyn table::Kind] = &[
     &cursor::CursorKind,
     &copilot::CopilotKind,
     &vscode::VscodeKind,
+    &qwen::QwenKind,
 ];
 
 #[derive(Debug, thiserror::Error)]

@@ -488,7 +488,7 @@ fn the_client_list_is_what_client_takes() {
         .collect();
     assert_eq!(
         names,
-        ["claude", "codex", "gemini", "opencode", "grok", "cursor", "copilot", "vscode"]
+        ["claude", "codex", "gemini", "opencode", "grok", "cursor", "copilot", "vscode", "qwen"]
     );
     for k in ClientKind::value_variants() {
         assert_eq!(ClientKind::from_str(k.name(), false), Ok(*k));

@@ -35,7 +35,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     let every = every_client();
     let every = every.as_str();
     assert_eq!(
-        every, "claude,codex,gemini,opencode,grok,cursor,copilot,vscode",
+        every, "claude,codex,gemini,opencode,grok,cursor,copilot,vscode,qwen",
         "the table's clients, each checked below in its own shape"
     );
     let w = World::with_every_client();
@@ -46,7 +46,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     let r = w.on_sample("install", &["--config", c, "--client", every, "--json"]);
     r.code(0);
     let servers = r.json()["servers"].as_array().unwrap().clone();
-    assert_eq!(servers.len(), 16, "{}", r.shown);
+    assert_eq!(servers.len(), 18, "{}", r.shown);
     for s in &servers {
         assert_eq!(s["registration"], "added", "{}", r.shown);
     }
@@ -63,6 +63,14 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     .unwrap();
     assert_eq!(
         gemini["mcpServers"]["thirdparty-test"]["args"],
+        json!(["--stdio", "two words"])
+    );
+    let qwen: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(w.root().join("home/.qwen/settings.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        qwen["mcpServers"]["thirdparty-test"]["args"],
         json!(["--stdio", "two words"])
     );
     assert!(w.user_servers().contains_key("thirdparty-test"));
@@ -118,7 +126,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         );
     }
 
-    // A second install is a no-op on every client: no file of any of the eight (nor the flat
+    // A second install is a no-op on every client: no file of any of the nine (nor the flat
     // document) is written — the CLI-driven clients save their file on every mutating call, so
     // this also shows that none was made.
     let files = [
@@ -130,6 +138,7 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
         w.cursor_config(),
         w.copilot_config(),
         w.vscode_config(),
+        w.root().join("home/.qwen/settings.json"),
         w.registered(),
     ];
     let stamp = |f: &std::path::PathBuf| {
@@ -190,6 +199,8 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     assert!(!codex.contains("thirdparty-test"), "{codex}");
     let gemini = fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap();
     assert!(!gemini.contains("thirdparty-test"), "{gemini}");
+    let qwen = fs::read_to_string(w.root().join("home/.qwen/settings.json")).unwrap();
+    assert!(!qwen.contains("thirdparty-test"), "{qwen}");
     assert!(!w.user_servers().contains_key("thirdparty-test"));
     assert!(!w.grok_servers().contains_key("thirdparty-test"));
     assert!(!w.copilot_servers().contains_key("thirdparty-test"));
@@ -231,16 +242,19 @@ fn a_failure_in_one_client_rolls_back_every_client() {
     assert!(!w.registered().exists());
 }
 
-/// Issue 14, and issue 24 with eight: one run into every client is all or nothing. VS Code, the
-/// last, fails for real (its file is a dangling link: absent when read, refused when written)
-/// after claude, codex, gemini, opencode, grok and copilot were changed through their real
-/// CLIs and files and cursor through its file: every one of them is put back, and the files
-/// that existed before keep their bytes.
+/// Issue 14, and issue 24 with eight (nine since qwen): one run into every client is all or
+/// nothing. VS Code, named last, fails for real (its file is a dangling link: absent when read,
+/// refused when written) after claude, codex, gemini, opencode, grok, copilot and qwen were
+/// changed through their real CLIs and files and cursor through its file: every one of them is
+/// put back, and the files that existed before keep their bytes.
 #[test]
 fn a_failure_in_the_last_of_eight_clients_rolls_back_the_other_seven() {
+    // vscode, which fails, named last.
     let every = every_client();
-    assert!(every.ends_with(",vscode"), "{every}");
-    assert_eq!(every.split(',').count(), 8, "{every}");
+    let mut order: Vec<&str> = every.split(',').filter(|&c| c != "vscode").collect();
+    order.push("vscode");
+    let every = order.join(",");
+    assert_eq!(order.len(), 9, "{every}");
     let w = World::with_every_client();
     w.sample();
     // A user's own OpenCode, grok, Cursor and copilot entries, which must come through
@@ -273,6 +287,8 @@ fn a_failure_in_the_last_of_eight_clients_rolls_back_the_other_seven() {
     let gemini =
         fs::read_to_string(w.root().join("home/.gemini/settings.json")).unwrap_or_default();
     assert!(!gemini.contains("-test"), "{gemini}");
+    let qwen = fs::read_to_string(w.root().join("home/.qwen/settings.json")).unwrap_or_default();
+    assert!(!qwen.contains("-test"), "{qwen}");
     // Every key, value and comment is back. The layout of a servers object written on one line
     // is not: jsonc-parser puts each property on a line of its own when it adds one, and the
     // removal keeps that (documented in docs/clients.md).

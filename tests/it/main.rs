@@ -34,6 +34,7 @@ mod output;
 mod policy;
 mod promote;
 mod python;
+mod qwen;
 mod races;
 mod reconcile;
 mod render;

@@ -477,6 +477,7 @@ fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_
         ("cursor", json!(null)),
         ("copilot", json!("1.0.102")),
         ("vscode", json!(null)),
+        ("qwen", json!("0.24.4")),
     ];
     let r = w.on_sample(
         "status",
@@ -491,10 +492,10 @@ fn the_pinned_clients_releases_are_read_from_their_packages_into_status_and_the_
     let human = w.on_sample("status", &["--client", every, "--server", "codetools"]);
     human.stdout_has(
         "clients: claude 2.1.332, codex 0.171.0, gemini 0.61.0, opencode 1.18.33, grok 0.0.34, \
-         cursor (no binary), copilot 1.0.102, vscode (no binary)",
+         cursor (no binary), copilot 1.0.102, vscode (no binary), qwen 0.24.4",
     );
     let lines = ledger(&w);
-    assert_eq!(lines.len(), 8, "{lines:?}");
+    assert_eq!(lines.len(), 9, "{lines:?}");
     for line in lines {
         let client = line["client"].as_str().unwrap();
         let (_, v) = want.iter().find(|(c, _)| *c == client).unwrap();

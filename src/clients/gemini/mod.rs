@@ -236,8 +236,19 @@ fn resolve_home(
 /// The argv of `gemini mcp add` for `entry`, and the values to keep out of error messages; or
 /// why gemini would store something else.
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
+    add_args_for("gemini", true, name, entry)
+}
+
+/// [`add_args`] for `client`, a fork of gemini with the same `mcp add` parser (Qwen Code),
+/// which may keep an env value's `=` (`cuts_at_eq` false).
+pub(crate) fn add_args_for(
+    client: &'static str,
+    cuts_at_eq: bool,
+    name: &str,
+    entry: &Entry,
+) -> Result<(Vec<String>, Vec<String>), ClientError> {
     let refuse = |reason: String| ClientError::Unrepresentable {
-        client: "gemini",
+        client,
         name: name.to_string(),
         reason,
     };
@@ -265,12 +276,12 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 }
                 if v.is_empty() {
                     return Err(refuse(format!(
-                        "env {k:?} has an empty value, which gemini drops"
+                        "env {k:?} has an empty value, which {client} drops"
                     )));
                 }
-                if v.contains('=') {
+                if cuts_at_eq && v.contains('=') {
                     return Err(refuse(format!(
-                        "env {k:?} has a value containing \"=\", which gemini cuts at its \
+                        "env {k:?} has a value containing \"=\", which {client} cuts at its \
                          first \"=\""
                     )));
                 }
@@ -281,7 +292,7 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             for (i, arg) in a.iter().enumerate() {
                 if looks_numeric(arg) {
                     return Err(refuse(format!(
-                        "argument {} ({arg:?}) looks like a number, and gemini's argument \
+                        "argument {} ({arg:?}) looks like a number, and {client}'s argument \
                          parser would store it rewritten",
                         i + 1
                     )));
@@ -294,7 +305,7 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
         }
         Transport::Remote { kind, url } => {
             if kind != "http" && kind != "sse" {
-                return Err(refuse(format!("gemini knows no transport {kind:?}")));
+                return Err(refuse(format!("{client} knows no transport {kind:?}")));
             }
             only_keys(&entry.raw, &["type", "url", "headers"])
                 .map_err(|e| refuse(e.to_string()))?;
@@ -303,13 +314,13 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
             for (k, v) in string_map(&entry.raw, "headers") {
                 if k.is_empty() || k.contains(':') || k.trim() != k {
                     return Err(refuse(format!(
-                        "header name {k:?} would not survive gemini's `-H \"Name: value\"`"
+                        "header name {k:?} would not survive {client}'s `-H \"Name: value\"`"
                     )));
                 }
                 if v.is_empty() || v.trim() != v {
                     return Err(refuse(format!(
                         "header {k:?} has an empty value or one with surrounding spaces, which \
-                         gemini drops or trims"
+                         {client} drops or trims"
                     )));
                 }
                 args.push("-H".into());
@@ -376,7 +387,7 @@ fn looks_numeric(arg: &str) -> bool {
 
 /// Whether gemini's `$VAR` expansion (`$NAME`, `${NAME}`, `${NAME:-default}`) would change a
 /// string anywhere in `v`, given the variables it can see.
-fn would_expand(v: &Value, vars: &BTreeSet<String>) -> bool {
+pub(crate) fn would_expand(v: &Value, vars: &BTreeSet<String>) -> bool {
     match v {
         Value::String(s) => string_would_expand(s, vars),
         Value::Array(a) => a.iter().any(|x| would_expand(x, vars)),
