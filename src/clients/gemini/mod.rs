@@ -429,6 +429,15 @@ fn string_would_expand(s: &str, vars: &BTreeSet<String>) -> bool {
 /// Read `mcpServers` of a gemini settings file (JSON with comments), each entry in the claude
 /// shape. A missing file has no entries.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
+    read_servers(path, to_claude_shape)
+}
+
+/// Read `mcpServers` of a settings file in gemini's format (gemini's, and qwen's, its fork),
+/// each entry through `shape` into the claude shape. A missing file has no entries.
+pub(crate) fn read_servers(
+    path: &Path,
+    shape: fn(Map<String, Value>) -> Map<String, Value>,
+) -> Result<Map<String, Value>, ClientError> {
     let Some(doc) = read_settings(path)? else {
         return Ok(Map::new());
     };
@@ -446,7 +455,7 @@ pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, Clien
         .iter()
         .map(|(k, v)| {
             let shaped = match v {
-                Value::Object(m) => Value::Object(to_claude_shape(m.clone())),
+                Value::Object(m) => Value::Object(shape(m.clone())),
                 other => other.clone(),
             };
             (k.clone(), shaped)

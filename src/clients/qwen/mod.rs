@@ -274,29 +274,7 @@ fn read_project(path: &Path) -> Result<Map<String, Value>, ClientError> {
 /// Read `mcpServers` of a qwen settings file (JSON with comments), each entry in the claude
 /// shape. A missing file has no entries.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    let Some(doc) = super::gemini::read_settings(path)? else {
-        return Ok(Map::new());
-    };
-    let servers = match doc.get("mcpServers") {
-        None => return Ok(Map::new()),
-        Some(Value::Object(m)) => m,
-        Some(_) => {
-            return Err(ClientError::Config {
-                path: path.to_path_buf(),
-                reason: "\"mcpServers\" is not an object".into(),
-            })
-        }
-    };
-    Ok(servers
-        .iter()
-        .map(|(k, v)| {
-            let shaped = match v {
-                Value::Object(m) => Value::Object(to_claude_shape(m.clone())),
-                other => other.clone(),
-            };
-            (k.clone(), shaped)
-        })
-        .collect())
+    super::gemini::read_servers(path, to_claude_shape)
 }
 
 /// `httpUrl` becomes `type: http`, `url`; a `url` without `command` or `httpUrl` is SSE
