@@ -45,7 +45,7 @@ use crate::deployment::layout::{self, LayoutError, Sha};
 use crate::deployment::release::Release;
 use crate::entry::{Entry, EntryError, Transport};
 use crate::identity::containment::{
-    check_command_inside_via, check_stable_path_via, resolve_command_via, ContainmentError,
+    check_command_inside_via, check_stable_path_via, resolve_command_via, Against, ContainmentError,
 };
 use crate::identity::content_signature::content_and_signature;
 use crate::identity::handshake;
@@ -81,8 +81,9 @@ pub(crate) enum CommitError {
 pub(crate) enum DeclaredCommandError {
     #[error("the declared command cannot run: {0}")]
     Root(#[from] LayoutError),
-    #[error("the declared command cannot run: {0}")]
-    Command(#[from] ContainmentError),
+    /// With its next step ([`ContainmentError::next_step`]), as status and verify-identity say it.
+    #[error("the declared command cannot run: {why}: {next}")]
+    Command { why: ContainmentError, next: String },
 }
 
 /// Why the `handshake` check (or promote's candidate handshake) failed or did not start the
@@ -244,8 +245,17 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
             let root = target.release.containment_root()?;
             // A first promote creates the stable link: checked as it will resolve then.
             let path = target.release.declared_path(Path::new(command));
-            let ok = check_command_inside_via(&path, &root, via.as_ref())?;
-            check_stable_path_via(layout, prefix, &path, &root, via.as_ref())?;
+            let against = Against {
+                root: &root,
+                prefix,
+                declared: Some(Path::new(command)),
+            };
+            let said = |why: ContainmentError| DeclaredCommandError::Command {
+                next: why.next_step(&against),
+                why,
+            };
+            let ok = check_command_inside_via(&path, &root, via.as_ref()).map_err(said)?;
+            check_stable_path_via(layout, prefix, &path, &root, via.as_ref()).map_err(said)?;
             Ok(match target.release.planned_link(Path::new(command)) {
                 Some(link) => format!(
                     "the declared command {ok} (promote creates the stable link {})",

@@ -159,6 +159,11 @@ fn a_missing_release_file_and_a_hand_edit_are_named_as_such_with_a_next_step() {
             "{said}"
         );
     }
+    // install's gate says the same, with the same next step.
+    let gate = w.on_sample("install", &[]);
+    gate.code(1)
+        .stdout_has("missing from the release")
+        .stdout_has("mcp-deploy rollback --prefix");
     fs::write(&own, saved).unwrap();
     fs::set_permissions(&own, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
