@@ -425,7 +425,13 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     let report = Report::new(outcome.servers.clone(), None);
     let quiet = style.quiet();
     let mut text = human(&report, style.colour, quiet);
-    if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet) {
+    // Said once: where the report's rows hold the handshake check (a dry run, a refused
+    // preflight), the line would repeat it.
+    let in_rows = outcome
+        .servers
+        .iter()
+        .any(|s| s.checks.iter().any(|c| c.check == "handshake"));
+    if let Some(h) = outcome.handshake.as_ref().filter(|_| !quiet && !in_rows) {
         text.push_str(&format!("handshake: {h}\n"));
     }
     text.push_str(&format!("{result}\n"));

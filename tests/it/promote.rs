@@ -842,6 +842,16 @@ fn a_dry_run_checks_and_predicts_and_changes_nothing() {
         "a dry run creates nothing"
     );
     assert_eq!(w.calls(), Vec::<String>::new());
+    // Issue 36.10: the human dry run printed the handshake twice, as a check row and as a
+    // line after it; once now.
+    let human = promote(&w, NEW, &["--dry-run"]);
+    human.success();
+    assert_eq!(
+        human.stdout.matches("started as").count(),
+        1,
+        "{}",
+        human.stdout
+    );
     // The live release: nothing would switch.
     let j = promote(&w, CT_SHA, &["--dry-run", "--json"]).json();
     assert_eq!(j["switched"], false);
