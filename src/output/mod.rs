@@ -422,7 +422,19 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
         // `style` refuses prometheus for promote and rollback.
         Format::Human | Format::Prometheus => {}
     }
-    let report = Report::new(outcome.servers.clone(), None);
+    // What happened to each registration, said as the registration's ("registration
+    // unchanged"), so that it does not read as the promote's own outcome before the result
+    // line ("promoted") says that.
+    let servers = outcome
+        .servers
+        .iter()
+        .map(|s| {
+            let mut s = s.clone();
+            s.registration = s.registration.map(|r| format!("registration {r}"));
+            s
+        })
+        .collect();
+    let report = Report::new(servers, None);
     let quiet = style.quiet();
     let mut text = human(&report, style.colour, quiet);
     // Said once: where the report's rows hold the handshake check (a dry run, a refused
