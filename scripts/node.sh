@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by scripts/test.sh and scripts/demo.sh: Node.js as the README states it. The pinned
 # Claude Code declares node >= 22, so the client CLIs, the sample servers and npm itself run on
 # the Node.js release named in .node-version, from the npm registry's platform package
