@@ -2,7 +2,7 @@
 //! ([`crate::registration::install::run`], where the algorithm is), the report to `output`.
 
 use crate::cli::InstallArgs;
-use crate::deployment::selection;
+use crate::deployment::selection::{self, ExpectCommit, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
@@ -11,20 +11,8 @@ use crate::registration::session::{self, ledger_path};
 
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     session::check_scope(&args.client.clients, args.scope.scope)?;
-    let mut selection = super::selection(&args.selection, style)?;
-    let given = selection::parse_expect_commits(&args.expect_commits)?;
-    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
-    let opts = InstallOptions {
-        selection: &selection,
-        expected: selection::expect_commits(&given, &selection)?,
-        trusted_signers: args.trusted_signers.as_deref(),
-        clients: &args.client.clients,
-        content: args.content,
-        strict: args.strict.strict,
-        dry_run: args.dry_run,
-        lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.ledger.as_deref()),
-    };
+    let (selection, given) = selected(args, style)?;
+    let opts = options(args, &selection, &given)?;
     let choice = super::client_choice(&args.client, args.scope.scope, args.mcp_timeout.mcp_timeout);
     match install::run(&opts, &choice, &style.notify())? {
         Installed::Refused(report) => {
@@ -42,4 +30,36 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
             Ok(exit)
         }
     }
+}
+
+/// install's and reconcile's selection: the declared servers of the command line, then
+/// (after `--expect-commit` is parsed, so that a bad one is said first) those not deployed
+/// skipped, saying so.
+pub(crate) fn selected(
+    args: &InstallArgs,
+    style: &Style,
+) -> Result<(Selection, Vec<ExpectCommit>), Error> {
+    let mut selection = super::selection(&args.selection, style)?;
+    let given = selection::parse_expect_commits(&args.expect_commits)?;
+    selection.skip_absent(super::root(&args.selection.which), &style.notify())?;
+    Ok((selection, given))
+}
+
+/// install's and reconcile's options over `selection`.
+pub(crate) fn options<'a>(
+    args: &'a InstallArgs,
+    selection: &'a Selection,
+    given: &[ExpectCommit],
+) -> Result<InstallOptions<'a>, Error> {
+    Ok(InstallOptions {
+        selection,
+        expected: selection::expect_commits(given, selection)?,
+        trusted_signers: args.trusted_signers.as_deref(),
+        clients: &args.client.clients,
+        content: args.content,
+        strict: args.strict.strict,
+        dry_run: args.dry_run,
+        lock_timeout: args.lock.lock_timeout,
+        ledger: ledger_path(args.ledger.ledger.as_deref()),
+    })
 }
