@@ -248,7 +248,9 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
             let against = Against {
                 root: &root,
                 prefix,
-                declared: Some(Path::new(command)),
+                // The gate checks the declared command itself (or, before a first promote,
+                // the path its stable link will be): never "a registration edited by hand".
+                declared: Some(&path),
             };
             let said = |why: ContainmentError| DeclaredCommandError::Command {
                 next: why.next_step(&against),

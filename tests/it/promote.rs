@@ -1514,6 +1514,15 @@ fn the_first_promote_of_a_new_prefix_creates_the_stable_link_and_its_undo_remove
         }
     }
     let link = ct(&w).join("bin/codetools");
+    // A release without the file its link would lead to: said as a file missing from the
+    // release, never as a registration edited by hand (the gate checks the declared path).
+    let own = ct(&w).join("releases").join(CT_SHA).join("bin/codetools");
+    let aside = w.root().join("codetools.aside");
+    fs::rename(&own, &aside).unwrap();
+    let r = promote(&w, CT_SHA, &["--dry-run"]);
+    r.code(1).stdout_has("missing from the release");
+    assert!(!r.stdout.contains("edited by hand"), "{}", r.stdout);
+    fs::rename(&aside, &own).unwrap();
     // A dry run says it would create the link, and creates nothing.
     promote(&w, CT_SHA, &["--dry-run"])
         .code(0)
