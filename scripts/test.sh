@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # `--fast`: the fast tier, in seconds and without npm: the checks, parsers and plans (the unit
-# tests of src/ but the two modules that drive the real CLIs, and the integration tests that
+# tests of src/ but the modules that drive the real CLIs, and the integration tests that
 # start no client). Provably client-free: every client binary on PATH and every
 # MCP_DEPLOY_TEST_<NAME> is a trap that records its call and fails loudly; the harness refuses
 # a client (real, compatibility, or a fake in a world's PATH) under MCP_DEPLOY_TEST_TIER=fast;
@@ -55,9 +55,10 @@ if [ "${1:-}" = --fast ]; then
     export "MCP_DEPLOY_TEST_${c^^}=$trap_dir/$c"
   done
   export PATH="$trap_dir:$PATH" MCP_DEPLOY_TEST_TIER=fast
-  # The unit tests but src/clients/tests.rs and src/registration/tests.rs (the real CLIs).
+  # The unit tests but those that start the real CLIs: src/clients/tests.rs,
+  # src/registration/tests.rs and every `real_cli` module (a client folder's own).
   cargo test --locked --features crash-checkpoints --lib "$@" -- \
-    --skip clients::tests:: --skip registration::tests::
+    --skip clients::tests:: --skip registration::tests:: --skip ::real_cli::
   # The integration tests that start no client, each module whole (not vendor.rs: each of
   # its tests runs the real npm pack and npm install, a minute in all).
   cargo test --locked --features crash-checkpoints --test it "$@" -- \
