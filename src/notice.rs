@@ -22,9 +22,6 @@ pub(crate) enum Notice {
     RestoreNotRecorded(IoError),
     /// The committed registration stands, but the ledger could not record it.
     CommitNotRecorded(IoError),
-    /// A same-name entry in another scope takes precedence (without `--strict`): the
-    /// shadowing check's detail.
-    Shadowed(String),
     /// A declared server not acted on because nothing of it is deployed.
     SkippedNotDeployed { server: String, why: String },
     /// uninstall removed `name` from the clients it was given, and the flat document still

@@ -571,11 +571,12 @@ pub struct ScopeArgs {
     pub scope: Scope,
 }
 
-/// `--strict`: for the commands that look for shadowing entries (install, status).
+/// `--strict`: for the commands that report warnings (install, status, reconcile).
 #[derive(Debug, Args, Clone)]
 pub struct StrictArgs {
-    /// Treat a same-name local- or project-scope entry that shadows the user-scope one as a
-    /// failed check, not a warning.
+    /// Treat a warning (a config layer that could not be compared, a process still running
+    /// another release) as a failed check. A same-name entry of another scope that shadows the
+    /// user-scope one fails with or without it.
     #[arg(long, help_heading = CHECKS)]
     pub strict: bool,
 }

@@ -298,10 +298,10 @@ pub(crate) trait Client: Sync {
     }
     /// Where a same-name entry in another scope (local, project) would shadow the user-scope
     /// entry `name`, one description each. Read-only.
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError>;
+    fn shadows(&self, name: &str) -> Result<Vec<Shadow>, ClientError>;
     /// [`Client::shadows`] of each of `names`, by name: a client that can read its files once
     /// for all of them does (a run over many servers then reads them once, not per server).
-    fn shadows_of(&self, names: &[&str]) -> Result<BTreeMap<String, Vec<String>>, ClientError> {
+    fn shadows_of(&self, names: &[&str]) -> Result<BTreeMap<String, Vec<Shadow>>, ClientError> {
         names
             .iter()
             .map(|n| Ok((n.to_string(), self.shadows(n)?)))
@@ -437,6 +437,45 @@ impl Layers {
     }
 }
 
+/// A same-name entry of another scope that wins over a user-scope entry: where it is, and
+/// where it wins. One verdict for every command ([`crate::registration::plan::shadow_check`]):
+/// one that wins [`Reach::Here`] fails, one that wins only [`Reach::Elsewhere`] is a warning
+/// (a failure with `--strict`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shadow {
+    /// Which scope and file, said for a person ("project scope in /srv/app/.mcp.json").
+    pub(crate) place: String,
+    pub(crate) reach: Reach,
+}
+
+/// Where a shadow wins over the user-scope entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// From the directory the run is in: the client started here runs the other entry instead
+    /// of ours; and in doubt (a file that cannot be read, an approval that cannot be told), it
+    /// counts as winning here.
+    Here,
+    /// Only from another directory (another project's local scope or `.mcp.json`): an agent
+    /// started there runs the other entry.
+    Elsewhere,
+}
+
+impl From<String> for Shadow {
+    /// A shadow found by a reader of the working directory's files: it wins here.
+    fn from(place: String) -> Shadow {
+        Shadow {
+            place,
+            reach: Reach::Here,
+        }
+    }
+}
+
+impl std::fmt::Display for Shadow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.place)
+    }
+}
+
 /// The same-name entries of other scopes that win over a user-scope entry of the config file
 /// `config`, for one run: read once here by a client whose reader loads its files once
 /// ([`table::Kind::load_shadows`]), per name by the others.
@@ -463,7 +502,7 @@ impl Shadows {
     }
 
     /// Where a same-name entry of another scope wins over the user-scope entry `name`.
-    pub(crate) fn of(&self, name: &str) -> Result<Vec<String>, ClientError> {
+    pub(crate) fn of(&self, name: &str) -> Result<Vec<Shadow>, ClientError> {
         match &self.reader {
             ShadowReading::PerName(kind) => kind.kind().shadows_in(&self.config, name),
             ShadowReading::Loaded(loaded) => Ok(loaded.of(name)),

@@ -16,7 +16,7 @@ pub(crate) fn status(args: &StatusArgs, style: &Style) -> Result<Exit, Error> {
         clients: &args.client.clients,
         strict: args.strict.strict,
     };
-    let report = status::status(&opts, &style.notify())?;
+    let report = status::status(&opts)?;
     let exit = Exit::from_checks(report.ok);
     crate::output::print(&report, style, exit);
     Ok(exit)

@@ -90,10 +90,15 @@ pub(crate) fn check_registration(
     for p in live_problems.iter().filter(|p| !doc_problems.contains(p)) {
         problems.push(format!("in {path}: {p}"));
     }
+    // Every shadow fails, as the `shadowing` row of status, install and reconcile does.
     for shadow in &live.shadows {
+        let where_ = match shadow.reach {
+            crate::clients::Reach::Here => "from this directory",
+            crate::clients::Reach::Elsewhere => "there",
+        };
         problems.push(format!(
             "{name} is shadowed by a same-name entry in the {shadow}, which the client prefers \
-             there"
+             {where_}"
         ));
     }
     finish_registration(target, problems, &commands)

@@ -39,7 +39,6 @@ pub(crate) fn notice(n: Notice, verbosity: Verbosity) {
                 "help: make the ledger writable (or pass --ledger FILE); the change itself needs nothing"
             );
         }
-        Notice::Shadowed(detail) => eprintln!("{detail}"),
         Notice::Progress(line) => super::progress(&line, verbosity),
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")

@@ -154,7 +154,6 @@ fn verify_registrations(
             strict: false,
             shadows: false,
         },
-        run.notify,
     )?)
 }
 

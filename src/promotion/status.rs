@@ -19,7 +19,6 @@ use crate::deployment::render::{self, RenderError};
 use crate::deployment::selection::Selection;
 use crate::identity::drift;
 use crate::identity::report::{Check, ClientRelease, Report};
-use crate::notice::Notify;
 use crate::promotion::running;
 use crate::registration::flat_document::{self, FlatDocumentError};
 use crate::registration::plan::shadow_check;
@@ -50,7 +49,7 @@ pub(crate) enum StatusError {
 
 /// The status of every server of `opts.selection` for every client of `opts.clients` (the
 /// numbered steps above).
-pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, StatusError> {
+pub(crate) fn status(opts: &StatusOptions) -> Result<Report, StatusError> {
     let (selected, flat_document) = (&opts.selection.servers, &opts.selection.flat_document);
     let flat = flat_document::read_if_exists(flat_document)?;
     // Status reads the clients' config files only: no binary, no call, so no timeout.
@@ -122,12 +121,9 @@ pub(crate) fn status(opts: &StatusOptions, notify: Notify) -> Result<Report, Sta
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             if !shadows.is_empty() {
-                report.checks.push(shadow_check(
-                    &s.registered_name,
-                    shadows,
-                    opts.strict,
-                    notify,
-                ));
+                report
+                    .checks
+                    .push(shadow_check(&s.registered_name, shadows));
             }
             reports.push(report);
         }

@@ -258,7 +258,6 @@ pub(crate) fn install(
             strict: opts.strict,
             shadows: true,
         },
-        notify,
     )?;
     Ok(Installed::Done(Report::new(
         reports,

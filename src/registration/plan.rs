@@ -2,12 +2,11 @@
 //! would do about each name (`unchanged`, `added`, `updated`), the entries it refuses to
 //! touch, and the record of each change for the ledger.
 
-use crate::clients::{Client, ClientError, Op};
+use crate::clients::{Client, ClientError, Op, Reach, Shadow};
 use crate::deployment::render;
 use crate::deployment::selection::Selected;
 use crate::entry::Entry;
 use crate::identity::report::Check;
-use crate::notice::{Notice, Notify};
 use crate::registration::gate::Candidate;
 use crate::registration::ledger::Record;
 use crate::registration::transaction::Change;
@@ -47,7 +46,7 @@ pub(crate) struct ClientPlan<'a> {
 pub(crate) struct NamePlan<'a> {
     pub(crate) candidate: &'a Candidate,
     pub(crate) action: Action,
-    pub(crate) shadowed: Vec<String>,
+    pub(crate) shadowed: Vec<Shadow>,
 }
 
 /// Why a client's plan cannot be made: the client could not be read, or an entry it holds
@@ -134,22 +133,41 @@ pub(crate) fn observe_all(
         .collect()
 }
 
-/// A same-name entry in another scope wins over the user-scope one in that project: the agent
-/// there would run something else. A warning, or a failed check with `--strict`.
-pub(crate) fn shadow_check(name: &str, shadows: &[String], strict: bool, notify: Notify) -> Check {
-    let detail = format!(
-        "{}{name} is also registered in the {}, which takes precedence there",
-        if strict { "" } else { "warning: " },
-        shadows.join("; ")
-    );
-    if !strict {
-        notify(Notice::Shadowed(detail.clone()));
+/// The one verdict on the same-name entries of other scopes, for every command (status,
+/// install, reconcile, verify-identity): each is a failed `shadowing` check, whatever the
+/// flags. One that wins from this directory means the client started here runs something
+/// else; one that wins only in another project, that the agent started there does. Its detail
+/// says which, and what to do.
+pub(crate) fn shadow_check(name: &str, shadows: &[Shadow]) -> Check {
+    let (here, elsewhere): (Vec<&Shadow>, Vec<&Shadow>) =
+        shadows.iter().partition(|s| s.reach == Reach::Here);
+    let join = |v: &[&Shadow]| {
+        v.iter()
+            .map(|s| s.place.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let mut said = Vec::new();
+    if !here.is_empty() {
+        said.push(format!(
+            "the {}, which the client prefers from this directory",
+            join(&here)
+        ));
+    }
+    if !elsewhere.is_empty() {
+        said.push(format!(
+            "the {}, which the client prefers there",
+            join(&elsewhere)
+        ));
     }
     Check {
         skipped: false,
         check: "shadowing",
-        ok: !strict,
-        detail,
+        ok: false,
+        detail: format!(
+            "{name} is also registered in {}; remove the other entry (or rename one of them)",
+            said.join(", and in ")
+        ),
     }
 }
 

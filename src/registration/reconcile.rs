@@ -66,7 +66,6 @@ pub(crate) fn run(
         flat.as_ref(),
         flat_document,
         opts.strict,
-        notify,
     )?;
     let finish = |servers| {
         Ok(Reconciled::Done(Report::new(
@@ -120,7 +119,6 @@ pub(crate) fn read(
     flat: Option<&FlatDocument>,
     flat_document: &std::path::Path,
     strict: bool,
-    notify: Notify,
 ) -> Result<Vec<Pair>, RenderError> {
     let mut pairs = Vec::new();
     let names: Vec<&str> = selected
@@ -155,11 +153,9 @@ pub(crate) fn read(
                 .map(|by_name| by_name.get(&s.registered_name).cloned().unwrap_or_default());
             match shadows {
                 Ok(shadows) if shadows.is_empty() => {}
-                Ok(shadows) => {
-                    report
-                        .checks
-                        .push(shadow_check(&s.registered_name, &shadows, strict, notify))
-                }
+                Ok(shadows) => report
+                    .checks
+                    .push(shadow_check(&s.registered_name, &shadows)),
                 Err(e) => report.checks.push(Check {
                     skipped: false,
                     check: "shadowing",

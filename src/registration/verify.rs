@@ -10,7 +10,6 @@ use crate::deployment::release::Release;
 use crate::entry::Entry;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
-use crate::notice::Notify;
 use crate::registration::flat_document::FlatDocument;
 use crate::registration::ledger::{self, Record};
 use crate::registration::plan::{change_record, shadow_check, Action, ClientPlan};
@@ -54,7 +53,6 @@ pub(crate) fn verify_plans(
     plans: &[ClientPlan],
     flat: &FlatDocument,
     v: &Verify,
-    notify: Notify,
 ) -> Result<Vec<ServerReport>, ClientError> {
     let mut reports = Vec::new();
     for p in plans {
@@ -94,7 +92,7 @@ pub(crate) fn verify_plans(
             if v.shadows && !shadowed.is_empty() {
                 report
                     .checks
-                    .push(shadow_check(&s.registered_name, shadowed, v.strict, notify));
+                    .push(shadow_check(&s.registered_name, shadowed));
             }
             reports.push(report);
         }

@@ -173,12 +173,14 @@ fn a_workspace_mcp_json_of_the_same_name_is_reported_as_a_shadow() {
     assert_eq!(r.json()["codetools-test"]["source"], "workspace");
     let r = verify(&w);
     r.code(1).stdout_has(&ws.display().to_string());
-    // Install warns from there (its calls run from an empty directory, where copilot's own
-    // `get` reports the user entry it manages).
+    // Install fails from there too, its registration made (its calls run from an empty
+    // directory, where copilot's own `get` reports the user entry it manages); it only warned
+    // before issue 35 (one state, one verdict).
     w.on_sample("install", &["--client", "copilot"])
-        .code(0)
-        .stderr_has("workspace config")
-        .stderr_has("a trusted folder: copilot loads it");
+        .code(1)
+        .stdout_has("workspace config")
+        .stdout_has("a trusted folder: copilot loads it")
+        .stdout_has("which the client prefers from this directory");
 }
 
 #[test]

@@ -408,7 +408,8 @@ fn same_name_entries_of_other_scopes_are_reported_as_shadowing() {
             install = install.env(var, &file);
             check = check.env(var, &file);
         }
-        install.run().code(0).stderr_has(file.to_str().unwrap());
+        // Install fails as verify-identity does (issue 35: one verdict; it warned before).
+        install.run().code(1).stdout_has(file.to_str().unwrap());
         let r = check.run();
         r.code(1).stdout_has(file.to_str().unwrap());
     }
@@ -769,7 +770,8 @@ fn opencode_shadows_from_variables_managed_and_remote_defaults() {
         "install",
         &["--client", "opencode", "--server", "codetools"],
     );
-    r.code(0).stderr_has("remote organisation default");
+    // A shadow fails install as it fails verify-identity (issue 35: one verdict).
+    r.code(1).stdout_has("remote organisation default");
     assert!(!r.shown.contains("hunter2"));
 }
 
@@ -1064,11 +1066,13 @@ fn attack_a_plugin_is_not_executed_by_the_confirming_opencode_run() {
             by_env.display()
         ),
     );
+    // The plugins count as shadowing, which fails install (issue 35: one verdict).
     w.on_sample(
         "install",
         &["--client", "opencode", "--server", "codetools"],
     )
-    .code(0);
+    .code(1)
+    .stdout_has("plugin directory");
     for what in ["home-dir", "home-dirs", "config-key", "env-key"] {
         assert!(!marker(what).exists(), "the plugin {what} ran");
     }

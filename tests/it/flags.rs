@@ -101,9 +101,11 @@ fn status_needs_no_client_binary() {
     );
 }
 
-/// 12.5: status --strict makes shadowing a failed check; without it a warning.
+/// 12.5, then issue 35 (one state, one verdict): a shadow fails status with or without
+/// --strict, as it fails verify-identity; it was a warning without --strict, so that status
+/// passed where verify-identity failed.
 #[test]
-fn status_strict_fails_on_shadowing() {
+fn status_fails_on_shadowing_with_or_without_strict_as_verify_identity_does() {
     let w = World::with_real_claude();
     w.sample();
     w.on_sample("install", &[]).code(0);
@@ -113,18 +115,36 @@ fn status_strict_fails_on_shadowing() {
     cfg["projects"] =
         json!({"/srv/app": {"mcpServers": {"codetools-test": {"command": "/bin/true"}}}});
     fs::write(w.claude_json(), cfg.to_string()).unwrap();
-    let r = w.on_sample("status", &["--json"]);
-    r.code(0)
-        .stderr_has("warning: codetools-test is also registered");
-    assert!(check(&r, 0, "shadowing").unwrap().0);
-    let r = w.on_sample("status", &["--json", "--strict"]);
-    r.code(1);
-    let (ok, detail) = check(&r, 0, "shadowing").unwrap();
-    assert!(!ok);
-    assert!(
-        detail.contains("local scope of project /srv/app"),
-        "{detail}"
-    );
+    for strict in [&[][..], &["--strict"]] {
+        let r = w.on_sample("status", &[&["--json"], strict].concat());
+        r.code(1);
+        let (ok, detail) = check(&r, 0, "shadowing").unwrap();
+        assert!(!ok);
+        assert!(
+            detail.contains("local scope of project /srv/app, which the client prefers there"),
+            "{detail}"
+        );
+    }
+    let ct = w.opt().join("codetools");
+    let ct = ct.to_str().unwrap();
+    let verify = |extra: &[&str]| {
+        let args = [
+            &["verify-identity", "--prefix", ct, "--name-suffix", "-test"],
+            extra,
+        ]
+        .concat();
+        w.run(&args)
+    };
+    verify(&["--expect-commit", CT_SHA])
+        .code(1)
+        .stdout_has("local scope of project /srv/app");
+    // The same state without the shadow passes: the failure above is the shadow's.
+    let mut cfg: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+    cfg["projects"] = json!({});
+    fs::write(w.claude_json(), cfg.to_string()).unwrap();
+    verify(&["--expect-commit", CT_SHA]).code(0);
+    w.on_sample("status", &[]).code(0);
 }
 
 /// 12.5: status runs the content check when the release holds a manifest.
@@ -768,5 +788,80 @@ fn short_forms_mean_their_long_flags() {
             a.shown,
             b.shown
         );
+    }
+}
+
+/// Issue 35, item 7 (one state, one verdict): from the same directory, on the same state,
+/// status, reconcile, install, verify-identity and verify-identity --only-deployed all fail on
+/// a same-name entry that shadows the user-scope one — here (a local scope of the working
+/// directory, a `.mcp.json` claude finds from it) or elsewhere (another project's local
+/// scope) — and all pass once it is gone. Before, status, reconcile and install passed (a
+/// warning) where verify-identity failed.
+#[test]
+fn every_command_gives_a_shadow_the_same_verdict() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &[]).code(0);
+    let work = w.root().join("work");
+    let opt = w.opt();
+    let (ct, or) = (
+        format!("codetools={CT_SHA}"),
+        format!("orchestrata={OR_SHA}"),
+    );
+    let verdicts = |w: &World| -> Vec<(&'static str, i32)> {
+        let vi = [
+            "verify-identity",
+            "--root",
+            opt.to_str().unwrap(),
+            "--name-suffix",
+            "-test",
+        ];
+        let commit = ["--expect-commit", &ct, "--expect-commit", &or];
+        vec![
+            ("status", w.on_sample("status", &[]).code),
+            ("reconcile", w.on_sample("reconcile", &["--dry-run"]).code),
+            ("install", w.on_sample("install", &[]).code),
+            ("verify-identity", w.run(&[&vi[..], &commit].concat()).code),
+            (
+                "--only-deployed",
+                w.run(&[&vi[..], &commit, &["--only-deployed"]].concat())
+                    .code,
+            ),
+        ]
+    };
+    let set_projects = |projects: serde_json::Value| {
+        let mut cfg: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(w.claude_json()).unwrap()).unwrap();
+        cfg["projects"] = projects;
+        fs::write(w.claude_json(), cfg.to_string()).unwrap();
+    };
+    let other = json!({"mcpServers": {"codetools-test": {"command": "/bin/true"}}});
+    type State<'a> = (&'a str, Box<dyn Fn() + 'a>);
+    let states: Vec<State> = vec![
+        (
+            "local scope of the working directory",
+            Box::new(|| set_projects(json!({work.to_str().unwrap(): other.clone()}))),
+        ),
+        (
+            "local scope of another project",
+            Box::new(|| set_projects(json!({"/srv/app": other.clone()}))),
+        ),
+        (
+            ".mcp.json of the working directory",
+            Box::new(|| {
+                fs::write(work.join(".mcp.json"), other.to_string()).unwrap();
+            }),
+        ),
+    ];
+    for (state, make) in &states {
+        make();
+        for (command, code) in verdicts(&w) {
+            assert_eq!(code, 1, "{state}: {command} does not fail");
+        }
+        set_projects(json!({}));
+        let _ = fs::remove_file(work.join(".mcp.json"));
+        for (command, code) in verdicts(&w) {
+            assert_eq!(code, 0, "{state} undone: {command} does not pass");
+        }
     }
 }

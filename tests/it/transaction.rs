@@ -400,22 +400,28 @@ fn a_local_scope_entry_of_the_same_name_survives_and_is_reported() {
     let before = local(&w);
     assert_eq!(before["args"], json!(["local"]));
 
-    let r = install(&w, &[]);
-    r.code(0)
-        .stderr_has("warning: codetools-test is also registered in the local scope of project");
-    // With --strict the same shadowing is a failed check.
-    let r = install(&w, &["--strict", "--json"]);
-    r.code(1);
-    let checks = r.json()["servers"][0]["checks"].clone();
-    assert!(
-        checks
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["check"] == "shadowing" && c["ok"] == false),
-        "{}",
-        r.shown
-    );
+    // The registration is made, and the shadowing is a failed check, with or without
+    // --strict (issue 35: one verdict; it was a warning without it).
+    for strict in [&[][..], &["--strict"]] {
+        let r = install(&w, &[strict, &["--json"]].concat());
+        r.code(1);
+        let checks = r.json()["servers"][0]["checks"].clone();
+        assert!(
+            checks
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["check"] == "shadowing"
+                    && c["ok"] == false
+                    && c["detail"]
+                        .as_str()
+                        .unwrap()
+                        .contains("local scope of project")),
+            "{}",
+            r.shown
+        );
+        assert!(w.user_servers().contains_key("codetools-test"));
+    }
 
     let opt = w.opt();
     w.run(&[

@@ -218,7 +218,7 @@ impl Client for ClaudeManaged {
     }
 
     /// Nothing wins over a managed server of the name: it is the one claude loads.
-    fn shadows(&self, _name: &str) -> Result<Vec<String>, ClientError> {
+    fn shadows(&self, _name: &str) -> Result<Vec<crate::clients::Shadow>, ClientError> {
         Ok(Vec::new())
     }
 

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 pub(crate) use super::kit::node_json::parse_lenient;
 use super::runner::Runner;
-use super::{Client, ClientError, ClientOptions, Op};
+use super::{Client, ClientError, ClientOptions, Op, Reach, Shadow};
 use crate::entry::{Entry, Transport};
 use crate::fsio;
 
@@ -170,15 +170,16 @@ impl Client for Claude {
 
     /// Local scope: `projects.<dir>.mcpServers.<name>` in the config file, for any project.
     /// Project scope: `.mcp.json` in the directory mcp-deploy runs from.
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+    fn shadows(&self, name: &str) -> Result<Vec<Shadow>, ClientError> {
         shadows_in(&self.config, name)
     }
 
+    /// The same files as every check reads ([`load_live_shadows`]: one reading, one verdict).
     fn shadows_of(
         &self,
         names: &[&str],
-    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, ClientError> {
-        let read = LiveShadows::read_in(&self.config, Reach::WorkingDirectory)?;
+    ) -> Result<std::collections::BTreeMap<String, Vec<Shadow>>, ClientError> {
+        let read = LiveShadows::read_in(&self.config, Scan::Projects)?;
         Ok(names
             .iter()
             .map(|n| (n.to_string(), super::table::LoadedShadows::of(&read, n)))
@@ -326,8 +327,8 @@ impl Claude {
 /// `projects.<dir>.mcpServers.<name>`, for any project; project scope, the `.mcp.json` of the
 /// directory mcp-deploy runs from and of each directory above it (claude looks for
 /// `.mcp.json` from where it runs up to `/`).
-pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
-    let read = LiveShadows::read_in(config, Reach::WorkingDirectory)?;
+pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<Shadow>, ClientError> {
+    let read = LiveShadows::read_in(config, Scan::WorkingDirectory)?;
     Ok(super::table::LoadedShadows::of(&read, name))
 }
 
@@ -335,7 +336,7 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
 pub(crate) fn load_live_shadows(
     config: &Path,
 ) -> Result<Box<dyn super::table::LoadedShadows>, ClientError> {
-    Ok(Box::new(LiveShadows::read_in(config, Reach::Projects)?))
+    Ok(Box::new(LiveShadows::read_in(config, Scan::Projects)?))
 }
 
 /// Same-name entries that win over a user-scope entry of the config file, for a check without
@@ -344,12 +345,18 @@ pub(crate) fn load_live_shadows(
 /// above it), and the `.mcp.json` of every project directory claude knows (`projects` in its
 /// config) and of every directory above one (claude looks from where it runs up to `/`):
 /// whether the user approved that project server cannot be told from outside, so it counts.
+///
+/// Each is said with where it wins ([`Reach`]): a local scope of the working directory or of a
+/// directory above it (claude may key a project by its repository's root), and a `.mcp.json`
+/// claude finds from here, win here; those of other projects, elsewhere.
 pub(crate) struct LiveShadows {
     /// Each project's local-scope server names.
     local: Vec<(String, Vec<String>)>,
     /// `<dir>/.mcp.json` of the working directory and every directory above it, then of each
     /// project directory claude knows and every directory above one, each once, as read.
     project_files: Vec<(PathBuf, ProjectFile)>,
+    /// The working directory (`None`: it cannot be told, and every shadow wins here).
+    cwd: Option<PathBuf>,
 }
 
 /// A project `.mcp.json` as read.
@@ -362,7 +369,7 @@ enum ProjectFile {
 
 /// Which `.mcp.json` files a shadow reader looks at.
 #[derive(Clone, Copy, PartialEq)]
-pub(crate) enum Reach {
+pub(crate) enum Scan {
     /// Those of the working directory and every directory above it ([`shadows_in`]).
     WorkingDirectory,
     /// Those too, and those of every project directory claude knows and every directory above
@@ -371,11 +378,11 @@ pub(crate) enum Reach {
 }
 
 impl LiveShadows {
-    pub(crate) fn read_in(config: &Path, reach: Reach) -> Result<LiveShadows, ClientError> {
+    pub(crate) fn read_in(config: &Path, reach: Scan) -> Result<LiveShadows, ClientError> {
         let doc = read_config(config)?;
         // read_config has parsed this file already: it is valid JSON. Read bounded again all
         // the same: it may have been replaced (by a FIFO) since.
-        let projects: Vec<PathBuf> = if reach == Reach::WorkingDirectory {
+        let projects: Vec<PathBuf> = if reach == Scan::WorkingDirectory {
             Vec::new()
         } else {
             fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
@@ -410,23 +417,32 @@ impl LiveShadows {
         Ok(LiveShadows {
             local: doc.local,
             project_files,
+            cwd,
         })
     }
 }
 
 impl super::table::LoadedShadows for LiveShadows {
-    fn of(&self, name: &str) -> Vec<String> {
+    fn of(&self, name: &str) -> Vec<Shadow> {
+        let reach = |dir: &Path| match &self.cwd {
+            Some(cwd) if !cwd.starts_with(dir) => Reach::Elsewhere,
+            _ => Reach::Here,
+        };
         let mut found = Vec::new();
         for (dir, servers) in &self.local {
             if servers.iter().any(|s| s == name) {
-                found.push(format!("local scope of project {dir}"));
+                found.push(Shadow {
+                    place: format!("local scope of project {dir}"),
+                    reach: reach(Path::new(dir)),
+                });
             }
         }
-        found.extend(
-            self.project_files
-                .iter()
-                .filter_map(|(path, file)| project_file_shadow(path, file, name)),
-        );
+        found.extend(self.project_files.iter().filter_map(|(path, file)| {
+            Some(Shadow {
+                place: project_file_shadow(path, file, name)?,
+                reach: reach(path.parent().unwrap_or(Path::new("/"))),
+            })
+        }));
         found
     }
 }

@@ -256,7 +256,7 @@ impl<D: Dialect> Client for CliDriven<D> {
         &self.config
     }
 
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+    fn shadows(&self, name: &str) -> Result<Vec<crate::clients::Shadow>, ClientError> {
         D::KIND.shadows_in(&self.config, name)
     }
 

@@ -130,7 +130,7 @@ impl<F: Format> Client for FileWritten<F> {
         &self.file.path
     }
 
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+    fn shadows(&self, name: &str) -> Result<Vec<crate::clients::Shadow>, ClientError> {
         F::KIND.shadows_in(&self.file.path, name)
     }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::layers::{Context, Finding, Loaded};
 use super::scopes::Found;
 use super::version::Supported;
-use super::{Client, ClientError, Op};
+use super::{Client, ClientError, Op, Shadow};
 use crate::entry::{Entry, Transport};
 use serde_json::{Map, Value};
 
@@ -34,7 +34,7 @@ pub(crate) trait Kind: Sync {
     fn read_entries(&self, path: &Path) -> Result<Map<String, Value>, ClientError>;
     /// Where a same-name entry of another scope wins over the user entry `name` of the user
     /// config `config`, read without its binary, each call reading the files.
-    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<String>, ClientError>;
+    fn shadows_in(&self, config: &Path, name: &str) -> Result<Vec<Shadow>, ClientError>;
     /// The shadowing files of `config` read once for a whole run, when this client reads them
     /// that way; `None`: a run asks [`Kind::shadows_in`] per name.
     fn load_shadows(&self, _config: &Path) -> Result<Option<Box<dyn LoadedShadows>>, ClientError> {
@@ -84,8 +84,9 @@ macro_rules! folder_readings {
             &self,
             config: &std::path::Path,
             name: &str,
-        ) -> Result<Vec<String>, $crate::clients::ClientError> {
-            shadows_in(config, name)
+        ) -> Result<Vec<$crate::clients::Shadow>, $crate::clients::ClientError> {
+            // A folder's reader gives places (each wins here) or typed shadows.
+            shadows_in(config, name).map(|v| v.into_iter().map(Into::into).collect())
         }
         fn layers(
             &self,
@@ -117,7 +118,7 @@ pub(crate) trait Managed: Sync {
 /// A client's shadowing files as one run read them.
 pub(crate) trait LoadedShadows {
     /// Same-name entries that win over the user-scope entry `name`.
-    fn of(&self, name: &str) -> Vec<String>;
+    fn of(&self, name: &str) -> Vec<Shadow>;
 }
 
 /// A client's metadata, as data: its name and what the command line, the listing and the
@@ -230,13 +231,13 @@ impl Client for FromRow {
     fn home(&self) -> PathBuf {
         self.client.home()
     }
-    fn shadows(&self, name: &str) -> Result<Vec<String>, ClientError> {
+    fn shadows(&self, name: &str) -> Result<Vec<Shadow>, ClientError> {
         self.client.shadows(name)
     }
     fn shadows_of(
         &self,
         names: &[&str],
-    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, ClientError> {
+    ) -> Result<std::collections::BTreeMap<String, Vec<Shadow>>, ClientError> {
         self.client.shadows_of(names)
     }
     fn user_entries(&self) -> Result<Map<String, Value>, ClientError> {
