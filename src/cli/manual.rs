@@ -220,8 +220,9 @@ pub const PAGES: &[Page] = &[
             (0, "every host's report passed"),
             (
                 1,
-                "a host failed (a check failed, or its run could not complete), or its report \
-                 is older than --max-age, or an --expect-host has none",
+                "a host failed (a check of any current report failed, or its run could not \
+                 complete), or its report is older than --max-age or dated ahead of this \
+                 clock, or an --expect-host has none",
             ),
             (2, "a file cannot be read or is not an mcp-deploy JSON report"),
         ],

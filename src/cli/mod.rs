@@ -772,13 +772,13 @@ pub struct StatusArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The hosts' JSON reports (each carries its "host" and "at"); - reads one from stdin.
-    /// Two of one host: the newer wins.
+    /// The hosts' JSON reports (each carries its "host", "at" and "machine"); - reads one from
+    /// stdin. Of one machine's reports the newer wins; at one second none does, and any that
+    /// fails fails the host; one dated more than 5m ahead of this clock fails as clock ahead.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
     /// A host whose newest report is older than this fails as stale, e.g. 30m, 2h (a bare
     /// number is seconds): a host that stopped reporting does not pass on its last report.
-    /// One dated further ahead than this fails too: its clock is wrong.
     #[arg(long, value_name = "DURATION", value_parser = duration::seconds)]
     pub max_age: Option<Duration>,
     /// A host that must have a report, as its reports name it (its hostname); repeatable or

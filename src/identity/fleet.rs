@@ -1,31 +1,54 @@
 //! A fleet's reports merged (`mcp-deploy report FILE...`): the JSON reports of many hosts
 //! (`status`, `verify-identity`, `install`, `reconcile`, ... `--json`, each carrying the
-//! `"host"` it ran on and when, `"at"`) read, checked to be reports, and merged into one view:
-//! a row per host and server with its release, commit, each check's verdict and what drifted.
+//! `"host"` it ran on, when (`"at"`) and which machine that was (`"machine"`)) read, checked
+//! to be reports, and merged into one view: a row per host and server with its release,
+//! commit, each check's verdict and what drifted.
 //!
-//! 1. Read every file (`-`: stdin, once). A file that cannot be read, is not JSON, or is not
-//!    a report (no `"ok"`, `"host"`, `"at"`) stops the merge: [`FleetError`] names the file.
-//! 2. A report that says it could not run (`"exit": 2`, an `"error"`) is kept: its host fails
-//!    with that error, it does not vanish from the table.
-//! 3. Two reports from one host: the newer (`at`) wins; at the same second, the one given
-//!    later. The older is listed as superseded, with the file that replaced it. Two reports
-//!    that give one host name but different machines (`"machine"`, `output/machine.rs`) are
-//!    two hosts, not one superseding the other, and both fail as clashing: cloned machines
-//!    that kept one name would otherwise hide the older one's failure.
-//! 4. With `--max-age`, a host whose winning report is older than that fails as stale: a host
-//!    that stopped reporting does not pass on its last good report. One dated further ahead
-//!    than that fails too: its clock is wrong, and its report would never grow old.
-//! 5. With `--expect-host`, each named host without a report fails as missing: a host whose
-//!    report never arrived does not vanish from the fleet.
-//! 6. The fleet is ok when every host's winning report is ok with every check passed, none is
-//!    stale, none clashes and none is missing.
+//! Every file is read first (`-`: stdin, once). A file that cannot be read, is not JSON, or is
+//! not a report (no `"ok"`, `"host"`, `"at"`) stops the merge: [`FleetError`] names the file.
+//! Then the merge rules (issue 35.6; docs/commands.md#report says the same):
+//!
+//! 1. **Machine identity.** Reports that give one host name and one `"machine"`
+//!    (`output/machine.rs`) are one machine's. Reports of one host name that name two or more
+//!    machines clash: each machine, and the reports naming none, is a row, and every row of
+//!    that name fails: no one can tell which failure is whose.
+//! 2. **A missing machine.** Reports of one host name that all name no machine are one
+//!    machine's (the host name is all there is). A report naming none beside reports naming
+//!    one machine cannot be told to be that machine's or another's: neither replaces the other,
+//!    both count in the host's one row.
+//! 3. **Later wins; ties have no winner.** Of one machine's reports dated within the clock
+//!    (rule 4), those of the latest second are current, and each earlier one is superseded
+//!    (`"why": "newer"`). Several reports of that second are all current: the order the files
+//!    are given in decides nothing.
+//! 4. **Clock skew.** The merging machine's clock is the reference. A report dated more than
+//!    [`AHEAD_TOLERANCE`] (5 minutes, or `--max-age` when shorter) ahead of it fails as
+//!    `clock ahead`, with or without `--max-age`, and is current for good: it replaces nothing
+//!    and nothing later can replace it. A clock behind dates its reports in the past: with
+//!    `--max-age` one older than that fails as stale; among one machine's reports the later
+//!    `at` still wins, since it is the only order reports carry (a clock set back can make an
+//!    earlier report win: a limit, not detected).
+//! 5. **Duplicates.** The same bytes under two names (a copy, a link, `-` and the file) are
+//!    one report, kept under the name first in order; the other is listed `duplicate`. One
+//!    path named twice is one file. Equal reports in other bytes are a tie (rule 3).
+//! 6. **The row and the verdict.** A host's row shows the worst of its current reports (a
+//!    failing one, then one dated within the clock, then one naming its machine, then by file
+//!    name); every other current report is named under it (`also current`). A host passes
+//!    only when every current report of it passes: `"ok"`, every check, exit 0, no `"error"`
+//!    (a run that could not complete fails its host, it does not vanish), not stale under
+//!    `--max-age`, not ahead, no clash. With `--expect-host`, each named host without a
+//!    report fails as missing. The fleet passes when every host passes and none is missing.
+//!
+//! So the verdict of the fleet and of each host, and the whole view, do not depend on the
+//! order of the files given (the tests merge sets covering every rule in every order), and a
+//! host is never shown passing while a report of it that no later, trustworthy report of the
+//! same machine replaced fails.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
 use serde_json::Value;
+use sha2::Digest;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum FleetError {
@@ -110,7 +133,7 @@ pub(crate) struct HostServer {
     pub(crate) checks: Vec<HostCheck>,
 }
 
-/// A host's winning report.
+/// A host's shown report: the worst of its current ones (rule 6).
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Host {
     pub(crate) host: String,
@@ -127,19 +150,43 @@ pub(crate) struct Host {
     /// The report is older than `--max-age`: how old, and the limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stale: Option<String>,
+    /// The report is dated further ahead of the merging clock than the tolerance: by how much.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ahead: Option<String>,
     /// Other machines report under this host name too: which, and in which files.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) clash: Option<String>,
+    /// The host's other current reports (rule 6), each counted in its verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) also: Vec<Also>,
     pub(crate) servers: Vec<HostServer>,
 }
 
-/// A report replaced by a newer one of the same host.
+/// A current report of a host beside the one shown: not superseded, so its verdict counts.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Also {
+    pub(crate) file: String,
+    pub(crate) at: String,
+    pub(crate) machine: Option<String>,
+    pub(crate) ok: bool,
+    /// Why it is current beside the one shown.
+    pub(crate) why: String,
+    /// What fails in it: the failed checks (`server: check, ...`), its error, or its date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) fails: Option<String>,
+}
+
+/// A report that does not count: replaced by a later one of the same machine, or the same
+/// report given again.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Superseded {
     pub(crate) host: String,
     pub(crate) file: String,
     pub(crate) at: String,
     pub(crate) by: String,
+    /// `newer`: `by` is a later report of the same machine; `duplicate`: `by` is this very
+    /// report (the same bytes) given again.
+    pub(crate) why: &'static str,
 }
 
 /// The merged view.
@@ -155,13 +202,25 @@ pub(crate) struct Fleet {
 /// What the fleet is held to besides each host's own verdict.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Expect {
-    /// `--max-age`: a winning report older than this fails its host.
+    /// `--max-age`: a current report older than this fails its host.
     pub(crate) max_age: Option<Duration>,
     /// `--expect-host`: the hosts that must have a report.
     pub(crate) hosts: Vec<String>,
     /// The client of a server whose report names none (written before reports named their
     /// client): the primary client, which the command names (identity knows no client).
     pub(crate) unnamed_client: &'static str,
+}
+
+/// How far ahead of the merging clock a report may be dated and still be trusted (rule 4):
+/// ordinary skew between two synchronised clocks, and the seconds `at` is truncated to.
+pub(crate) const AHEAD_TOLERANCE: Duration = Duration::from_secs(300);
+
+/// One report read: its time, its host, and the digest of its bytes (rule 5).
+#[derive(Clone)]
+struct Read {
+    at: SystemTime,
+    host: Host,
+    digest: [u8; 32],
 }
 
 /// Read and merge the reports of `files` (`-` is stdin), holding them to `expect` at `now`.
@@ -177,71 +236,245 @@ pub(crate) fn merge(
     for file in files {
         read.push(read_one(file, expect.unnamed_client)?);
     }
-    let mut hosts: Vec<(SystemTime, Host)> = Vec::new();
-    // Where each host name's entries are in `hosts`: a fleet of thousands merges in one pass.
-    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    Ok(merge_read(read, expect, now))
+}
+
+/// One report's own verdict as the merge holds it: its `ok`, its date against `now`.
+struct Judged {
+    at: SystemTime,
+    host: Host,
+    ahead: bool,
+}
+
+impl Judged {
+    fn ok(&self) -> bool {
+        self.host.ok
+    }
+
+    /// The order in which a host's current reports are shown (rule 6): failing first, then
+    /// one dated within the clock, then one that names its machine, then by file name.
+    fn rank(&self) -> (bool, bool, bool, &str, SystemTime) {
+        (
+            self.ok(),
+            self.ahead,
+            self.host.machine.is_none(),
+            &self.host.file,
+            self.at,
+        )
+    }
+}
+
+/// The merge of reports already read: nothing in it depends on the order of `read`.
+fn merge_read(mut read: Vec<Read>, expect: &Expect, now: SystemTime) -> Fleet {
+    // One canonical order first (host, file, time, bytes): whatever the order given, what
+    // follows sees the same sequence.
+    read.sort_by(|a, b| {
+        (&a.host.host, &a.host.file, a.at, a.digest).cmp(&(
+            &b.host.host,
+            &b.host.file,
+            b.at,
+            b.digest,
+        ))
+    });
+    let tolerance = expect
+        .max_age
+        .map_or(AHEAD_TOLERANCE, |m| m.min(AHEAD_TOLERANCE));
     let mut superseded = Vec::new();
-    for (at, host) in read {
-        let same = by_name.entry(host.host.clone()).or_default();
-        match same
-            .iter()
-            .copied()
-            .find(|&i| same_machine(&hosts[i].1, &host))
-        {
-            None => {
-                same.push(hosts.len());
-                hosts.push((at, host));
-            }
-            Some(i) => {
-                let kept = &mut hosts[i];
-                let (older, newer) = if at >= kept.0 {
-                    (std::mem::replace(kept, (at, host)).1, &kept.1)
-                } else {
-                    (host, &kept.1)
-                };
-                superseded.push(Superseded {
-                    host: older.host,
-                    file: older.file,
-                    at: older.at,
-                    by: newer.file.clone(),
-                });
+    let mut rows: Vec<Host> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for same_name in read.chunk_by_mut(|a, b| a.host.host == b.host.host) {
+        names.push(same_name[0].host.host.clone());
+        // Rule 5: the same bytes twice are one report, kept under the first file name.
+        let mut kept: Vec<&Read> = Vec::new();
+        for r in same_name.iter() {
+            match kept.iter().find(|k| k.digest == r.digest) {
+                // One path named twice: one file, nothing to say.
+                Some(k) if k.host.file == r.host.file => {}
+                Some(k) => superseded.push(Superseded {
+                    host: r.host.host.clone(),
+                    file: r.host.file.clone(),
+                    at: r.host.at.clone(),
+                    by: k.host.file.clone(),
+                    why: "duplicate",
+                }),
+                None => kept.push(r),
             }
         }
+        let judged: Vec<Judged> = kept
+            .into_iter()
+            .map(|r| judge(r, expect.max_age, tolerance, now))
+            .collect();
+        // Rules 1-2: one machine's reports; those naming none are a machine of their own.
+        let mut machines: Vec<Option<&str>> =
+            judged.iter().map(|j| j.host.machine.as_deref()).collect();
+        machines.sort();
+        machines.dedup();
+        let named = machines.iter().filter(|m| m.is_some()).count();
+        let mut current_of: Vec<Vec<&Judged>> = Vec::new();
+        for m in &machines {
+            let mine: Vec<&Judged> = judged
+                .iter()
+                .filter(|j| j.host.machine.as_deref() == *m)
+                .collect();
+            let (current, gone) = current_and_superseded(&mine);
+            let by = current
+                .iter()
+                .filter(|j| !j.ahead)
+                .min_by(|a, b| a.rank().cmp(&b.rank()));
+            for g in gone {
+                superseded.push(Superseded {
+                    host: g.host.host.clone(),
+                    file: g.host.file.clone(),
+                    at: g.host.at.clone(),
+                    by: by.map(|b| b.host.file.clone()).unwrap_or_default(),
+                    why: "newer",
+                });
+            }
+            current_of.push(current);
+        }
+        // Rules 1-2: two machines named under one name clash, each machine (and the reports
+        // naming none) a row; otherwise the name is one host, every current report in its row.
+        if named >= 2 {
+            rows.extend(current_of.iter().map(|c| row(c)));
+        } else {
+            rows.push(row(&current_of.concat()));
+        }
     }
-    let mut hosts: Vec<Host> = hosts
-        .into_iter()
-        .map(|(at, mut h)| {
-            h.stale = expect.max_age.and_then(|max| stale(at, now, max));
-            h.ok &= h.stale.is_none();
-            h
-        })
-        .collect();
-    hosts.sort_by(|a, b| (&a.host, &a.machine).cmp(&(&b.host, &b.machine)));
-    mark_clashes(&mut hosts);
+    rows.sort_by(|a, b| (&a.host, &a.machine, &a.file).cmp(&(&b.host, &b.machine, &b.file)));
+    mark_clashes(&mut rows);
+    superseded.sort_by(|a, b| {
+        (&a.host, &a.file, &a.at, &a.by, a.why).cmp(&(&b.host, &b.file, &b.at, &b.by, b.why))
+    });
     let mut missing: Vec<String> = expect
         .hosts
         .iter()
-        .filter(|e| !by_name.contains_key(e.as_str()))
+        .filter(|e| names.binary_search(e).is_err())
         .cloned()
         .collect();
     missing.sort();
     missing.dedup();
-    Ok(Fleet {
-        ok: hosts.iter().all(|h| h.ok) && missing.is_empty(),
-        hosts,
+    Fleet {
+        ok: rows.iter().all(|h| h.ok) && missing.is_empty(),
+        hosts: rows,
         superseded,
         missing,
-    })
+    }
 }
 
-/// Whether two reports of one host name can be one machine's: yes unless both name their
-/// machine and the machines differ (a report that names none, from a host without a machine
-/// id, is taken to be the same machine's).
-fn same_machine(a: &Host, b: &Host) -> bool {
-    match (&a.machine, &b.machine) {
-        (Some(a), Some(b)) => a == b,
-        _ => true,
+/// One report held to its date (rules 3-4).
+fn judge(r: &Read, max_age: Option<Duration>, tolerance: Duration, now: SystemTime) -> Judged {
+    let mut host = r.host.clone();
+    let whole = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs()));
+    match now.duration_since(r.at) {
+        Ok(age) => {
+            host.stale = max_age.filter(|max| age > *max).map(|max| {
+                format!(
+                    "made {} ago, older than --max-age {}",
+                    whole(age),
+                    humantime::format_duration(max)
+                )
+            })
+        }
+        Err(ahead) if ahead.duration() > tolerance => {
+            host.ahead = Some(format!(
+                "dated {} ahead of this clock, more than the {} a clock may run ahead: its \
+                 host's clock is wrong, so its age cannot be told and no later report can \
+                 replace it",
+                whole(ahead.duration()),
+                humantime::format_duration(tolerance)
+            ))
+        }
+        Err(_) => {}
     }
+    host.ok &= host.stale.is_none() && host.ahead.is_none();
+    Judged {
+        at: r.at,
+        ahead: host.ahead.is_some(),
+        host,
+    }
+}
+
+/// One machine's reports split (rule 3): the current ones (every one dated ahead of the
+/// tolerance, and the latest second of the others) and the ones a later report replaced.
+fn current_and_superseded<'a>(mine: &[&'a Judged]) -> (Vec<&'a Judged>, Vec<&'a Judged>) {
+    let latest = mine.iter().filter(|j| !j.ahead).map(|j| j.at).max();
+    mine.iter().partition(|j| j.ahead || Some(j.at) == latest)
+}
+
+/// A host's row from its current reports (rule 6): the worst shown, every other one named
+/// under it, its verdict theirs together.
+fn row(current: &[&Judged]) -> Host {
+    let mut current = current.to_vec();
+    current.sort_by(|a, b| a.rank().cmp(&b.rank()));
+    let shown = current[0];
+    let mut host = shown.host.clone();
+    host.also = current[1..]
+        .iter()
+        .map(|j| Also {
+            file: j.host.file.clone(),
+            at: j.host.at.clone(),
+            machine: j.host.machine.clone(),
+            ok: j.ok(),
+            why: why_current(j, shown),
+            fails: fails(&j.host),
+        })
+        .collect();
+    host.ok = current.iter().all(|j| j.ok());
+    host
+}
+
+/// Why `j` still counts beside `shown`, the report shown for its host.
+fn why_current(j: &Judged, shown: &Judged) -> String {
+    let machine = |h: &Host| match &h.machine {
+        Some(_) => format!("names machine {}", h.label_machine()),
+        None => "names no machine".to_string(),
+    };
+    if j.ahead {
+        "it is dated ahead of this clock: no later report can replace it".into()
+    } else if j.host.machine != shown.host.machine {
+        format!(
+            "it {} and {} {}: neither can be told to be the other's machine, so neither \
+             replaces the other",
+            machine(&j.host),
+            shown.host.file,
+            machine(&shown.host)
+        )
+    } else if shown.ahead {
+        "it is the latest report dated within this clock; the one shown, dated ahead, \
+         replaces nothing"
+            .into()
+    } else {
+        "it was made the same second as the one shown: neither is the later".into()
+    }
+}
+
+/// What fails in a report, in a line: its error, its date, its failed checks.
+fn fails(h: &Host) -> Option<String> {
+    if h.ok {
+        return None;
+    }
+    let mut why: Vec<String> = Vec::new();
+    if let Some(e) = &h.error {
+        why.push(format!("could not run: {e}"));
+    }
+    if let Some(a) = &h.ahead {
+        why.push(format!("clock ahead: {a}"));
+    }
+    if let Some(s) = &h.stale {
+        why.push(format!("stale: {s}"));
+    }
+    for s in h.servers.iter().filter(|s| !s.drift.is_empty()) {
+        why.push(format!(
+            "{} ({}): {}",
+            s.registered_name,
+            s.client,
+            s.drift.join(",")
+        ));
+    }
+    if why.is_empty() {
+        why.push(format!("its run says it failed (exit {:?})", h.exit));
+    }
+    Some(why.join("; "))
 }
 
 /// Fail every host whose name another machine's host gives too (`hosts` sorted by name, so
@@ -255,7 +488,7 @@ fn mark_clashes(hosts: &mut [Host]) {
         let why = format!(
             "{} machines report as {}: {}; their reports cannot be told apart by host name, so \
              none passes: give each machine its own host name",
-            same.len(),
+            same.iter().filter(|h| h.machine.is_some()).count(),
             same[0].host,
             same.iter()
                 .map(|h| format!("{} (machine {})", h.file, h.label_machine()))
@@ -279,28 +512,7 @@ impl Host {
     }
 }
 
-/// Why a report made at `at` is stale at `now` under `max_age`, or `None`. A host's clock a
-/// little ahead is tolerated; one dated further ahead than `max_age` fails too, since its age
-/// cannot be told: a host whose clock ran a year ahead would otherwise pass on its last report
-/// for a year after it stopped reporting.
-fn stale(at: SystemTime, now: SystemTime, max_age: Duration) -> Option<String> {
-    let whole = |d: Duration| humantime::format_duration(Duration::from_secs(d.as_secs()));
-    let max = humantime::format_duration(max_age);
-    match now.duration_since(at) {
-        Ok(age) => {
-            (age > max_age).then(|| format!("made {} ago, older than --max-age {max}", whole(age)))
-        }
-        Err(ahead) => (ahead.duration() > max_age).then(|| {
-            format!(
-                "dated {} ahead of this clock, more than --max-age {max}: its host's clock is \
-                 wrong, so its age cannot be told",
-                whole(ahead.duration())
-            )
-        }),
-    }
-}
-
-fn read_one(file: &Path, unnamed_client: &str) -> Result<(SystemTime, Host), FleetError> {
+fn read_one(file: &Path, unnamed_client: &str) -> Result<Read, FleetError> {
     let unreadable = |source| FleetError::Unreadable {
         file: file.to_path_buf(),
         source,
@@ -324,11 +536,21 @@ fn read_one(file: &Path, unnamed_client: &str) -> Result<(SystemTime, Host), Fle
         file: file.to_path_buf(),
         why: e.to_string(),
     })?;
-    host_of(&doc, &file.display().to_string(), unnamed_client).map_err(|why| {
+    let (at, host) = host_of(&doc, &file.display().to_string(), unnamed_client).map_err(|why| {
         FleetError::NotAReport {
             file: file.to_path_buf(),
             why,
         }
+    })?;
+    // Whole seconds, as reports are written: two reports of one second are a tie (rule 3)
+    // however a hand-made one splits it.
+    let secs = at
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    Ok(Read {
+        at: std::time::UNIX_EPOCH + Duration::from_secs(secs),
+        host,
+        digest: sha2::Sha256::digest(text.as_bytes()).into(),
     })
 }
 
@@ -376,7 +598,9 @@ fn host_of(
             exit,
             error,
             stale: None,
+            ahead: None,
             clash: None,
+            also: Vec::new(),
             servers,
         },
     ))
@@ -483,7 +707,7 @@ mod tests {
         let docs = [
             report("old", "2026-12-02T18:00:00Z", true),
             report("new", "2026-12-02T19:30:00Z", true),
-            report("ahead", "2026-12-02T20:30:00Z", true),
+            report("ahead", "2026-12-02T20:04:00Z", true),
             report("far-ahead", "2026-12-03T20:00:01Z", true),
         ];
         let fleet = merged(&docs, &expect, "2026-12-02T20:00:01Z");
@@ -497,16 +721,50 @@ mod tests {
         assert!(by("new").ok && by("new").stale.is_none());
         assert!(by("ahead").ok, "a clock a little ahead is not stale");
         assert_eq!(
-            by("far-ahead").stale.as_deref(),
+            by("far-ahead").ahead.as_deref(),
             Some(
-                "dated 1day ahead of this clock, more than --max-age 1h: its host's \
-                 clock is wrong, so its age cannot be told"
+                "dated 1day ahead of this clock, more than the 5m a clock may run ahead: its \
+                 host's clock is wrong, so its age cannot be told and no later report can \
+                 replace it"
             ),
             "a clock a day ahead would never go stale"
         );
-        assert!(!by("far-ahead").ok);
+        assert!(!by("far-ahead").ok && by("far-ahead").stale.is_none());
         let without = merged(&docs, &Expect::default(), "2026-12-02T20:00:01Z");
-        assert!(without.ok, "no --max-age, no staleness");
+        let by = |n: &str| without.hosts.iter().find(|h| h.host == n).unwrap().clone();
+        assert!(
+            by("old").ok && by("new").ok && by("ahead").ok,
+            "no --max-age, no staleness"
+        );
+        assert!(
+            !by("far-ahead").ok && by("far-ahead").ahead.is_some(),
+            "a clock a day ahead fails without --max-age too"
+        );
+    }
+
+    /// Issue 35.6: a clock 30 minutes ahead passed under `--max-age 1h` (the tolerance was
+    /// the --max-age); the tolerance is now 5 minutes, or the --max-age when shorter.
+    #[test]
+    fn a_clock_ahead_is_tolerated_5_minutes_or_the_max_age_when_shorter() {
+        let docs = [
+            report("a", "2026-12-02T20:04:59Z", true),
+            report("b", "2026-12-02T20:05:01Z", true),
+            report("c", "2026-12-02T20:01:01Z", true),
+        ];
+        let at = |max: Option<u64>| {
+            let fleet = merged(
+                &docs,
+                &Expect {
+                    max_age: max.map(Duration::from_secs),
+                    ..Expect::default()
+                },
+                "2026-12-02T20:00:00Z",
+            );
+            fleet.hosts.iter().map(|h| h.ok).collect::<Vec<_>>()
+        };
+        assert_eq!(at(None), [true, false, true]);
+        assert_eq!(at(Some(3600)), [true, false, true]);
+        assert_eq!(at(Some(60)), [false, false, false]);
     }
 
     fn on(machine: &str, mut doc: Value) -> Value {
@@ -541,14 +799,13 @@ mod tests {
         assert!(web2.ok && web2.clash.is_none());
     }
 
+    /// Issue 35.6: a report naming no machine used to supersede (and be superseded by) one
+    /// naming a machine, so a failing report vanished behind a passing one that could be
+    /// another machine's. One machine's reports, and reports that all name none, supersede;
+    /// a mix of the two counts both (see the tests below).
     #[test]
-    fn one_machines_reports_and_reports_that_name_no_machine_still_supersede() {
-        for (a, b) in [
-            (Some("aaaaaaaa11"), Some("aaaaaaaa11")),
-            (None, Some("aaaaaaaa11")),
-            (Some("aaaaaaaa11"), None),
-            (None, None),
-        ] {
+    fn one_machines_reports_and_reports_that_all_name_no_machine_still_supersede() {
+        for (a, b) in [(Some("aaaaaaaa11"), Some("aaaaaaaa11")), (None, None)] {
             let doc = |m: Option<&str>, at, ok| match m {
                 Some(m) => on(m, report("web-1", at, ok)),
                 None => report("web-1", at, ok),
@@ -587,5 +844,340 @@ mod tests {
         let (_, h) = host_of(&doc, "f", "claude").unwrap();
         assert!(!h.ok);
         assert_eq!(h.error.as_deref(), Some("no claude"));
+    }
+
+    // ---- issue 35.6: a fleet table never shows a host passing while any current report of
+    // that host fails, whatever the order of the files given.
+
+    const NOW: &str = "2026-12-02T18:10:00Z";
+
+    /// `docs` written to files `D/<i>.json` and read, once.
+    fn read_all(docs: &[Value]) -> Vec<Read> {
+        let dir = tempfile::tempdir().unwrap();
+        docs.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let f = dir.path().join(format!("{i}.json"));
+                std::fs::write(&f, d.to_string()).unwrap();
+                let mut r = read_one(&f, "claude").unwrap();
+                r.host.file = format!("D/{i}.json");
+                r
+            })
+            .collect()
+    }
+
+    /// The fleet of `read` merged in `order` (indexes into `read`), and its JSON: what must
+    /// not depend on the order (the table is a function of the [`Fleet`] alone:
+    /// `output::report::human`, whose lines output/report.rs tests).
+    fn shown(read: &[Read], order: &[usize], expect: &Expect, now: &str) -> (Fleet, String) {
+        let given = order.iter().map(|&i| read[i].clone()).collect();
+        let fleet = merge_read(given, expect, humantime::parse_rfc3339(now).unwrap());
+        let json = serde_json::to_string_pretty(&fleet).unwrap();
+        (fleet, json)
+    }
+
+    /// Every order of `docs` (Heap's algorithm).
+    fn orders(n: usize) -> Vec<Vec<usize>> {
+        fn heap(k: usize, a: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+            if k <= 1 {
+                out.push(a.clone());
+                return;
+            }
+            for i in 0..k {
+                heap(k - 1, a, out);
+                let j = if k.is_multiple_of(2) { i } else { 0 };
+                a.swap(j, k - 1);
+            }
+        }
+        let mut out = Vec::new();
+        heap(n, &mut (0..n).collect(), &mut out);
+        out
+    }
+
+    /// `docs` merged in every order: the verdict and the whole view are the same each time,
+    /// and the verdict is `ok`.
+    fn in_every_order(docs: &[Value], expect: &Expect, now: &str, ok: bool) -> Fleet {
+        let read = read_all(docs);
+        let first = shown(&read, &(0..docs.len()).collect::<Vec<_>>(), expect, now);
+        assert_eq!(first.0.ok, ok, "{}", first.1);
+        for order in orders(docs.len()) {
+            let this = shown(&read, &order, expect, now);
+            assert_eq!(this.0.ok, ok, "given in the order {order:?}:\n{}", this.1);
+            assert_eq!(this.1, first.1, "given in the order {order:?}");
+        }
+        first.0
+    }
+
+    /// The files `fleet` lists as superseded, with why.
+    fn gone(fleet: &Fleet) -> Vec<(&str, &str, &str)> {
+        fleet
+            .superseded
+            .iter()
+            .map(|s| (s.file.as_str(), s.by.as_str(), s.why))
+            .collect()
+    }
+
+    #[test]
+    fn a_failing_and_a_passing_report_of_one_second_fail_their_host_in_either_order() {
+        let docs = [
+            report("web-1", "2026-12-02T18:00:00Z", false),
+            report("web-1", "2026-12-02T18:00:00Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn three_reports_of_one_second_one_failing_fail_their_host_in_every_order() {
+        let mut pass2 = report("web-1", "2026-12-02T18:00:00Z", true);
+        pass2["servers"][0]["commit"] = Value::from("c0de2");
+        let docs = [
+            report("web-1", "2026-12-02T18:00:00Z", true),
+            report("web-1", "2026-12-02T18:00:00Z", false),
+            pass2,
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn reports_in_one_second_are_a_tie_however_their_fractions_split_it() {
+        let docs = [
+            report("web-1", "2026-12-02T18:00:00.1Z", false),
+            report("web-1", "2026-12-02T18:00:00.9Z", true),
+            report("web-1", "2026-12-02T17:59:59.99Z", true),
+        ];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, false);
+        assert_eq!(gone(&fleet), [("D/2.json", "D/0.json", "newer")]);
+    }
+
+    #[test]
+    fn two_failing_reports_of_one_second_show_the_same_table_in_either_order() {
+        let mut other = report("web-1", "2026-12-02T18:00:00Z", false);
+        other["servers"][0]["checks"][0]["detail"] = Value::from("another failure");
+        let docs = [report("web-1", "2026-12-02T18:00:00Z", false), other];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, false);
+        let web1 = &fleet.hosts[0];
+        assert_eq!(web1.file, "D/0.json");
+        assert_eq!(web1.also.len(), 1);
+        let also = &web1.also[0];
+        assert_eq!((also.file.as_str(), also.ok), ("D/1.json", false));
+        assert_eq!(also.fails.as_deref(), Some("codetools (claude): commit"));
+        assert_eq!(
+            also.why,
+            "it was made the same second as the one shown: neither is the later"
+        );
+        assert!(fleet.superseded.is_empty());
+    }
+
+    #[test]
+    fn a_newer_passing_report_naming_no_machine_does_not_hide_a_failing_one_naming_its_machine() {
+        let docs = [
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:00:00Z", false)),
+            report("web-1", "2026-12-02T18:05:00Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_newer_passing_report_naming_its_machine_does_not_hide_a_failing_one_naming_none() {
+        let docs = [
+            report("web-1", "2026-12-02T18:00:00Z", false),
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:05:00Z", true)),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_report_naming_no_machine_beside_two_machines_of_one_name_clashes_in_every_order() {
+        let docs = [
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:00:00Z", false)),
+            on("bbbbbbbb22", report("web-1", "2026-12-02T18:00:00Z", true)),
+            report("web-1", "2026-12-02T18:05:00Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_passing_report_dated_a_day_ahead_does_not_replace_a_current_failing_one() {
+        // No --max-age: the clock ahead is caught anyway.
+        let docs = [
+            report("web-1", "2026-12-02T18:09:00Z", false),
+            report("web-1", "2026-12-03T18:10:00Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_lone_passing_report_dated_a_day_ahead_fails_as_clock_ahead_without_max_age() {
+        let docs = [report("web-1", "2026-12-03T18:10:00Z", true)];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_report_ahead_within_the_tolerance_still_replaces_an_older_one() {
+        // One second ahead: ordinary skew, a later report of the same machine.
+        let docs = [
+            report("web-1", "2026-12-02T18:09:00Z", false),
+            report("web-1", "2026-12-02T18:10:01Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, true);
+        // Ten minutes ahead: beyond it, whatever the --max-age.
+        let docs = [
+            report("web-1", "2026-12-02T18:09:00Z", false),
+            report("web-1", "2026-12-02T18:20:00Z", true),
+        ];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+        let hour = Expect {
+            max_age: Some(Duration::from_secs(3600)),
+            ..Expect::default()
+        };
+        in_every_order(&docs, &hour, NOW, false);
+    }
+
+    #[test]
+    fn a_report_from_a_clock_behind_is_stale_with_max_age_in_every_order() {
+        let hour = Expect {
+            max_age: Some(Duration::from_secs(3600)),
+            ..Expect::default()
+        };
+        let docs = [
+            report("web-1", "2026-12-02T16:00:00Z", true),
+            report("web-1", "2026-12-02T15:00:00Z", false),
+            report("web-2", "2026-12-02T18:09:00Z", true),
+        ];
+        in_every_order(&docs, &hour, NOW, false);
+    }
+
+    #[test]
+    fn the_same_report_given_twice_is_one_report_not_superseded_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("a.json");
+        std::fs::write(
+            &f,
+            report("web-1", "2026-12-02T18:00:00Z", true).to_string(),
+        )
+        .unwrap();
+        let now = humantime::parse_rfc3339(NOW).unwrap();
+        let once = merge(std::slice::from_ref(&f), &Expect::default(), now).unwrap();
+        let twice = merge(&[f.clone(), f.clone()], &Expect::default(), now).unwrap();
+        assert_eq!(twice.hosts.len(), 1);
+        assert!(twice.ok);
+        assert!(
+            twice.superseded.is_empty(),
+            "a report said superseded by itself: {:?}",
+            twice.superseded
+        );
+        // Under another path (a copy, a link): one report, the other said a duplicate.
+        let g = dir.path().join("b.json");
+        std::fs::copy(&f, &g).unwrap();
+        for files in [[f.clone(), g.clone()], [g.clone(), f.clone()]] {
+            let fleet = merge(&files, &Expect::default(), now).unwrap();
+            assert_eq!(fleet.hosts.len(), 1);
+            assert!(fleet.hosts[0].also.is_empty());
+            assert_eq!(fleet.hosts[0].file, f.display().to_string());
+            assert_eq!(fleet.superseded.len(), 1);
+            assert_eq!(fleet.superseded[0].why, "duplicate");
+            assert_eq!(fleet.superseded[0].file, g.display().to_string());
+            assert_eq!(fleet.superseded[0].by, f.display().to_string());
+        }
+        assert_eq!(
+            serde_json::to_value(&once).unwrap(),
+            serde_json::to_value(&twice).unwrap()
+        );
+    }
+
+    #[test]
+    fn duplicates_beside_a_tie_fail_their_host_in_every_order() {
+        let fail = report("web-1", "2026-12-02T18:00:00Z", false);
+        let pass = report("web-1", "2026-12-02T18:00:00Z", true);
+        let docs = [fail.clone(), pass.clone(), fail, pass];
+        in_every_order(&docs, &Expect::default(), NOW, false);
+    }
+
+    #[test]
+    fn a_report_naming_no_machine_beside_one_naming_its_machine_counts_both() {
+        // Both pass: one host, one row, the other report under it.
+        let docs = [
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:00:00Z", true)),
+            report("web-1", "2026-12-02T18:05:00Z", true),
+        ];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, true);
+        assert_eq!(fleet.hosts.len(), 1);
+        assert_eq!(fleet.hosts[0].file, "D/0.json");
+        let also = &fleet.hosts[0].also;
+        assert_eq!(also.len(), 1);
+        assert_eq!((also[0].file.as_str(), also[0].ok), ("D/1.json", true));
+        assert_eq!(
+            also[0].why,
+            "it names no machine and D/0.json names machine aaaaaaaa: neither can be told to \
+             be the other's machine, so neither replaces the other"
+        );
+        assert!(fleet.superseded.is_empty());
+        // The older of two reports naming none is superseded by the newer, beside the named.
+        let docs = [
+            on("aaaaaaaa11", report("web-1", "2026-12-02T18:00:00Z", true)),
+            report("web-1", "2026-12-02T17:00:00Z", false),
+            report("web-1", "2026-12-02T18:05:00Z", true),
+        ];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, true);
+        assert_eq!(gone(&fleet), [("D/1.json", "D/2.json", "newer")]);
+    }
+
+    #[test]
+    fn a_failing_report_dated_ahead_is_shown_after_the_failure_of_the_current_one() {
+        let docs = [
+            report("web-1", "2026-12-02T18:09:00Z", false),
+            report("web-1", "2026-12-03T18:10:00Z", true),
+            report("web-1", "2026-12-02T18:00:00Z", true),
+        ];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, false);
+        let web1 = &fleet.hosts[0];
+        assert_eq!((web1.file.as_str(), web1.ok), ("D/0.json", false));
+        assert!(web1.ahead.is_none());
+        assert_eq!(web1.also.len(), 1);
+        assert_eq!(web1.also[0].file, "D/1.json");
+        assert!(
+            web1.also[0]
+                .fails
+                .as_deref()
+                .unwrap()
+                .starts_with("clock ahead: dated 1day ahead of this clock"),
+            "{:?}",
+            web1.also[0]
+        );
+        assert_eq!(gone(&fleet), [("D/2.json", "D/0.json", "newer")]);
+    }
+
+    /// The property of issue 35.6 over one set covering every rule at once: a tie with a
+    /// duplicate of its passing report under another name, a report naming no machine beside
+    /// a named one, a clock a day ahead, a plain passing host. In each of the 5 040 orders the
+    /// verdict of the fleet and of each host, and the whole JSON, are the same.
+    #[test]
+    fn the_merge_is_the_same_in_every_order_of_the_files_given() {
+        let pass = report("web-1", "2026-12-02T18:00:00Z", true);
+        let docs = [
+            report("web-1", "2026-12-02T18:00:00Z", false),
+            pass.clone(),
+            pass,
+            on("aaaaaaaa11", report("web-2", "2026-12-02T18:00:00Z", false)),
+            report("web-2", "2026-12-02T18:05:00Z", true),
+            report("web-3", "2026-12-03T18:10:00Z", true),
+            report("web-4", "2026-12-02T18:09:00Z", true),
+        ];
+        let fleet = in_every_order(&docs, &Expect::default(), NOW, false);
+        let verdicts: Vec<(&str, bool)> = fleet
+            .hosts
+            .iter()
+            .map(|h| (h.host.as_str(), h.ok))
+            .collect();
+        assert_eq!(
+            verdicts,
+            [
+                ("web-1", false),
+                ("web-2", false),
+                ("web-3", false),
+                ("web-4", true)
+            ]
+        );
+        assert_eq!(gone(&fleet), [("D/2.json", "D/1.json", "duplicate")]);
     }
 }

@@ -1,6 +1,7 @@
 //! `report`'s output: the fleet as a table (a row per host, server and client: release,
 //! commit, the checks' verdict and each check's, what drifted), each failed check's evidence under its row,
-//! then the superseded reports and the verdict; or the merged view as one JSON object.
+//! and the host's other current reports (`also current:`), then the superseded and duplicate
+//! reports and the verdict; or the merged view as one JSON object.
 
 use super::{Format, Style};
 use crate::exit::Exit;
@@ -121,8 +122,26 @@ pub(crate) fn human(fleet: &Fleet) -> String {
                 h.host, h.at
             ));
         }
+        if let (Some(ahead), Some(last)) = (&h.ahead, rows.last_mut()) {
+            last.1.push(format!(
+                "clock ahead: {}'s report (at {}) is {ahead}",
+                h.host, h.at
+            ));
+        }
         if let (Some(clash), Some(last)) = (&h.clash, rows.last_mut()) {
             last.1.push(format!("clash: {clash}"));
+        }
+        if let Some(last) = rows.last_mut() {
+            for a in &h.also {
+                let verdict = match &a.fails {
+                    None => "passes".to_string(),
+                    Some(f) => format!("FAILS ({f})"),
+                };
+                last.1.push(format!(
+                    "also current: {}'s report {} (at {}) {verdict}: {}",
+                    h.host, a.file, a.at, a.why
+                ));
+            }
         }
     }
     for m in &fleet.missing {
@@ -173,10 +192,17 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         }
     }
     for s in &fleet.superseded {
-        out.push_str(&crate::text::printable(&format!(
-            "superseded: {}'s report {} (at {}) by {}, a newer one of the same host",
-            s.host, s.file, s.at, s.by
-        )));
+        let line = match s.why {
+            "duplicate" => format!(
+                "duplicate: {}'s report {} is the same report as {}, counted once",
+                s.host, s.file, s.by
+            ),
+            _ => format!(
+                "superseded: {}'s report {} (at {}) by {}, a newer one of the same host",
+                s.host, s.file, s.at, s.by
+            ),
+        };
+        out.push_str(&crate::text::printable(&line));
         out.push('\n');
     }
     let failing: Vec<String> = fleet
@@ -199,4 +225,57 @@ pub(crate) fn human(fleet: &Fleet) -> String {
         )),
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::identity::fleet::{merge, Expect};
+
+    fn report(host: &str, at: &str, ok: bool) -> serde_json::Value {
+        serde_json::json!({"ok": ok, "exit": if ok {0} else {1}, "host": host, "at": at,
+            "servers": [{"name": "codetools", "client": "claude", "commit": "c0de",
+            "checks": [{"check": "commit", "ok": ok, "detail": "d"}]}]})
+    }
+
+    /// Issue 35.6: the table names each current report beside the one it shows, the date of
+    /// one dated ahead, and a duplicate as such (never "superseded by a newer one").
+    #[test]
+    fn the_table_names_every_current_report_a_clock_ahead_and_a_duplicate() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = [
+            ("a.json", report("web-1", "2026-12-02T18:00:00Z", false)),
+            ("b.json", report("web-1", "2026-12-02T18:00:00Z", true)),
+            ("c.json", report("web-1", "2026-12-02T18:00:00Z", true)),
+            ("d.json", report("web-2", "2026-12-03T18:00:00Z", true)),
+        ];
+        let files: Vec<std::path::PathBuf> = docs
+            .iter()
+            .map(|(name, doc)| {
+                let f = dir.path().join(name);
+                std::fs::write(&f, doc.to_string()).unwrap();
+                f
+            })
+            .collect();
+        let now = humantime::parse_rfc3339("2026-12-02T18:10:00Z").unwrap();
+        let fleet = merge(&files, &Expect::default(), now).unwrap();
+        let d = dir.path().display().to_string();
+        let text = human(&fleet).replace(&d, "D");
+        let expected = [
+            "  also current: web-1's report D/b.json (at 2026-12-02T18:00:00Z) passes: it was \
+             made the same second as the one shown: neither is the later",
+            "  clock ahead: web-2's report (at 2026-12-03T18:00:00Z) is dated 23h 50m ahead of \
+             this clock, more than the 5m a clock may run ahead: its host's clock is wrong, so \
+             its age cannot be told and no later report can replace it",
+            "duplicate: web-1's report D/c.json is the same report as D/b.json, counted once",
+            "2 of 2 host(s) failed: web-1, web-2",
+        ];
+        for line in expected {
+            assert!(
+                text.lines().any(|l| l == line),
+                "no line {line:?} in\n{text}"
+            );
+        }
+        assert!(!text.contains("superseded:"), "{text}");
+    }
 }

@@ -552,28 +552,108 @@ fn with_max_age_a_host_whose_last_report_is_old_fails_as_stale() {
 }
 
 /// A host whose clock ran two days ahead dates its reports in the future: "not older than
-/// --max-age" would hold for two days after it stopped reporting. A report dated further
-/// ahead than --max-age fails as stale too; one a minute ahead (ordinary skew) passes.
+/// --max-age" would hold for two days after it stopped reporting. Issue 35.6: a report dated
+/// more than 5 minutes ahead fails as `clock ahead` with or without --max-age (before, only
+/// beyond the --max-age, and not at all without it); one a minute ahead (ordinary skew)
+/// passes.
 #[test]
-fn with_max_age_a_report_dated_further_ahead_than_it_fails_as_stale() {
+fn a_report_dated_more_than_5_minutes_ahead_fails_as_clock_ahead_with_or_without_max_age() {
     let dir = tempfile::tempdir().unwrap();
     let w = host();
     let status = w.on_sample("status", &["--json"]);
     status.code(0);
     let skewed = save_aged(&status, dir.path(), "web-1", -60);
     let ahead = save_aged(&status, dir.path(), "web-2", -2 * 86400);
-    let table = w
-        .cmd()
-        .args(["report", "--max-age", "1h"])
-        .arg(&skewed)
-        .arg(&ahead)
+    for extra in [&["--max-age", "1h"][..], &[]] {
+        let table = w
+            .cmd()
+            .arg("report")
+            .args(extra)
+            .arg(&skewed)
+            .arg(&ahead)
+            .run();
+        table
+            .code(1)
+            .stdout_has("clock ahead: web-2's report (at ")
+            .stdout_has(
+                "ahead of this clock, more than the 5m a clock may run ahead: its host's clock \
+                 is wrong",
+            )
+            .stdout_has("1 of 2 host(s) failed: web-2");
+        assert!(!table.stdout.contains("web-1's report"), "{}", table.shown);
+    }
+}
+
+/// The UTC RFC 3339 time `secs` from now (negative: ago), as a report's `at`.
+fn at_from_now(secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let out = Command::new(system_tool("date"))
+        .args([
+            "-u",
+            "-d",
+            &format!("@{}", now + secs),
+            "+%Y-%m-%dT%H:%M:%SZ",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// Issue 35.6: the table hid a failing report of a host depending on the order of the files:
+/// at the same second the one given later won, and a passing report dated a day ahead
+/// replaced a current failing one (without --max-age nothing looked at the date). Each order
+/// now gives the same table and the same exit; a report given as a file and again on stdin
+/// is one report.
+#[test]
+fn a_failing_report_is_not_hidden_by_the_order_of_the_files_a_clock_ahead_or_stdin() {
+    let w = World::new();
+    let at = at_from_now(-60);
+    let fail = w.write("fail.json", report_json("web-1", &at, false));
+    let pass = w.write("pass.json", report_json("web-1", &at, true));
+    let old = w.write("old.json", report_json("web-2", &at_from_now(-120), false));
+    let future = w.write(
+        "future.json",
+        report_json("web-2", &at_from_now(86400), true),
+    );
+    let files = [&fail, &pass, &old, &future];
+    let mut tables = Vec::new();
+    for order in [[0, 1, 2, 3], [1, 0, 3, 2], [3, 1, 2, 0]] {
+        let mut cmd = w.cmd().arg("report");
+        for i in order {
+            cmd = cmd.arg(files[i]);
+        }
+        let r = cmd.run();
+        r.code(1)
+            .stdout_has("2 of 2 host(s) failed: web-1, web-2")
+            .stdout_has(&format!(
+                "also current: web-1's report {} (at {at}) passes: it was made the same second",
+                pass.display()
+            ))
+            .stdout_has("clock ahead: ");
+        tables.push(r.stdout);
+    }
+    assert!(tables.windows(2).all(|t| t[0] == t[1]), "{tables:#?}");
+    // The passing report on stdin and as a file: one report, the other a duplicate.
+    let r = w
+        .program(system_tool("sh"))
+        .args(["-c", "exec \"$0\" report --json \"$1\" - < \"$1\""])
+        .arg(env!("CARGO_BIN_EXE_mcp-deploy"))
+        .arg(&pass)
         .run();
-    table
-        .code(1)
-        .stdout_has("stale: web-2's report (at ")
-        .stdout_has("ahead of this clock, more than --max-age 1h: its host's clock is wrong")
-        .stdout_has("1 of 2 host(s) failed: web-2");
-    assert!(!table.stdout.contains("stale: web-1"), "{}", table.shown);
+    r.code(0);
+    let doc = r.json();
+    assert_eq!(doc["hosts"].as_array().unwrap().len(), 1, "{}", r.shown);
+    assert_eq!(doc["hosts"][0]["file"], "-", "{}", r.shown);
+    assert_eq!(
+        doc["superseded"],
+        serde_json::json!([{"host": "web-1", "file": pass.to_str().unwrap(), "at": at,
+            "by": "-", "why": "duplicate"}]),
+        "{}",
+        r.shown
+    );
 }
 
 /// A host whose report never arrived is not in the files at all: merged as they are, the
