@@ -122,7 +122,6 @@ pub fn run(cli: Cli) -> Exit {
             return Exit::CouldNotRun;
         }
     };
-    output::observe_client_calls(style.verbosity);
     let outcome =
         cmd::dispatch(&cli, &style).and_then(|exit| match output::take_write_error(&style) {
             Some(e) => {

@@ -57,20 +57,3 @@ pub(crate) enum Notice {
 /// Where the domain sends its notices; the command passes `&style.notify()`. `Sync`: the
 /// per-client steps of a run call it from a thread per client.
 pub(crate) type Notify<'a> = &'a (dyn Fn(Notice) + Sync);
-
-/// Where the notices of code that is handed no [`Notify`] go (the client runner's
-/// [`Notice::ClientCall`]): set once by the output layer when it wants them (`-v`), else
-/// they are dropped.
-static OBSERVER: std::sync::OnceLock<fn(Notice)> = std::sync::OnceLock::new();
-
-/// Send the notices of code that is handed no [`Notify`] to `f`, for the rest of the run.
-pub(crate) fn set_observer(f: fn(Notice)) {
-    let _ = OBSERVER.set(f);
-}
-
-/// Tell the observer, if there is one; `make` runs only then.
-pub(crate) fn observe(make: impl FnOnce() -> Notice) {
-    if let Some(f) = OBSERVER.get() {
-        f(make());
-    }
-}

@@ -11,7 +11,7 @@ use crate::output::Style;
 pub(crate) fn run(args: &ClientsArgs, style: &Style) -> Result<Exit, Error> {
     let client = &args.client.0;
     // Only `--version` is ever run: no health check, so no MCP timeout.
-    let options = super::client_options(client, std::time::Duration::ZERO);
+    let options = super::client_options(client, std::time::Duration::ZERO, style);
     let listed = listing::list(&client.clients, &options);
     crate::output::clients::print(&listed, style);
     Ok(Exit::Success)

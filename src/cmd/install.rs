@@ -13,7 +13,12 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
     session::check_scope(&args.client.clients, args.scope.scope)?;
     let (selection, given) = selected(args, style)?;
     let opts = options(args, &selection, &given)?;
-    let choice = super::client_choice(&args.client, args.scope.scope, args.mcp_timeout.mcp_timeout);
+    let choice = super::client_choice(
+        &args.client,
+        args.scope.scope,
+        args.mcp_timeout.mcp_timeout,
+        style,
+    );
     match install::run(&opts, &choice, &style.notify())? {
         Installed::Refused(report) => {
             crate::output::refused_at_gate(&report, style);

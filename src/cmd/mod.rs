@@ -77,8 +77,13 @@ pub(crate) fn style(cli: &Cli) -> Result<Style, UsageError> {
 }
 
 /// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
-/// `claude mcp get`); zero for the others.
-pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> ClientOptions {
+/// `claude mcp get`); zero for the others. With `-v` (`style`), each client call is said as it
+/// ends.
+pub(crate) fn client_options(
+    args: &ClientArgs,
+    mcp_timeout: Duration,
+    style: &Style,
+) -> ClientOptions {
     ClientOptions {
         binaries: args.binaries.clone(),
         homes: Default::default(),
@@ -86,19 +91,21 @@ pub(crate) fn client_options(args: &ClientArgs, mcp_timeout: Duration) -> Client
         timeout: args.client_timeout,
         mcp_timeout,
         calls_binary: true,
+        said: crate::output::client_calls(style.verbosity),
     }
 }
 
 /// The clients of `--client` for `--scope` (install, uninstall, promote, rollback), which the
 /// use case opens ([`crate::registration::session::open_in_scope`]).
-pub(crate) fn client_choice(
-    args: &ClientArgs,
+pub(crate) fn client_choice<'a>(
+    args: &'a ClientArgs,
     scope: Scope,
     mcp_timeout: Duration,
-) -> ClientChoice<'_> {
+    style: &Style,
+) -> ClientChoice<'a> {
     ClientChoice {
         kinds: &args.clients,
-        options: client_options(args, mcp_timeout),
+        options: client_options(args, mcp_timeout, style),
         scope,
     }
 }

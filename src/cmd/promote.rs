@@ -48,7 +48,7 @@ fn transition(
         no_handshake: t.no_handshake,
         handshake_timeout: t.handshake_timeout,
     };
-    let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout);
+    let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout, style);
     let done = transition::run(&opts, &choice, &style.notify())?;
     crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)

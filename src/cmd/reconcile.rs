@@ -21,7 +21,7 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
     }
     let (selection, given) = super::install::selected(args, style)?;
     let opts = super::install::options(args, &selection, &given)?;
-    let options = super::client_options(&args.client, args.mcp_timeout.mcp_timeout);
+    let options = super::client_options(&args.client, args.mcp_timeout.mcp_timeout, style);
     match reconcile::run(&opts, &options, &style.notify())? {
         Reconciled::Refused(report) => {
             crate::output::refused_at_gate(&report, style);

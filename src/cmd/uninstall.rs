@@ -17,7 +17,12 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
         lock_timeout: args.lock.lock_timeout,
         ledger: ledger_path(args.ledger.ledger.as_deref()),
     };
-    let choice = super::client_choice(&args.client, args.scope.scope, std::time::Duration::ZERO);
+    let choice = super::client_choice(
+        &args.client,
+        args.scope.scope,
+        std::time::Duration::ZERO,
+        style,
+    );
     match uninstall::run(&opts, &choice, &style.notify())? {
         Uninstalled::DryRun(plan) => crate::output::removal_plan(&plan, style, Exit::Success),
         Uninstalled::Done(report) => crate::output::print(&report, style, Exit::Success),

@@ -82,12 +82,13 @@ impl Style {
     }
 }
 
-/// With `-v`, every client call is said as it ends: the client runner, which is handed no
-/// [`crate::notice::Notify`], tells the notice layer's observer ([`crate::notice::observe`]).
-pub(crate) fn observe_client_calls(v: Verbosity) {
-    if v == Verbosity::Verbose {
-        crate::notice::set_observer(|n| notice::notice(n, Verbosity::Verbose));
-    }
+/// Where the client runner says each call as it ends ([`crate::clients::ClientOptions`]'s
+/// `said`): the notice layer with `-v`, nowhere otherwise. A plain function, not a
+/// [`crate::notice::Notify`]: the options it rides in are handed to threads and kept by each
+/// client.
+pub(crate) fn client_calls(v: Verbosity) -> Option<fn(crate::notice::Notice)> {
+    (v == Verbosity::Verbose)
+        .then_some((|n| notice::notice(n, Verbosity::Verbose)) as fn(crate::notice::Notice))
 }
 
 /// A run that could not complete (exit 2), in the run's format on stdout (stderr has the

@@ -712,3 +712,17 @@ fn require_live_fails_a_pass_only_the_document_witnessed() {
         format!("live {}", w.claude_json().display())
     );
 }
+
+/// Issue 34, item 5 (no globals): `-v` reaches the client runner through the options the
+/// command opens its clients with, not a global observer — also the runner a file-written
+/// client opens on its own to confirm a write (opencode's `debug config`).
+#[test]
+fn verbose_says_the_confirming_call_of_a_file_written_client() {
+    let w = World::with_every_client();
+    w.sample();
+    let r = w.on_sample("install", &["-v", "--client", "opencode"]);
+    r.code(0)
+        .stderr_has("client call: opencode debug config: exit 0 in ");
+    let plain = w.on_sample("install", &["--client", "opencode"]);
+    assert!(!plain.stderr.contains("client call:"), "{plain}");
+}

@@ -69,6 +69,7 @@ impl Claude {
             ],
             row.install_help(),
         )?
+        .telling(options.said)
         .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
         // `CLAUDE_CONFIG_DIR=""` makes Claude Code's own directory its working directory: it
         // writes `backups/` there. Then each run's scratch directory is the one to run from.

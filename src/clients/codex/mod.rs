@@ -68,6 +68,7 @@ pub(crate) fn open(
         env,
         row.install_help(),
     )?
+    .telling(options.said)
     .detect_version("codex")?;
     Ok(CliDriven {
         runner,

@@ -86,6 +86,7 @@ pub(crate) fn open(
         env,
         row.install_help(),
     )?
+    .telling(options.said)
     .detect_version("copilot")?;
     Ok(CliDriven {
         runner,

@@ -75,6 +75,7 @@ pub(crate) fn open(
         launch.env.clone(),
         row.install_help(),
     )?
+    .telling(options.said)
     .clearing_env()
     .detect_version("gemini")?;
     let config = home.join(".gemini").join("settings.json");

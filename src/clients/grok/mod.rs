@@ -88,6 +88,7 @@ pub(crate) fn open(
         env,
         row.install_help(),
     )?
+    .telling(options.said)
     // The server `add-json` starts inherits grok's environment: keep the caller's out.
     .clearing_env()
     // Grok's servers are those of the directory it runs in.

@@ -52,6 +52,8 @@ pub(crate) struct FileWritten<F> {
     /// one, and for the commands that only read).
     binary: Option<(PathBuf, Duration)>,
     version: Option<super::version::Version>,
+    /// Where a confirming call is said as it ends (`-v`).
+    pub(crate) said: Option<fn(crate::notice::Notice)>,
     format: std::marker::PhantomData<F>,
 }
 
@@ -75,6 +77,7 @@ pub(crate) fn open<F: Format>(
                 Vec::new(),
                 row.install_help(),
             )?
+            .telling(options.said)
             .detect_version(row.name)?;
             version = runner.version;
             binary = Some((runner.binary, options.timeout));
@@ -95,6 +98,7 @@ pub(crate) fn open<F: Format>(
         },
         binary,
         version,
+        said: options.said,
         format: std::marker::PhantomData,
     }))
 }

@@ -35,6 +35,8 @@ pub(crate) struct Runner {
     pub(crate) version: Option<super::version::Version>,
     /// Whether this run calls the client (else `--version` is not asked either).
     may_run: bool,
+    /// Where each call is said as it ends ([`Runner::telling`]; `-v`).
+    said: Option<fn(crate::notice::Notice)>,
 }
 
 /// The binary a client call runs: `explicit` (a path, or a name to look up on PATH), else
@@ -112,7 +114,14 @@ impl Runner {
             dir: None,
             version: None,
             may_run: required,
+            said: None,
         })
+    }
+
+    /// Say each call as it ends to `said` (`-v`), when given.
+    pub(crate) fn telling(mut self, said: Option<fn(crate::notice::Notice)>) -> Runner {
+        self.said = said;
+        self
     }
 
     /// Learn the client's release ([`super::version::detect`]) and refuse one outside the
@@ -214,21 +223,23 @@ impl Runner {
             None => process::run(&call),
         };
         // `-v` says every call as it ends; `shown` holds no secret.
-        crate::notice::observe(|| crate::notice::Notice::ClientCall {
-            shown: shown.to_string(),
-            ended: match &outcome {
-                Ok(out) => match out.status.code() {
-                    Some(code) => format!("exit {code}"),
-                    None => "killed by a signal".to_string(),
+        if let Some(said) = self.said {
+            said(crate::notice::Notice::ClientCall {
+                shown: shown.to_string(),
+                ended: match &outcome {
+                    Ok(out) => match out.status.code() {
+                        Some(code) => format!("exit {code}"),
+                        None => "killed by a signal".to_string(),
+                    },
+                    Err(ProcessError::TimedOut { timeout }) => {
+                        format!("timed out after {}", humantime::format_duration(*timeout))
+                    }
+                    Err(ProcessError::Interrupted) => "interrupted".to_string(),
+                    Err(ProcessError::Spawn { source, .. }) => format!("not started: {source}"),
                 },
-                Err(ProcessError::TimedOut { timeout }) => {
-                    format!("timed out after {}", humantime::format_duration(*timeout))
-                }
-                Err(ProcessError::Interrupted) => "interrupted".to_string(),
-                Err(ProcessError::Spawn { source, .. }) => format!("not started: {source}"),
-            },
-            took: started.elapsed(),
-        });
+                took: started.elapsed(),
+            });
+        }
         outcome.map_err(|e| match e {
             ProcessError::Interrupted => ClientError::Interrupted {
                 step: shown.to_string(),

@@ -365,6 +365,9 @@ pub(crate) struct ClientOptions {
     /// Whether the client's CLI will be called. `status` only reads config files, so a missing
     /// binary is no error for it.
     pub(crate) calls_binary: bool,
+    /// Where each client call is said as it ends (`-v`: the output layer's
+    /// [`crate::output::client_calls`]); `None`: not said.
+    pub(crate) said: Option<fn(crate::notice::Notice)>,
 }
 
 impl ClientOptions {
@@ -376,6 +379,7 @@ impl ClientOptions {
             timeout: Duration::from_secs(1),
             mcp_timeout: Duration::ZERO,
             calls_binary: false,
+            said: None,
         }
     }
 

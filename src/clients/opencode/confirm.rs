@@ -117,8 +117,9 @@ pub(super) fn confirm(
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string_lossy().into_owned()))
         .collect();
-    let runner =
-        Runner::open("opencode", Some(binary), true, timeout, env, String::new())?.clearing_env();
+    let runner = Runner::open("opencode", Some(binary), true, timeout, env, String::new())?
+        .clearing_env()
+        .telling(client.said);
     let out = runner.call_raw(&["debug", "config"], &step)?;
     if !out.status.success() {
         // Its config errors quote the offending entry, values included: only the first

@@ -77,6 +77,7 @@ pub(crate) fn open(
         env,
         row.install_help(),
     )?
+    .telling(options.said)
     .clearing_env()
     // Its launcher keeps Node's compile cache in `$TMPDIR/node-compile-cache` (0.24's
     // cli-entry.js `enableCompileCache`): into this run's scratch directory, removed after.
