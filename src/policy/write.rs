@@ -1,10 +1,20 @@
 //! The write of a policy file, the same for every client: under a lock
 //! (`<dir>/.mcp-deploy/policy.lock`, `<dir>` the client's managed directory), the old text
-//! journalled first (`policy.journal.json` beside it: an interrupted run is rolled back by the
-//! next), the file read again just before it is replaced (a program that rewrote it since keeps
-//! its change: exit 2, nothing written), then replaced atomically keeping its mode (temp file,
+//! journalled first (`policy.journal.json` beside it: the old text and the sha256 of the new),
+//! the file read again just before it is replaced (a program that rewrote it since keeps its
+//! change: exit 2, nothing written), then replaced atomically keeping its mode (temp file,
 //! fsync, rename, directory fsync), read back and compared; on any failure the old text is put
 //! back. What changes in the text is the client's own pure edit ([`Edit`]).
+//!
+//! Putting the old text back — the next run's recovery of an interrupted write, or this run's
+//! undo of a failed one — is a compare-and-swap on the file's whole text: it is restored only
+//! while it is exactly what the run wrote (its sha256 is the journal's `new_sha256`); while it
+//! is still the old text there is nothing to undo. Anything else — an administrator's edit, the
+//! file removed, a symlink or a FIFO in its place, a journal from a version that did not record
+//! `new_sha256` — is someone else's state or one that cannot be told to be ours: the file is
+//! left as it is, the journal kept, and the run stops (exit 2) naming both. The journal holds a
+//! digest of the new text, not the text: the file may carry values (`env`) that need not be
+//! copied once more, and the digest is all the comparison needs.
 
 use std::path::{Path, PathBuf};
 
@@ -18,11 +28,23 @@ use crate::usage::UsageError;
 pub(crate) type Edit<'a> =
     dyn Fn(&Path, Option<&str>) -> Result<(Option<String>, Change), UsageError> + 'a;
 
-/// The journal of a write under way: the file and its text before (`None`: it did not exist).
+/// The journal of a write under way: the file, its text before (`None`: it did not exist)
+/// and the sha256 of the text being written (`None` in a journal of a version before it was
+/// recorded: such a file is never restored over, see the module's header).
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Journal {
     file: PathBuf,
     old: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    new_sha256: Option<String>,
+}
+
+/// Where putting the old text back left the file.
+enum Undone {
+    /// The old text is back.
+    Restored,
+    /// It still held the old text: nothing to undo.
+    AsBefore,
 }
 
 /// What [`write`] needs besides the edit.
@@ -81,9 +103,12 @@ pub(crate) fn write(
             )
             .into());
         }
-        restore(&j, &denied)?;
+        let said = match undo(&j, &journal, &denied)? {
+            Undone::Restored => "was rolled back",
+            Undone::AsBefore => "had not changed it yet: nothing to roll back",
+        };
         notify(crate::notice::Notice::Recovery(format!(
-            "an interrupted policy --write was rolled back: {} is as it was before it",
+            "an interrupted policy --write {said}: {} is as it was before it",
             j.file.display()
         )));
         remove(&journal, &denied)?;
@@ -96,6 +121,7 @@ pub(crate) fn write(
     let entry = Journal {
         file: path.clone(),
         old: old.clone(),
+        new_sha256: Some(sha256(Some(&text)).expect("a text has a digest")),
     };
     let body = serde_json::to_vec(&entry).expect("a journal serialises");
     crate::fsio::write_atomic(&journal, &body, true).map_err(|e| denied(&e))?;
@@ -119,7 +145,9 @@ pub(crate) fn write(
         _ => Err(bad(&path, "it does not hold what was just written to it").into()),
     });
     if let Err(e) = done {
-        restore(&entry, &denied)?;
+        // The same compare-and-swap as a recovery: a file that does not hold what was just
+        // written is someone else's since, and keeps their text (and the journal).
+        undo(&entry, &journal, &denied)?;
         remove(&journal, &denied)?;
         return Err(e);
     }
@@ -158,11 +186,71 @@ fn put(
     Ok(())
 }
 
-fn restore(
+/// The sha256 of a file's text (`None`: no file).
+fn sha256(text: Option<&str>) -> Option<String> {
+    use sha2::Digest;
+    text.map(|t| crate::content::digest::to_hex(&sha2::Sha256::digest(t.as_bytes())))
+}
+
+/// Put the journalled old text back, by compare-and-swap (see the module's header): only
+/// over exactly the text the journal's run wrote. Otherwise nothing is written and the error
+/// names the file and the journal, which the caller keeps.
+fn undo(
     j: &Journal,
+    journal: &Path,
     denied: &impl Fn(&crate::fsio::IoError) -> UsageError,
-) -> Result<(), PolicyError> {
-    put(&j.file, j.old.as_deref(), denied)
+) -> Result<Undone, PolicyError> {
+    let kept = |why: String| -> PolicyError {
+        UsageError::new(
+            format!(
+                "{} {why}; it is left as it is, not rolled back, and the journal {} keeps the \
+                 text before (its \"old\")",
+                j.file.display(),
+                journal.display()
+            ),
+            format!(
+                "keep the file as it is, or put the journal's \"old\" text back by hand; then \
+                 delete {} and run policy --write again",
+                journal.display()
+            ),
+        )
+        .into()
+    };
+    let changed = |now: &str| {
+        kept(format!(
+            "changed since the interrupted policy --write: {now}, neither the text before that \
+             run nor the one it wrote"
+        ))
+    };
+    // The file as it is; one that cannot be read as a file (a FIFO, a directory) is not
+    // what the run wrote.
+    let now = match crate::fsio::read_input_if_exists(
+        &j.file,
+        "policy file",
+        crate::fsio::limits::CLIENT_JSONC,
+    ) {
+        Ok(now) => now,
+        Err(e) => return Err(changed(&format!("it cannot be read ({})", e.source))),
+    };
+    if now == j.old {
+        return Ok(Undone::AsBefore);
+    }
+    let Some(written) = &j.new_sha256 else {
+        return Err(kept(
+            "is not the text before the interrupted policy --write, and cannot be told to be \
+             the text it wrote: its journal, from an earlier version of mcp-deploy, records no \
+             digest of that"
+                .into(),
+        ));
+    };
+    if sha256(now.as_deref()).as_ref() != Some(written) {
+        return Err(changed(match now {
+            None => "it is absent",
+            Some(_) => "its text is another",
+        }));
+    }
+    put(&j.file, j.old.as_deref(), denied)?;
+    Ok(Undone::Restored)
 }
 
 fn remove(

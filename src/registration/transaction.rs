@@ -17,10 +17,18 @@
 //!
 //! Every restore (3 and 5) is a compare-and-swap, and proves itself:
 //! - A name is restored only while its entry is still one the interrupted or failing run
-//!   could have left: its target, or absent (mid-replace). Anything else was changed by
-//!   someone else since (a person, another program that ignores our lock): it is left alone,
-//!   reported "changed since the interrupted run: not restored", kept in the journal, and the
-//!   run exits 2.
+//!   could have left: its target, or absent while the journal says the run had it removed
+//!   (`absent`: the journal is rewritten to name it before the `remove` of a replace or of a
+//!   restore, and again once the `add` after it is done). Anything else was changed by someone
+//!   else since (a person, another program that ignores our lock): it is left alone, reported
+//!   "changed since the interrupted run: not restored" (or "removed since…"), kept in the
+//!   journal, and the run exits 2. A journal of an earlier version has no `absent`: a replaced
+//!   name found absent cannot be told to be the run's doing, and is kept the same way.
+//! - Client files are compared entry by entry, never as whole files: the clients rewrite their
+//!   own files (claude's `.claude.json` keeps per-project history), and a run only ever adds or
+//!   removes its own names. The journal holds the entries themselves, as it always has, since
+//!   they are what a restore puts back (a secret-bearing entry is refused before it, see
+//!   [`crate::registration::plan`]).
 //! - After a restoring call the entry is read back and compared with the journalled previous
 //!   entry. A client may store less than it is given (`claude mcp add-json` drops keys it does
 //!   not know); then the name is reported NOT restored, naming the missing keys, and kept in
@@ -29,6 +37,7 @@
 //!
 //! Callers hold the client's lock ([`crate::registration::lock`]) around all of this.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -61,6 +70,24 @@ struct Journal {
     client: String,
     config: PathBuf,
     changes: Vec<Change>,
+    /// The names the run may have left absent (between the `remove` and the `add` of a
+    /// replace or a restore): only these are restored from absence. `None`: a journal of a
+    /// version before it was recorded, which cannot tell.
+    #[serde(default)]
+    absent: Option<BTreeSet<String>>,
+}
+
+impl Journal {
+    fn new(client: &dyn Client, changes: Vec<Change>, absent: BTreeSet<String>) -> Journal {
+        Journal {
+            journal: 1,
+            pid: std::process::id(),
+            client: client.name().to_string(),
+            config: client.config_path().to_path_buf(),
+            changes,
+            absent: Some(absent),
+        }
+    }
 }
 
 /// What made a transaction roll back: any error that can say what the user can do about it
@@ -208,12 +235,28 @@ fn recover_one(
     )];
     let mut kept = Vec::new();
     let mut records = Vec::new();
-    for change in journal.changes.iter().rev() {
-        let outcome = crate::process::shielded(|| restore(client, change, Why::Recovery, false))
-            .map_err(|failure| TransactionError::Recovery {
-                path: path.to_path_buf(),
-                failure: Box::new(failure),
-            })?;
+    let changes = journal.changes.clone();
+    for change in changes.iter().rev() {
+        let absent = match &journal.absent {
+            None => Absent::Unknown,
+            Some(a) if a.contains(&change.name) => Absent::Ours,
+            Some(_) => Absent::NotOurs,
+        };
+        let mut mark = |on: bool| {
+            let a = journal.absent.get_or_insert_with(BTreeSet::new);
+            if on {
+                a.insert(change.name.clone());
+            } else {
+                a.remove(&change.name);
+            }
+            write_journal(path, &journal).map_err(journal_failed)
+        };
+        let outcome =
+            crate::process::shielded(|| restore(client, change, Why::Recovery, absent, &mut mark))
+                .map_err(|failure| TransactionError::Recovery {
+                    path: path.to_path_buf(),
+                    failure: Box::new(failure),
+                })?;
         lines.push(format!("  {}: {}", change.name, outcome.describe(path)));
         if let Some(r) = outcome.record(client, change) {
             records.push(r);
@@ -221,11 +264,15 @@ fn recover_one(
         if !outcome.done() {
             kept.push(change.clone());
         }
+        if let (Outcome::Changed { .. }, Some(a)) = (&outcome, &mut journal.absent) {
+            // Someone else's entry is there now: its absence later is not the run's doing.
+            a.remove(&change.name);
+        }
     }
     ledger_warn(ledger, &records, notify);
     if kept.is_empty() {
         remove_journal(path)?;
-        let names = journal.changes.iter().map(|c| c.name.clone()).collect();
+        let names = changes.iter().map(|c| c.name.clone()).collect();
         return Ok((lines, names));
     }
     kept.reverse();
@@ -245,6 +292,14 @@ fn ledger_warn(path: &Path, records: &[ledger::Record], notify: Notify) {
     }
 }
 
+/// A journal that could not be rewritten, as the failure of the client step it guards.
+fn journal_failed(e: fsio::IoError) -> ClientError {
+    ClientError::File {
+        path: e.path.clone(),
+        reason: format!("cannot update the journal: {}", e.source),
+    }
+}
+
 fn write_journal(path: &Path, journal: &Journal) -> Result<(), fsio::IoError> {
     let text = serde_json::to_string_pretty(journal).expect("a journal serializes");
     fsio::write_atomic(path, text.as_bytes(), true)
@@ -260,6 +315,8 @@ pub(crate) struct Transaction<'a> {
     changes: Vec<Change>,
     /// How many changes have been (at least partly) applied.
     started: usize,
+    /// The names this run may have left absent, as the journal names them.
+    absent: BTreeSet<String>,
 }
 
 impl<'a> Transaction<'a> {
@@ -273,13 +330,7 @@ impl<'a> Transaction<'a> {
     ) -> Result<Transaction<'a>, TransactionError> {
         let journal = journal_path(client)?;
         if !changes.is_empty() {
-            let doc = Journal {
-                journal: 1,
-                pid: std::process::id(),
-                client: client.name().to_string(),
-                config: client.config_path().to_path_buf(),
-                changes: changes.clone(),
-            };
+            let doc = Journal::new(client, changes.clone(), BTreeSet::new());
             write_journal(&journal, &doc)?;
             checkpoint("journal-written");
         }
@@ -290,7 +341,20 @@ impl<'a> Transaction<'a> {
             notify,
             changes,
             started: 0,
+            absent: BTreeSet::new(),
         })
+    }
+
+    /// Name `name` in the journal as one this run may leave absent (`on`), or no longer.
+    fn mark(&mut self, name: &str, on: bool) -> Result<(), ClientError> {
+        mark_absent(
+            self.client,
+            &self.journal,
+            &self.changes,
+            &mut self.absent,
+            name,
+            on,
+        )
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -301,14 +365,21 @@ impl<'a> Transaction<'a> {
     pub(crate) fn apply(&mut self) -> Result<(), ClientError> {
         for i in 0..self.changes.len() {
             self.started = i + 1;
-            let c = &self.changes[i];
+            let c = self.changes[i].clone();
+            let replace = c.previous.is_some() && c.target.is_some();
             checkpoint(&format!("before-change:{}", c.name));
             if c.previous.is_some() {
+                if replace {
+                    self.mark(&c.name, true)?;
+                }
                 self.client.remove(&c.name)?;
                 checkpoint(&format!("after-remove:{}", c.name));
             }
             if let Some(target) = &c.target {
                 self.client.add(&c.name, &raw_entry(target))?;
+                if replace {
+                    self.mark(&c.name, false)?;
+                }
                 checkpoint(&format!("after-add:{}", c.name));
             }
         }
@@ -318,19 +389,31 @@ impl<'a> Transaction<'a> {
     /// Step 3: undo, and describe where every name ended, a line each. The journal is removed
     /// only when every name is back at its previous entry; otherwise it keeps the names that
     /// are not.
-    fn undo(self) -> (Vec<String>, bool) {
+    fn undo(mut self) -> (Vec<String>, bool) {
         crate::process::shielded(|| {
             let mut lines = Vec::new();
             let mut kept = Vec::new();
             let mut records = Vec::new();
-            for (i, c) in self.changes.iter().enumerate().rev() {
+            let changes = self.changes.clone();
+            for (i, c) in changes.iter().enumerate().rev() {
                 let state = if i >= self.started {
                     "untouched, at its previous entry".to_string()
                 } else {
                     // The change in flight when the run failed may be in any state its failed
                     // call left; the ones before it completed and must still be as they did.
-                    let in_flight = i + 1 == self.started;
-                    match restore(self.client, c, Why::Rollback, in_flight) {
+                    let absent = if i + 1 == self.started {
+                        Absent::InFlight
+                    } else if self.absent.contains(&c.name) {
+                        Absent::Ours
+                    } else {
+                        Absent::NotOurs
+                    };
+                    let (client, journal) = (self.client, self.journal.clone());
+                    let all = &self.changes;
+                    let marks = &mut self.absent;
+                    let mut mark =
+                        |on: bool| mark_absent(client, &journal, all, marks, &c.name, on);
+                    match restore(self.client, c, Why::Rollback, absent, &mut mark) {
                         Ok(outcome) => {
                             if let Some(r) = outcome.record(self.client, c) {
                                 records.push(r);
@@ -359,16 +442,12 @@ impl<'a> Transaction<'a> {
                     let _ = remove_journal(&self.journal);
                 } else if kept.len() < self.changes.len() {
                     kept.reverse();
-                    let _ = write_journal(
-                        &self.journal,
-                        &Journal {
-                            journal: 1,
-                            pid: std::process::id(),
-                            client: self.client.name().to_string(),
-                            config: self.client.config_path().to_path_buf(),
-                            changes: kept,
-                        },
-                    );
+                    let absent = kept
+                        .iter()
+                        .filter(|c| self.absent.contains(&c.name))
+                        .map(|c| c.name.clone())
+                        .collect();
+                    let _ = write_journal(&self.journal, &Journal::new(self.client, kept, absent));
                 }
             }
             (lines, all_restored)
@@ -443,10 +522,45 @@ pub(crate) fn roll_back_all(txs: Vec<Transaction>, failure: impl Failure) -> Tra
     }
 }
 
+/// Rewrite the journal at `path` (of `changes`) with `name` among the names the run may leave
+/// absent (`on`) or not.
+fn mark_absent(
+    client: &dyn Client,
+    path: &Path,
+    changes: &[Change],
+    absent: &mut BTreeSet<String>,
+    name: &str,
+    on: bool,
+) -> Result<(), ClientError> {
+    if on {
+        absent.insert(name.to_string());
+    } else {
+        absent.remove(name);
+    }
+    write_journal(
+        path,
+        &Journal::new(client, changes.to_vec(), absent.clone()),
+    )
+    .map_err(journal_failed)
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Why {
     Rollback,
     Recovery,
+}
+
+/// Whether a name found absent may be one the run left so.
+#[derive(Clone, Copy, PartialEq)]
+enum Absent {
+    /// The change in flight when the run failed: any state is the run's.
+    InFlight,
+    /// The journal names it: the run had removed it and not yet added it back.
+    Ours,
+    /// The journal does not: absent is someone else's doing (unless absence is the target).
+    NotOurs,
+    /// A journal of an earlier version, which does not say.
+    Unknown,
 }
 
 /// Where one restore left a name.
@@ -460,6 +574,8 @@ enum Outcome {
     },
     /// Changed by someone else since: left alone.
     Changed { why: Why },
+    /// Absent, which the run had not left it (or the journal cannot say): left alone.
+    Removed { why: Why, unknown: bool },
     /// Put back, but the client stored less than the previous entry: these keys differ.
     Lossy {
         now: Option<Map<String, Value>>,
@@ -483,6 +599,21 @@ impl Outcome {
                 match why {
                     Why::Recovery => "interrupted run",
                     Why::Rollback => "failed change began",
+                },
+                journal.display()
+            ),
+            Outcome::Removed { why, unknown } => format!(
+                "removed since the {}: not restored ({}); the journal {} keeps its previous \
+                 entry",
+                match why {
+                    Why::Recovery => "interrupted run",
+                    Why::Rollback => "failed change began",
+                },
+                if *unknown {
+                    "it is absent, and the journal, from an earlier version of mcp-deploy, does \
+                     not say whether that run left it so"
+                } else {
+                    "it is absent, and that run had added it back"
                 },
                 journal.display()
             ),
@@ -517,18 +648,34 @@ impl Outcome {
     }
 }
 
-/// Bring one name back to its previous entry, retrying the client calls.
+/// Bring one name back to its previous entry, retrying the client calls. `mark` names it in
+/// the journal as one the run may leave absent, or no longer.
 fn restore(
     client: &dyn Client,
     c: &Change,
     why: Why,
-    in_flight: bool,
+    absent: Absent,
+    mark: &mut dyn FnMut(bool) -> Result<(), ClientError>,
 ) -> Result<Outcome, ClientError> {
     let mut last = None;
+    let mut absent = absent;
+    let marked = std::cell::Cell::new(false);
+    let mut noted = |on: bool| {
+        mark(on)?;
+        marked.set(on);
+        Ok(())
+    };
     for _ in 0..RESTORE_ATTEMPTS {
-        match restore_once(client, c, why, in_flight) {
+        match restore_once(client, c, why, absent, &mut noted) {
             Ok(outcome) => return Ok(outcome),
-            Err(e) => last = Some(e),
+            Err(e) => {
+                // A failed attempt that had journalled the name as left absent by this run
+                // may have left it so: the next attempt restores it from absence.
+                if marked.get() && absent != Absent::InFlight {
+                    absent = Absent::Ours;
+                }
+                last = Some(e)
+            }
         }
     }
     Err(last.expect("at least one attempt"))
@@ -545,7 +692,8 @@ fn restore_once(
     client: &dyn Client,
     c: &Change,
     why: Why,
-    in_flight: bool,
+    absent: Absent,
+    mark: &mut dyn FnMut(bool) -> Result<(), ClientError>,
 ) -> Result<Outcome, ClientError> {
     let now = current(client, &c.name)?;
     match (&now, &c.previous) {
@@ -556,16 +704,29 @@ fn restore_once(
         _ => {}
     }
     // Compare-and-swap: only what this run could have left is ours to undo.
-    let ours = in_flight
+    let ours = absent == Absent::InFlight
         || match (&now, &c.target) {
-            (None, _) => true,
+            // Absence is the target (a removal), or the journal says the run left it so.
+            (None, None) => true,
+            (None, Some(_)) => absent == Absent::Ours,
             (Some(n), Some(t)) => same(n, t),
             (Some(_), None) => false,
         };
     if !ours {
-        return Ok(Outcome::Changed { why });
+        return Ok(match now {
+            None => Outcome::Removed {
+                why,
+                unknown: absent == Absent::Unknown,
+            },
+            Some(_) => Outcome::Changed { why },
+        });
     }
+    // Between this remove and the add below the name is absent: journalled as ours first.
+    let replace = now.is_some() && c.previous.is_some();
     if now.is_some() {
+        if replace {
+            mark(true)?;
+        }
         client.remove(&c.name)?;
     }
     let Some(prev) = &c.previous else {
@@ -575,6 +736,9 @@ fn restore_once(
         });
     };
     client.add(&c.name, &raw_entry(prev))?;
+    if replace || absent == Absent::Ours {
+        mark(false)?;
+    }
     // The proof: read it back.
     let back = current(client, &c.name)?.unwrap_or_default();
     let keys = differing_keys(prev, &back);

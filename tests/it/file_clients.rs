@@ -1355,3 +1355,42 @@ fn attack_a_read_only_user_file_is_not_replaced_and_the_run_rolls_back() {
         assert_eq!(mode, 0o444);
     }
 }
+
+/// Issue 35 item 4: a user file its owner removed after a killed replace is not created again
+/// by the next run's recovery to put the replaced entry back: kept absent, journal kept, exit
+/// 2 naming the name.
+#[test]
+fn attack_a_user_file_removed_after_a_killed_replace_is_not_recreated() {
+    for client in ["opencode", "cursor"] {
+        let w = World::with_opencode();
+        w.sample();
+        let (path, key) = match client {
+            "opencode" => (w.opencode_config(), "mcp"),
+            _ => (w.cursor_config(), "mcpServers"),
+        };
+        let previous = match client {
+            "opencode" => json!({"type": "local", "command": ["/usr/bin/old-ct"]}),
+            _ => json!({"command": "/usr/bin/old-ct"}),
+        };
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(
+            &path,
+            json!({key: {"codetools-test": previous}}).to_string(),
+        )
+        .unwrap();
+        let r = w
+            .sample_cmd("install")
+            .args(["--client", client, "--server", "codetools"])
+            .env("MCP_DEPLOY_CRASH_AT", "after-add:codetools-test")
+            .run();
+        assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
+        fs::remove_file(&path).unwrap();
+        let r = w.on_sample(
+            "uninstall",
+            &["--client", client, "--server", "orchestrata"],
+        );
+        r.code(2)
+            .stderr_has("codetools-test: removed since the interrupted run: not restored");
+        assert!(!path.exists(), "{client}: recreated\n{}", r.shown);
+    }
+}

@@ -398,3 +398,44 @@ fn promote_with_scope_managed_keeps_the_managed_entry_and_without_it_says_why() 
         .run()
         .code(0);
 }
+
+/// Issue 35 item 4: after an install that replaced our managed entry was killed, an
+/// administrator's edit of that entry, then their removal of the whole file, are each kept
+/// by the next run (exit 2, the journal kept): the file is never written over, nor created
+/// again (its mere presence would switch every user's own servers off).
+#[test]
+fn attack_a_managed_file_edited_or_removed_after_a_killed_replace_is_kept() {
+    let w = World::with_real_claude();
+    w.sample();
+    on_managed(&w, "install", &["--server", "codetools"]).code(0);
+    // Our entry, drifted: the next install replaces it.
+    let doc: Value = serde_json::from_str(&fs::read_to_string(managed(&w)).unwrap()).unwrap();
+    let mut drifted = doc.clone();
+    drifted["mcpServers"]["codetools-test"]["args"] = json!(["old"]);
+    fs::write(managed(&w), drifted.to_string()).unwrap();
+    let r = w
+        .sample_cmd("install")
+        .args(["--scope", "managed", "--server", "codetools"])
+        .env("MCP_DEPLOY_CRASH_AT", "after-add:codetools-test")
+        .in_private_etc()
+        .run();
+    assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
+    let journal = w.etc().join("claude-code/.mcp-deploy/claude.journal.json");
+    assert!(journal.exists(), "{}", r.shown);
+
+    let mut theirs = doc.clone();
+    theirs["mcpServers"]["codetools-test"]["args"] = json!(["admin"]);
+    fs::write(managed(&w), theirs.to_string()).unwrap();
+    let r = on_managed(&w, "install", &["--server", "codetools"]);
+    r.code(2)
+        .stderr_has("codetools-test: changed since the interrupted run: not restored");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), theirs.to_string());
+    assert!(journal.exists());
+
+    fs::remove_file(managed(&w)).unwrap();
+    let r = on_managed(&w, "install", &["--server", "codetools"]);
+    r.code(2)
+        .stderr_has("codetools-test: removed since the interrupted run: not restored");
+    assert!(!managed(&w).exists(), "{}", r.shown);
+    assert!(journal.exists());
+}

@@ -879,3 +879,149 @@ fn the_fragments_of_several_clients_are_one_json_object_codex_s_toml_a_string() 
         .unwrap_or_else(|| panic!("{}", r.shown));
     assert!(toml.contains("[mcp_servers.codetools-test]"), "{toml}");
 }
+
+// Issue 35 item 4: a journalled write recovers by compare-and-swap. The next run puts the old
+// text back only while the file is what the killed run wrote; any other text (an
+// administrator's edit), a removed file, a symlink or a FIFO is kept, with the journal, and
+// the run stops (exit 2) naming the file.
+
+const JOURNAL: &str = "claude-code/.mcp-deploy/policy.journal.json";
+
+/// `policy --write` of the sample killed after it replaced `managed-settings.json`, which
+/// held `{"model":"opus"}`; returns that old text and what the killed run wrote.
+fn killed_after_the_write(w: &World) -> (String, String) {
+    w.sample();
+    let old = json!({"model": "opus"}).to_string();
+    seed(w, &old);
+    let r = w
+        .sample_cmd("policy")
+        .args(["--write"])
+        .env("MCP_DEPLOY_CRASH_AT", "policy-written")
+        .in_private_etc()
+        .run();
+    assert!(r.stderr.contains("crashing at checkpoint"), "{}", r.shown);
+    assert!(w.etc().join(JOURNAL).exists(), "{}", r.shown);
+    let written = fs::read_to_string(managed(w)).unwrap();
+    assert_ne!(written, old);
+    (old, written)
+}
+
+/// The next run finds the file changed since the killed run: it keeps it and the journal,
+/// names the file and exits 2.
+fn recovery_keeps(w: &World) -> Run {
+    recovery_keeps_saying(
+        w,
+        &format!("{POLICY} changed since the interrupted policy --write"),
+    )
+}
+
+fn recovery_keeps_saying(w: &World, says: &str) -> Run {
+    let r = policy(w, &["--write"]);
+    r.code(2)
+        .stderr_has(says)
+        .stderr_has("not rolled back")
+        .stderr_has("help: keep the file as it is");
+    assert!(w.etc().join(JOURNAL).exists(), "{}", r.shown);
+    r
+}
+
+#[test]
+fn attack_an_admin_edit_after_a_killed_write_is_not_rolled_back_over() {
+    let w = World::new();
+    let (_, written) = killed_after_the_write(&w);
+    let theirs = written.replace("\"opus\"", "\"sonnet\"");
+    assert_ne!(theirs, written);
+    fs::write(managed(&w), &theirs).unwrap();
+    recovery_keeps(&w);
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), theirs);
+    // The person decides: once the journal is deleted, runs proceed from the file as it is.
+    fs::remove_file(w.etc().join(JOURNAL)).unwrap();
+    policy(&w, &["--write"]).code(0);
+    let doc: Value = serde_json::from_str(&fs::read_to_string(managed(&w)).unwrap()).unwrap();
+    assert_eq!(doc["model"], "sonnet");
+}
+
+#[test]
+fn attack_an_admin_edit_back_to_the_old_text_leaves_nothing_to_undo() {
+    let w = World::new();
+    let (old, _) = killed_after_the_write(&w);
+    fs::write(managed(&w), &old).unwrap();
+    policy(&w, &["--write"])
+        .code(0)
+        .stderr_has("nothing to roll back");
+    assert!(!w.etc().join(JOURNAL).exists());
+}
+
+#[test]
+fn attack_a_policy_file_removed_after_a_killed_write_is_not_recreated() {
+    let w = World::new();
+    killed_after_the_write(&w);
+    fs::remove_file(managed(&w)).unwrap();
+    recovery_keeps(&w);
+    assert!(fs::symlink_metadata(managed(&w)).is_err());
+}
+
+#[test]
+fn attack_a_policy_file_replaced_by_a_symlink_or_a_fifo_is_left_alone() {
+    let w = World::new();
+    killed_after_the_write(&w);
+    let theirs = w.etc().join("claude-code/company.json");
+    fs::write(&theirs, r#"{"model":"haiku"}"#).unwrap();
+    fs::remove_file(managed(&w)).unwrap();
+    std::os::unix::fs::symlink("company.json", managed(&w)).unwrap();
+    recovery_keeps(&w);
+    assert_eq!(fs::read_to_string(&theirs).unwrap(), r#"{"model":"haiku"}"#);
+    assert!(fs::symlink_metadata(managed(&w))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    fs::remove_file(managed(&w)).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(managed(&w))
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let r = policy(&w, &["--write"]);
+    r.code(2).stderr_has(POLICY);
+    assert!(w.etc().join(JOURNAL).exists(), "{}", r.shown);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(fs::symlink_metadata(managed(&w))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+/// A journal written before it recorded what the run wrote (only `file` and `old`): the
+/// file cannot be told to be the killed run's, so it is kept (exit 2) unless it is still
+/// the old text.
+#[test]
+fn attack_a_journal_without_the_written_digest_never_restores_over_the_file() {
+    let w = World::new();
+    let (old, written) = killed_after_the_write(&w);
+    let j = w.etc().join(JOURNAL);
+    let legacy = json!({"file": POLICY, "old": old}).to_string();
+    fs::write(&j, &legacy).unwrap();
+    recovery_keeps_saying(&w, "cannot be told to be the text it wrote");
+    assert_eq!(fs::read_to_string(managed(&w)).unwrap(), written);
+
+    fs::write(managed(&w), &old).unwrap();
+    policy(&w, &["--write"])
+        .code(0)
+        .stderr_has("nothing to roll back");
+    assert!(!j.exists());
+}
+
+/// The journal edited to name the administrator's text as the one written is obeyed only
+/// as far as it can be checked: its digest must be of the file as it is.
+#[test]
+fn attack_a_journal_whose_digest_is_edited_does_not_match_the_file() {
+    let w = World::new();
+    killed_after_the_write(&w);
+    let j = w.etc().join(JOURNAL);
+    let mut doc: Value = serde_json::from_str(&fs::read_to_string(&j).unwrap()).unwrap();
+    assert!(doc["new_sha256"].is_string(), "{doc}");
+    doc["new_sha256"] = json!("0".repeat(64));
+    fs::write(&j, doc.to_string()).unwrap();
+    recovery_keeps(&w);
+}

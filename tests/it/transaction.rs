@@ -664,12 +664,13 @@ fn state_files_live_in_a_private_state_directory() {
 fn a_journal_at_the_old_location_is_recovered() {
     let w = World::with_real_claude();
     let old = old_state(&w);
-    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
-        .code(0);
+    // Left at the target of the journal's replace (an old journal does not say whether its
+    // run ever left a name absent, so only a name at its target is restored from it).
+    let target = json!({"command": "/x", "args": []});
+    w.reregister_by_hand("codetools-test", &target);
     let legacy = w.config_dir().join(".mcp-deploy.journal.json");
     let doc = json!({"journal": 1, "pid": 1, "client": "claude", "config": w.claude_json(),
-        "changes": [{"name": "codetools-test", "previous": old,
-                     "target": {"command": "/x", "args": []}}]});
+        "changes": [{"name": "codetools-test", "previous": old, "target": target}]});
     fs::write(&legacy, doc.to_string()).unwrap();
     install(&w, &[])
         .code(0)
@@ -747,4 +748,71 @@ fn a_recovery_brings_the_document_back_in_agreement_with_the_client() {
         "the document follows the restored entry"
     );
     assert!(!flat.contains_key("orchestrata-test"), "{flat:?}");
+}
+
+// Issue 35 item 4: recovery restores only what the killed run wrote. A name it had replaced
+// and that is absent now was removed by someone since (the journal says when the run itself
+// left a name absent, between the remove and the add of a replace), and is kept so.
+
+#[test]
+fn attack_an_entry_removed_by_hand_after_a_killed_replace_is_not_restored() {
+    let w = World::with_real_claude();
+    old_state(&w);
+    crash_at(&w, "after-add:codetools-test");
+    w.claude(&["mcp", "remove", "codetools-test", "-s", "user"])
+        .code(0);
+    let r = install(&w, &[]);
+    r.code(2)
+        .stderr_has("codetools-test: removed since the interrupted run: not restored")
+        .stderr_has("that run had added it back")
+        .stderr_has(&journal(&w).display().to_string())
+        .stderr_has("help: ");
+    assert!(
+        !w.user_servers().contains_key("codetools-test"),
+        "{}",
+        r.shown
+    );
+    assert!(journal(&w).exists());
+    fs::remove_file(journal(&w)).unwrap();
+    install(&w, &[]).code(0);
+    assert_eq!(w.user_servers(), installed_state(&w));
+}
+
+#[test]
+fn attack_an_entry_set_back_by_hand_to_the_old_one_leaves_nothing_to_undo() {
+    let w = World::with_real_claude();
+    let old = old_state(&w);
+    crash_at(&w, "after-add:codetools-test");
+    w.reregister_by_hand("codetools-test", &old);
+    install(&w, &[])
+        .code(0)
+        .stderr_has("codetools-test: at its previous entry");
+    assert_eq!(w.user_servers(), installed_state(&w));
+}
+
+/// A journal written before it said which names its run left absent: an absent name cannot
+/// be told to be the run's doing, so it is kept (exit 2); a name at the run's target is
+/// still restored.
+#[test]
+fn attack_a_journal_without_absent_never_restores_a_name_from_absence() {
+    let w = World::with_real_claude();
+    old_state(&w);
+    crash_at(&w, "after-remove:codetools-test");
+    let mut j: Value = serde_json::from_str(&fs::read_to_string(journal(&w)).unwrap()).unwrap();
+    assert_eq!(j["absent"], json!(["codetools-test"]), "{j}");
+    j.as_object_mut().unwrap().remove("absent");
+    fs::write(journal(&w), j.to_string()).unwrap();
+    install(&w, &[])
+        .code(2)
+        .stderr_has("codetools-test: removed since the interrupted run: not restored")
+        .stderr_has("from an earlier version of mcp-deploy");
+    assert!(!w.user_servers().contains_key("codetools-test"));
+
+    // Put at the run's target, it is the run's: restored.
+    let target = j["changes"][0]["target"].clone();
+    w.add_by_hand("codetools-test", &target);
+    install(&w, &[])
+        .code(0)
+        .stderr_has("codetools-test: restored to its previous entry");
+    assert!(!journal(&w).exists());
 }
