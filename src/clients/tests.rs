@@ -74,6 +74,7 @@ impl Scratch {
             timeout: Duration::from_secs(60),
             mcp_timeout: Duration::from_millis(5000),
             calls_binary: true,
+            said: None,
         }
     }
     pub(crate) fn open(&self, name: &str) -> Box<dyn Client> {

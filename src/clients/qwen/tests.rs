@@ -31,6 +31,7 @@ mod real_cli {
             timeout: Duration::from_secs(60),
             mcp_timeout: Duration::from_millis(5000),
             calls_binary: true,
+            said: None,
         };
         let kind = ClientKind::named("qwen").expect("the qwen row");
         clients::open(kind, &options).unwrap_or_else(|e| panic!("open qwen: {e}"))
