@@ -120,7 +120,7 @@ pub(crate) struct Live {
     /// Shared: read once per client per run, whatever the number of servers checked.
     pub(crate) entries: std::sync::Arc<Map<String, Value>>,
     /// Where a same-name entry of another scope wins over the user-scope one, one each.
-    pub(crate) shadows: Vec<crate::clients::Shadow>,
+    pub(crate) shadows: Vec<super::shadow::Shadow>,
 }
 
 /// What a pass without the live witness says, in the detail and (as `witnesses`) in JSON.

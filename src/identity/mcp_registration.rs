@@ -93,8 +93,8 @@ pub(crate) fn check_registration(
     // Every shadow fails, as the `shadowing` row of status, install and reconcile does.
     for shadow in &live.shadows {
         let where_ = match shadow.reach {
-            crate::clients::Reach::Here => "from this directory",
-            crate::clients::Reach::Elsewhere => "there",
+            super::shadow::Reach::Here => "from this directory",
+            super::shadow::Reach::Elsewhere => "there",
         };
         problems.push(format!(
             "{name} is shadowed by a same-name entry in the {shadow}, which the client prefers \

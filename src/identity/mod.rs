@@ -14,4 +14,5 @@ pub(crate) mod handshake;
 pub(crate) mod layer;
 pub(crate) mod mcp_registration;
 pub(crate) mod report;
+pub(crate) mod shadow;
 pub(crate) mod url;
