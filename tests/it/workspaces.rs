@@ -164,3 +164,59 @@ fn opencode_reads_project_files_up_to_the_top_git_finds_for_every_shape_of_git()
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// codex 0.171.0 layers the trusted project files from its project root down to the working
+/// directory; the root is the nearest directory with a `.git` (`project_root_markers`), where a
+/// `.git` directory, any `.git` file or a FIFO counts and an empty `.git` directory or a
+/// dangling link does not (the search goes on up; with no root at all the working directory is
+/// the root, seen by hand). Below a repository every shape loads `sub`'s file. mcp-deploy reads
+/// the `.codex/config.toml` of every directory up to `/`: it finds each one codex loads,
+/// whatever the shape (and those above codex's root too: failing rather than passing).
+#[test]
+fn codex_project_files_are_found_whatever_the_shape_of_git() {
+    refuse_in_the_fast_tier("the real codex");
+    let w = World::with_every_client();
+    w.sample();
+    w.on_sample("install", &["--client", "codex", "--server", "codetools"])
+        .code(0);
+    let config = w.root().join("home/.codex/config.toml");
+    let mut text = fs::read_to_string(&config).unwrap();
+    let mut layouts = Vec::new();
+    for (n, shape) in SHAPES.iter().enumerate() {
+        let (top, sub, deep) = layout(&w, n, shape);
+        for d in [&top, &sub, &deep] {
+            text.push_str(&format!(
+                "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                d.display()
+            ));
+        }
+        layouts.push((shape, sub, deep));
+    }
+    fs::write(&config, text).unwrap();
+    let mut wrong = Vec::new();
+    for (shape, sub, deep) in layouts {
+        let file = sub.join(".codex/config.toml");
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(
+            &file,
+            "[mcp_servers.codetools-test]\ncommand = \"/bin/evil\"\n",
+        )
+        .unwrap();
+        // `sub` is the root, or (an empty `.git` directory, a dangling link) `top` is: either
+        // way `sub` lies between the root and the working directory.
+        let r = w
+            .program(real_client("codex"))
+            .args(["mcp", "get", "--json", "codetools-test"])
+            .current_dir(&deep)
+            .run();
+        r.code(0);
+        let command = r.json()["transport"]["command"].clone();
+        assert_eq!(command, "/bin/evil", "{shape}: {}", r.shown);
+        let v = verify_in(&w, "codex", &deep);
+        if !(v.code == 1 && v.stdout.contains(file.to_str().unwrap())) {
+            wrong.push(format!("{shape}: codex loads it\n{v}"));
+        }
+        fs::remove_file(&file).unwrap();
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

@@ -378,9 +378,9 @@ fn trusted(config: &Path, dir: &Path) -> Option<bool> {
 }
 
 /// Where a same-name entry wins over the user entry `name` of `config`, read-only (no copilot
-/// binary needed): the workspace file copilot started in mcp-deploy's working directory reads
-/// ([`workspace_files`]: every one it may read), trusted or not, and the MCP servers of its enabled installed plugins
-/// ([`plugin_shadows`]).
+/// binary needed): the workspace files copilot started in mcp-deploy's working directory may
+/// read ([`workspace_files`]), trusted or not, and the MCP servers of its enabled installed
+/// plugins ([`plugin_shadows`]).
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = plugin_shadows(config, name);
     let Ok(cwd) = std::env::current_dir() else {

@@ -107,7 +107,8 @@ fn gitfile(dir: &Path, file: &Path) -> Tri {
 }
 
 /// git's `is_git_directory`: `HEAD` valid (`validate_headref`), `objects` and `refs` in the
-/// common directory (`commondir` names it: a linked worktree's has neither of its own). A FIFO is never opened.
+/// common directory (`commondir` names it: a linked worktree's has neither of its own). A FIFO
+/// is never opened.
 fn is_git_directory(g: &Path) -> Tri {
     let head = match head(&g.join("HEAD")) {
         Tri::No => return Tri::No,
