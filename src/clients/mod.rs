@@ -26,7 +26,7 @@ pub(crate) mod vscode;
 pub(crate) use crate::identity::shadow::{Reach, Shadow};
 pub(crate) use kit::policy::PolicyWriter;
 use kit::{cli_driven, file_written, table};
-pub(crate) use kit::{file_backed, layers, policy, runner, scopes, version};
+pub(crate) use kit::{file_backed, git_root, layers, policy, runner, scopes, version};
 // The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use managed as claude_managed;
 

@@ -47,3 +47,4 @@ mod vendor;
 mod versions;
 mod vocabulary;
 mod vscode;
+mod workspaces;

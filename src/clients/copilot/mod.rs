@@ -49,10 +49,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::cli_driven::{disagrees, AddArgs, CliDriven, Dialect, Spelling};
-use super::file_backed;
 use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
 use super::scopes::Found;
+use super::{file_backed, git_root};
 use super::{only_keys, string_map, ClientError, ClientOptions, Op};
 use crate::entry::{Entry, Transport};
 use crate::fsio;
@@ -296,22 +296,38 @@ fn to_claude_shape(m: &Map<String, Value>) -> Map<String, Value> {
     out
 }
 
-/// The workspace copilot started in `dir` uses: the top of the git work tree holding `dir`,
-/// else `dir` itself.
-fn workspace_root(dir: &Path) -> PathBuf {
-    dir.ancestors()
-        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
-        .unwrap_or(dir)
-        .to_path_buf()
+/// The workspaces copilot started in `dir` may use: the top of the git work tree holding `dir`,
+/// as `git rev-parse --show-toplevel` finds it ([`git_root`]: a `.git` directory git accepts,
+/// or a `gitdir:` pointer to one; an empty `.git` directory, a dangling link or a FIFO does not
+/// stop the search, an empty or odd `.git` file ends it outside any work tree), else `dir`
+/// itself. Pinned with 1.0.102 (which runs git; without git it takes `dir`). More than one when
+/// the files leave doubt: each is read.
+fn workspace_roots(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for top in git_root::work_tree_tops(dir) {
+        let root = top.unwrap_or_else(|| dir.to_path_buf());
+        if !out.contains(&root) {
+            out.push(root);
+        }
+    }
+    out
 }
 
-/// The one workspace file copilot started in `dir` reads: `.mcp.json` at the workspace root
-/// when it exists (valid or not), else `.github/mcp.json` there; `None` when neither does.
-fn workspace_file(dir: &Path) -> Option<PathBuf> {
-    let root = workspace_root(dir);
+/// The one workspace file copilot reads in the workspace `root`: `.mcp.json` there when it
+/// exists (valid or not), else `.github/mcp.json`; `None` when neither does.
+fn workspace_file_at(root: &Path) -> Option<PathBuf> {
     [root.join(".mcp.json"), root.join(".github/mcp.json")]
         .into_iter()
         .find(|f| std::fs::symlink_metadata(f).is_ok())
+}
+
+/// The workspace files copilot started in `dir` may read (one, unless the workspace is in
+/// doubt), each with its workspace.
+fn workspace_files(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    workspace_roots(dir)
+        .into_iter()
+        .filter_map(|root| workspace_file_at(&root).map(|f| (root, f)))
+        .collect()
 }
 
 /// copilot's `config.json` (trusted folders, installed plugins) beside the user config `config`.
@@ -363,30 +379,28 @@ fn trusted(config: &Path, dir: &Path) -> Option<bool> {
 }
 
 /// Where a same-name entry wins over the user entry `name` of `config`, read-only (no copilot
-/// binary needed): the workspace file copilot started in mcp-deploy's working directory reads
-/// ([`workspace_file`]), trusted or not, and the MCP servers of its enabled installed plugins
-/// ([`plugin_shadows`]).
+/// binary needed): the workspace files copilot started in mcp-deploy's working directory may
+/// read ([`workspace_files`]), trusted or not, and the MCP servers of its enabled installed
+/// plugins ([`plugin_shadows`]).
 pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, ClientError> {
     let mut found = plugin_shadows(config, name);
     let Ok(cwd) = std::env::current_dir() else {
         return Ok(found);
     };
-    let Some(file) = workspace_file(&cwd) else {
-        return Ok(found);
-    };
-    let root = workspace_root(&cwd);
-    let trust = match trusted(config, &root) {
-        Some(true) => "a trusted folder: copilot loads it",
-        Some(false) => "copilot loads it once the folder is trusted",
-        None => "whether the folder is trusted cannot be read",
-    };
-    let what = format!("workspace config {} ({trust})", file.display());
-    match read_workspace(&file) {
-        Ok(m) if m.contains_key(name) => found.push(what),
-        Ok(_) => {}
-        Err(e) => found.push(format!(
-            "{what}; mcp-deploy cannot read it: {e}; copilot may, so it counts"
-        )),
+    for (root, file) in workspace_files(&cwd) {
+        let trust = match trusted(config, &root) {
+            Some(true) => "a trusted folder: copilot loads it",
+            Some(false) => "copilot loads it once the folder is trusted",
+            None => "whether the folder is trusted cannot be read",
+        };
+        let what = format!("workspace config {} ({trust})", file.display());
+        match read_workspace(&file) {
+            Ok(m) if m.contains_key(name) => found.push(what),
+            Ok(_) => {}
+            Err(e) => found.push(format!(
+                "{what}; mcp-deploy cannot read it: {e}; copilot may, so it counts"
+            )),
+        }
     }
     Ok(found)
 }
@@ -589,7 +603,7 @@ fn policy(file: &Path, doc: &Map<String, Value>, cx: &Context) -> Vec<Finding> {
 pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
     let user = config_path();
     found.add("copilot", &user, "user", read_user_entries(&user));
-    if let Some(file) = cwd.and_then(workspace_file) {
+    for (_, file) in cwd.map(workspace_files).unwrap_or_default() {
         if file != user {
             found.add("copilot", &file, "workspace", read_workspace(&file));
         }
@@ -788,16 +802,21 @@ mod tests {
         let sub = root.join("a/b");
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::create_dir_all(root.join(".github")).unwrap();
-        assert_eq!(workspace_file(&sub), None);
+        let files =
+            |d: &Path| -> Vec<PathBuf> { workspace_files(d).into_iter().map(|(_, f)| f).collect() };
+        assert_eq!(files(&sub), Vec::<PathBuf>::new());
         std::fs::write(root.join(".github/mcp.json"), "{}").unwrap();
         // Not a git work tree: the directory itself is the workspace.
-        assert_eq!(workspace_file(&sub), None);
-        assert_eq!(workspace_file(root), Some(root.join(".github/mcp.json")));
-        std::fs::create_dir(root.join(".git")).unwrap();
-        assert_eq!(workspace_file(&sub), Some(root.join(".github/mcp.json")));
+        assert_eq!(files(&sub), Vec::<PathBuf>::new());
+        assert_eq!(files(root), vec![root.join(".github/mcp.json")]);
+        for d in ["objects", "refs"] {
+            std::fs::create_dir_all(root.join(".git").join(d)).unwrap();
+        }
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert_eq!(files(&sub), vec![root.join(".github/mcp.json")]);
         // `.mcp.json` wins when it exists, even an empty one.
         std::fs::write(root.join(".mcp.json"), "").unwrap();
-        assert_eq!(workspace_file(&sub), Some(root.join(".mcp.json")));
+        assert_eq!(files(&sub), vec![root.join(".mcp.json")]);
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! ([`runner`]) and learning its release ([`version`]); the CLI-driven writer ([`cli_driven`],
 //! its add/remove/observe [`flow`]); the file writer of a client without a CLI that registers
 //! ([`file_written`] over [`file_backed`], JSON with comments edited in place); `.env` files
-//! ([`dotenv`]); JSON as Node reads it ([`node_json`]); the generic part of layers (their
-//! context, findings, glob), of scopes (what a registration found in some scope is) and of
-//! policy writers ([`policy`]); and what a client is ([`table`]: the `Kind` trait, its
-//! metadata). No code here decides by a client's name; each client's folder names what it
-//! uses from here.
+//! ([`dotenv`]); the top of a git work tree as git finds it ([`git_root`]); JSON as Node reads
+//! it ([`node_json`]); the generic part of layers (their context, findings, glob), of scopes
+//! (what a registration found in some scope is) and of policy writers ([`policy`]); and what a
+//! client is ([`table`]: the `Kind` trait, its metadata). No code here decides by a client's
+//! name; each client's folder names what it uses from here.
 
 // The kit sees what `clients` holds (the `Client` trait, `ClientError`, the list), as its
 // modules did when they sat beside the clients.
@@ -17,6 +17,7 @@ pub(crate) mod dotenv;
 pub(crate) mod file_backed;
 pub(crate) mod file_written;
 pub(crate) mod flow;
+pub(crate) mod git_root;
 pub(crate) mod layers;
 pub(crate) mod node_json;
 pub(crate) mod policy;

@@ -88,7 +88,14 @@ fn project_files_are_looked_for_up_to_the_git_root_else_to_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("repo/a/b");
     std::fs::create_dir_all(&sub).unwrap();
-    std::fs::create_dir(dir.path().join("repo/.git")).unwrap();
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(dir.path().join("repo/.git").join(d)).unwrap();
+    }
+    std::fs::write(dir.path().join("repo/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    // Without a commit, 1.0.61 takes no root: up to `/`.
+    assert_eq!(project_dirs(&sub).last().unwrap(), Path::new("/"));
+    std::fs::create_dir_all(dir.path().join("repo/.git/refs/heads")).unwrap();
+    std::fs::write(dir.path().join("repo/.git/refs/heads/main"), "0".repeat(40)).unwrap();
     let found = project_dirs(&sub);
     assert_eq!(found.last().unwrap(), &dir.path().join("repo"));
     assert_eq!(found.len(), 3);
