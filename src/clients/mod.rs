@@ -25,7 +25,7 @@ pub(crate) mod vscode;
 // The kit's modules, by the paths the rest of the crate (and every client) names them.
 pub(crate) use kit::policy::PolicyWriter;
 use kit::{cli_driven, file_written, table};
-pub(crate) use kit::{file_backed, layers, policy, runner, scopes, version};
+pub(crate) use kit::{file_backed, layers, policy, runner, scopes, upward, version};
 // The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use managed as claude_managed;
 
