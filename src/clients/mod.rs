@@ -387,17 +387,6 @@ pub(crate) fn user_config(
     })
 }
 
-/// Every layer `kind` applies to the user-scope entry `name` on this host
-/// ([`layers::read`]), for the declared entry `declared`. A run over many names reads them
-/// once instead, with [`Layers::read`].
-pub(crate) fn effective_layers(
-    kind: ClientKind,
-    name: &str,
-    declared: &Entry,
-) -> Vec<layers::Finding> {
-    Layers::read(kind).of(name, declared)
-}
-
 /// The layers a client applies on this host, for one run: a client whose reader loads its
 /// files once ([`table::Kind::load_layers`]) has read them here; the others read per name.
 pub(crate) struct Layers {
