@@ -62,7 +62,7 @@ if [ "${1:-}" = --fast ]; then
   # The integration tests that start no client, each module whole (not vendor.rs: each of
   # its tests runs the real npm pack and npm install, a minute in all).
   cargo test --locked --features crash-checkpoints --test it "$@" -- \
-    attacks::vendor:: bounded:: completions:: harness:: identity:: manifest:: render:: vscode::
+    attacks::vendor:: completions:: harness:: identity:: manifest:: render:: vscode::
   if [ -s "$trap_dir/calls" ]; then
     echo "fast tier: tests started a client:" >&2
     cat "$trap_dir/calls" >&2
