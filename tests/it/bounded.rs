@@ -423,10 +423,10 @@ readers! {
     claude_managed_settings: "/etc/claude-code/managed-settings.json", Json, "claude", Verify;
     claude_managed_drop_in: "/etc/claude-code/managed-settings.d/10-x.json", Json, "claude", Verify;
     codex_user_config: "home/.codex/config.toml", Toml, "codex", Verify, big, quadratic_in_servers;
-    codex_project_config: "work/.codex/config.toml", Toml, "codex", Verify, quadratic_in_servers;
-    codex_profile: "home/.codex/p.config.toml", Toml, "codex", Verify, quadratic_in_servers;
-    codex_system_config: "/etc/codex/config.toml", Toml, "codex", Verify, quadratic_in_servers;
-    codex_managed_config: "/etc/codex/managed_config.toml", Toml, "codex", Verify, quadratic_in_servers;
+    codex_project_config: "work/.codex/config.toml", Toml, "codex", Verify;
+    codex_profile: "home/.codex/p.config.toml", Toml, "codex", Verify;
+    codex_system_config: "/etc/codex/config.toml", Toml, "codex", Verify;
+    codex_managed_config: "/etc/codex/managed_config.toml", Toml, "codex", Verify;
     codex_requirements: "/etc/codex/requirements.toml", Toml, "codex", Verify;
     gemini_user_settings: "home/.gemini/settings.json", Json, "gemini", Verify, quadratic_in_servers;
     gemini_workspace_settings: "work/.gemini/settings.json", Json, "gemini", Verify, quadratic_in_servers;
@@ -436,7 +436,7 @@ readers! {
     gemini_env: "home/.gemini/.env", Env, "gemini", Verify, big;
     gemini_home_env: "home/.env", Env, "gemini", Verify;
     gemini_workspace_env: "work/.gemini/.env", Env, "gemini", Verify;
-    gemini_extension: "home/.gemini/extensions/x/gemini-extension.json", Json, "gemini", Verify, quadratic_in_servers;
+    gemini_extension: "home/.gemini/extensions/x/gemini-extension.json", Json, "gemini", Verify;
     opencode_user_config: "home/.config/opencode/opencode.jsonc", Json, "opencode", Verify, big;
     opencode_user_json: "home/.config/opencode/opencode.json", Json, "opencode", Verify;
     opencode_legacy_config: "home/.config/opencode/config.json", Json, "opencode", Verify;
@@ -462,7 +462,7 @@ readers! {
     qwen_workspace_settings: "work/.qwen/settings.json", Json, "qwen", Verify, quadratic_in_servers;
     qwen_env: "home/.qwen/.env", Env, "qwen", Verify;
     qwen_system_settings: "/etc/qwen-code/settings.json", Json, "qwen", Verify, quadratic_in_servers;
-    qwen_extension: "home/.qwen/extensions/x/qwen-extension.json", Json, "qwen", Verify, quadratic_in_servers;
+    qwen_extension: "home/.qwen/extensions/x/qwen-extension.json", Json, "qwen", Verify;
     flat_document: "doc.json", Json, "claude", Verify, big;
     declaration: "decl.json", Json, "claude", VerifyConfig;
     template: "tpl.json", Json, "claude", VerifyConfig;
