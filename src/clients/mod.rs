@@ -26,7 +26,7 @@ pub(crate) mod vscode;
 pub(crate) use crate::identity::shadow::{Reach, Shadow};
 pub(crate) use kit::policy::PolicyWriter;
 use kit::{cli_driven, file_written, table};
-pub(crate) use kit::{file_backed, git_root, layers, policy, runner, scopes, version};
+pub(crate) use kit::{file_backed, git_root, layers, policy, runner, scopes, upward, version};
 // The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use managed as claude_managed;
 
@@ -386,17 +386,6 @@ pub(crate) fn user_config(
     (kind.kind().user_config(), move |p: &Path| {
         kind.kind().read_entries(p)
     })
-}
-
-/// Every layer `kind` applies to the user-scope entry `name` on this host
-/// ([`layers::read`]), for the declared entry `declared`. A run over many names reads them
-/// once instead, with [`Layers::read`].
-pub(crate) fn effective_layers(
-    kind: ClientKind,
-    name: &str,
-    declared: &Entry,
-) -> Vec<layers::Finding> {
-    Layers::read(kind).of(name, declared)
 }
 
 /// The layers a client applies on this host, for one run: a client whose reader loads its

@@ -7,7 +7,7 @@
 //!    same-name shadows). A same-name entry elsewhere that is, key by key, the declared entry
 //!    is the declared server again, and named as such.
 //! 2. Each other one is run through the client's layers as if it were the entry judged
-//!    ([`crate::clients::effective_layers`]; for codex beyond the user scope, its
+//!    ([`crate::clients::Layers`], read once for them all; for codex beyond the user scope, its
 //!    requirements allowlist). A `Blocked` finding whose source applies wherever the
 //!    registration does ([`applies_everywhere`]: a managed or system file, or the user's own
 //!    settings, never a project's file or a profile's) keeps it out, and is the evidence.
@@ -64,6 +64,9 @@ fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
     let mut failures: Vec<String> = Vec::new();
     let mut kept_out: Vec<String> = Vec::new();
     let mut again: Vec<String> = Vec::new();
+    // The layers read once for every registration: read per registration, a file of n
+    // servers was read n times (10 000 servers in .claude.json: minutes).
+    let layers = clients::Layers::read(kind);
     for reg in &found.registrations {
         let ours = declared.iter().find(|d| d.name == reg.name);
         if ours.is_some() && is_user_scope(reg) && same_file(&reg.file, &user_config) {
@@ -84,7 +87,7 @@ fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
             again.push(format!("{} is the declared entry", reg.describe()));
             continue;
         }
-        match keeper(kind, reg, &entry) {
+        match keeper(kind, &layers, reg, &entry) {
             Some(f) => kept_out.push(format!(
                 "{} is kept out by {} ({})",
                 reg.describe(),
@@ -137,11 +140,16 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// The first `Blocked` finding that keeps `reg` out wherever it would load, if any.
-fn keeper(kind: ClientKind, reg: &Registration, entry: &Entry) -> Option<Finding> {
+fn keeper(
+    kind: ClientKind,
+    layers: &clients::Layers,
+    reg: &Registration,
+    entry: &Entry,
+) -> Option<Finding> {
     let mut findings = Vec::new();
     let codex = kind.name() == "codex";
     if !codex || is_user_scope(reg) {
-        findings.extend(clients::effective_layers(kind, &reg.name, entry));
+        findings.extend(layers.of(&reg.name, entry));
     }
     if codex {
         // codex's reader follows a user-scope entry through its layers; its requirements
@@ -379,6 +387,7 @@ fn later(kind: ClientKind, user_config: &Path) -> String {
         ),
     ];
     let mut said = Vec::new();
+    let layers = clients::Layers::read(kind);
     for (what, probe) in probes {
         let Ok(entry) = Entry::from_value(&probe) else {
             continue;
@@ -390,7 +399,7 @@ fn later(kind: ClientKind, user_config: &Path) -> String {
             name: "mcp-deploy-probe".into(),
             entry: Value::Object(Map::new()),
         };
-        said.push(match keeper(kind, &reg, &entry) {
+        said.push(match keeper(kind, &layers, &reg, &entry) {
             Some(f) => format!("{what} server added later is kept out by {}", f.source),
             None => format!("no policy: {what} server added later would run"),
         });

@@ -443,6 +443,16 @@ impl<'w> Cmd<'w> {
         self
     }
 
+    /// Run it as the last arguments of `wrapper WRAPPER_ARGS...` (say `prlimit --as=N --`),
+    /// in the same environment: a wrapper that execs its arguments runs the command itself.
+    pub fn under(mut self, wrapper: &Path, wrapper_args: &[std::ffi::OsString]) -> Self {
+        let mut args = wrapper_args.to_vec();
+        args.push(std::mem::replace(&mut self.program, wrapper.to_path_buf()).into_os_string());
+        args.append(&mut self.args);
+        self.args = args;
+        self
+    }
+
     /// Run it with each `(source, target)` bind-mounted in order first, in a private mount
     /// namespace: so that a test can put a scratch directory over the account's real home,
     /// see what a run wrote there, and the host's directory is never written.

@@ -7,6 +7,8 @@ mod harness;
 
 mod attacks;
 
+mod bounded;
+
 mod ci_examples;
 mod client_files;
 mod client_list;

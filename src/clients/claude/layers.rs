@@ -133,8 +133,10 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
     });
     let (projects, projects_unread) = read_projects(user_config);
     let mut dirs: Vec<PathBuf> = at.cwd.clone().into_iter().collect();
+    // Each once, by a set: a search of the list for each of many projects is quadratic.
+    let mut seen: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
     for dir in projects.iter().flat_map(|p| p.keys()).map(PathBuf::from) {
-        if dir.is_absolute() && !dirs.contains(&dir) {
+        if dir.is_absolute() && seen.insert(dir.clone()) {
             dirs.push(dir);
         }
     }

@@ -397,23 +397,13 @@ impl LiveShadows {
                 .unwrap_or_default()
         };
         // Claude looks for `.mcp.json` from the directory it runs in up to `/`: the working
-        // directory's ancestors first, then each project's directory and every one above it.
+        // directory's ancestors first, then each project's directory and every one above it,
+        // each once (walked linearly: a project key may be 100 000 components long).
         let cwd = std::env::current_dir().ok();
-        let mut dirs: Vec<PathBuf> = cwd
-            .iter()
-            .flat_map(|c| c.ancestors().map(Path::to_path_buf))
-            .collect();
-        let mut seen: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
-        for project in projects.iter().filter(|p| p.is_absolute()) {
-            for dir in project.ancestors() {
-                if seen.insert(dir.to_path_buf()) {
-                    dirs.push(dir.to_path_buf());
-                }
-            }
-        }
-        let project_files = dirs
-            .iter()
-            .filter_map(|dir| read_project_file(dir).map(|f| (dir.join(".mcp.json"), f)))
+        let starts = cwd.iter().chain(projects.iter()).map(PathBuf::as_path);
+        let project_files = super::upward::files_above(starts, ".mcp.json")
+            .into_iter()
+            .filter_map(|path| read_project_file(&path).map(|f| (path, f)))
             .collect();
         Ok(LiveShadows {
             local: doc.local,
@@ -448,12 +438,11 @@ impl super::table::LoadedShadows for LiveShadows {
     }
 }
 
-/// `dir/.mcp.json` as claude would find it; `None` when there is none (a dangling link
-/// included: claude finds nothing there either). Read bounded, never blocking.
-fn read_project_file(dir: &Path) -> Option<ProjectFile> {
-    let path = dir.join(".mcp.json");
-    std::fs::symlink_metadata(&path).ok()?;
-    let text = match fsio::read_input_string(&path, "project .mcp.json", fsio::limits::DOCUMENT) {
+/// A project `.mcp.json` (`path`) as claude would find it; `None` when there is none (a
+/// dangling link included: claude finds nothing there either). Read bounded, never blocking.
+fn read_project_file(path: &Path) -> Option<ProjectFile> {
+    std::fs::symlink_metadata(path).ok()?;
+    let text = match fsio::read_input_string(path, "project .mcp.json", fsio::limits::DOCUMENT) {
         Ok(t) => t,
         Err(e) if e.source.kind() == std::io::ErrorKind::NotFound => return None,
         Err(e) => return Some(ProjectFile::Unreadable(e.source.to_string())),
@@ -950,7 +939,7 @@ mod tests {
         assert_eq!(v["l"], "\u{FFFD}");
         assert_eq!(v["p"], "\u{1F600}");
         assert_eq!(v["q"], "\\ud800", "an escaped backslash is not an escape");
-        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(5000), "]".repeat(5000));
+        let deep = format!("{{\"x\":{}1{}}}", "[".repeat(900), "]".repeat(900));
         assert!(parse_lenient::<Value>(&deep).is_ok());
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join(".claude.json");
@@ -960,8 +949,8 @@ mod tests {
         // a local server entry nested past any limit.
         let odd = format!(
             r#"{{"big":1e400,"projects":{{"/p":{{"mcpServers":{{"s":{}1{}}},"h":"\ud800"}},"/q":7}},"mcpServers":{{}}}}"#,
-            "[".repeat(3000),
-            "]".repeat(3000)
+            "[".repeat(900),
+            "]".repeat(900)
         );
         std::fs::write(&p, odd).unwrap();
         assert!(read_user_entries(&p).unwrap().is_empty());

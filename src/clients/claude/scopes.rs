@@ -5,7 +5,6 @@
 //! `managed-mcp.json` in `/etc/claude-code` (managed scope) and the `managedMcpServers` of the
 //! managed settings.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -49,21 +48,10 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
             }
         },
     }
-    let mut seen = BTreeSet::new();
-    let dirs = cwd
-        .map(Path::to_path_buf)
-        .into_iter()
-        .chain(projects.into_iter().filter(|p| p.is_absolute()));
-    for start in dirs {
-        for dir in start.ancestors() {
-            if !seen.insert(dir.to_path_buf()) {
-                continue;
-            }
-            let f = dir.join(".mcp.json");
-            if std::fs::symlink_metadata(&f).is_ok() {
-                found.add(n, &f, "project scope", read_json_servers(&f));
-            }
-        }
+    // Each directory once, walked linearly (a project key may be 100 000 components long).
+    let starts = cwd.into_iter().chain(projects.iter().map(PathBuf::as_path));
+    for f in crate::clients::upward::files_above(starts, ".mcp.json") {
+        found.add(n, &f, "project scope", read_json_servers(&f));
     }
     let managed = PathBuf::from("/etc/claude-code/managed-mcp.json");
     if std::fs::symlink_metadata(&managed).is_ok() {

@@ -678,16 +678,25 @@ mod tests {
         assert!(f
             .iter()
             .all(|f| matches!(&f.effect, Effect::Blocked(w) if w.contains("refuses"))));
-        // Node's JSON.parse takes any depth and a lone surrogate escape: so does the reader.
-        let deep = format!(
-            "{{\"a\": {}{}, \"b\": \"\\ud800\"}}",
-            "[".repeat(100_000),
-            "]".repeat(100_000)
-        );
-        h.write("work/.gemini/settings.json", &deep);
+        // Node's JSON.parse takes a lone surrogate escape, and so does the reader; deep nesting
+        // up to 1 000 levels (kit/node_json.rs MAX_DEPTH), and a deeper file is refused whole.
+        let deep = |n: usize| {
+            format!(
+                "{{\"a\": {}{}, \"b\": \"\\ud800\"}}",
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        h.write("work/.gemini/settings.json", &deep(900));
         h.write("home/.gemini/settings.json", "{}");
         let f = h.read(json!({"command": "/x"}));
         assert!(f.is_empty(), "{f:?}");
+        h.write("work/.gemini/settings.json", &deep(100_000));
+        let f = h.read(json!({"command": "/x"}));
+        assert!(
+            matches!(&f[..], [Finding { effect: Effect::Blocked(w), .. }] if w.contains("refuses")),
+            "{f:?}"
+        );
         // A deep value and then a syntax error: refused, with no stack overflow on the way.
         let broken = format!("{{\"a\": {}{} x", "[".repeat(100_000), "]".repeat(100_000));
         h.write("work/.gemini/settings.json", &broken);

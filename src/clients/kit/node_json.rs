@@ -10,6 +10,11 @@
 pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<(T, usize), serde_json::Error> {
+    if nested_deeper_than(text, MAX_DEPTH) {
+        return Err(serde::de::Error::custom(format!(
+            "nested deeper than {MAX_DEPTH} levels, which mcp-deploy does not read"
+        )));
+    }
     let fixed = replace_lone_surrogates(text);
     let text = fixed.as_ref().map_or(text, |(t, _)| t.as_str());
     let mut de = serde_json::Deserializer::from_str(text);
@@ -17,6 +22,44 @@ pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
     let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
     de.end()?;
     Ok((value, fixed.map_or(0, |(_, n)| n)))
+}
+
+/// The deepest nesting read. Node's `JSON.parse` has no limit (a million levels parse), but
+/// what is read is also dropped, cloned, compared and printed, each of which recurses once a
+/// level, on the main thread's 8 MiB stack: a clone of 9 000 levels overflowed it (a debug
+/// build). 1 000 levels keep every such walk under about 1 MiB, and are still far beyond what
+/// a real config nests. A deeper document is refused whole (issue 35: at 100 000 levels in an
+/// unrelated key the drop of the parsed document aborted the run), which makes it a witness
+/// that cannot be read, named — never one read as empty.
+pub(crate) const MAX_DEPTH: usize = 1_000;
+
+/// Whether `text` opens more than `max` arrays or objects inside one another (outside
+/// strings): one pass over the bytes, as in [`replace_lone_surrogates`].
+fn nested_deeper_than(text: &str, max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &c in text.as_bytes() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
 }
 
 /// `text` with every `\uD800`–`\uDFFF` escape that is not half of a valid pair, inside a
@@ -75,4 +118,25 @@ fn replace_lone_surrogates(text: &str) -> Option<(String, usize)> {
     }
     out.push_str(&text[last..]);
     Some((out, lone.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 35: 100 000 levels of `[` in an unrelated key aborted the run (the parsed
+    /// document's drop overflowed the stack); now it is refused, named.
+    #[test]
+    fn a_document_nested_past_the_bound_is_refused_not_a_stack_overflow() {
+        let deep = |n: usize| format!("{{\"x\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(parse_lenient::<serde_json::Value>(&deep(MAX_DEPTH / 2)).is_ok());
+        let e = parse_lenient::<serde_json::Value>(&deep(100_000)).unwrap_err();
+        assert!(
+            e.to_string().contains("nested deeper than 1000 levels"),
+            "{e}"
+        );
+        // Brackets inside strings, escaped quotes included, are not nesting.
+        let quoted = format!(r#"{{"x":"\"{}"}}"#, "[".repeat(20_000));
+        assert!(parse_lenient::<serde_json::Value>(&quoted).is_ok());
+    }
 }
