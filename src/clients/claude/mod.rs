@@ -380,21 +380,13 @@ pub(crate) enum Scan {
 
 impl LiveShadows {
     pub(crate) fn read_in(config: &Path, reach: Scan) -> Result<LiveShadows, ClientError> {
+        // One reading, as claude reads the file (Node's JSON.parse). The projects were read
+        // again with serde_json before, which refuses a lone surrogate anywhere (pasted
+        // history): the known projects then dropped out, and their `.mcp.json` went unread.
         let doc = read_config(config)?;
-        // read_config has parsed this file already: it is valid JSON. Read bounded again all
-        // the same: it may have been replaced (by a FIFO) since.
-        let projects: Vec<PathBuf> = if reach == Scan::WorkingDirectory {
-            Vec::new()
-        } else {
-            fsio::read_input_string(config, "client config", fsio::limits::CLIENT_CONFIG)
-                .ok()
-                .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-                .and_then(|doc| {
-                    doc.get("projects")
-                        .and_then(Value::as_object)
-                        .map(|p| p.keys().map(PathBuf::from).collect())
-                })
-                .unwrap_or_default()
+        let projects = match reach {
+            Scan::WorkingDirectory => Vec::new(),
+            Scan::Projects => doc.projects,
         };
         // Claude looks for `.mcp.json` from the directory it runs in up to `/`: the working
         // directory's ancestors first, then each project's directory and every one above it,
@@ -540,6 +532,8 @@ struct ClaudeDoc {
     mcp_servers: Option<Value>,
     /// `(project directory, its local-scope server names)`.
     local: Vec<(String, Vec<String>)>,
+    /// Every project directory claude knows (the keys of `projects`), whatever each holds.
+    projects: Vec<PathBuf>,
 }
 
 /// A project's local-scope server names.
@@ -567,10 +561,10 @@ fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
                 .into(),
         ));
     }
+    let projects = doc.projects.unwrap_or_default();
+    let dirs = projects.keys().map(PathBuf::from).collect();
     // A project that is not an object, or whose servers are not one, shadows nothing.
-    let local = doc
-        .projects
-        .unwrap_or_default()
+    let local = projects
         .into_iter()
         .filter_map(|(dir, p)| {
             let servers = p.ok()?.mcp_servers?.ok()?;
@@ -580,6 +574,7 @@ fn read_config(path: &Path) -> Result<ClaudeDoc, ClientError> {
     Ok(ClaudeDoc {
         mcp_servers: doc.mcp_servers,
         local,
+        projects: dirs,
     })
 }
 

@@ -403,6 +403,24 @@ attacks! {
             projects[key.as_str()] = json!({"enabledMcpjsonServers": [], "mcpServers": {}});
         });
     }, "mcp-registration", "some-project/.mcp.json";
+    // Issue 35 (a witness that drops out): the known projects were read again with
+    // serde_json, which refuses a lone surrogate anywhere in .claude.json (pasted history,
+    // which claude's JSON.parse takes); they dropped out and their .mcp.json went unread.
+    // Confirmed with claude 2.1.332: from that project, `claude mcp get` reports
+    // "Project config (shared via .mcp.json)" once approved in ~/.claude/settings.json.
+    project_mcp_json_of_a_project_known_beside_a_lone_surrogate: Base::Stdio, |c: &Ctx| {
+        let project = c.w.root().join("some-project");
+        fs::create_dir_all(&project).unwrap();
+        let doc = json!({"mcpServers": {c.name.clone(): {"command": "/bin/sh"}}});
+        fs::write(project.join(".mcp.json"), doc.to_string()).unwrap();
+        let key = project.display().to_string();
+        edit_json(&c.w.claude_json(), &[], &|doc| {
+            let projects = doc.entry("projects").or_insert_with(|| json!({}));
+            projects[key.as_str()] = json!({"history": [{"display": "LONE-SURROGATE"}]});
+        });
+        let text = fs::read_to_string(c.w.claude_json()).unwrap();
+        fs::write(c.w.claude_json(), text.replace("LONE-SURROGATE", r"\ud800")).unwrap();
+    }, "mcp-registration", "some-project/.mcp.json, which the client prefers there";
     // Found by the red team: claude looks for `.mcp.json` from where it runs up to `/`, so
     // one in a directory *above* the working directory or a known project shadows the user
     // entry too (once approved); and claude reads a `.mcp.json` serde_json refuses.
