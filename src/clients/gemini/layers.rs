@@ -679,7 +679,7 @@ mod tests {
             .iter()
             .all(|f| matches!(&f.effect, Effect::Blocked(w) if w.contains("refuses"))));
         // Node's JSON.parse takes a lone surrogate escape, and so does the reader; deep nesting
-        // up to 1 000 levels (kit/node_json.rs MAX_DEPTH), and a deeper file is refused whole.
+        // up to kit/node_json.rs MAX_DEPTH levels, and a deeper file is refused whole.
         let deep = |n: usize| {
             format!(
                 "{{\"a\": {}{}, \"b\": \"\\ud800\"}}",
@@ -691,7 +691,10 @@ mod tests {
         h.write("home/.gemini/settings.json", "{}");
         let f = h.read(json!({"command": "/x"}));
         assert!(f.is_empty(), "{f:?}");
-        h.write("work/.gemini/settings.json", &deep(100_000));
+        h.write(
+            "work/.gemini/settings.json",
+            &deep(crate::clients::kit::node_json::MAX_DEPTH + 1),
+        );
         let f = h.read(json!({"command": "/x"}));
         assert!(
             matches!(&f[..], [Finding { effect: Effect::Blocked(w), .. }] if w.contains("refuses")),
