@@ -46,18 +46,28 @@ impl CommandLine {
         }
     }
 
-    /// Every `FLAG VALUE` or `FLAG=VALUE` becomes `NEW_FLAG VALUE`, the value given in place of
-    /// the first and the others dropped (a flag given once is the usual case).
-    pub(crate) fn replace(mut self, flag: &str, new_flag: &str, value: &str) -> CommandLine {
+    /// Every `FLAG VALUE` or `FLAG=VALUE` of any of `spellings` (a long flag and its short
+    /// form: `-p VALUE`, `-pVALUE`) becomes `NEW_FLAG VALUE`, the value given in place of the
+    /// first and the others dropped (a flag given once is the usual case).
+    pub(crate) fn replace(
+        mut self,
+        spellings: &[&str],
+        new_flag: &str,
+        value: &str,
+    ) -> CommandLine {
         let mut out = Vec::with_capacity(self.args.len());
         let mut done = false;
         let mut it = std::mem::take(&mut self.args).into_iter();
         while let Some(a) = it.next() {
-            let matched = if a == flag {
+            let matched = if spellings.contains(&a.as_str()) {
                 it.next();
                 true
             } else {
-                a.strip_prefix(flag).is_some_and(|r| r.starts_with('='))
+                spellings.iter().any(|flag| match a.strip_prefix(flag) {
+                    Some(rest) if flag.starts_with("--") => rest.starts_with('='),
+                    Some(rest) => !rest.is_empty(),
+                    None => false,
+                })
             };
             if !matched {
                 out.push(a);
@@ -129,7 +139,7 @@ mod tests {
             "x-test",
         ]);
         assert_eq!(
-            l.replace("--prefix", "--prefix", "/tmp/demo/codetools")
+            l.replace(&["--prefix", "-p"], "--prefix", "/tmp/demo/codetools")
                 .to_string(),
             "mcp-deploy verify-identity --prefix /tmp/demo/codetools --name x-test"
         );
@@ -139,11 +149,29 @@ mod tests {
     fn replace_takes_the_equals_form_and_renames_the_flag() {
         let l = line(&["status", "--root=/opt/codetools", "--json"]);
         assert_eq!(
-            l.replace("--root", "--root", "/opt")
+            l.replace(&["--root", "-r"], "--root", "/opt")
                 .ensure("--server", "codetools")
                 .to_string(),
             "mcp-deploy status --root /opt --json --server codetools"
         );
+    }
+
+    /// The help line of `verify-identity -p /tmp/demo` kept `-p /tmp/demo` beside the
+    /// `--prefix /tmp/demo/codetools` it added: a command clap refuses.
+    #[test]
+    fn replace_takes_the_short_form_given_apart_or_attached() {
+        for given in [&["-p", "/tmp/demo"][..], &["-p/tmp/demo"][..]] {
+            let mut args = vec!["verify-identity"];
+            args.extend_from_slice(given);
+            args.extend(["-e", "abc"]);
+            assert_eq!(
+                line(&args)
+                    .replace(&["--prefix", "-p"], "--prefix", "/tmp/demo/codetools")
+                    .to_string(),
+                "mcp-deploy verify-identity --prefix /tmp/demo/codetools -e abc",
+                "{given:?}"
+            );
+        }
     }
 
     #[test]

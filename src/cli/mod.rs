@@ -286,8 +286,17 @@ pub struct ServerArgs {
     pub root: Option<PathBuf>,
     /// The same as --root (its spelling before --root), and also accepts one server's own
     /// deployment, e.g. --prefix /opt/codetools.
-    #[arg(long, value_name = "ROOT", short = 'p', help_heading = SELECTION)]
+    #[arg(long, value_name = "ROOT", help_heading = SELECTION)]
     pub prefix: Option<PathBuf>,
+    /// One server's own deployment, e.g. -p /opt/codetools, as -p is in every command (a
+    /// directory of deployments is -r).
+    #[arg(
+        short = 'p',
+        value_name = "DIR",
+        conflicts_with_all = ["root", "prefix"],
+        help_heading = SELECTION
+    )]
+    pub deployment: Option<PathBuf>,
     /// Only these servers (repeatable) [default: every declared server].
     #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub servers: Vec<String>,

@@ -139,9 +139,13 @@ pub(crate) fn servers(
     )?)
 }
 
-/// `--root`, else `--prefix` ([`Root::from_flags`]).
+/// `--root`, else `--prefix`, else `-p` ([`Root::from_flags`]).
 pub(crate) fn root(args: &ServerArgs) -> Option<Root<'_>> {
-    Root::from_flags(args.root.as_deref(), args.prefix.as_deref())
+    Root::from_flags(
+        args.root.as_deref(),
+        args.prefix.as_deref(),
+        args.deployment.as_deref(),
+    )
 }
 
 /// The flat document of `--registered` or `--mcp-json`, else the default one

@@ -31,10 +31,12 @@ pub(crate) enum DirectoryKindError {
     /// `--prefix` of render-mcp, verify-identity, promote, rollback or prune given a directory
     /// that holds deployments.
     #[error(
-        "--prefix {} is a directory of deployments (ROOT/<server>), not one deployment",
+        "{flag} {} is a directory of deployments (ROOT/<server>), not one deployment",
         dir.display()
     )]
     DeploymentsForOne {
+        /// How the directory was given: `--prefix`, or `-p` (one deployment in every command).
+        flag: &'static str,
         dir: PathBuf,
         /// The declared servers deployed at `dir/<server>`.
         held: Vec<String>,
@@ -65,6 +67,7 @@ impl DirectoryKindError {
                 held,
                 works,
                 takes_root,
+                ..
             } => {
                 let noun = if held.len() == 1 {
                     "the deployment"
@@ -181,8 +184,13 @@ pub(crate) fn refuse_directory_of_deployments(
     Err(DirectoryKindError::DeploymentsForOne {
         dir: prefix.to_path_buf(),
         held: names,
-        works: CommandLine::current().replace("--prefix", "--prefix", &dir.to_string_lossy()),
+        works: CommandLine::current().replace(
+            &["--prefix", "-p"],
+            "--prefix",
+            &dir.to_string_lossy(),
+        ),
         takes_root: hints.takes_root,
+        flag: "--prefix",
     })
 }
 
@@ -231,33 +239,42 @@ pub(crate) fn single<'a>(
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Root<'a> {
     /// `--root ROOT`: a directory of deployments, and only that.
-    Root(&'a Path),
+    Deployments(&'a Path),
     /// `--prefix ROOT`, the spelling from before `--root`: a directory of deployments, or a
     /// server's own deployment (`install --prefix /opt/codetools`), as it always was.
     Prefix(&'a Path),
+    /// `-p DIR`: one server's own deployment, and only that, as `-p` is in every command.
+    OneDeployment(&'a Path),
 }
 
 impl<'a> Root<'a> {
     /// `--root`, else `--prefix`: where the servers are; `None` for each server's declared
     /// prefix.
-    pub(crate) fn from_flags(root: Option<&'a Path>, prefix: Option<&'a Path>) -> Option<Self> {
-        match (root, prefix) {
-            (Some(r), _) => Some(Root::Root(r)),
-            (None, Some(p)) => Some(Root::Prefix(p)),
-            (None, None) => None,
+    /// `--root`, else `--prefix`, else `-p` (clap lets only one of them through).
+    pub(crate) fn from_flags(
+        root: Option<&'a Path>,
+        prefix: Option<&'a Path>,
+        deployment: Option<&'a Path>,
+    ) -> Option<Self> {
+        match (root, prefix, deployment) {
+            (Some(r), _, _) => Some(Root::Deployments(r)),
+            (None, Some(p), _) => Some(Root::Prefix(p)),
+            (None, None, Some(d)) => Some(Root::OneDeployment(d)),
+            (None, None, None) => None,
         }
     }
 
     pub(crate) fn path(&self) -> &'a Path {
         match self {
-            Root::Root(p) | Root::Prefix(p) => p,
+            Root::Deployments(p) | Root::Prefix(p) | Root::OneDeployment(p) => p,
         }
     }
 
     pub(crate) fn flag(&self) -> &'static str {
         match self {
-            Root::Root(_) => "--root",
+            Root::Deployments(_) => "--root",
             Root::Prefix(_) => "--prefix",
+            Root::OneDeployment(_) => "-p",
         }
     }
 }
@@ -387,7 +404,7 @@ pub(crate) fn for_verify(
     let declared = decl.names().iter().map(|n| n.to_string()).collect();
     let mut selection = match wanted.at {
         VerifyAt::Root(root) => {
-            let root = Root::Root(root);
+            let root = Root::Deployments(root);
             let (servers, named) =
                 many(decl, Some(root), wanted.servers, wanted.name_suffix, notify)?;
             let mut selection = Selection {
@@ -505,7 +522,11 @@ pub(crate) fn many(
     suffix: &str,
     notify: Notify,
 ) -> Result<(Vec<Selected>, bool), SelectionError> {
-    let strict = matches!(root, Some(Root::Root(_)));
+    if let Some(Root::OneDeployment(dir)) = root {
+        let (server, prefix) = one_deployment(decl, dir, names)?;
+        return Ok((vec![selected(server, prefix, suffix)?], true));
+    }
+    let strict = matches!(root, Some(Root::Deployments(_)));
     let flag = root.map_or("--root", |r| r.flag());
     let root = root.map(|r| absolute_dir(flag, r.path())).transpose()?;
     let mut chosen: Vec<&Server> = Vec::new();
@@ -521,7 +542,7 @@ pub(crate) fn many(
             dir: r.to_path_buf(),
             server: s.name.clone(),
             works: CommandLine::current()
-                .replace("--root", "--root", &parent.to_string_lossy())
+                .replace(&["--root", "-r"], "--root", &parent.to_string_lossy())
                 .ensure("--server", &s.name),
         }
         .into());
@@ -563,25 +584,77 @@ pub(crate) fn many(
     let selected = chosen
         .into_iter()
         .map(|s| {
-            let registered_name = format!("{}{suffix}", s.name);
-            validate_name(&registered_name).map_err(|why| {
-                UsageError::new(
-                    format!("registered name {registered_name:?} is not valid: {why}"),
-                    "choose a --name-suffix of letters, digits, '-' and '_'",
-                )
-            })?;
-            Ok(Selected {
-                server: s.clone(),
-                prefix: match (&own_prefix, &root) {
-                    (Some(p), _) => p.clone(),
-                    (None, Some(r)) => r.join(&s.name),
-                    (None, None) => s.prefix.clone(),
-                },
-                registered_name,
-            })
+            let prefix = match (&own_prefix, &root) {
+                (Some(p), _) => p.clone(),
+                (None, Some(r)) => r.join(&s.name),
+                (None, None) => s.prefix.clone(),
+            };
+            selected(s, prefix, suffix)
         })
-        .collect::<Result<Vec<_>, SelectionError>>()?;
+        .collect::<Result<Vec<_>, UsageError>>()?;
     Ok((selected, named))
+}
+
+/// `server` at `prefix`, registered as its name and `suffix`.
+fn selected(server: &Server, prefix: PathBuf, suffix: &str) -> Result<Selected, UsageError> {
+    let registered_name = format!("{}{suffix}", server.name);
+    validate_name(&registered_name).map_err(|why| {
+        UsageError::new(
+            format!("registered name {registered_name:?} is not valid: {why}"),
+            "choose a --name-suffix of letters, digits, '-' and '_'",
+        )
+    })?;
+    Ok(Selected {
+        server: server.clone(),
+        prefix,
+        registered_name,
+    })
+}
+
+/// `-p DIR` of install, uninstall, status or policy: one server's own deployment, as `-p` is
+/// in every command (issue 36: `-p` was a directory of deployments there and one deployment
+/// in promote). The server is `--server`'s, else the directory's last component; a directory
+/// of deployments is refused with the `--root` command that takes it.
+fn one_deployment<'a>(
+    decl: &'a Declaration,
+    dir: &Path,
+    names: &[String],
+) -> Result<(&'a Server, PathBuf), SelectionError> {
+    if names.len() > 1 {
+        return Err(UsageError::new(
+            format!(
+                "-p {} is one deployment, and --server names {} servers ({})",
+                dir.display(),
+                names.len(),
+                names.join(", ")
+            ),
+            format!(
+                "for several servers give the directory that holds them: -r {}",
+                dir.parent().unwrap_or(Path::new("/")).display()
+            ),
+        )
+        .into());
+    }
+    let hints = Hints {
+        names: names.iter().map(String::as_str).collect(),
+        takes_root: false,
+    };
+    single(decl, dir, names.first().map(String::as_str), &hints).map_err(|e| match e {
+        SelectionError::DirectoryKind(DirectoryKindError::DeploymentsForOne {
+            dir, held, ..
+        }) => {
+            let works = CommandLine::current().replace(&["-p"], "--root", &dir.to_string_lossy());
+            DirectoryKindError::DeploymentsForOne {
+                flag: "-p",
+                dir,
+                held,
+                works,
+                takes_root: false,
+            }
+            .into()
+        }
+        e => e,
+    })
 }
 
 /// Parse a full expected commit given on the command line.

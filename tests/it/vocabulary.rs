@@ -603,3 +603,80 @@ fn examples_give_a_root_as_root_and_the_environment_names_every_clients_variable
         }
     }
 }
+
+/// Issue 36.11: `-p` was a directory of deployments for install, uninstall, status and policy
+/// (the short form of `--prefix ROOT`) and one deployment for render-mcp, verify-identity,
+/// promote, rollback and prune. Now `-p DIR` is one deployment everywhere: a directory of
+/// deployments given as `-p` is refused with the `--root` command that takes it (which
+/// works), and `-p` of one deployment does what `--prefix` of it does. The next instance:
+/// verify-identity's help line for `-p ROOT` kept `-p ROOT` beside the `--prefix` it added,
+/// a command clap refuses; it now replaces it.
+#[test]
+fn short_p_is_one_deployment_in_every_command() {
+    let w = World::with_real_claude();
+    let opt = installed(&w);
+    let ct = opt.join("codetools");
+    for command in ["install", "uninstall", "status"] {
+        let r = w.run(&[command, "-p", s(&opt), "--name-suffix", "-test"]);
+        r.code(2)
+            .stderr_has(&format!(
+                "error: -p {} is a directory of deployments (ROOT/<server>), not one deployment",
+                opt.display()
+            ))
+            .stderr_has(&format!(
+                "help: {} holds the deployments codetools, orchestrata: mcp-deploy {command} \
+                 --root {} --name-suffix -test",
+                opt.display(),
+                opt.display()
+            ));
+        if command == "status" {
+            run_suggested(&w, &r.stderr).code(0);
+        }
+        // -p of one deployment: what --prefix of it does.
+        let args = |flag: &'static str| -> Vec<&str> {
+            let mut a = vec![command, flag, s(&ct), "--name-suffix", "-test", "--json"];
+            if command != "status" {
+                a.push("--dry-run");
+            }
+            a
+        };
+        let (a, b) = (w.run(&args("-p")), w.run(&args("--prefix")));
+        let summary = |r: &Run| (r.code, r.json()["servers"].clone());
+        assert_eq!(summary(&a), summary(&b), "{}\n{}", a.shown, b.shown);
+        assert!(
+            a.stdout.contains("codetools-test") && !a.stdout.contains("orchestrata-test"),
+            "{}",
+            a.shown
+        );
+    }
+    // -p is one deployment, so several --server are refused.
+    w.run(&[
+        "status",
+        "-p",
+        s(&ct),
+        "-s",
+        "codetools",
+        "-s",
+        "orchestrata",
+    ])
+    .code(2)
+    .stderr_has(&format!(
+        "help: for several servers give the directory that holds them: -r {}",
+        opt.display()
+    ));
+    // verify-identity -p ROOT: the command it gives replaces -p, and works.
+    let r = w.run(&[
+        "verify-identity",
+        "-p",
+        s(&opt),
+        "--name",
+        "codetools-test",
+        "-e",
+        CT_SHA,
+    ]);
+    r.code(2).stderr_has(&format!(
+        "mcp-deploy verify-identity --prefix {}/codetools --name codetools-test -e {CT_SHA}",
+        opt.display()
+    ));
+    run_suggested(&w, &r.stderr).code(0);
+}
