@@ -12,6 +12,7 @@
 
 pub(crate) mod clients;
 pub(crate) mod content;
+pub(crate) mod fit;
 pub(crate) mod formats;
 pub(crate) mod machine;
 mod notice;
@@ -343,7 +344,10 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => emit_json_pretty(style, report, exit),
-        Format::Human => emit(style, &human(report, style.colour, style.quiet())),
+        Format::Human => emit(
+            style,
+            &fit::for_humans(&human(report, style.colour, style.quiet())),
+        ),
         Format::Prometheus => emit(
             style,
             &prometheus::exposition(
@@ -451,7 +455,7 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     if let Some(r) = &outcome.still_running {
         text.push_str(&format!("processes: {}\n", r.sentence()));
     }
-    emit(style, &text);
+    emit(style, &fit::for_humans(&text));
 }
 
 /// `prune`: what goes (or would go) and why each other release stays.
@@ -480,7 +484,7 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, ex
     for n in &outcome.not_compared {
         text.push_str(&format!("not compared: {n}\n"));
     }
-    emit(style, &text);
+    emit(style, &fit::for_humans(&text));
 }
 
 /// A dry run's plan in the machine formats: a suite per name and client, the gate's checks
@@ -561,7 +565,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
             text.push_str(&format!("  write {item}\n"));
         }
         for item in &step.client_calls {
-            text.push_str(&format!("  run   {item}\n"));
+            text.push_str(&format!("{}{item}\n", fit::RUN));
         }
     }
     if !plan.ok {
@@ -586,7 +590,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
              write nothing and call no client\n",
         );
     }
-    emit(style, &text);
+    emit(style, &fit::for_humans(&text));
 }
 
 /// `uninstall --dry-run`.
@@ -613,7 +617,7 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
             ));
         }
         for item in &step.client_calls {
-            text.push_str(&format!("  run   {item}\n"));
+            text.push_str(&format!("{}{item}\n", fit::RUN));
         }
     }
     if plan.writes_flat_document {
@@ -633,7 +637,7 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     for m in &plan.missing_binaries {
         text.push_str(&format!("note: {m}\n"));
     }
-    emit(style, &text);
+    emit(style, &fit::for_humans(&text));
 }
 
 /// Whether to colour what goes to stdout, decided once for the run ([`Style::colour`]):

@@ -518,5 +518,5 @@ fn ten_thousand_claude_servers_are_judged_with_one_reading_of_the_layers() {
     let (_, bytes) = place(&w, &r, Input::Many(10_000));
     let o = run(&w, &r, bytes);
     assert_eq!(o.run.code, 1, "{}", o.run);
-    assert!(o.run.stdout.contains("s9999"), "{}", o.run);
+    assert!(o.run.said().contains("s9999"), "{}", o.run);
 }

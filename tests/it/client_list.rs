@@ -170,7 +170,7 @@ fn a_failing_or_garbage_version_is_could_not_tell_and_exit_0() {
     let human = w.cmd().args(args).run();
     human.success();
     assert!(
-        !human.stdout.contains('\x1b'),
+        !human.said().contains('\x1b'),
         "a terminal escape reached stdout\n{human}"
     );
     assert!(

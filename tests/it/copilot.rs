@@ -198,7 +198,7 @@ fn copilot_refuses_what_it_cannot_hold_and_literal_secrets_before_any_call() {
             &["--client", "copilot", "--config", cfg.to_str().unwrap()],
         );
         r.code(2).stderr_has(want);
-        assert!(!r.stdout.contains(SECRET) && !r.stderr.contains(SECRET));
+        assert!(!r.said().contains(SECRET) && !r.stderr.contains(SECRET));
         assert!(mutating(&w).is_empty(), "{:?}", w.copilot_calls());
         assert!(w.copilot_servers().is_empty());
     }

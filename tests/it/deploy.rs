@@ -302,7 +302,7 @@ fn the_entry_point_says_that_a_root_registers_test_names_and_names_the_flag_give
             &[("MCP_DEPLOY_BIN", "/bin/echo")],
         );
         r.code(0);
-        assert!(!r.stdout.contains("-test"), "{}", r.stdout);
+        assert!(!r.said().contains("-test"), "{}", r.stdout);
         assert!(!r.stderr.contains("note:"), "{}", r.stderr);
         // The error names the flag that was given.
         let missing = w.root().join("nowhere");

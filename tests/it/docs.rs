@@ -473,7 +473,8 @@ impl Scratch {
             .args(&argv[1..])
             .env_remove("CLAUDE_CONFIG_DIR")
             .run();
-        let text = format!("{}{}", out.stdout, out.stderr);
+        // A row as one line (where it wraps at 100 columns depends on the scratch's path).
+        let text = format!("{}{}", out.said(), out.stderr);
         (out.code, self.shown(&text))
     }
 }

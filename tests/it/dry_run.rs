@@ -244,7 +244,7 @@ fn install_dry_run_lists_exactly_what_the_real_run_writes_and_calls() {
     assert_eq!(dry.json()["writes"], serde_json::json!([]));
     dry_run_predicts(&w, "install", &[]);
     let human = w.on_sample("install", &["--dry-run"]);
-    assert!(!human.stdout.contains("  write "), "{}", human.stdout);
+    assert!(!human.said().contains("  write "), "{}", human.stdout);
     human.stdout_has("as it is (it records this already)");
     // One drifted server: codetools-test re-registered by hand with other args.
     let cmd = w.opt().join("codetools/bin/codetools");

@@ -40,8 +40,8 @@ fn a_server_prefix_given_as_the_root_is_recognised() {
     r.code(0)
         .stderr_has("holds codetools's own deployment")
         .stdout_has("codetools-test: would be added");
-    assert!(!r.stdout.contains("orchestrata"), "{}", r.shown);
-    assert!(!r.stdout.contains("codetools/codetools"), "{}", r.shown);
+    assert!(!r.said().contains("orchestrata"), "{}", r.shown);
+    assert!(!r.said().contains("codetools/codetools"), "{}", r.shown);
     assert!(!r.stderr.contains("codetools/codetools/"), "{}", r.shown);
     // Asking for another server under it: refused, with the right command.
     w.run(&[
@@ -419,7 +419,7 @@ fn timeout_flags_take_units_and_zero_must_be_at_least_1ms() {
         .stdout_has("[default: 5s]")
         .stdout_has("--lock-timeout <DURATION>")
         .stdout_has("[default: 300s]");
-    assert!(!help.stdout.contains("SECS"), "{}", help.stdout);
+    assert!(!help.said().contains("SECS"), "{}", help.stdout);
     for (command, flag) in [
         ("promote", "--handshake-timeout <DURATION>"),
         ("verify-identity", "--handshake-timeout <DURATION>"),

@@ -560,7 +560,8 @@ fn quiet_prints_only_the_failed_checks_and_the_verdict() {
     let (ct, doc) = codetools_document(&w, "codetools");
     let r = w.verify_identity(&ct, OTHER_SHA, &doc, &["-q"]);
     r.code(1);
-    let lines: Vec<&str> = r.stdout.lines().collect();
+    let said = r.said();
+    let lines: Vec<&str> = said.lines().collect();
     assert_eq!(lines.len(), 3, "{r}");
     assert_eq!(lines[0], "codetools");
     assert!(lines[1].starts_with("  FAIL commit "), "{r}");
@@ -624,15 +625,15 @@ fn color_is_an_option_of_the_commands_that_colour_and_still_taken_before_them() 
     w.run(&["man", "--color", "never"]).code(2);
     w.run(&["completions", "bash", "--color", "never"]).code(2);
     let help = w.run(&["man", "--help"]);
-    assert!(!help.stdout.contains("--color"), "{help}");
+    assert!(!help.said().contains("--color"), "{help}");
     let help = w.run(&["sample", "--help"]);
-    assert!(!help.stdout.contains("--color"), "{help}");
+    assert!(!help.said().contains("--color"), "{help}");
     let help = w.run(&["verify-identity", "--help"]);
     help.code(0)
         .stdout_has("--color <WHEN>")
         .stdout_has("--format <FORMAT>");
     let help = w.run(&["--help"]);
-    assert!(!help.stdout.contains("--color"), "{help}");
+    assert!(!help.said().contains("--color"), "{help}");
     // After the command, and before it as it was spelled when it was global.
     let (ct, doc) = codetools_document(&w, "codetools");
     let (c, d) = (ct.to_str().unwrap(), doc.to_str().unwrap());
@@ -658,7 +659,7 @@ fn color_is_an_option_of_the_commands_that_colour_and_still_taken_before_them() 
         ]
         .concat(),
     );
-    assert!(!r.stdout.contains('\x1b'), "{r}");
+    assert!(!r.said().contains('\x1b'), "{r}");
 }
 
 #[test]

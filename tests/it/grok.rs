@@ -296,12 +296,12 @@ fn tampered_grok_entries_are_caught_by_verify_identity() {
             "{what}: {detail}\n{}",
             r.shown
         );
-        assert!(!r.stdout.contains("hunter2"), "{what}: {}", r.shown);
+        assert!(!r.said().contains("hunter2"), "{what}: {}", r.shown);
         assert!(!r.stderr.contains("hunter2"), "{what}: {}", r.shown);
         // status, reading the same file, fails too.
         let r = w.on_sample("status", &["--client", "grok", "--server", "codetools"]);
         r.code(1);
-        assert!(!r.stdout.contains("hunter2"), "{what}: {}", r.shown);
+        assert!(!r.said().contains("hunter2"), "{what}: {}", r.shown);
     }
 }
 

@@ -188,7 +188,7 @@ fn registered_env_reaches_the_server_and_its_value_is_never_shown() {
         "{}",
         r.shown
     );
-    assert!(!r.stdout.contains("tok-0123456789"), "{}", r.shown);
+    assert!(!r.said().contains("tok-0123456789"), "{}", r.shown);
     assert!(!r.stderr.contains("tok-0123456789"), "{}", r.shown);
 }
 
@@ -212,7 +212,7 @@ fn a_crash_after_initialize_shows_status_and_redacted_stderr_tail() {
             "listing tools with token <redacted> | Traceback: tools exploded",
         ],
     );
-    assert!(!r.stdout.contains("tok-0123456789"), "{}", r.shown);
+    assert!(!r.said().contains("tok-0123456789"), "{}", r.shown);
 }
 
 /// The handshake starts the server with what claude itself would give it: the same server,

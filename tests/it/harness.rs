@@ -185,6 +185,28 @@ pub fn pinned_node_dir() -> Option<PathBuf> {
     dir.join("node").is_file().then_some(dir)
 }
 
+/// Human output as it was before mcp-deploy wrapped it at 100 columns (issue 36, item 10): a
+/// line indented four columns or more is the continuation of the line above it (but for a
+/// `help:` line of verify-vendor's, which stands on its own).
+pub fn unwrapped(text: &str) -> String {
+    // JSON and JUnit are indented documents, not wrapped lines.
+    if text.starts_with(['{', '<', '[']) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line.starts_with("    ") && !line.trim_start().starts_with("help:") && !out.is_empty() {
+            out.pop();
+            out.push(' ');
+            out.push_str(line.trim_start());
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// One finished run, printed in full (command, cwd, exit, stdout, stderr) when an assertion
 /// about it fails.
 pub struct Run {
@@ -223,10 +245,17 @@ impl Run {
     pub fn success(&self) -> &Self {
         self.code(0)
     }
+    /// stdout with its human lines unwrapped ([`unwrapped`]): what a check's detail says,
+    /// wherever mcp-deploy broke its line.
+    pub fn said(&self) -> String {
+        unwrapped(&self.stdout)
+    }
+
+    /// Whether stdout says `s`, as it is or with its human lines unwrapped ([`unwrapped`]).
     #[track_caller]
     pub fn stdout_has(&self, s: &str) -> &Self {
         assert!(
-            self.stdout.contains(s),
+            self.stdout.contains(s) || unwrapped(&self.stdout).contains(s),
             "stdout lacks {s:?}\n{}",
             self.shown
         );
@@ -271,10 +300,16 @@ impl Run {
     }
 
     /// What a person sees: the exit code, stdout and stderr, for [`snapshot!`].
+    ///
+    /// stdout unwrapped ([`unwrapped`]): where mcp-deploy breaks a line depends on the length
+    /// of the world's temp path, which a snapshot redacts; `human::every_human_line_fits_100_columns`
+    /// pins the wrapping itself.
     pub fn human(&self) -> String {
         format!(
             "exit: {}\n--- stdout\n{}--- stderr\n{}",
-            self.code, self.stdout, self.stderr
+            self.code,
+            unwrapped(&self.stdout),
+            self.stderr
         )
     }
 

@@ -102,3 +102,71 @@ fn an_error_with_help() {
     let r = w.run(&["render-mcp", "--prefix", prefix.to_str().unwrap()]);
     snapshot!("error_with_help", r);
 }
+
+/// Issue 36, item 10: human lines ran to 333 columns, with the same 40-digit sha up to four
+/// times. Now every line of every report fits 100 columns — here under the test's temp root,
+/// a prefix twice as long as `/opt/codetools` — with shas in 12 digits (JSON keeps them
+/// whole). A dry run's client calls are commands to copy, kept on one line each.
+#[test]
+fn every_human_line_fits_100_columns() {
+    let w = World::with_real_claude();
+    let opt = w.sample();
+    let ct = opt.join("codetools");
+    let ct = ct.to_str().unwrap();
+    let (ct_commit, or_commit) = (
+        format!("codetools={CT_SHA}"),
+        format!("orchestrata={OR_SHA}"),
+    );
+    let mut runs = vec![
+        w.on_sample("install", &["--dry-run"]),
+        w.on_sample("install", &[]),
+        w.on_sample("install", &[]),
+        w.on_sample("status", &[]),
+        w.on_sample("reconcile", &[]),
+        w.on_sample("verify-identity", &["-e", &ct_commit, "-e", &or_commit]),
+        w.on_sample(
+            "verify-identity",
+            &["-e", &ct_commit, "-e", &or_commit, "--only-deployed"],
+        ),
+        w.run(&[
+            "promote",
+            "-p",
+            ct,
+            "--release",
+            CT_SHA,
+            "--name-suffix",
+            "-test",
+        ]),
+        w.run(&["prune", "-p", ct, "--keep", "0", "--dry-run"]),
+        w.on_sample("uninstall", &["--dry-run"]),
+    ];
+    // A failing report: a wrong commit, and a registration edited by hand.
+    let wrong = format!("codetools={}", "f".repeat(40));
+    runs.push(w.on_sample("verify-identity", &["-e", &wrong, "-e", &or_commit]));
+    let evil = json!({"command": w.root().join("elsewhere/codetools")}).to_string();
+    w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
+        .code(0);
+    w.claude(&["mcp", "add-json", "-s", "user", "codetools-test", &evil])
+        .code(0);
+    runs.push(w.on_sample("status", &[]));
+    runs.push(w.on_sample("verify-identity", &["-e", &ct_commit, "-e", &or_commit]));
+    let mut seen = 0;
+    for r in &runs {
+        assert!(
+            !r.stdout.contains(CT_SHA),
+            "a whole sha in human output\n{r}"
+        );
+        for line in r.stdout.lines().filter(|l| !l.starts_with("  run   ")) {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}\n{r}",
+                line.chars().count()
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen > 80, "{seen} lines");
+    // JSON keeps the sha whole.
+    let json = w.on_sample("status", &["--json"]);
+    assert!(json.stdout.contains(CT_SHA), "{json}");
+}

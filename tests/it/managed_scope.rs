@@ -117,7 +117,7 @@ fn install_managed_makes_claude_load_both_servers_from_the_managed_file_and_no_u
     // verify-identity reads the live entry from the managed file.
     let v = verify(&w);
     v.code(0);
-    assert!(v.stdout.contains(&format!("live {MANAGED}")), "{}", v.shown);
+    assert!(v.said().contains(&format!("live {MANAGED}")), "{}", v.shown);
 
     // status looks for a managed registration in the managed file.
     w.sample_cmd("status").in_private_etc().run().code(0);

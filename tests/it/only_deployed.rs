@@ -140,7 +140,7 @@ fn without_the_flag_a_hand_added_server_does_not_fail_verify_identity() {
     let w = World::claude_sample_with_a_hand_added_server();
     let r = verify(&w, "claude", BOTH, &[]).run();
     r.code(0);
-    assert!(!r.stdout.contains("only-deployed"), "{}", r.shown);
+    assert!(!r.said().contains("only-deployed"), "{}", r.shown);
 }
 
 #[test]
@@ -545,7 +545,7 @@ fn a_project_server_named_with_escapes_cannot_forge_the_human_report() {
     let r = verify_as(&w, "claude", BOTH, "human", &["--only-deployed"]).run();
     r.code(1)
         .stdout_has("evil\\u{1b}[2J\\n  ok only-deployed      no other server");
-    assert!(!r.stdout.contains('\u{1b}'), "{}", r.shown);
+    assert!(!r.said().contains('\u{1b}'), "{}", r.shown);
     assert!(
         !r.stdout
             .lines()

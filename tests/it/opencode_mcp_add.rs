@@ -225,7 +225,7 @@ fn opencode_1_0_61_and_1_3_2_have_no_non_interactive_mcp_add() {
             .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
             .run();
         r.code(1).stdout_has("opencode mcp add\n");
-        assert!(!r.stdout.contains("--url"), "{version}: {}", r.shown);
+        assert!(!r.said().contains("--url"), "{version}: {}", r.shown);
         assert!(
             !w.root().join(DIR).join("opencode.json").exists()
                 && !w.root().join(DIR).join("opencode.jsonc").exists(),

@@ -126,7 +126,7 @@ fn colour_only_on_a_terminal_and_never_with_no_color() {
     let split: Vec<&str> = args.split(' ').collect();
     let r = w.run(&split);
     r.code(0);
-    assert!(!r.stdout.contains('\x1b'));
+    assert!(!r.said().contains('\x1b'));
 }
 
 #[test]

@@ -256,9 +256,9 @@ fn a_release_failing_a_preflight_check_changes_nothing() {
         let before = state(&w);
         let r = promote(&w, NEW, &[]);
         assert_eq!(r.code, 1, "{what}\n{r}");
-        assert!(r.stdout.contains(says), "{what}: {says:?}\n{r}");
+        assert!(r.said().contains(says), "{what}: {says:?}\n{r}");
         assert!(
-            r.stdout.contains("nothing was switched or registered"),
+            r.said().contains("nothing was switched or registered"),
             "{what}\n{r}"
         );
         assert_eq!(state(&w), before, "{what}: something changed\n{r}");
@@ -584,7 +584,7 @@ fn prune_keeps_the_live_release_the_rollback_target_and_what_a_registration_poin
 
     let r = prune(&w, &["--keep", "0"]);
     r.success()
-        .stdout_has(&format!("removed releases/{CT_SHA}"));
+        .stdout_has(&format!("removed releases/{}", &CT_SHA[..12]));
     let mut left = all.clone();
     left.retain(|n| n != CT_SHA && n != d);
     assert_eq!(releases(), left);
@@ -1242,7 +1242,7 @@ fn prune_keeps_a_release_a_running_process_uses_and_names_it() {
     stop(child);
     prune(&w, &["--keep", "0"])
         .success()
-        .stdout_has(&format!("removed releases/{CT_SHA}"));
+        .stdout_has(&format!("removed releases/{}", &CT_SHA[..12]));
 }
 
 #[test]
@@ -1521,7 +1521,7 @@ fn the_first_promote_of_a_new_prefix_creates_the_stable_link_and_its_undo_remove
     fs::rename(&own, &aside).unwrap();
     let r = promote(&w, CT_SHA, &["--dry-run"]);
     r.code(1).stdout_has("missing from the release");
-    assert!(!r.stdout.contains("edited by hand"), "{}", r.stdout);
+    assert!(!r.said().contains("edited by hand"), "{}", r.stdout);
     fs::rename(&aside, &own).unwrap();
     // A dry run says it would create the link, and creates nothing.
     promote(&w, CT_SHA, &["--dry-run"])
@@ -1553,5 +1553,5 @@ fn the_first_promote_of_a_new_prefix_creates_the_stable_link_and_its_undo_remove
     add_sample_release(&w, NEW);
     let r = promote(&w, NEW, &[]);
     r.code(0);
-    assert!(!r.stdout.contains("stable link"), "{}", r.stdout);
+    assert!(!r.said().contains("stable link"), "{}", r.stdout);
 }

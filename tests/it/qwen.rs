@@ -126,7 +126,7 @@ fn a_project_server_shadows_and_an_excluded_pattern_blocks() {
     .unwrap();
     let r = verify(&w);
     r.code(1);
-    assert!(r.stdout.contains(".mcp.json"), "{r}");
+    assert!(r.said().contains(".mcp.json"), "{r}");
     fs::remove_file(&project).unwrap();
     let mut held: serde_json::Value =
         serde_json::from_str(&fs::read_to_string(settings(&w)).unwrap()).unwrap();
@@ -134,5 +134,5 @@ fn a_project_server_shadows_and_an_excluded_pattern_blocks() {
     fs::write(settings(&w), held.to_string()).unwrap();
     let r = verify(&w);
     r.code(1);
-    assert!(r.stdout.contains("mcp.excluded"), "{r}");
+    assert!(r.said().contains("mcp.excluded"), "{r}");
 }

@@ -76,7 +76,7 @@ fn every_json_report_says_the_host_and_when_right_after_exit() {
     let machine = String::from_utf8(id128.stdout).unwrap();
     assert_eq!(doc["machine"], machine.trim(), "{}", r.shown);
     let raw = std::fs::read_to_string("/etc/machine-id").unwrap();
-    assert!(!r.stdout.contains(raw.trim()), "{}", r.shown);
+    assert!(!r.said().contains(raw.trim()), "{}", r.shown);
     let kernel = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
     assert_eq!(doc["host"], kernel.trim(), "{}", r.shown);
     let at = doc["at"].as_str().unwrap();
@@ -421,7 +421,7 @@ fn prometheus_is_refused_where_there_is_no_state_to_sample() {
             .stderr_has("[possible values: human, json, junit, github]");
         let help = w.run(&[command, "--help"]);
         help.code(0);
-        assert!(!help.stdout.contains("prometheus"), "{}", help.stdout);
+        assert!(!help.said().contains("prometheus"), "{}", help.stdout);
     }
     let help = w.run(&["status", "--help"]);
     help.code(0)
@@ -527,7 +527,7 @@ fn with_max_age_a_host_whose_last_report_is_old_fails_as_stale() {
         .stdout_has("was made 3h ")
         .stdout_has("older than --max-age 1h")
         .stdout_has("1 of 2 host(s) failed: web-2");
-    assert!(!table.stdout.contains("stale: web-1"), "{}", table.shown);
+    assert!(!table.said().contains("stale: web-1"), "{}", table.shown);
     let json = report(&["--max-age", "1h", "--json"]);
     json.code(1);
     let doc = json.json();
@@ -580,7 +580,7 @@ fn a_report_dated_more_than_5_minutes_ahead_fails_as_clock_ahead_with_or_without
                  is wrong",
             )
             .stdout_has("1 of 2 host(s) failed: web-2");
-        assert!(!table.stdout.contains("web-1's report"), "{}", table.shown);
+        assert!(!table.said().contains("web-1's report"), "{}", table.shown);
     }
 }
 
@@ -754,7 +754,7 @@ fn two_machines_with_one_host_name_both_fail_instead_of_one_hiding_the_other() {
         .stdout_has("(machine 01234567)")
         .stdout_has("give each machine its own host name")
         .stdout_has("2 of 2 host(s) failed: web-1 (machine ");
-    assert!(!table.stdout.contains("superseded"), "{}", table.shown);
+    assert!(!table.said().contains("superseded"), "{}", table.shown);
     let json = report(&["--json"]);
     json.code(1);
     let hosts = json.json()["hosts"].as_array().unwrap().clone();
@@ -787,7 +787,7 @@ fn a_hostile_report_cannot_put_escapes_or_lines_of_its_own_on_the_terminal() {
         .stdout_has("bad\\u{1b}[2J\\nok: 3 host(s), every check passed")
         .stdout_has("1 of 1 host(s) failed: web-1\\u{1b}");
     assert!(
-        !r.stdout.contains(['\u{1b}', '\u{7}', '\u{202e}']),
+        !r.said().contains(['\u{1b}', '\u{7}', '\u{202e}']),
         "{}",
         r.shown
     );

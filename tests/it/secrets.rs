@@ -21,7 +21,7 @@ fn install(w: &World, cfg: &std::path::Path) -> Run {
 
 fn assert_nowhere(w: &World, r: &Run) {
     assert!(
-        !r.stdout.contains(SECRET) && !r.stderr.contains(SECRET),
+        !r.said().contains(SECRET) && !r.stderr.contains(SECRET),
         "{}",
         r.shown
     );
@@ -133,7 +133,7 @@ fn verify_identity_fails_a_registration_holding_a_literal_secret() {
         r.shown
     );
     assert!(r.detail("secrets").contains("env GITHUB_TOKEN"));
-    assert!(!r.stdout.contains(SECRET));
+    assert!(!r.said().contains(SECRET));
 }
 
 /// Issue 12.8: the remove hint names the client's own command, not claude's, to a codex user.
@@ -191,7 +191,7 @@ fn a_literal_token_in_args_is_redacted_in_status() {
         }
         let r = w.on_sample("status", &extra);
         r.code(1);
-        assert!(r.stdout.contains("<redacted>"), "{}", r.shown);
+        assert!(r.said().contains("<redacted>"), "{}", r.shown);
         assert_nowhere(&w, &r);
     }
 }

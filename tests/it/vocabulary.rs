@@ -91,7 +91,7 @@ fn verify_identity_prefix_given_a_directory_of_deployments_names_the_exact_comma
         "mcp-deploy verify-identity --prefix {}/orchestrata --server orchestrata",
         opt.display()
     ));
-    assert!(!r.stdout.contains("FAIL"), "{}", r.shown);
+    assert!(!r.said().contains("FAIL"), "{}", r.shown);
     run_suggested(&w, &r.stderr).code(0);
 }
 
@@ -144,7 +144,7 @@ fn status_root_given_one_deployment_names_the_root_form_that_works() {
         ));
     let ok = run_suggested(&w, &r.stderr);
     ok.code(0).stdout_has("codetools");
-    assert!(!ok.stdout.contains("orchestrata"), "{}", ok.shown);
+    assert!(!ok.said().contains("orchestrata"), "{}", ok.shown);
     // install refuses it the same way, before any client call.
     w.run(&["install", "--root", s(&ct), "--name-suffix", "-test"])
         .code(2)
@@ -644,7 +644,7 @@ fn short_p_is_one_deployment_in_every_command() {
         let summary = |r: &Run| (r.code, r.json()["servers"].clone());
         assert_eq!(summary(&a), summary(&b), "{}\n{}", a.shown, b.shown);
         assert!(
-            a.stdout.contains("codetools-test") && !a.stdout.contains("orchestrata-test"),
+            a.said().contains("codetools-test") && !a.said().contains("orchestrata-test"),
             "{}",
             a.shown
         );

@@ -113,7 +113,7 @@ fn copilot_finds_the_workspace_as_git_does_for_every_shape_of_git() {
         let source = r.json()["codetools-test"]["source"].clone();
         assert_eq!(source == "workspace", loads, "{shape}: {}", r.shown);
         let v = verify_in(&w, "copilot", &deep);
-        let found = v.code == 1 && v.stdout.contains(file.to_str().unwrap());
+        let found = v.code == 1 && v.said().contains(file.to_str().unwrap());
         if found != loads || !matches!(v.code, 0 | 1) {
             wrong.push(format!("{shape}: copilot loads it: {loads}\n{v}"));
         }
@@ -156,7 +156,7 @@ fn opencode_reads_project_files_up_to_the_top_git_finds_for_every_shape_of_git()
         let command = &cfg["mcp"]["codetools-test"]["command"][0];
         assert_eq!(command == "/bin/evil", loads, "{shape}: {command}");
         let v = verify_in(&w, "opencode", &deep);
-        let found = v.code == 1 && v.stdout.contains(file.to_str().unwrap());
+        let found = v.code == 1 && v.said().contains(file.to_str().unwrap());
         if found != loads || !matches!(v.code, 0 | 1) {
             wrong.push(format!("{shape}: opencode loads it: {loads}\n{v}"));
         }
@@ -213,7 +213,7 @@ fn codex_project_files_are_found_whatever_the_shape_of_git() {
         let command = r.json()["transport"]["command"].clone();
         assert_eq!(command, "/bin/evil", "{shape}: {}", r.shown);
         let v = verify_in(&w, "codex", &deep);
-        if !(v.code == 1 && v.stdout.contains(file.to_str().unwrap())) {
+        if !(v.code == 1 && v.said().contains(file.to_str().unwrap())) {
             wrong.push(format!("{shape}: codex loads it\n{v}"));
         }
         fs::remove_file(&file).unwrap();

@@ -289,7 +289,7 @@ fn disabled_in_a_project() {
     doc["projects"] = json!({ work.display().to_string(): {"disabledMcpServers": [NAME]} });
     fs::write(&cj, doc.to_string()).unwrap();
     let g = r.claude(&["mcp", "get", NAME], None);
-    assert!(g.stdout.contains("Disabled"), "setup error:\n{g}");
+    assert!(g.said().contains("Disabled"), "setup error:\n{g}");
     r.fails(&["disabledMcpServers"]);
 }
 
@@ -333,7 +333,7 @@ fn managed_mcp_json_same_name_replaces_ours() {
         &json!({"mcpServers": {NAME: {"command": "/bin/true", "args": ["managed"]}}}).to_string(),
     );
     let g = r.claude(&["mcp", "get", NAME], None);
-    assert!(g.stdout.contains("/bin/true"), "setup error:\n{g}");
+    assert!(g.said().contains("/bin/true"), "setup error:\n{g}");
     r.fails(&["another definition", "/etc/claude-code/managed-mcp.json"]);
 }
 
@@ -343,7 +343,7 @@ fn managed_settings_not_json_claude_refuses_to_start() {
     r.managed("managed-settings.json", "{nope");
     let g = r.claude(&["mcp", "list"], None);
     assert_ne!(g.code, 0, "setup error:\n{g}");
-    assert!(g.stderr.contains("could not be parsed") || g.stdout.contains("could not be parsed"));
+    assert!(g.stderr.contains("could not be parsed") || g.said().contains("could not be parsed"));
     r.fails(&["refuses to start"]);
 }
 

@@ -101,7 +101,7 @@ fn fails_naming(w: &World, etc: &[(&str, &str)], want: &[&str]) {
             r.shown
         );
     }
-    assert!(!r.stdout.contains("hunter2"), "{}", r.shown);
+    assert!(!r.said().contains("hunter2"), "{}", r.shown);
     let s = status(w, etc);
     s.code(1);
     let all = format!("{}{}", s.stdout, s.stderr);
@@ -353,7 +353,7 @@ fn codex_huge_and_deep_layers_stay_bounded() {
         // The big one: unknown keys (not compared), a pass; the deep one: TOML codex's
         // reader refuses too. Either way a report, never a crash.
         assert!(matches!(r.code, 0 | 1), "{}", r.shown);
-        assert!(r.stdout.contains("mcp-registration"), "{}", r.shown);
+        assert!(r.said().contains("mcp-registration"), "{}", r.shown);
     }
 }
 

@@ -227,7 +227,7 @@ fn attack(base: Base, mutate: &dyn Fn(&Ctx), check: &str, evidence: &str, extra:
     let human =
         c.w.verify_identity(&c.prefix, c.sha, &c.w.registered(), &args);
     human.code(1).stdout_has(&format!("FAIL {check}"));
-    assert!(!human.stdout.contains("hunter2"), "{}", human.shown);
+    assert!(!human.said().contains("hunter2"), "{}", human.shown);
 }
 
 /// `name: base, mutation, check, evidence[, extra verify args]` — one test per row.
@@ -540,7 +540,7 @@ fn the_legacy_config_json_claude_really_reads_is_the_live_witness() {
     fs::write(&legacy, evil.to_string()).unwrap();
     // claude itself now reports the other command for the name.
     let got = c.w.claude(&["mcp", "get", c.name.as_str()]);
-    assert!(got.stdout.contains("/bin/sh"), "{}", got.shown);
+    assert!(got.said().contains("/bin/sh"), "{}", got.shown);
     for remove_main in [false, true] {
         if remove_main {
             fs::remove_file(c.w.claude_json()).unwrap();
@@ -606,7 +606,7 @@ fn codex_and_gemini_live_entries_injected_with_node_options() {
             "{detail}\n{}",
             r.shown
         );
-        assert!(!r.stdout.contains("hunter2"), "{}", r.shown);
+        assert!(!r.said().contains("hunter2"), "{}", r.shown);
     }
     verify("claude").code(0);
 }
@@ -697,7 +697,7 @@ fn handshake_never_prints_what_a_reference_in_args_expands_to() {
     r.code(1).stdout_has("FAIL handshake");
     r.stdout_has("bad flag: mcp serve --token <redacted>");
     assert!(
-        !r.stdout.contains("hunter2") && !r.stderr.contains("hunter2"),
+        !r.said().contains("hunter2") && !r.stderr.contains("hunter2"),
         "{}",
         r.shown
     );
