@@ -136,6 +136,10 @@ pub(crate) struct Scan {
     pub(crate) holders: Vec<Holder>,
     /// Processes whose entries exist but could not be read: they may use any release.
     pub(crate) unreadable: Vec<u32>,
+    /// The names (`/proc/<pid>/comm`, readable by all) of the first [`SHOWN`] unreadable
+    /// ones, so that a note names what it could not compare: `pid 1 (init)` in a container.
+    #[serde(skip)]
+    pub(crate) names: std::collections::BTreeMap<u32, String>,
     /// Processes not looked at ([`MAX_PIDS`]), or `/proc` itself unreadable (then 1 and the
     /// reason in `error`): as unknown as the unreadable ones.
     pub(crate) not_scanned: usize,
@@ -155,17 +159,36 @@ impl Scan {
         self.unreadable.is_empty() && self.not_scanned == 0 && self.error.is_none()
     }
 
-    /// "2 processes not readable (pids 1, 7)", "/proc cannot be listed: …", or `None`.
+    /// "2 processes not readable by this user (pids 1 init, 7)", "/proc cannot be listed: …",
+    /// or `None`.
     pub(crate) fn unknown(&self) -> Option<String> {
         if let Some(e) = &self.error {
             return Some(format!("the processes cannot be listed ({e})"));
         }
         let mut parts = Vec::new();
         if !self.unreadable.is_empty() {
+            let named: Vec<String> = self
+                .unreadable
+                .iter()
+                .take(SHOWN)
+                .map(|pid| match self.names.get(pid) {
+                    Some(name) => format!("{pid} {}", crate::text::printable(name)),
+                    None => pid.to_string(),
+                })
+                .collect();
+            let more = self.unreadable.len().saturating_sub(SHOWN);
+            let word = if self.unreadable.len() == 1 {
+                "pid"
+            } else {
+                "pids"
+            };
+            let mut listed = format!("{word} {}", named.join(", "));
+            if more > 0 {
+                listed.push_str(&format!(" and {more} more"));
+            }
             parts.push(format!(
-                "{} not readable ({})",
+                "{} not readable by this user ({listed})",
                 count(self.unreadable.len(), "process", "processes"),
-                pids(&self.unreadable)
             ));
         }
         if self.not_scanned > 0 {
@@ -238,6 +261,15 @@ pub(crate) fn scan_in(proc: &Path, releases: &Releases, own_pid: u32) -> Scan {
     }
     out.holders.sort_by_key(|h| h.pid);
     out.unreadable.sort_unstable();
+    for &pid in out.unreadable.iter().take(SHOWN) {
+        let comm = read_bounded(&proc.join(pid.to_string()).join("comm"), 64);
+        if let Ok(comm) = comm {
+            let name = String::from_utf8_lossy(&comm).trim_end().to_string();
+            if !name.is_empty() {
+                out.names.insert(pid, name);
+            }
+        }
+    }
     out
 }
 
@@ -654,7 +686,17 @@ mod tests {
         assert!(s.holders.is_empty(), "{s:?}");
         assert_eq!(s.unreadable, vec![41]);
         assert!(!s.complete());
-        assert_eq!(s.unknown().unwrap(), "1 process not readable (pid 41)");
+        assert_eq!(
+            s.unknown().unwrap(),
+            "1 process not readable by this user (pid 41)"
+        );
+        // Its name, when /proc says it (a container's init): the note names what it is.
+        fs::write(f.proc.join("41/comm"), "init\n").unwrap();
+        let s = scan_in(&f.proc, &f.releases, 7);
+        assert_eq!(
+            s.unknown().unwrap(),
+            "1 process not readable by this user (pid 41 init)"
+        );
     }
 
     #[test]

@@ -241,8 +241,8 @@ mod tests {
         assert!(c.ok);
         assert_eq!(
             c.detail,
-            "no readable process runs another release; not compared: 1 process not readable \
-             (pid 9); 0 processes run releases/b (current)"
+            "no readable process runs another release; not compared: 1 process not readable by \
+             this user (pid 9); 0 processes run releases/b (current)"
         );
     }
 }

@@ -346,7 +346,7 @@ impl Run {
             "",
         );
         settings.add_filter(
-            r"(no readable process|no process) runs another release(; not compared: \d+ process(es)? not readable \(pids? [0-9, ]+( and \d+ more)?\))?",
+            r"(no readable process|no process) runs another release(; not compared: \d+ process(es)? not readable by this user \(pids? [^)]*\))?",
             "no process runs another release",
         );
         settings.add_filter(r"\bpid \d+", "pid [PID]");
