@@ -337,8 +337,21 @@ pub(crate) fn spawn_group(
     holds_lock: bool,
     configure: impl FnOnce(&mut Command),
 ) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
+    spawn_through(&shim_program(), program, args, holds_lock, configure)
+}
+
+/// [`spawn_group`] through the shim at `shim`. When the shim itself cannot be started (a unit
+/// test run before `cargo build` made `target/debug/mcp-deploy`), the error names the shim:
+/// issue 36 found `cannot start /bin/sh: No such file or directory` with `/bin/sh` there.
+fn spawn_through(
+    shim: &Path,
+    program: &Path,
+    args: &[OsString],
+    holds_lock: bool,
+    configure: impl FnOnce(&mut Command),
+) -> std::io::Result<(std::process::Child, rustix::process::Pid)> {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(shim_program());
+    let mut cmd = Command::new(shim);
     cmd.arg(EXEC_CHILD)
         .arg("--parent")
         .arg(rustix::process::getpid().as_raw_nonzero().get().to_string())
@@ -361,7 +374,15 @@ pub(crate) fn spawn_group(
     let child = cmd.spawn();
     set_cloexec(keep, true);
     drop(held);
-    let child = child?;
+    let child = child.map_err(|e| {
+        std::io::Error::new(
+            e.kind(),
+            format!(
+                "{} (the exec shim every program is started through) cannot be started: {e}",
+                shim.display()
+            ),
+        )
+    })?;
     let pgid = rustix::process::Pid::from_child(&child);
     Ok((child, pgid))
 }
@@ -533,6 +554,19 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("/nonexistent/claude"));
+    }
+
+    /// Issue 36, item 1: with the shim missing (`cargo test --lib` before any `cargo build`),
+    /// the error named `/bin/sh`, which exists; it names the shim now.
+    #[test]
+    fn a_shim_that_cannot_be_started_is_the_one_named() {
+        let shim = Path::new("/nonexistent/target/debug/mcp-deploy");
+        let err = spawn_through(shim, Path::new("/bin/sh"), &[], false, |_| {}).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "/nonexistent/target/debug/mcp-deploy (the exec shim every program is started \
+             through) cannot be started: No such file or directory (os error 2)"
+        );
     }
 
     fn fds_of_child(holds_lock: bool) -> String {
