@@ -1149,8 +1149,9 @@ mod tests {
 
     /// The property of issue 35.6 over one set covering every rule at once: a tie with a
     /// duplicate of its passing report under another name, a report naming no machine beside
-    /// a named one, a clock a day ahead, a plain passing host. In each of the 5 040 orders the
-    /// verdict of the fleet and of each host, and the whole JSON, are the same.
+    /// a named one, a plain passing host (a clock a day ahead has its own tests: with it the
+    /// 5 040 orders of seven files took 19 s of the fast tier's 47). In each of the 720 orders
+    /// the verdict of the fleet and of each host, and the whole JSON, are the same.
     #[test]
     fn the_merge_is_the_same_in_every_order_of_the_files_given() {
         let pass = report("web-1", "2026-12-02T18:00:00Z", true);
@@ -1160,7 +1161,6 @@ mod tests {
             pass,
             on("aaaaaaaa11", report("web-2", "2026-12-02T18:00:00Z", false)),
             report("web-2", "2026-12-02T18:05:00Z", true),
-            report("web-3", "2026-12-03T18:10:00Z", true),
             report("web-4", "2026-12-02T18:09:00Z", true),
         ];
         let fleet = in_every_order(&docs, &Expect::default(), NOW, false);
@@ -1171,12 +1171,7 @@ mod tests {
             .collect();
         assert_eq!(
             verdicts,
-            [
-                ("web-1", false),
-                ("web-2", false),
-                ("web-3", false),
-                ("web-4", true)
-            ]
+            [("web-1", false), ("web-2", false), ("web-4", true)]
         );
         assert_eq!(gone(&fleet), [("D/2.json", "D/1.json", "duplicate")]);
     }
