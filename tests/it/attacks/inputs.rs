@@ -11,6 +11,8 @@ use super::support::*;
 use crate::harness::*;
 
 const OTHER_SHA: &str = "badbadbadbadbadbadbadbadbadbadbadbadbad0";
+/// OTHER_SHA as a human report shows it (issue 36, item 10: 12 digits).
+const OTHER_SHORT: &str = "badbadbadbad";
 const TOKEN: &str = "ghp_attackerTokenValue0123456789abcdef";
 
 fn world() -> World {
@@ -539,7 +541,7 @@ attack_rows! {
             )
         },
         code: 1,
-        evidence: &["FAIL commit", OTHER_SHA, "no registration was changed"],
+        evidence: &["FAIL commit", OTHER_SHORT, "no registration was changed"],
         absent: &[],
         after: nothing_registered,
     },
@@ -657,7 +659,7 @@ attack_rows! {
             install(w, "codetools", &[])
         },
         code: 1,
-        evidence: &["FAIL commit", OTHER_SHA, "no registration was changed"],
+        evidence: &["FAIL commit", OTHER_SHORT, "no registration was changed"],
         absent: &[],
         after: nothing_registered,
     },

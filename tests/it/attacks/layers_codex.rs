@@ -104,7 +104,7 @@ fn fails_naming(w: &World, etc: &[(&str, &str)], want: &[&str]) {
     assert!(!r.said().contains("hunter2"), "{}", r.shown);
     let s = status(w, etc);
     s.code(1);
-    let all = format!("{}{}", s.stdout, s.stderr);
+    let all = format!("{}{}", s.said(), s.stderr);
     assert!(
         all.contains(want[0]),
         "{:?} missing from status:\n{}",

@@ -68,7 +68,7 @@ pub fn run_row(a: &Attack, world: fn() -> World) {
         Ok(done) => done,
         Err(hung) => panic!("ATTACK {}: {hung}", a.name),
     };
-    let all = format!("{}{}", r.stdout, r.stderr);
+    let all = format!("{}{}", r.said(), r.stderr);
     let mut wrong = Vec::new();
     if r.code != a.code {
         wrong.push(format!("exit {} (want {})", r.code, a.code));
