@@ -59,12 +59,12 @@ pub(crate) fn options<'a>(
     Ok(InstallOptions {
         selection,
         expected: selection::expect_commits(given, selection)?,
-        trusted_signers: args.trusted_signers.as_deref(),
+        trusted_signers: args.release.trusted_signers.as_deref(),
         clients: &args.client.clients,
-        content: args.content,
+        content: args.release.content,
         strict: args.strict.strict,
-        dry_run: args.dry_run,
+        dry_run: args.change.dry_run,
         lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.ledger.as_deref()),
+        ledger: ledger_path(args.change.ledger.ledger.as_deref()),
     })
 }

@@ -13,9 +13,9 @@ pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Err
     let selection = super::selection(&args.selection, style)?;
     let opts = UninstallOptions {
         selection: &selection,
-        dry_run: args.dry_run,
+        dry_run: args.change.dry_run,
         lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.ledger.as_deref()),
+        ledger: ledger_path(args.change.ledger.ledger.as_deref()),
     };
     let choice = super::client_choice(
         &args.client,
