@@ -379,6 +379,36 @@ pub(crate) fn walk_no_follow(root: &Path) -> Result<Vec<(PathBuf, fs::FileType)>
     Ok(out)
 }
 
+/// Why a directory to work in cannot be used (manifest's release directory, verify-vendor's
+/// vendor directory): `what` names it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DirError {
+    #[error("{what} directory {dir} cannot be used: {source}")]
+    Unusable {
+        what: &'static str,
+        dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{dir} is not a directory")]
+    NotADirectory { dir: PathBuf },
+}
+
+/// `dir`, canonical; it must be a directory (`what` names it in the error).
+pub(crate) fn canonical_dir(dir: &Path, what: &'static str) -> Result<PathBuf, DirError> {
+    let root = fs::canonicalize(dir).map_err(|source| DirError::Unusable {
+        what,
+        dir: dir.to_path_buf(),
+        source,
+    })?;
+    if !root.is_dir() {
+        return Err(DirError::NotADirectory {
+            dir: dir.to_path_buf(),
+        });
+    }
+    Ok(root)
+}
+
 fn is_under_home(path: &Path) -> bool {
     let Some(home) = crate::dirs::home_if_set() else {
         return false;

@@ -100,8 +100,8 @@ impl Command {
         Some(match self {
             Command::RenderMcp(a) => a.output.choice(),
             Command::VerifyIdentity(a) => a.output.choice(),
-            Command::Install(a) => a.output.choice(),
-            Command::Uninstall(a) => a.output.choice(),
+            Command::Install(a) => a.change.output.choice(),
+            Command::Uninstall(a) => a.change.output.choice(),
             Command::Status(a) => a.output.choice(),
             Command::Sample(a) => a.output.choice(),
             Command::Manifest(a) => match &a.command {
@@ -110,11 +110,11 @@ impl Command {
             },
             Command::VerifyVendor(a) => a.output.choice(),
             Command::PinVendor(a) => a.output.choice(),
-            Command::Promote(a) => a.transition.output.choice(),
-            Command::Rollback(a) => a.transition.output.choice(),
+            Command::Promote(a) => a.transition.change.output.choice(),
+            Command::Rollback(a) => a.transition.change.output.choice(),
             Command::Prune(a) => a.output.choice(),
             Command::Policy(a) => a.output_choice(),
-            Command::Reconcile(a) => a.output.choice(),
+            Command::Reconcile(a) => a.change.output.choice(),
             Command::Report(a) => a.output.choice(),
             Command::Clients(a) => a.output.choice(),
             Command::Completions(_) | Command::Man(_) => return None,
@@ -300,6 +300,14 @@ pub struct ServerArgs {
     /// Only these servers (repeatable) [default: every declared server].
     #[arg(long = "server", value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub servers: Vec<String>,
+    #[command(flatten)]
+    pub suffix: NameSuffixArgs,
+}
+
+/// `--name-suffix`: of [`ServerArgs`], and of promote and rollback, which word its help for
+/// their one server ([`reword`]).
+#[derive(Debug, Args, Clone)]
+pub struct NameSuffixArgs {
     /// Register each server as NAME+SUFFIX, e.g. -test (uninstall, status and policy: the
     /// suffix install was given).
     #[arg(
@@ -501,6 +509,52 @@ pub struct LedgerArgs {
     pub ledger: Option<PathBuf>,
 }
 
+/// `--content` and `--trusted-signers`: what a release must hold besides its commit
+/// (verify-identity, install, reconcile, promote, rollback). The help below is
+/// verify-identity's; the others word it for what they check ([`reword`]).
+#[derive(Debug, Args, Clone)]
+pub struct ReleaseChecksArgs {
+    /// Require the release to hold a MANIFEST.sha256 that its files match.
+    #[arg(long, help_heading = CHECKS)]
+    pub content: bool,
+    /// A trust policy (OpenSSH allowed_signers): the release's MANIFEST.sha256.sig must be a
+    /// signature by a signer it allows for the mcp-deploy namespace. A server's own
+    /// trusted_signers must pass too.
+    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
+    pub trusted_signers: Option<PathBuf>,
+}
+
+/// `--ledger`, `--dry-run` and the report's output: for the commands that change
+/// registrations (install, reconcile, uninstall, promote, rollback). The help of `--dry-run`
+/// below is install's; the others say what theirs does ([`reword`]).
+#[derive(Debug, Args, Clone)]
+pub struct ChangeArgs {
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// Print what would change and change nothing.
+    #[arg(long, short = 'n')]
+    pub dry_run: bool,
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
+}
+
+/// For `#[command(mut_args(..))]`: the shared flag `id` with this command's own help
+/// (`mut_arg` would move the flag to the end, out of its place in the help, the man page and
+/// the completions).
+fn reword(
+    id: &'static str,
+    help: impl Into<clap::builder::StyledStr>,
+) -> impl FnMut(clap::Arg) -> clap::Arg {
+    let help = help.into();
+    move |a| {
+        if a.get_id() == id {
+            a.help(help.clone())
+        } else {
+            a
+        }
+    }
+}
+
 /// `--mcp-timeout`: for the commands that register through `claude mcp` and read back with
 /// `claude mcp get` (install, promote, rollback).
 #[derive(Debug, Args, Clone)]
@@ -590,8 +644,9 @@ pub struct StrictArgs {
     pub strict: bool,
 }
 
-/// The clients `status` reads. It reads their config files and never calls their CLIs, so it
-/// takes no binary and no timeout.
+/// The clients `status` reads (and `policy`, and verify-identity, which words their help for
+/// itself: [`reword`]). It reads their config files and never calls their CLIs, so it takes no
+/// binary and no timeout.
 #[derive(Debug, Args, Clone)]
 pub struct ClientListArgs {
     #[arg(
@@ -619,7 +674,15 @@ pub struct RenderArgs {
 #[command(
     after_help = "The flat document (--registered) is one witness: where the client's own config \
                   exists here, its live entry is compared too; else the report says \"document \
-                  only\"."
+                  only\".",
+    mut_args(reword(
+        "clients",
+        crate::clients::client_list_help(
+            "The clients whose registrations to check",
+            ". claude's are the document's `mcpServers`; another client's are \
+             `clients.<client>.mcpServers`",
+        )
+    ))
 )]
 pub struct VerifyArgs {
     /// One deployment, e.g. /opt/codetools.
@@ -659,14 +722,8 @@ pub struct VerifyArgs {
     /// The name the server is registered under [default: the server's name].
     #[arg(long, value_name = "REGISTERED_NAME", help_heading = SELECTION)]
     pub name: Option<String>,
-    /// Require the release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long, help_heading = CHECKS)]
-    pub content: bool,
-    /// A trust policy (OpenSSH allowed_signers): the release's MANIFEST.sha256.sig must be a
-    /// signature by a signer it allows for the mcp-deploy namespace. A server's own
-    /// trusted_signers must pass too.
-    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
-    pub trusted_signers: Option<PathBuf>,
+    #[command(flatten)]
+    pub release: ReleaseChecksArgs,
     /// Fail when a source the client obeys exists but cannot be compared (reported as
     /// "not compared: ..." otherwise).
     #[arg(long, help_heading = CHECKS)]
@@ -694,19 +751,8 @@ pub struct VerifyArgs {
         help_heading = CHECKS
     )]
     pub handshake_timeout: Duration,
-    #[arg(
-        help = crate::clients::client_list_help(
-            "The clients whose registrations to check",
-            ". claude's are the document's `mcpServers`; another client's are \
-             `clients.<client>.mcpServers`",
-        ),
-        long = "client",
-        value_name = "LIST",
-        value_delimiter = ',',
-        default_value = crate::clients::primary_name(),
-        help_heading = CLIENTS
-    )]
-    pub clients: Vec<ClientKind>,
+    #[command(flatten)]
+    pub client: ClientListArgs,
     #[command(flatten)]
     pub output: ReportOutputArgs,
     #[command(flatten)]
@@ -714,6 +760,18 @@ pub struct VerifyArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(
+    mut_args(reword(
+        "content",
+        "Require each release to hold a MANIFEST.sha256 that its files match"
+    )),
+    mut_args(reword(
+        "trusted_signers",
+        "A trust policy (OpenSSH allowed_signers) for every selected server: each release's \
+         MANIFEST.sha256.sig must be a signature by a signer it allows for the mcp-deploy \
+         namespace. A server's own trusted_signers must pass too"
+    ))
+)]
 pub struct InstallArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
@@ -721,21 +779,10 @@ pub struct InstallArgs {
     /// is selected [default: its VERSION].
     #[arg(long = "expect-commit", value_name = "[NAME=]SHA", short = 'e', help_heading = CHECKS)]
     pub expect_commits: Vec<String>,
-    /// Require each release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long, help_heading = CHECKS)]
-    pub content: bool,
-    /// A trust policy (OpenSSH allowed_signers) for every selected server: each release's
-    /// MANIFEST.sha256.sig must be a signature by a signer it allows for the mcp-deploy
-    /// namespace. A server's own trusted_signers must pass too.
-    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
-    pub trusted_signers: Option<PathBuf>,
     #[command(flatten)]
-    pub ledger: LedgerArgs,
-    /// Print what would change and change nothing.
-    #[arg(long, short = 'n')]
-    pub dry_run: bool,
+    pub release: ReleaseChecksArgs,
     #[command(flatten)]
-    pub output: ReportOutputArgs,
+    pub change: ChangeArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
@@ -749,16 +796,12 @@ pub struct InstallArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_args(reword("dry_run", "Print what would be removed and change nothing")))]
 pub struct UninstallArgs {
     #[command(flatten)]
     pub selection: SelectionArgs,
     #[command(flatten)]
-    pub ledger: LedgerArgs,
-    /// Print what would be removed and change nothing.
-    #[arg(long, short = 'n')]
-    pub dry_run: bool,
-    #[command(flatten)]
-    pub output: ReportOutputArgs,
+    pub change: ChangeArgs,
     #[command(flatten)]
     pub client: ClientArgs,
     #[command(flatten)]
@@ -895,39 +938,34 @@ pub struct PinVendorArgs {
 
 /// What promote and rollback share: the server, its registration, and install's options.
 #[derive(Debug, Args)]
+#[command(
+    mut_args(reword("name_suffix", "Register the server as NAME+SUFFIX, e.g. -test")),
+    mut_args(reword(
+        "trusted_signers",
+        "A trust policy (OpenSSH allowed_signers): the release to make live must carry a \
+         MANIFEST.sha256.sig by a signer it allows for the mcp-deploy namespace, checked before \
+         anything switches. A server's own trusted_signers must pass too"
+    )),
+    mut_args(reword(
+        "dry_run",
+        "Check the release and say whether `current` would switch; lock, switch, register and \
+         write nothing"
+    ))
+)]
 pub struct TransitionArgs {
     /// The declared server [default: the last component of --prefix].
     #[arg(long, value_name = "NAME", short = 's', help_heading = SELECTION)]
     pub server: Option<String>,
-    /// Register the server as NAME+SUFFIX, e.g. -test.
-    #[arg(
-        long,
-        value_name = "SUFFIX",
-        default_value = "",
-        allow_hyphen_values = true,
-        help_heading = SELECTION
-    )]
-    pub name_suffix: String,
+    #[command(flatten)]
+    pub suffix: NameSuffixArgs,
     #[command(flatten)]
     pub flat_document: FlatDocumentArgs,
     #[command(flatten)]
     pub declaration: DeclarationArgs,
-    /// Require the release to hold a MANIFEST.sha256 that its files match.
-    #[arg(long, help_heading = CHECKS)]
-    pub content: bool,
-    /// A trust policy (OpenSSH allowed_signers): the release to make live must carry a
-    /// MANIFEST.sha256.sig by a signer it allows for the mcp-deploy namespace, checked before
-    /// anything switches. A server's own trusted_signers must pass too.
-    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
-    pub trusted_signers: Option<PathBuf>,
     #[command(flatten)]
-    pub ledger: LedgerArgs,
-    /// Check the release and say whether `current` would switch; lock, switch, register and
-    /// write nothing.
-    #[arg(long, short = 'n')]
-    pub dry_run: bool,
+    pub release: ReleaseChecksArgs,
     #[command(flatten)]
-    pub output: ReportOutputArgs,
+    pub change: ChangeArgs,
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[command(flatten)]

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
 use crate::registration::install::{self, InstallOptions, Installed};
-use crate::registration::session::{self, ledger_path};
+use crate::registration::session::{self, ledger_path, ChangeOptions};
 
 pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> {
     session::check_scope(&args.client.clients, args.scope.scope)?;
@@ -57,14 +57,16 @@ pub(crate) fn options<'a>(
     given: &[ExpectCommit],
 ) -> Result<InstallOptions<'a>, Error> {
     Ok(InstallOptions {
-        selection,
+        change: ChangeOptions {
+            selection,
+            dry_run: args.change.dry_run,
+            lock_timeout: args.lock.lock_timeout,
+            ledger: ledger_path(args.change.ledger.ledger.as_deref()),
+        },
         expected: selection::expect_commits(given, selection)?,
-        trusted_signers: args.trusted_signers.as_deref(),
+        trusted_signers: args.release.trusted_signers.as_deref(),
         clients: &args.client.clients,
-        content: args.content,
+        content: args.release.content,
         strict: args.strict.strict,
-        dry_run: args.dry_run,
-        lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.ledger.as_deref()),
     })
 }

@@ -133,7 +133,7 @@ pub(crate) fn servers(
         declaration.config.as_deref(),
         root(which),
         &which.servers,
-        &which.name_suffix,
+        &which.suffix.name_suffix,
         flat,
         &style.notify(),
     )?)

@@ -1,21 +1,21 @@
-//! `uninstall`: its arguments into [`UninstallOptions`], the domain's uninstall
+//! `uninstall`: its arguments into [`ChangeOptions`], the domain's uninstall
 //! ([`crate::registration::uninstall::run`]), the report to `output`.
 
 use crate::cli::UninstallArgs;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
-use crate::registration::session::ledger_path;
-use crate::registration::uninstall::{self, UninstallOptions, Uninstalled};
+use crate::registration::session::{ledger_path, ChangeOptions};
+use crate::registration::uninstall::{self, Uninstalled};
 
 pub(crate) fn uninstall(args: &UninstallArgs, style: &Style) -> Result<Exit, Error> {
     crate::registration::session::check_scope(&args.client.clients, args.scope.scope)?;
     let selection = super::selection(&args.selection, style)?;
-    let opts = UninstallOptions {
+    let opts = ChangeOptions {
         selection: &selection,
-        dry_run: args.dry_run,
+        dry_run: args.change.dry_run,
         lock_timeout: args.lock.lock_timeout,
-        ledger: ledger_path(args.ledger.ledger.as_deref()),
+        ledger: ledger_path(args.change.ledger.ledger.as_deref()),
     };
     let choice = super::client_choice(
         &args.client,

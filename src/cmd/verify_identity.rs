@@ -18,9 +18,9 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let opts = VerifyIdentityOptions {
         selection: &selection,
         expected: &expected,
-        trusted_signers: args.trusted_signers.as_deref(),
-        clients: &args.clients,
-        require_content: args.content,
+        trusted_signers: args.release.trusted_signers.as_deref(),
+        clients: &args.client.clients,
+        require_content: args.release.content,
         handshake: args.handshake.then_some(args.handshake_timeout),
         strict: args.strict,
         require_live: args.require_live,

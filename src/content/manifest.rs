@@ -36,7 +36,7 @@ use std::sync::Mutex;
 
 use crate::content::digest::{self, Algorithm};
 use crate::content::sumfile::{self, display_path, SumFileError};
-use crate::fsio::{self, IoError};
+use crate::fsio::{self, DirError, IoError};
 
 /// The manifest's file name, at the top of the release.
 pub(crate) const MANIFEST_NAME: &str = "MANIFEST.sha256";
@@ -51,14 +51,8 @@ pub(crate) const SIGNATURE_NAME: &str = "MANIFEST.sha256.sig";
 /// and found differences ([`ContentReport`]).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ManifestError {
-    #[error("release directory {dir} cannot be used: {source}")]
-    Dir {
-        dir: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{dir} is not a directory")]
-    NotADirectory { dir: PathBuf },
+    #[error(transparent)]
+    Dir(#[from] DirError),
     #[error("{path} does not exist")]
     NoManifest { path: PathBuf },
     #[error(transparent)]
@@ -98,9 +92,7 @@ impl ManifestError {
                     .to_string(),
             ),
             // Every variant listed: a new one must decide on its help here.
-            ManifestError::Dir { .. }
-            | ManifestError::NotADirectory { .. }
-            | ManifestError::Walk { .. } => None,
+            ManifestError::Dir(_) | ManifestError::Walk { .. } => None,
         }
     }
 }
@@ -288,7 +280,7 @@ pub(crate) fn default_jobs() -> NonZeroUsize {
 
 /// Write `dir/MANIFEST.sha256` for the release at `dir`; returns the number of files listed.
 pub(crate) fn create_manifest(dir: &Path, jobs: NonZeroUsize) -> Result<usize, ManifestError> {
-    let root = canonical_dir(dir)?;
+    let root = fsio::canonical_dir(dir, "release")?;
     let scan = scan(&root)?;
     if !scan.escaping_symlinks.is_empty() {
         return Err(ManifestError::EscapingSymlinks {
@@ -332,7 +324,7 @@ pub(crate) fn verify_release_with(
 /// against the same bytes ([`verify_release_against`]): read twice, a manifest swapped between
 /// the two reads would let a signed manifest vouch for an unsigned one.
 pub(crate) fn read_manifest(dir: &Path) -> Result<Vec<u8>, ManifestError> {
-    let root = canonical_dir(dir)?;
+    let root = fsio::canonical_dir(dir, "release")?;
     let manifest_path = dir.join(MANIFEST_NAME);
     let bytes = match fsio::read_input(
         &root.join(MANIFEST_NAME),
@@ -364,7 +356,7 @@ pub(crate) fn verify_release_against(
     bytes: &[u8],
     jobs: NonZeroUsize,
 ) -> Result<ContentReport, ManifestError> {
-    let root = canonical_dir(dir)?;
+    let root = fsio::canonical_dir(dir, "release")?;
     let manifest_path = dir.join(MANIFEST_NAME);
     let mut entries = sumfile::parse(Algorithm::Sha256, &manifest_path, bytes)?;
     let scan = scan(&root)?;
@@ -415,19 +407,6 @@ pub(crate) fn verify_release_against(
         special_files: scan.special_files,
         not_content: scan.not_content,
     })
-}
-
-fn canonical_dir(dir: &Path) -> Result<PathBuf, ManifestError> {
-    let root = fs::canonicalize(dir).map_err(|source| ManifestError::Dir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    if !root.is_dir() {
-        return Err(ManifestError::NotADirectory {
-            dir: dir.to_path_buf(),
-        });
-    }
-    Ok(root)
 }
 
 fn sort_bytewise(paths: &mut [PathBuf]) {

@@ -158,14 +158,9 @@ impl ContainmentError {
                  install"
                     .into()
             }
-            ContainmentError::Unresolvable { .. }
-            | ContainmentError::NotAFile { .. }
-            | ContainmentError::NotExecutable { .. }
-            | ContainmentError::Outside { .. }
-            | ContainmentError::NotItsOwn { .. }
-            | ContainmentError::TooManyLinks { .. }
-            | ContainmentError::Magic { .. }
-            | ContainmentError::Unreadable { .. } => format!(
+            // A magic or unreadable step, or a resolution that went wrong outside a release
+            // layout.
+            _ => format!(
                 "the deployed {} must resolve to an executable file inside {}: fix the \
                  deployment ({redeploy})",
                 command.display(),

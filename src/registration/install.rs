@@ -30,12 +30,11 @@
 //! A second install with nothing changed makes no mutating client call and writes no journal.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::clients::{Client, ClientError, ClientKind, Op, Scope};
 use crate::deployment::layout::Sha;
 use crate::deployment::render::{self, RenderError};
-use crate::deployment::selection::Selection;
 use crate::fsio::IoError;
 use crate::identity::report::{Report, ServerReport};
 use crate::notice::{Notice, Notify};
@@ -44,14 +43,15 @@ use crate::registration::gate::{self, Candidate, Gate};
 use crate::registration::ledger;
 use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, PlannedStep};
 use crate::registration::session::{
-    self, ClientChoice, Opening, Session, SessionError, Then, Write,
+    self, ChangeOptions, ClientChoice, Session, SessionError, Then, Write,
 };
 use crate::registration::verify::{self, Verify};
 use crate::trust::allowed_signers::PolicyError;
 
 /// An install, its arguments validated.
 pub(crate) struct InstallOptions<'a> {
-    pub(crate) selection: &'a Selection,
+    /// The selection, `--dry-run`, `--lock-timeout` and `--ledger`.
+    pub(crate) change: ChangeOptions<'a>,
     /// `--expect-commit`, by server name.
     pub(crate) expected: BTreeMap<String, Sha>,
     pub(crate) trusted_signers: Option<&'a Path>,
@@ -59,9 +59,6 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
     pub(crate) strict: bool,
-    pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: std::time::Duration,
-    pub(crate) ledger: PathBuf,
 }
 
 /// Why an install could not run (exit 2).
@@ -116,12 +113,12 @@ pub(crate) fn run(
     notify: Notify,
 ) -> Result<Installed, InstallError> {
     check(opts)?;
-    crate::deployment::layout::warn_interrupted(&opts.selection.servers, notify);
+    crate::deployment::layout::warn_interrupted(&opts.change.selection.servers, notify);
     let gated = gate(opts)?;
-    if !gated.ok && !opts.dry_run {
+    if !gated.ok && !opts.change.dry_run {
         return Ok(Installed::Refused(refused(gated.gate)));
     }
-    let (clients, missing) = session::open_in_scope(choice, opts.dry_run)?;
+    let (clients, missing) = session::open_in_scope(choice, opts.change.dry_run)?;
     let mut installed = install(opts, gated, &clients, notify)?;
     if let Installed::DryRun(plan) = &mut installed {
         plan.missing_binaries = missing;
@@ -132,14 +129,14 @@ pub(crate) fn run(
 /// Step 1, the flat document: validated now (a malformed one is refused before anything
 /// changes), read again under its lock.
 pub(crate) fn check(opts: &InstallOptions) -> Result<(), InstallError> {
-    FlatDocument::read_or_empty(&opts.selection.flat_document)?;
+    FlatDocument::read_or_empty(&opts.change.selection.flat_document)?;
     Ok(())
 }
 
 /// Steps 1 (the deployment) and 1b: validate the deployment and pass the gate (no client is
 /// opened yet).
 pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
-    let selected = &opts.selection.servers;
+    let selected = &opts.change.selection.servers;
     let mut candidates = Vec::new();
     for s in selected {
         render::check_deployed(&s.server, &s.prefix)?;
@@ -159,8 +156,8 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         &opts.expected,
     );
     let ok = gate.iter().all(ServerReport::ok);
-    if ok || opts.dry_run {
-        ledger::check_appendable(&opts.ledger)?;
+    if ok || opts.change.dry_run {
+        ledger::check_appendable(&opts.change.ledger)?;
     }
     Ok(Gated {
         candidates,
@@ -208,36 +205,26 @@ pub(crate) fn install(
     clients: &[Box<dyn Client>],
     notify: Notify,
 ) -> Result<Installed, InstallError> {
-    let selected = &opts.selection.servers;
-    let flat_document = &opts.selection.flat_document;
+    let selected = &opts.change.selection.servers;
+    let flat_document = &opts.change.selection.flat_document;
     let candidates = &gated.candidates;
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
-    let mut session = Session::open(
-        clients,
-        &Opening {
-            document: flat_document,
-            ledger: &opts.ledger,
-            lock_timeout: opts.lock_timeout,
-            dry_run: opts.dry_run,
-            missing_is_empty: true,
-        },
-        notify,
-    )?;
+    let mut session = Session::open(clients, &opts.change.opening(true), notify)?;
     // 3. Read; 4. plan.
     let plans: Vec<ClientPlan> = clients
         .iter()
         .map(|c| plan_client(c.as_ref(), candidates))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
-    warn_managed(&plans, opts.dry_run, notify);
-    if opts.dry_run {
+    warn_managed(&plans, opts.change.dry_run, notify);
+    if opts.change.dry_run {
         return Ok(Installed::DryRun(dry_run(
             candidates,
             &plans,
             &gated.gate,
             session.flat(),
             flat_document,
-            &opts.ledger,
+            &opts.change.ledger,
         )));
     }
     // 5. Write the rendered documents.

@@ -31,7 +31,7 @@ use crate::notice::Notify;
 use crate::registration::flat_document::FlatDocument;
 use crate::registration::install::{self, InstallError, InstallOptions, Installed};
 use crate::registration::plan::shadow_check;
-use crate::registration::session::open_named;
+use crate::registration::session::{open_named, ChangeOptions};
 use crate::registration::verify::{findings, layers_of};
 
 /// What a reconcile ended with.
@@ -51,17 +51,17 @@ pub(crate) fn run(
 ) -> Result<Reconciled, InstallError> {
     // 1. The gate, as install's: read-only, no client.
     install::check(opts)?;
-    crate::deployment::layout::warn_interrupted(&opts.selection.servers, notify);
+    crate::deployment::layout::warn_interrupted(&opts.change.selection.servers, notify);
     let gated = install::gate(opts)?;
     if !gated.ok {
         return Ok(Reconciled::Refused(install::refused(gated.gate)));
     }
     // 2–3. status's reading: the clients' files and the flat document, no client process.
-    let flat_document = &opts.selection.flat_document;
+    let flat_document = &opts.change.selection.flat_document;
     let flat = crate::registration::flat_document::read_if_exists(flat_document)?;
     let readers = open_named(opts.clients, &ClientOptions::files_only())?;
     let pairs = read(
-        &opts.selection.servers,
+        &opts.change.selection.servers,
         &readers,
         flat.as_ref(),
         flat_document,
@@ -74,20 +74,20 @@ pub(crate) fn run(
         )))
     };
     // 4. Nothing drifted, or a dry run: no client started, nothing written.
-    if opts.dry_run || !pairs.iter().any(Pair::drifted) {
+    if opts.change.dry_run || !pairs.iter().any(Pair::drifted) {
         return finish(merge(pairs, None));
     }
-    let drifted = drifted(opts.selection, opts.clients, &opts.expected, &pairs);
+    let drifted = drifted(opts.change.selection, opts.clients, &opts.expected, &pairs);
     let narrowed = InstallOptions {
-        selection: &drifted.selection,
+        change: ChangeOptions {
+            selection: &drifted.selection,
+            ..opts.change.clone()
+        },
         expected: drifted.expected,
         trusted_signers: opts.trusted_signers,
         clients: &drifted.clients,
         content: opts.content,
         strict: opts.strict,
-        dry_run: opts.dry_run,
-        lock_timeout: opts.lock_timeout,
-        ledger: opts.ledger.clone(),
     };
     let gated = install::gate(&narrowed)?;
     let clients = open_named(&drifted.clients, options)?;

@@ -25,7 +25,7 @@
 //! so rolls every client back. A crash leaves each client's journal for the next run's step 2.
 
 use crate::clients::{self, Client, ClientError, ClientKind, ClientOptions, Scope};
-use crate::deployment::selection::Selected;
+use crate::deployment::selection::{Selected, Selection};
 use crate::entry::Entry;
 use crate::fsio::IoError;
 use crate::notice::{Notice, Notify};
@@ -104,6 +104,29 @@ pub(crate) struct Session<'a> {
     notify: Notify<'a>,
     locks: Vec<Lock>,
     flat: Option<FlatDocument>,
+}
+
+/// What every run that changes the registrations of a selection is given (install, reconcile,
+/// and uninstall, which takes nothing more).
+#[derive(Clone)]
+pub(crate) struct ChangeOptions<'a> {
+    pub(crate) selection: &'a Selection,
+    pub(crate) dry_run: bool,
+    pub(crate) lock_timeout: std::time::Duration,
+    pub(crate) ledger: PathBuf,
+}
+
+impl ChangeOptions<'_> {
+    /// How its session opens (`missing_is_empty`: see [`Opening`]).
+    pub(crate) fn opening(&self, missing_is_empty: bool) -> Opening<'_> {
+        Opening {
+            document: &self.selection.flat_document,
+            ledger: &self.ledger,
+            lock_timeout: self.lock_timeout,
+            dry_run: self.dry_run,
+            missing_is_empty,
+        }
+    }
 }
 
 /// How a session opens.

@@ -3,12 +3,12 @@
 //! [`crate::registration::session`], with removals for a plan). A name that is not registered
 //! is not an error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
 use crate::clients::{Client, ClientKind, Op};
-use crate::deployment::selection::{Selected, Selection};
+use crate::deployment::selection::Selected;
 use crate::identity::report::{Report, ServerReport};
 use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
@@ -16,18 +16,11 @@ use crate::registration::plan::{
     change_record, refuse_literal_secrets, refuse_opaque, DryRun, PlannedStep,
 };
 use crate::registration::session::{
-    open_in_scope, Changes, ClientChoice, Opening, Session, SessionError, Then, Write,
+    open_in_scope, ChangeOptions, Changes, ClientChoice, Session, SessionError, Then, Write,
 };
 use crate::registration::transaction::Change;
 
 /// An uninstall, its arguments validated.
-pub(crate) struct UninstallOptions<'a> {
-    pub(crate) selection: &'a Selection,
-    pub(crate) dry_run: bool,
-    pub(crate) lock_timeout: std::time::Duration,
-    pub(crate) ledger: PathBuf,
-}
-
 /// What an uninstall ended with.
 pub(crate) enum Uninstalled {
     DryRun(DryRun),
@@ -53,7 +46,7 @@ impl<'a> Changes<'a> for RemovalPlan<'a> {
 /// `mcp-deploy uninstall`: [`check`], the clients of `choice` opened (a dry run opens one
 /// whose binary is missing to read its files, and its plan says so), then [`uninstall`].
 pub(crate) fn run(
-    opts: &UninstallOptions,
+    opts: &ChangeOptions,
     choice: &ClientChoice,
     notify: Notify,
 ) -> Result<Uninstalled, SessionError> {
@@ -68,7 +61,7 @@ pub(crate) fn run(
 
 /// Before any client is opened: the ledger can be appended to, and the flat document (when
 /// there is one) can be read.
-pub(crate) fn check(opts: &UninstallOptions) -> Result<(), SessionError> {
+pub(crate) fn check(opts: &ChangeOptions) -> Result<(), SessionError> {
     crate::registration::ledger::check_appendable(&opts.ledger)?;
     match FlatDocument::read(&opts.selection.flat_document) {
         Ok(_) | Err(FlatDocumentError::Missing { .. }) => Ok(()),
@@ -78,23 +71,13 @@ pub(crate) fn check(opts: &UninstallOptions) -> Result<(), SessionError> {
 
 /// Everything after [`check`], into `clients` (opened in the `--client` order).
 pub(crate) fn uninstall(
-    opts: &UninstallOptions,
+    opts: &ChangeOptions,
     clients: &[Box<dyn Client>],
     notify: Notify,
 ) -> Result<Uninstalled, SessionError> {
     let selected = &opts.selection.servers;
     let flat_document = &opts.selection.flat_document;
-    let mut session = Session::open(
-        clients,
-        &Opening {
-            document: flat_document,
-            ledger: &opts.ledger,
-            lock_timeout: opts.lock_timeout,
-            dry_run: opts.dry_run,
-            missing_is_empty: false,
-        },
-        notify,
-    )?;
+    let mut session = Session::open(clients, &opts.opening(false), notify)?;
     let plans = clients
         .iter()
         .map(|c| plan_removal(c.as_ref(), selected))

@@ -1,11 +1,10 @@
 //! Everything that can go wrong in the vendored-SDK verifier, with the evidence (paths,
 //! expected and actual values) and what to do about it.
 
-use std::io;
 use std::path::PathBuf;
 
 use crate::content::sumfile::SumFileError;
-use crate::fsio::{self, IoError};
+use crate::fsio::{self, DirError, IoError};
 
 /// Everything that can go wrong. Where a variant occurs decides the exit status (see the
 /// module header): the first group stops the run (exit 2); the second is the evidence of a
@@ -13,14 +12,8 @@ use crate::fsio::{self, IoError};
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum VendorError {
     // Could not run.
-    #[error("vendor directory {dir} cannot be used: {source}")]
-    Dir {
-        dir: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("{dir} is not a directory")]
-    NotADirectory { dir: PathBuf },
+    #[error(transparent)]
+    Dir(#[from] DirError),
     #[error(transparent)]
     Walk(#[from] fsio::WalkError),
     #[error(transparent)]
@@ -163,7 +156,7 @@ impl VendorError {
         let reinstall = "reinstall from the verified tarball so npm rewrites the entry: \
                          `npm install --no-audit --no-fund ./vendor/…/NAME.tgz`";
         Some(match self {
-            E::Dir { .. } | E::NotADirectory { .. } => {
+            E::Dir(_) => {
                 "name the vendor directory, e.g. `mcp-deploy verify-vendor vendor/`".into()
             }
             E::Walk(_) => return None,

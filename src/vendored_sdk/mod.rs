@@ -47,7 +47,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::content::digest::{self, Algorithm};
-use crate::fsio::{self, IoError};
+use crate::fsio::{self, DirError, IoError};
 
 use crate::content::sumfile::{self, display_path};
 use artifact::{hash_artifact, is_archive, Artifact, Hashes};
@@ -107,7 +107,7 @@ pub(crate) fn verify(
     manifest: Option<&Path>,
     project: Option<&Path>,
 ) -> Result<VendorReport, VendorError> {
-    let root = canonical_dir(dir)?;
+    let root = fsio::canonical_dir(dir, "vendor")?;
     let manifest = manifest.map(release_manifest::load).transpose()?;
     let manifest_rel = manifest_in_dir(&root, manifest.as_ref());
     let nodes = walk(&root)?;
@@ -127,20 +127,6 @@ pub(crate) fn verify(
     // 3. The npm project.
     let project = run.check_project(project, &artifacts)?;
     Ok(run.into_report(project))
-}
-
-/// DIR, canonical; it must be a directory.
-fn canonical_dir(dir: &Path) -> Result<PathBuf, VendorError> {
-    let root = fs::canonicalize(dir).map_err(|source| VendorError::Dir {
-        dir: dir.to_path_buf(),
-        source,
-    })?;
-    if !root.is_dir() {
-        return Err(VendorError::NotADirectory {
-            dir: dir.to_path_buf(),
-        });
-    }
-    Ok(root)
 }
 
 /// The manifest may live in DIR; it is then neither an artifact nor a sidecar.
@@ -335,7 +321,8 @@ impl Run<'_> {
         artifacts: &BTreeMap<PathBuf, Artifact>,
     ) -> Result<Option<ProjectInfo>, VendorError> {
         let project_dir = match project {
-            Some(p) => Some(fs::canonicalize(p).map_err(|source| VendorError::Dir {
+            Some(p) => Some(fs::canonicalize(p).map_err(|source| DirError::Unusable {
+                what: "vendor",
                 dir: p.to_path_buf(),
                 source,
             })?),
