@@ -213,26 +213,35 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     if name.is_empty() {
         return Err(refuse("copilot refuses an empty server name".into()));
     }
-    let trimmed = |s: &str| s.trim() == s;
+    // The `key` map (env or headers) as `copilot mcp add <flag>` takes it: cut at the first
+    // `sep` and trimmed, so a name holding `sep` or either with white space around is refused.
+    let pairs = |key: &str, what: &str, flag: &str, sep: char, noun: &str| {
+        let trimmed = |s: &str| s.trim() == s;
+        let mut out = Vec::new();
+        for (k, v) in string_map(&entry.raw, key) {
+            if k.is_empty() || k.contains(sep) || !trimmed(&k) {
+                return Err(refuse(format!(
+                    "{what} {k:?}: `copilot mcp add {flag}` cuts at the first `{sep}` and trims \
+                     white space, so it cannot hold that {noun} name"
+                )));
+            }
+            if !trimmed(&v) {
+                return Err(refuse(format!(
+                    "{what} {k:?}: copilot trims white space around a value, so it would store \
+                     another one"
+                )));
+            }
+            out.push((k, v));
+        }
+        Ok(out)
+    };
     let mut argv: Vec<String> = vec!["mcp".into(), "add".into()];
     let mut secrets = Vec::new();
     let tail = match &entry.transport {
         Transport::Stdio { command, args } => {
             only_keys(&entry.raw, &["type", "command", "args", "env"])
                 .map_err(|e| refuse(e.to_string()))?;
-            for (k, v) in string_map(&entry.raw, "env") {
-                if k.is_empty() || k.contains('=') || !trimmed(&k) {
-                    return Err(refuse(format!(
-                        "env {k:?}: `copilot mcp add --env K=V` cuts at the first `=` and trims \
-                         white space, so it cannot hold that variable name"
-                    )));
-                }
-                if !trimmed(&v) {
-                    return Err(refuse(format!(
-                        "env {k:?}: copilot trims white space around a value, so it would \
-                         store another one"
-                    )));
-                }
+            for (k, v) in pairs("env", "env", "--env K=V", '=', "variable")? {
                 argv.push("--env".into());
                 argv.push(format!("{k}={v}"));
                 secrets.push(v);
@@ -246,19 +255,7 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .map_err(|e| refuse(e.to_string()))?;
             argv.push("--transport".into());
             argv.push(kind.clone());
-            for (k, v) in string_map(&entry.raw, "headers") {
-                if k.is_empty() || k.contains(':') || !trimmed(&k) {
-                    return Err(refuse(format!(
-                        "header {k:?}: `copilot mcp add --header \"K: V\"` cuts at the first \
-                         `:` and trims white space, so it cannot hold that header name"
-                    )));
-                }
-                if !trimmed(&v) {
-                    return Err(refuse(format!(
-                        "header {k:?}: copilot trims white space around a value, so it would \
-                         store another one"
-                    )));
-                }
+            for (k, v) in pairs("headers", "header", "--header \"K: V\"", ':', "header")? {
                 argv.push("--header".into());
                 argv.push(format!("{k}: {v}"));
                 secrets.push(v);

@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
+use super::kit::node_json;
 use super::ClientError;
 use crate::entry::{Entry, Transport};
 
@@ -115,29 +116,15 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
     };
     // JSON.parse keeps a "__proto__" key, but Cursor copies its servers into plain
     // objects, where that name sets the prototype (the real OpenCode drops such a server).
-    if name == "__proto__" {
-        return Err(refuse(
-            "Cursor keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it would not run it"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "Cursor", "it would not run it").map_err(refuse)?;
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which Cursor cannot express")))
     };
     let mut out = Map::new();
-    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+    let keys: (&[&str], &[&str]) = match &entry.transport {
         Transport::Stdio { command, args } => {
-            out.insert("command".into(), map("the command".into(), command)?.into());
-            let mapped = args
-                .iter()
-                .enumerate()
-                .map(|(i, a)| map(format!("argument {}", i + 1), a).map(Value::String))
-                .collect::<Result<Vec<_>, _>>()?;
-            if entry.raw.contains_key("args") {
-                out.insert("args".into(), Value::Array(mapped));
-            }
+            file_backed::map_command(entry, command, args, &mut out, &map)?;
             (&["type", "command", "args", "env"], &["envFile"])
         }
         Transport::Remote { kind, url } => {
@@ -152,15 +139,10 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         }
     };
     file_backed::map_env_and_headers(entry, &mut out, &map, &refuse)?;
-    for (k, v) in &entry.raw {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        if !extra_ok.contains(&k.as_str()) {
-            return Err(refuse(format!("Cursor has no key {k:?} for it")));
-        }
+    file_backed::extra_keys(entry, keys, "Cursor", &refuse, |k, v| {
         out.insert(k.clone(), v.clone());
-    }
+        Ok(())
+    })?;
     Ok(Value::Object(out))
 }
 

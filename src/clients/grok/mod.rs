@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
+use super::kit::node_json;
 use super::runner::Runner;
 use super::{only_keys, string_map, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
@@ -238,13 +239,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
         name: name.to_string(),
         reason,
     };
-    if name == "__proto__" {
-        return Err(refuse(
-            "grok keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it says it added it and stores nothing"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "grok", "it says it added it and stores nothing")
+        .map_err(refuse)?;
     // Its row refuses a remote entry before this ([`super::Description::refuse_unheld`]).
     let Transport::Stdio { command, args } = &entry.transport else {
         return Err(refuse(NO_REMOTE.into()));
