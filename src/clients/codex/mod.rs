@@ -60,16 +60,7 @@ pub(crate) fn open(
         }
         env.push(("CODEX_HOME", dir.clone().into_os_string()));
     }
-    let runner = Runner::open(
-        "codex",
-        options.binary("codex"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .detect_version("codex")?;
+    let runner = Runner::of_client(row, options, env)?.detect_version("codex")?;
     Ok(CliDriven {
         runner,
         config: home.dir().join("config.toml"),

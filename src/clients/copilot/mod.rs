@@ -78,16 +78,7 @@ pub(crate) fn open(
     if options.home("copilot").is_some() {
         env.push(("COPILOT_HOME", home.clone().into_os_string()));
     }
-    let runner = Runner::open(
-        "copilot",
-        options.binary("copilot"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .detect_version("copilot")?;
+    let runner = Runner::of_client(row, options, env)?.detect_version("copilot")?;
     Ok(CliDriven {
         runner,
         config: home.join(CONFIG_FILE),

@@ -67,17 +67,9 @@ pub(crate) fn open(
         crate::dirs::home(),
     );
     let launch = Launch::new(&home)?;
-    let runner = Runner::open(
-        "gemini",
-        options.binary("gemini"),
-        options.calls_binary,
-        options.timeout,
-        launch.env.clone(),
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .clearing_env()
-    .detect_version("gemini")?;
+    let runner = Runner::of_client(row, options, launch.env.clone())?
+        .clearing_env()
+        .detect_version("gemini")?;
     let config = home.join(".gemini").join("settings.json");
     let others = gemini_launch::other_candidates(&config);
     Ok(CliDriven {
@@ -131,27 +123,7 @@ impl Dialect for GeminiCli {
         name: &str,
         entries: &Map<String, Value>,
     ) -> Result<(), ClientError> {
-        let vars: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
-        let hit: Vec<&str> = entries
-            .iter()
-            .filter(|(_, v)| would_expand(v, &vars))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if hit.is_empty() {
-            return Ok(());
-        }
-        Err(ClientError::Unrepresentable {
-            client: "gemini",
-            name: name.to_string(),
-            reason: format!(
-                "gemini rewrites every user-scope server when it saves, expanding $VAR \
-                 references, and {} holds references it would expand (in {}: a variable it \
-                 runs with, {}, or a ${{VAR:-default}}); change those first",
-                config.display(),
-                hit.join(", "),
-                PASSED.join(", ")
-            ),
-        })
+        refuse_expanding("gemini", PASSED, config, name, entries)
     }
 
     /// The call, with a witness of the other settings files an old version could write:
@@ -384,6 +356,39 @@ fn looks_numeric(arg: &str) -> bool {
         && frac.is_none_or(all_digits)
         && (!int.is_empty() || frac.is_some_and(|f| !f.is_empty()));
     exp_ok && mantissa_ok
+}
+
+/// Refuse a mutating call of `client` (gemini, or qwen, its fork), which rewrites every
+/// user-scope server of `config` when it saves, expanding the references of `entries` to the
+/// variables it runs with (`passed`) and every `${VAR:-default}`.
+pub(crate) fn refuse_expanding(
+    client: &'static str,
+    passed: &[&str],
+    config: &Path,
+    name: &str,
+    entries: &Map<String, Value>,
+) -> Result<(), ClientError> {
+    let vars: BTreeSet<String> = passed.iter().map(|s| s.to_string()).collect();
+    let hit: Vec<&str> = entries
+        .iter()
+        .filter(|(_, v)| would_expand(v, &vars))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if hit.is_empty() {
+        return Ok(());
+    }
+    Err(ClientError::Unrepresentable {
+        client,
+        name: name.to_string(),
+        reason: format!(
+            "{client} rewrites every user-scope server when it saves, expanding $VAR \
+             references, and {} holds references it would expand (in {}: a variable it \
+             runs with, {}, or a ${{VAR:-default}}); change those first",
+            config.display(),
+            hit.join(", "),
+            passed.join(", ")
+        ),
+    })
 }
 
 /// Whether gemini's `$VAR` expansion (`$NAME`, `${NAME}`, `${NAME:-default}`) would change a

@@ -81,20 +81,12 @@ pub(crate) fn open(
     if let Some(path) = std::env::var_os("PATH") {
         env.push(("PATH", path));
     }
-    let runner = Runner::open(
-        "grok",
-        options.binary("grok"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    // The server `add-json` starts inherits grok's environment: keep the caller's out.
-    .clearing_env()
-    // Grok's servers are those of the directory it runs in.
-    .in_dir(home.clone())
-    .detect_version("grok")?;
+    let runner = Runner::of_client(row, options, env)?
+        // The server `add-json` starts inherits grok's environment: keep the caller's out.
+        .clearing_env()
+        // Grok's servers are those of the directory it runs in.
+        .in_dir(home.clone())
+        .detect_version("grok")?;
     Ok(CliDriven {
         runner,
         config: settings_in(&home),
