@@ -473,15 +473,7 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for CodexKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
-        Some(&policy::Policy)
-    }
-}
+super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
 
 #[cfg(test)]
 mod tests {

@@ -623,12 +623,7 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for CopilotKind {
-    super::table::folder_readings!(about: ABOUT, layers: read_layers);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(CopilotKind, about: ABOUT, layers: read_layers, opens: open);
 
 #[cfg(test)]
 mod tests {

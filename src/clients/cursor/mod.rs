@@ -170,12 +170,7 @@ static ABOUT: super::table::About = super::table::About {
     supported: None,
 };
 
-impl super::table::Kind for CursorKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        super::file_written::open::<Cursor>(&ABOUT, options)
-    }
-}
+super::table::folder_kind!(CursorKind, about: ABOUT, layers: layers::read, writes: Cursor);
 
 #[cfg(test)]
 mod tests {

@@ -360,12 +360,7 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for GrokKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(GrokKind, about: ABOUT, layers: layers::read, opens: open);
 
 #[cfg(test)]
 mod tests {

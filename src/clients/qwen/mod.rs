@@ -305,12 +305,7 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for QwenKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(QwenKind, about: ABOUT, layers: layers::read, opens: open);
 
 #[cfg(test)]
 mod tests;

@@ -676,12 +676,7 @@ static ABOUT: super::table::About = super::table::About {
     supported: None,
 };
 
-impl super::table::Kind for VscodeKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers);
-    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        super::file_written::open::<Vscode>(&ABOUT, options)
-    }
-}
+super::table::folder_kind!(VscodeKind, about: ABOUT, layers: layers, writes: Vscode);
 
 #[cfg(test)]
 mod tests {
