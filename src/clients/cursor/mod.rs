@@ -175,7 +175,7 @@ super::table::folder_kind!(CursorKind, about: ABOUT, layers: layers::read, write
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     /// The examples of Cursor's MCP page (docs.cursor.com/context/mcp, "Using mcp.json"), as
@@ -233,18 +233,17 @@ mod tests {
             .unwrap(),
             json!({"command":"/x","args":["${env:A}"],"env":{"T":"${env:T}"}})
         );
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
-                "NAME:-default",
-            ),
-            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-            (json!({"command":"/x","cwd":"/"}), "no key \"cwd\""),
-        ] {
-            let err = to_cursor("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| to_cursor("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                    "NAME:-default",
+                ),
+                (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+                (json!({"command":"/x","cwd":"/"}), "no key \"cwd\""),
+            ],
+        );
         let err = to_cursor("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
         assert!(err.to_string().contains("would not run it"), "{err}");
         let marked = to_claude(&json!({"command":"${userHome}/bin/x"}));

@@ -543,7 +543,7 @@ super::table::folder_kind!(GeminiKind, about: ABOUT, layers: layers::read, opens
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -606,31 +606,30 @@ mod tests {
                 "http://h/mcp"
             ]
         );
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"TOKEN":"hunter2=x"}}),
-                "env \"TOKEN\" has a value containing \"=\"",
-            ),
-            (json!({"command":"/x","env":{"TOKEN":""}}), "empty value"),
-            (
-                json!({"command":"/x","env":{"A-B":"hunter2"}}),
-                "env key \"A-B\"",
-            ),
-            (
-                json!({"command":"/x","args":["1.50"]}),
-                "argument 1 (\"1.50\")",
-            ),
-            (json!({"command":"-x"}), "reads as an option"),
-            (json!({"command":"/x","trust":true}), "key \"trust\""),
-            (
-                json!({"type":"http","url":"u","headers":{"K":" hunter2"}}),
-                "header \"K\"",
-            ),
-        ] {
-            let err = add_args("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"TOKEN":"hunter2=x"}}),
+                    "env \"TOKEN\" has a value containing \"=\"",
+                ),
+                (json!({"command":"/x","env":{"TOKEN":""}}), "empty value"),
+                (
+                    json!({"command":"/x","env":{"A-B":"hunter2"}}),
+                    "env key \"A-B\"",
+                ),
+                (
+                    json!({"command":"/x","args":["1.50"]}),
+                    "argument 1 (\"1.50\")",
+                ),
+                (json!({"command":"-x"}), "reads as an option"),
+                (json!({"command":"/x","trust":true}), "key \"trust\""),
+                (
+                    json!({"type":"http","url":"u","headers":{"K":" hunter2"}}),
+                    "header \"K\"",
+                ),
+            ],
+        );
     }
 
     #[test]

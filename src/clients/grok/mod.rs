@@ -365,7 +365,7 @@ super::table::folder_kind!(GrokKind, about: ABOUT, layers: layers::read, opens: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -392,34 +392,26 @@ mod tests {
 
     #[test]
     fn what_grok_cannot_hold_or_run_is_refused_by_key() {
-        for (name, v, want) in [
-            (
-                "n",
-                json!({"type":"http","url":"http://h/mcp"}),
-                "only stdio",
-            ),
-            (
-                "n",
-                json!({"type":"sse","url":"http://h/sse"}),
-                "only stdio",
-            ),
-            ("n", json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
-            (
-                "n",
-                json!({"command":"/x","env":{"NODE_ENV":"hunter2"}}),
-                "env \"NODE_ENV\"",
-            ),
-            (
-                "n",
-                json!({"command":"/x","env":{"DEBUG":"hunter2"}}),
-                "env \"DEBUG\"",
-            ),
-            ("__proto__", json!({"command":"/x"}), "stores nothing"),
-        ] {
-            let err = add_args(name, &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (json!({"type":"http","url":"http://h/mcp"}), "only stdio"),
+                (json!({"type":"sse","url":"http://h/sse"}), "only stdio"),
+                (json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
+                (
+                    json!({"command":"/x","env":{"NODE_ENV":"hunter2"}}),
+                    "env \"NODE_ENV\"",
+                ),
+                (
+                    json!({"command":"/x","env":{"DEBUG":"hunter2"}}),
+                    "env \"DEBUG\"",
+                ),
+            ],
+        );
+        assert_refused(
+            |e| add_args("__proto__", e),
+            [(json!({"command":"/x"}), "stores nothing")],
+        );
     }
 
     #[test]

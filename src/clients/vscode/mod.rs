@@ -681,7 +681,7 @@ super::table::folder_kind!(VscodeKind, about: ABOUT, layers: layers, writes: Vsc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     /// The examples of VS Code's MCP configuration reference ("MCP configuration reference"
@@ -800,22 +800,21 @@ mod tests {
 
     #[test]
     fn what_vscode_cannot_hold_is_refused_and_other_variables_are_marked() {
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
-                "NAME:-default",
-            ),
-            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-            (json!({"command":"/x","timeout":5}), "no key \"timeout\""),
-            (
-                json!({"command":"/x","args":["${input:k}"]}),
-                "cannot express",
-            ),
-        ] {
-            let err = to_vscode("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| to_vscode("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                    "NAME:-default",
+                ),
+                (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+                (json!({"command":"/x","timeout":5}), "no key \"timeout\""),
+                (
+                    json!({"command":"/x","args":["${input:k}"]}),
+                    "cannot express",
+                ),
+            ],
+        );
         let err = to_vscode("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
         assert!(err.to_string().contains("would not run it"), "{err}");
         for v in [
