@@ -110,7 +110,7 @@ pub(crate) use folder_readings;
 /// `open(&About, &ClientOptions)`; `writes: Format` for a file-written one
 /// ([`super::file_written::open`] over the folder's format).
 macro_rules! folder_kind {
-    ($kind:ident, about: $about:path, layers: $layers:path, opens: $open:path
+    ($kind:ident, about: $about:path, layers: $layers:path, $how:ident: $what:tt
      $(, policy: $policy:expr)?) => {
         impl $crate::clients::table::Kind for $kind {
             $crate::clients::table::folder_readings!(about: $about, layers: $layers);
@@ -118,23 +118,18 @@ macro_rules! folder_kind {
                 &self,
                 options: &$crate::clients::ClientOptions,
             ) -> Result<Box<dyn $crate::clients::Client>, $crate::clients::ClientError> {
-                Ok(Box::new($open(&$about, options)?))
+                $crate::clients::table::folder_kind!(@open $how $what, &$about, options)
             }
             $(fn policy(&self) -> Option<&'static dyn $crate::clients::PolicyWriter> {
                 Some(&$policy)
             })?
         }
     };
-    ($kind:ident, about: $about:path, layers: $layers:path, writes: $format:ty) => {
-        impl $crate::clients::table::Kind for $kind {
-            $crate::clients::table::folder_readings!(about: $about, layers: $layers);
-            fn open(
-                &self,
-                options: &$crate::clients::ClientOptions,
-            ) -> Result<Box<dyn $crate::clients::Client>, $crate::clients::ClientError> {
-                $crate::clients::file_written::open::<$format>(&$about, options)
-            }
-        }
+    (@open opens $open:expr, $about:expr, $options:ident) => {
+        Ok(Box::new($open($about, $options)?))
+    };
+    (@open writes $format:ty, $about:expr, $options:ident) => {
+        $crate::clients::file_written::open::<$format>($about, $options)
     };
 }
 pub(crate) use folder_kind;
