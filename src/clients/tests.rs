@@ -90,6 +90,19 @@ pub(crate) fn entry(v: Value) -> Entry {
     Entry::from_value(&v).unwrap()
 }
 
+/// Each entry of `cases` refused by `by` (a client's argv or shape for it) with a message that
+/// holds its `want`, and never `hunter2`, the secret the cases hide in values.
+pub(crate) fn assert_refused<T: std::fmt::Debug>(
+    by: impl Fn(&Entry) -> Result<T, ClientError>,
+    cases: impl IntoIterator<Item = (Value, &'static str)>,
+) {
+    for (v, want) in cases {
+        let err = by(&entry(v.clone())).unwrap_err().to_string();
+        assert!(err.contains(want), "{v}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}
+
 /// What the client holds for `name` equals the rendered entry exactly (the claude shape), and
 /// `observe` agrees: the plan of a second install would be "unchanged".
 pub(crate) fn assert_round_trip(c: &dyn Client, name: &str, rendered: &Value) {

@@ -48,11 +48,9 @@ impl Claude {
         row: &super::table::About,
         options: &ClientOptions,
     ) -> Result<Claude, ClientError> {
-        let runner = Runner::open(
-            "claude",
-            options.binary("claude"),
-            options.calls_binary,
-            options.timeout,
+        let runner = Runner::of_client(
+            row,
+            options,
             vec![
                 (
                     "MCP_TIMEOUT",
@@ -67,9 +65,7 @@ impl Claude {
                 ("npm_config_logs_max", "0".into()),
                 ("npm_config_update_notifier", "false".into()),
             ],
-            row.install_help(),
         )?
-        .telling(options.said)
         .scratch_for(&["XDG_CACHE_HOME", "TMPDIR"]);
         // `CLAUDE_CONFIG_DIR=""` makes Claude Code's own directory its working directory: it
         // writes `backups/` there. Then each run's scratch directory is the one to run from.

@@ -23,10 +23,7 @@ use std::path::{Path, PathBuf};
 use jsonc_parser::cst::CstRootNode;
 use serde_json::{json, Map, Value};
 
-use crate::clients::policy::{
-    entries_of, merge_owned, pretty, set_prop, strict, with_bom, Allowed, Change, Edited, Pins,
-    PolicyWriter,
-};
+use crate::clients::policy::{merge_owned, set_prop, strict, with_bom, Change, Pins, PolicyWriter};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -169,12 +166,7 @@ impl PolicyWriter for Policy {
     fn entry(&self, server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
         entry(server, e)
     }
-    fn edit(&self, path: &Path, old: Option<&str>, servers: &[Allowed]) -> Edited {
-        edit(path, old, &entries_of(servers))
-    }
-    fn fragment(&self, servers: &[Allowed]) -> String {
-        pretty(&fragment(&entries_of(servers)))
-    }
+    crate::clients::policy::json_edits!();
 }
 
 #[cfg(test)]

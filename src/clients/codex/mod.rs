@@ -60,16 +60,7 @@ pub(crate) fn open(
         }
         env.push(("CODEX_HOME", dir.clone().into_os_string()));
     }
-    let runner = Runner::open(
-        "codex",
-        options.binary("codex"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .detect_version("codex")?;
+    let runner = Runner::of_client(row, options, env)?.detect_version("codex")?;
     Ok(CliDriven {
         runner,
         config: home.dir().join("config.toml"),
@@ -482,20 +473,12 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for CodexKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
-        Some(&policy::Policy)
-    }
-}
+super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -632,22 +615,21 @@ startup_timeout_sec = 20
                 "TOK_1"
             ]
         );
-        for (v, want) in [
-            (
-                json!({"type":"http","url":"u","headers":{"Authorization":"Bearer hunter2"}}),
-                "literal value",
-            ),
-            (
-                json!({"type":"http","url":"u","headers":{"X-Key":"${K}"}}),
-                "header \"X-Key\"",
-            ),
-            (json!({"type":"sse","url":"u"}), "not \"sse\""),
-            (json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
-        ] {
-            let err = add_args("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (
+                    json!({"type":"http","url":"u","headers":{"Authorization":"Bearer hunter2"}}),
+                    "literal value",
+                ),
+                (
+                    json!({"type":"http","url":"u","headers":{"X-Key":"${K}"}}),
+                    "header \"X-Key\"",
+                ),
+                (json!({"type":"sse","url":"u"}), "not \"sse\""),
+                (json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
+            ],
+        );
     }
 
     #[test]

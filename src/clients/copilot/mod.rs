@@ -78,16 +78,7 @@ pub(crate) fn open(
     if options.home("copilot").is_some() {
         env.push(("COPILOT_HOME", home.clone().into_os_string()));
     }
-    let runner = Runner::open(
-        "copilot",
-        options.binary("copilot"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .detect_version("copilot")?;
+    let runner = Runner::of_client(row, options, env)?.detect_version("copilot")?;
     Ok(CliDriven {
         runner,
         config: home.join(CONFIG_FILE),
@@ -213,26 +204,35 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     if name.is_empty() {
         return Err(refuse("copilot refuses an empty server name".into()));
     }
-    let trimmed = |s: &str| s.trim() == s;
+    // The `key` map (env or headers) as `copilot mcp add <flag>` takes it: cut at the first
+    // `sep` and trimmed, so a name holding `sep` or either with white space around is refused.
+    let pairs = |key: &str, what: &str, flag: &str, sep: char, noun: &str| {
+        let trimmed = |s: &str| s.trim() == s;
+        let mut out = Vec::new();
+        for (k, v) in string_map(&entry.raw, key) {
+            if k.is_empty() || k.contains(sep) || !trimmed(&k) {
+                return Err(refuse(format!(
+                    "{what} {k:?}: `copilot mcp add {flag}` cuts at the first `{sep}` and trims \
+                     white space, so it cannot hold that {noun} name"
+                )));
+            }
+            if !trimmed(&v) {
+                return Err(refuse(format!(
+                    "{what} {k:?}: copilot trims white space around a value, so it would store \
+                     another one"
+                )));
+            }
+            out.push((k, v));
+        }
+        Ok(out)
+    };
     let mut argv: Vec<String> = vec!["mcp".into(), "add".into()];
     let mut secrets = Vec::new();
     let tail = match &entry.transport {
         Transport::Stdio { command, args } => {
             only_keys(&entry.raw, &["type", "command", "args", "env"])
                 .map_err(|e| refuse(e.to_string()))?;
-            for (k, v) in string_map(&entry.raw, "env") {
-                if k.is_empty() || k.contains('=') || !trimmed(&k) {
-                    return Err(refuse(format!(
-                        "env {k:?}: `copilot mcp add --env K=V` cuts at the first `=` and trims \
-                         white space, so it cannot hold that variable name"
-                    )));
-                }
-                if !trimmed(&v) {
-                    return Err(refuse(format!(
-                        "env {k:?}: copilot trims white space around a value, so it would \
-                         store another one"
-                    )));
-                }
+            for (k, v) in pairs("env", "env", "--env K=V", '=', "variable")? {
                 argv.push("--env".into());
                 argv.push(format!("{k}={v}"));
                 secrets.push(v);
@@ -246,19 +246,7 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
                 .map_err(|e| refuse(e.to_string()))?;
             argv.push("--transport".into());
             argv.push(kind.clone());
-            for (k, v) in string_map(&entry.raw, "headers") {
-                if k.is_empty() || k.contains(':') || !trimmed(&k) {
-                    return Err(refuse(format!(
-                        "header {k:?}: `copilot mcp add --header \"K: V\"` cuts at the first \
-                         `:` and trims white space, so it cannot hold that header name"
-                    )));
-                }
-                if !trimmed(&v) {
-                    return Err(refuse(format!(
-                        "header {k:?}: copilot trims white space around a value, so it would \
-                         store another one"
-                    )));
-                }
+            for (k, v) in pairs("headers", "header", "--header \"K: V\"", ':', "header")? {
                 argv.push("--header".into());
                 argv.push(format!("{k}: {v}"));
                 secrets.push(v);
@@ -635,17 +623,12 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for CopilotKind {
-    super::table::folder_readings!(about: ABOUT, layers: read_layers);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(CopilotKind, about: ABOUT, layers: read_layers, opens: open);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -695,40 +678,37 @@ mod tests {
 
     #[test]
     fn what_copilot_cannot_hold_is_refused_by_key() {
-        for (name, v, want) in [
-            ("n", json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
-            ("n", json!({"command":"/x","tools":["a"]}), "key \"tools\""),
-            (
-                "n",
-                json!({"command":"/x","env":{"K":" hunter2"}}),
-                "trims white space",
-            ),
-            (
-                "n",
-                json!({"command":"/x","env":{"A=B":"hunter2"}}),
-                "variable name",
-            ),
-            (
-                "n",
-                json!({"type":"http","url":"http://h","headers":{"K":"hunter2 "}}),
-                "trims white space",
-            ),
-            (
-                "n",
-                json!({"type":"http","url":"http://h","headers":{"K:L":"hunter2"}}),
-                "header name",
-            ),
-            (
-                "n",
-                json!({"type":"http","url":"http://h","headersHelper":"/h"}),
-                "key \"headersHelper\"",
-            ),
-            ("", json!({"command":"/x"}), "empty server name"),
-        ] {
-            let err = add_args(name, &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
+                (json!({"command":"/x","tools":["a"]}), "key \"tools\""),
+                (
+                    json!({"command":"/x","env":{"K":" hunter2"}}),
+                    "trims white space",
+                ),
+                (
+                    json!({"command":"/x","env":{"A=B":"hunter2"}}),
+                    "variable name",
+                ),
+                (
+                    json!({"type":"http","url":"http://h","headers":{"K":"hunter2 "}}),
+                    "trims white space",
+                ),
+                (
+                    json!({"type":"http","url":"http://h","headers":{"K:L":"hunter2"}}),
+                    "header name",
+                ),
+                (
+                    json!({"type":"http","url":"http://h","headersHelper":"/h"}),
+                    "key \"headersHelper\"",
+                ),
+            ],
+        );
+        assert_refused(
+            |e| add_args("", e),
+            [(json!({"command":"/x"}), "empty server name")],
+        );
     }
 
     #[test]

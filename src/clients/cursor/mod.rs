@@ -22,6 +22,7 @@ use serde_json::{Map, Value};
 
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
+use super::kit::node_json;
 use super::ClientError;
 use crate::entry::{Entry, Transport};
 
@@ -115,29 +116,15 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
     };
     // JSON.parse keeps a "__proto__" key, but Cursor copies its servers into plain
     // objects, where that name sets the prototype (the real OpenCode drops such a server).
-    if name == "__proto__" {
-        return Err(refuse(
-            "Cursor keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it would not run it"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "Cursor", "it would not run it").map_err(refuse)?;
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which Cursor cannot express")))
     };
     let mut out = Map::new();
-    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+    let keys: (&[&str], &[&str]) = match &entry.transport {
         Transport::Stdio { command, args } => {
-            out.insert("command".into(), map("the command".into(), command)?.into());
-            let mapped = args
-                .iter()
-                .enumerate()
-                .map(|(i, a)| map(format!("argument {}", i + 1), a).map(Value::String))
-                .collect::<Result<Vec<_>, _>>()?;
-            if entry.raw.contains_key("args") {
-                out.insert("args".into(), Value::Array(mapped));
-            }
+            file_backed::map_command(entry, command, args, &mut out, &map)?;
             (&["type", "command", "args", "env"], &["envFile"])
         }
         Transport::Remote { kind, url } => {
@@ -152,15 +139,10 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
         }
     };
     file_backed::map_env_and_headers(entry, &mut out, &map, &refuse)?;
-    for (k, v) in &entry.raw {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        if !extra_ok.contains(&k.as_str()) {
-            return Err(refuse(format!("Cursor has no key {k:?} for it")));
-        }
+    file_backed::extra_keys(entry, keys, "Cursor", &refuse, |k, v| {
         out.insert(k.clone(), v.clone());
-    }
+        Ok(())
+    })?;
     Ok(Value::Object(out))
 }
 
@@ -188,17 +170,12 @@ static ABOUT: super::table::About = super::table::About {
     supported: None,
 };
 
-impl super::table::Kind for CursorKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        super::file_written::open::<Cursor>(&ABOUT, options)
-    }
-}
+super::table::folder_kind!(CursorKind, about: ABOUT, layers: layers::read, writes: Cursor);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     /// The examples of Cursor's MCP page (docs.cursor.com/context/mcp, "Using mcp.json"), as
@@ -256,18 +233,17 @@ mod tests {
             .unwrap(),
             json!({"command":"/x","args":["${env:A}"],"env":{"T":"${env:T}"}})
         );
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
-                "NAME:-default",
-            ),
-            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-            (json!({"command":"/x","cwd":"/"}), "no key \"cwd\""),
-        ] {
-            let err = to_cursor("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| to_cursor("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                    "NAME:-default",
+                ),
+                (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+                (json!({"command":"/x","cwd":"/"}), "no key \"cwd\""),
+            ],
+        );
         let err = to_cursor("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
         assert!(err.to_string().contains("would not run it"), "{err}");
         let marked = to_claude(&json!({"command":"${userHome}/bin/x"}));

@@ -67,17 +67,9 @@ pub(crate) fn open(
         crate::dirs::home(),
     );
     let launch = Launch::new(&home)?;
-    let runner = Runner::open(
-        "gemini",
-        options.binary("gemini"),
-        options.calls_binary,
-        options.timeout,
-        launch.env.clone(),
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .clearing_env()
-    .detect_version("gemini")?;
+    let runner = Runner::of_client(row, options, launch.env.clone())?
+        .clearing_env()
+        .detect_version("gemini")?;
     let config = home.join(".gemini").join("settings.json");
     let others = gemini_launch::other_candidates(&config);
     Ok(CliDriven {
@@ -131,27 +123,7 @@ impl Dialect for GeminiCli {
         name: &str,
         entries: &Map<String, Value>,
     ) -> Result<(), ClientError> {
-        let vars: BTreeSet<String> = PASSED.iter().map(|s| s.to_string()).collect();
-        let hit: Vec<&str> = entries
-            .iter()
-            .filter(|(_, v)| would_expand(v, &vars))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if hit.is_empty() {
-            return Ok(());
-        }
-        Err(ClientError::Unrepresentable {
-            client: "gemini",
-            name: name.to_string(),
-            reason: format!(
-                "gemini rewrites every user-scope server when it saves, expanding $VAR \
-                 references, and {} holds references it would expand (in {}: a variable it \
-                 runs with, {}, or a ${{VAR:-default}}); change those first",
-                config.display(),
-                hit.join(", "),
-                PASSED.join(", ")
-            ),
-        })
+        refuse_expanding("gemini", PASSED, config, name, entries)
     }
 
     /// The call, with a witness of the other settings files an old version could write:
@@ -386,6 +358,39 @@ fn looks_numeric(arg: &str) -> bool {
     exp_ok && mantissa_ok
 }
 
+/// Refuse a mutating call of `client` (gemini, or qwen, its fork), which rewrites every
+/// user-scope server of `config` when it saves, expanding the references of `entries` to the
+/// variables it runs with (`passed`) and every `${VAR:-default}`.
+pub(crate) fn refuse_expanding(
+    client: &'static str,
+    passed: &[&str],
+    config: &Path,
+    name: &str,
+    entries: &Map<String, Value>,
+) -> Result<(), ClientError> {
+    let vars: BTreeSet<String> = passed.iter().map(|s| s.to_string()).collect();
+    let hit: Vec<&str> = entries
+        .iter()
+        .filter(|(_, v)| would_expand(v, &vars))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    if hit.is_empty() {
+        return Ok(());
+    }
+    Err(ClientError::Unrepresentable {
+        client,
+        name: name.to_string(),
+        reason: format!(
+            "{client} rewrites every user-scope server when it saves, expanding $VAR \
+             references, and {} holds references it would expand (in {}: a variable it \
+             runs with, {}, or a ${{VAR:-default}}); change those first",
+            config.display(),
+            hit.join(", "),
+            passed.join(", ")
+        ),
+    })
+}
+
 /// Whether gemini's `$VAR` expansion (`$NAME`, `${NAME}`, `${NAME:-default}`) would change a
 /// string anywhere in `v`, given the variables it can see.
 pub(crate) fn would_expand(v: &Value, vars: &BTreeSet<String>) -> bool {
@@ -533,20 +538,12 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for GeminiKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-    fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
-        Some(&policy::Policy)
-    }
-}
+super::table::folder_kind!(GeminiKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -609,31 +606,30 @@ mod tests {
                 "http://h/mcp"
             ]
         );
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"TOKEN":"hunter2=x"}}),
-                "env \"TOKEN\" has a value containing \"=\"",
-            ),
-            (json!({"command":"/x","env":{"TOKEN":""}}), "empty value"),
-            (
-                json!({"command":"/x","env":{"A-B":"hunter2"}}),
-                "env key \"A-B\"",
-            ),
-            (
-                json!({"command":"/x","args":["1.50"]}),
-                "argument 1 (\"1.50\")",
-            ),
-            (json!({"command":"-x"}), "reads as an option"),
-            (json!({"command":"/x","trust":true}), "key \"trust\""),
-            (
-                json!({"type":"http","url":"u","headers":{"K":" hunter2"}}),
-                "header \"K\"",
-            ),
-        ] {
-            let err = add_args("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"TOKEN":"hunter2=x"}}),
+                    "env \"TOKEN\" has a value containing \"=\"",
+                ),
+                (json!({"command":"/x","env":{"TOKEN":""}}), "empty value"),
+                (
+                    json!({"command":"/x","env":{"A-B":"hunter2"}}),
+                    "env key \"A-B\"",
+                ),
+                (
+                    json!({"command":"/x","args":["1.50"]}),
+                    "argument 1 (\"1.50\")",
+                ),
+                (json!({"command":"-x"}), "reads as an option"),
+                (json!({"command":"/x","trust":true}), "key \"trust\""),
+                (
+                    json!({"type":"http","url":"u","headers":{"K":" hunter2"}}),
+                    "header \"K\"",
+                ),
+            ],
+        );
     }
 
     #[test]

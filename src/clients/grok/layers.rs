@@ -23,12 +23,9 @@ const SET_BY_GROK: &[&str] = &["MCP_REMOTE_QUIET", "MCP_REMOTE_SILENT", "DEBUG",
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     // `~/.grok/settings.json`: the home directory is two levels up.
-    let home = cx
-        .user_config
-        .parent()
-        .and_then(Path::parent)
-        .unwrap_or(Path::new("/"));
-    env_file(cx, &home.join(".env")).into_iter().collect()
+    env_file(cx, &cx.config_home().join(".env"))
+        .into_iter()
+        .collect()
 }
 
 fn env_file(cx: &Context, file: &Path) -> Option<Finding> {

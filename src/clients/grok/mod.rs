@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::cli_driven::{AddArgs, CliDriven, Dialect, Spelling};
+use super::kit::node_json;
 use super::runner::Runner;
 use super::{only_keys, string_map, ClientError, ClientOptions};
 use crate::entry::{Entry, Transport};
@@ -80,20 +81,12 @@ pub(crate) fn open(
     if let Some(path) = std::env::var_os("PATH") {
         env.push(("PATH", path));
     }
-    let runner = Runner::open(
-        "grok",
-        options.binary("grok"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    // The server `add-json` starts inherits grok's environment: keep the caller's out.
-    .clearing_env()
-    // Grok's servers are those of the directory it runs in.
-    .in_dir(home.clone())
-    .detect_version("grok")?;
+    let runner = Runner::of_client(row, options, env)?
+        // The server `add-json` starts inherits grok's environment: keep the caller's out.
+        .clearing_env()
+        // Grok's servers are those of the directory it runs in.
+        .in_dir(home.clone())
+        .detect_version("grok")?;
     Ok(CliDriven {
         runner,
         config: settings_in(&home),
@@ -238,13 +231,8 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
         name: name.to_string(),
         reason,
     };
-    if name == "__proto__" {
-        return Err(refuse(
-            "grok keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it says it added it and stores nothing"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "grok", "it says it added it and stores nothing")
+        .map_err(refuse)?;
     // Its row refuses a remote entry before this ([`super::Description::refuse_unheld`]).
     let Transport::Stdio { command, args } = &entry.transport else {
         return Err(refuse(NO_REMOTE.into()));
@@ -372,17 +360,12 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for GrokKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(GrokKind, about: ABOUT, layers: layers::read, opens: open);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     #[test]
@@ -409,34 +392,26 @@ mod tests {
 
     #[test]
     fn what_grok_cannot_hold_or_run_is_refused_by_key() {
-        for (name, v, want) in [
-            (
-                "n",
-                json!({"type":"http","url":"http://h/mcp"}),
-                "only stdio",
-            ),
-            (
-                "n",
-                json!({"type":"sse","url":"http://h/sse"}),
-                "only stdio",
-            ),
-            ("n", json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
-            (
-                "n",
-                json!({"command":"/x","env":{"NODE_ENV":"hunter2"}}),
-                "env \"NODE_ENV\"",
-            ),
-            (
-                "n",
-                json!({"command":"/x","env":{"DEBUG":"hunter2"}}),
-                "env \"DEBUG\"",
-            ),
-            ("__proto__", json!({"command":"/x"}), "stores nothing"),
-        ] {
-            let err = add_args(name, &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| add_args("n", e),
+            [
+                (json!({"type":"http","url":"http://h/mcp"}), "only stdio"),
+                (json!({"type":"sse","url":"http://h/sse"}), "only stdio"),
+                (json!({"command":"/x","cwd":"/"}), "key \"cwd\""),
+                (
+                    json!({"command":"/x","env":{"NODE_ENV":"hunter2"}}),
+                    "env \"NODE_ENV\"",
+                ),
+                (
+                    json!({"command":"/x","env":{"DEBUG":"hunter2"}}),
+                    "env \"DEBUG\"",
+                ),
+            ],
+        );
+        assert_refused(
+            |e| add_args("__proto__", e),
+            [(json!({"command":"/x"}), "stores nothing")],
+        );
     }
 
     #[test]

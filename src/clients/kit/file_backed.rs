@@ -424,6 +424,48 @@ pub(crate) fn map_refs(s: &str, make: impl Fn(&str) -> String) -> Result<String,
     Ok(out)
 }
 
+/// A stdio `entry`'s `command` and `args` (when it has the key) into `out`, each string through
+/// `map` as [`map_env_and_headers`] takes it (Cursor's and VS Code's entries).
+pub(crate) fn map_command(
+    entry: &crate::entry::Entry,
+    command: &str,
+    args: &[String],
+    out: &mut Map<String, Value>,
+    map: &impl Fn(String, &str) -> Result<String, ClientError>,
+) -> Result<(), ClientError> {
+    out.insert("command".into(), map("the command".into(), command)?.into());
+    let mapped = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| map(format!("argument {}", i + 1), a).map(Value::String))
+        .collect::<Result<Vec<_>, _>>()?;
+    if entry.raw.contains_key("args") {
+        out.insert("args".into(), Value::Array(mapped));
+    }
+    Ok(())
+}
+
+/// Each key of `entry` beyond the `known` ones of its transport, in order, to `keep` when the
+/// client holds it too (`extra_ok`); otherwise `product` has no key for it, and `refuse` says so.
+pub(crate) fn extra_keys(
+    entry: &crate::entry::Entry,
+    (known, extra_ok): (&[&str], &[&str]),
+    product: &str,
+    refuse: &impl Fn(String) -> ClientError,
+    mut keep: impl FnMut(&String, &Value) -> Result<(), ClientError>,
+) -> Result<(), ClientError> {
+    for (k, v) in &entry.raw {
+        if known.contains(&k.as_str()) {
+            continue;
+        }
+        if !extra_ok.contains(&k.as_str()) {
+            return Err(refuse(format!("{product} has no key {k:?} for it")));
+        }
+        keep(k, v)?;
+    }
+    Ok(())
+}
+
 /// `entry`'s `env` and `headers` objects into `out`, each value through `map` (given what it is,
 /// for the message: the client's spelling of claude's `${NAME}`); `refuse` says why a value
 /// cannot be held (Cursor's and VS Code's entries).

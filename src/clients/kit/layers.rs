@@ -35,6 +35,17 @@ pub(crate) struct Context<'a> {
     pub(crate) user_config: &'a Path,
 }
 
+impl Context<'_> {
+    /// The directory two levels above the user config: the home of a client that keeps it as
+    /// `<home>/.<client>/<file>` (grok's, qwen's); `/` when there is none.
+    pub(crate) fn config_home(&self) -> &Path {
+        self.user_config
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(Path::new("/"))
+    }
+}
+
 /// A client's layer files as one run read them, answering for each registered name: a run over
 /// many servers reads the files once, not once per server.
 pub(crate) trait Loaded {

@@ -33,6 +33,19 @@ pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
 /// named — never one read as empty.
 pub(crate) const MAX_DEPTH: usize = 200_000;
 
+/// Why a client that keeps its servers in a plain JavaScript object cannot hold one named
+/// `name`: JSON.parse keeps a `"__proto__"` key, but in a plain object that name sets the
+/// prototype. `product` is the client as the message names it, `consequence` what it then does.
+pub(crate) fn refuse_proto(name: &str, product: &str, consequence: &str) -> Result<(), String> {
+    if name == "__proto__" {
+        return Err(format!(
+            "{product} keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
+             key: {consequence}"
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `text` opens more than `max` arrays or objects inside one another (outside
 /// strings): one pass over the bytes, as in [`replace_lone_surrogates`].
 fn nested_deeper_than(text: &str, max: usize) -> bool {

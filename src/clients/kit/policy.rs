@@ -177,6 +177,28 @@ pub(crate) fn with_bom(source: &str, root: &CstRootNode) -> String {
     }
 }
 
+/// The edit and the fragment of a JSON client's [`PolicyWriter`] (claude's, gemini's): its
+/// folder's `edit(path, old, entries)` and `fragment(entries)` over the allowlist entries.
+/// Written inside the folder's `impl PolicyWriter`, so that those names resolve there.
+macro_rules! json_edits {
+    () => {
+        fn edit(
+            &self,
+            path: &std::path::Path,
+            old: Option<&str>,
+            servers: &[$crate::clients::policy::Allowed],
+        ) -> $crate::clients::policy::Edited {
+            edit(path, old, &$crate::clients::policy::entries_of(servers))
+        }
+        fn fragment(&self, servers: &[$crate::clients::policy::Allowed]) -> String {
+            $crate::clients::policy::pretty(&fragment(&$crate::clients::policy::entries_of(
+                servers,
+            )))
+        }
+    };
+}
+pub(crate) use json_edits;
+
 /// The entries of `servers`, each in the client's own shape.
 pub(crate) fn entries_of(servers: &[Allowed]) -> Vec<Value> {
     servers.iter().map(|s| s.entry.clone()).collect()

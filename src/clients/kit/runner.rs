@@ -68,6 +68,25 @@ pub(crate) fn locate(
 }
 
 impl Runner {
+    /// The runner of the CLI-driven client `row` as `options` open it, with `env` set for each
+    /// call: its binary (the one given, else its name on PATH), whether it is needed, the
+    /// timeout, the install help and what it is told to say.
+    pub(crate) fn of_client(
+        row: &super::table::About,
+        options: &super::ClientOptions,
+        env: Vec<(&'static str, OsString)>,
+    ) -> Result<Runner, ClientError> {
+        Ok(Runner::open(
+            row.name,
+            options.binary(row.name),
+            options.calls_binary,
+            options.timeout,
+            env,
+            row.install_help(),
+        )?
+        .telling(options.said))
+    }
+
     /// Find `default_name` on PATH, or take `explicit` (a path, or a name to look up).
     /// `help` says how to install it. When `required` is false (a caller that only reads the
     /// client's config files), a binary that is not found is no error: it is never run.

@@ -105,6 +105,35 @@ macro_rules! folder_readings {
 }
 pub(crate) use folder_readings;
 
+/// A folder's whole `impl Kind` when it is its readings ([`folder_readings`]), its opening and
+/// at most a policy writer: `opens: open` for a CLI-driven client, the folder's
+/// `open(&About, &ClientOptions)`; `writes: Format` for a file-written one
+/// ([`super::file_written::open`] over the folder's format).
+macro_rules! folder_kind {
+    ($kind:ident, about: $about:path, layers: $layers:path, $how:ident: $what:tt
+     $(, policy: $policy:expr)?) => {
+        impl $crate::clients::table::Kind for $kind {
+            $crate::clients::table::folder_readings!(about: $about, layers: $layers);
+            fn open(
+                &self,
+                options: &$crate::clients::ClientOptions,
+            ) -> Result<Box<dyn $crate::clients::Client>, $crate::clients::ClientError> {
+                $crate::clients::table::folder_kind!(@open $how $what, &$about, options)
+            }
+            $(fn policy(&self) -> Option<&'static dyn $crate::clients::PolicyWriter> {
+                Some(&$policy)
+            })?
+        }
+    };
+    (@open opens $open:expr, $about:expr, $options:ident) => {
+        Ok(Box::new($open($about, $options)?))
+    };
+    (@open writes $format:ty, $about:expr, $options:ident) => {
+        $crate::clients::file_written::open::<$format>($about, $options)
+    };
+}
+pub(crate) use folder_kind;
+
 /// A client's managed scope: one file every user's client loads ([`Kind::managed`]).
 pub(crate) trait Managed: Sync {
     /// The file.

@@ -137,9 +137,4 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for OpencodeKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        super::file_written::open::<Opencode>(&ABOUT, options)
-    }
-}
+super::table::folder_kind!(OpencodeKind, about: ABOUT, layers: layers::read, writes: Opencode);

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::clients::file_backed::{self, map_refs};
+use crate::clients::kit::node_json;
 use crate::clients::ClientError;
 use crate::entry::Entry;
 
@@ -127,13 +128,7 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
     };
     // JSON.parse keeps a "__proto__" key, but OpenCode copies its servers into plain
     // objects, where that name sets the prototype (the real OpenCode drops such a server).
-    if name == "__proto__" {
-        return Err(refuse(
-            "OpenCode keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it would not run it"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "OpenCode", "it would not run it").map_err(refuse)?;
     let map = |what: &str, s: &str| -> Result<String, ClientError> {
         if s.contains("{env:") || s.contains("{file:") {
             return Err(refuse(format!(
@@ -162,7 +157,7 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
     };
     let raw = &entry.raw;
     let mut out = Map::new();
-    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+    let keys: (&[&str], &[&str]) = match &entry.transport {
         crate::entry::Transport::Stdio { command, args } => {
             out.insert("type".into(), "local".into());
             let mut cmd = vec![Value::String(map("the command", command)?)];
@@ -197,15 +192,10 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
         }
     };
     // OpenCode's own optional keys, as a restore of an entry read from its file carries them.
-    for (k, v) in raw {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        if !extra_ok.contains(&k.as_str()) {
-            return Err(refuse(format!("OpenCode has no key {k:?} for it")));
-        }
+    file_backed::extra_keys(entry, keys, "OpenCode", &refuse, |k, v| {
         out.insert(k.clone(), v.clone());
-    }
+        Ok(())
+    })?;
     out.entry("enabled").or_insert(Value::Bool(true));
     Ok(Value::Object(out))
 }

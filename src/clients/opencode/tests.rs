@@ -1,7 +1,7 @@
 use super::confirm::{absolute_file_refs, masked_eq, substitute};
 use super::shadows::could_become;
 use super::*;
-use crate::clients::tests::entry;
+use crate::clients::tests::{assert_refused, entry};
 use serde_json::json;
 
 #[test]
@@ -128,26 +128,25 @@ fn the_resolved_entry_is_compared_as_opencode_prints_it() {
 
 #[test]
 fn what_opencode_cannot_hold_is_refused_without_values() {
-    for (v, want) in [
-        (
-            json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
-            "NAME:-default",
-        ),
-        (json!({"command":"/x","args":["{env:HOME}"]}), "argument 1"),
-        (
-            json!({"command":"/x","env":{"T":"{file:/etc/hunter2}"}}),
-            "env \"T\"",
-        ),
-        (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-        (
-            json!({"command":"/x","description":"d"}),
-            "no key \"description\"",
-        ),
-    ] {
-        let err = to_opencode("n", &entry(v.clone())).unwrap_err().to_string();
-        assert!(err.contains(want), "{v}: {err}");
-        assert!(!err.contains("hunter2"), "{err}");
-    }
+    assert_refused(
+        |e| to_opencode("n", e),
+        [
+            (
+                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                "NAME:-default",
+            ),
+            (json!({"command":"/x","args":["{env:HOME}"]}), "argument 1"),
+            (
+                json!({"command":"/x","env":{"T":"{file:/etc/hunter2}"}}),
+                "env \"T\"",
+            ),
+            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+            (
+                json!({"command":"/x","description":"d"}),
+                "no key \"description\"",
+            ),
+        ],
+    );
     let err = to_opencode("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
     assert!(err.to_string().contains("would not run it"), "{err}");
     to_opencode("constructor", &entry(json!({"command":"/x"}))).unwrap();

@@ -26,11 +26,7 @@ use serde_json::Value;
 use crate::clients::layers::{Context, Effect, Finding};
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
-    let home = cx
-        .user_config
-        .parent()
-        .and_then(Path::parent)
-        .unwrap_or(Path::new("/"));
+    let home = cx.config_home();
     let cwd = std::env::current_dir().ok();
     let system = super::system_settings();
     let defaults = crate::dirs::var("QWEN_CODE_SYSTEM_DEFAULTS_PATH")

@@ -69,20 +69,12 @@ pub(crate) fn open(
     if let Some(path) = std::env::var_os("PATH") {
         env.push(("PATH", path));
     }
-    let runner = Runner::open(
-        "qwen",
-        options.binary("qwen"),
-        options.calls_binary,
-        options.timeout,
-        env,
-        row.install_help(),
-    )?
-    .telling(options.said)
-    .clearing_env()
-    // Its launcher keeps Node's compile cache in `$TMPDIR/node-compile-cache` (0.24's
-    // cli-entry.js `enableCompileCache`): into this run's scratch directory, removed after.
-    .scratch_for(&["TMPDIR"])
-    .detect_version("qwen")?;
+    let runner = Runner::of_client(row, options, env)?
+        .clearing_env()
+        // Its launcher keeps Node's compile cache in `$TMPDIR/node-compile-cache` (0.24's
+        // cli-entry.js `enableCompileCache`): into this run's scratch directory, removed after.
+        .scratch_for(&["TMPDIR"])
+        .detect_version("qwen")?;
     Ok(CliDriven {
         runner,
         config,
@@ -110,27 +102,7 @@ impl Dialect for QwenCli {
         name: &str,
         entries: &Map<String, Value>,
     ) -> Result<(), ClientError> {
-        let vars = PASSED.iter().map(|s| s.to_string()).collect();
-        let hit: Vec<&str> = entries
-            .iter()
-            .filter(|(_, v)| super::gemini::would_expand(v, &vars))
-            .map(|(k, _)| k.as_str())
-            .collect();
-        if hit.is_empty() {
-            return Ok(());
-        }
-        Err(ClientError::Unrepresentable {
-            client: "qwen",
-            name: name.to_string(),
-            reason: format!(
-                "qwen rewrites every user-scope server when it saves, expanding $VAR \
-                 references, and {} holds references it would expand (in {}: a variable it \
-                 runs with, {}, or a ${{VAR:-default}}); change those first",
-                config.display(),
-                hit.join(", "),
-                PASSED.join(", ")
-            ),
-        })
+        super::gemini::refuse_expanding("qwen", PASSED, config, name, entries)
     }
 }
 
@@ -333,12 +305,7 @@ static ABOUT: super::table::About = super::table::About {
     }),
 };
 
-impl super::table::Kind for QwenKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers::read);
-    fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        Ok(Box::new(open(&ABOUT, options)?))
-    }
-}
+super::table::folder_kind!(QwenKind, about: ABOUT, layers: layers::read, opens: open);
 
 #[cfg(test)]
 mod tests;

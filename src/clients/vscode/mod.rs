@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 
 use super::file_backed::{self, map_refs};
 use super::file_written::Format;
+use super::kit::node_json;
 use super::layers::{Context, Effect, Finding};
 use super::scopes::Found;
 use super::ClientError;
@@ -127,30 +128,16 @@ pub(crate) fn to_vscode(name: &str, entry: &Entry) -> Result<Value, ClientError>
         reason,
     };
     // VS Code's JSON parser builds plain objects, where "__proto__" sets the prototype.
-    if name == "__proto__" {
-        return Err(refuse(
-            "VS Code keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: it would not run it"
-                .into(),
-        ));
-    }
+    node_json::refuse_proto(name, "VS Code", "it would not run it").map_err(refuse)?;
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which VS Code cannot express")))
     };
     let mut out = Map::new();
-    let (known, extra_ok): (&[&str], &[&str]) = match &entry.transport {
+    let keys: (&[&str], &[&str]) = match &entry.transport {
         Transport::Stdio { command, args } => {
             out.insert("type".into(), "stdio".into());
-            out.insert("command".into(), map("the command".into(), command)?.into());
-            let mapped = args
-                .iter()
-                .enumerate()
-                .map(|(i, a)| map(format!("argument {}", i + 1), a).map(Value::String))
-                .collect::<Result<Vec<_>, _>>()?;
-            if entry.raw.contains_key("args") {
-                out.insert("args".into(), Value::Array(mapped));
-            }
+            file_backed::map_command(entry, command, args, &mut out, &map)?;
             (&["type", "command", "args", "env"], &["envFile", "cwd"])
         }
         Transport::Remote { kind, url } => {
@@ -166,18 +153,13 @@ pub(crate) fn to_vscode(name: &str, entry: &Entry) -> Result<Value, ClientError>
         }
     };
     file_backed::map_env_and_headers(entry, &mut out, &map, &refuse)?;
-    for (k, v) in &entry.raw {
-        if known.contains(&k.as_str()) {
-            continue;
-        }
-        if !extra_ok.contains(&k.as_str()) {
-            return Err(refuse(format!("VS Code has no key {k:?} for it")));
-        }
+    file_backed::extra_keys(entry, keys, "VS Code", &refuse, |k, v| {
         let Some(s) = v.as_str() else {
             return Err(refuse(format!("{k} is not a string")));
         };
         out.insert(k.clone(), map(k.clone(), s)?.into());
-    }
+        Ok(())
+    })?;
     Ok(Value::Object(out))
 }
 
@@ -694,17 +676,12 @@ static ABOUT: super::table::About = super::table::About {
     supported: None,
 };
 
-impl super::table::Kind for VscodeKind {
-    super::table::folder_readings!(about: ABOUT, layers: layers);
-    fn open(&self, options: &super::ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
-        super::file_written::open::<Vscode>(&ABOUT, options)
-    }
-}
+super::table::folder_kind!(VscodeKind, about: ABOUT, layers: layers, writes: Vscode);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::entry;
+    use crate::clients::tests::{assert_refused, entry};
     use serde_json::json;
 
     /// The examples of VS Code's MCP configuration reference ("MCP configuration reference"
@@ -823,22 +800,21 @@ mod tests {
 
     #[test]
     fn what_vscode_cannot_hold_is_refused_and_other_variables_are_marked() {
-        for (v, want) in [
-            (
-                json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
-                "NAME:-default",
-            ),
-            (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
-            (json!({"command":"/x","timeout":5}), "no key \"timeout\""),
-            (
-                json!({"command":"/x","args":["${input:k}"]}),
-                "cannot express",
-            ),
-        ] {
-            let err = to_vscode("n", &entry(v.clone())).unwrap_err().to_string();
-            assert!(err.contains(want), "{v}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_refused(
+            |e| to_vscode("n", e),
+            [
+                (
+                    json!({"command":"/x","env":{"T":"${T:-hunter2}"}}),
+                    "NAME:-default",
+                ),
+                (json!({"type":"sse","url":"https://h"}), "cannot be pinned"),
+                (json!({"command":"/x","timeout":5}), "no key \"timeout\""),
+                (
+                    json!({"command":"/x","args":["${input:k}"]}),
+                    "cannot express",
+                ),
+            ],
+        );
         let err = to_vscode("__proto__", &entry(json!({"command":"/x"}))).unwrap_err();
         assert!(err.to_string().contains("would not run it"), "{err}");
         for v in [
