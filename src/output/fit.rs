@@ -111,10 +111,10 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
         let mut current = head.to_string();
         let mut used = columns(head);
         let mut first_word = true;
-        for word in rest.split(' ').filter(|w| !w.is_empty()) {
-            let w = columns(word);
+        for word in words(rest) {
+            let w = columns(&word);
             if !first_word && used + 1 + w > width {
-                out.push_str(current.trim_end());
+                out.push_str(&current);
                 out.push('\n');
                 current = format!("{indent}{word}");
                 used = hang + w;
@@ -123,7 +123,7 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
                     current.push(' ');
                     used += 1;
                 }
-                current.push_str(word);
+                current.push_str(&word);
                 used += w;
             }
             first_word = false;
@@ -132,6 +132,23 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
         out.push_str(end);
     }
     out
+}
+
+/// The words of `text` between single spaces, each with the spaces beyond one before it kept
+/// in front of it: joined by single spaces they are `text` again, so that wrapping never
+/// changes evidence (a path `/opt/a  b` is not shown as `/opt/a b`).
+fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut extra = 0;
+    for part in text.split(' ') {
+        if part.is_empty() {
+            extra += 1;
+        } else {
+            words.push(format!("{}{part}", " ".repeat(extra)));
+            extra = 0;
+        }
+    }
+    words
 }
 
 /// `line` split where its detail starts (see [`wrap`]): the head kept as it is, the rest, and
@@ -263,6 +280,22 @@ mod tests {
         assert_eq!(lines.len(), 2, "{wrapped}");
         assert_eq!(lines[1], format!("{}{}", " ".repeat(25), "b".repeat(90)));
         assert_eq!(columns(lines[0]), 25 + 60);
+    }
+
+    /// Spaces inside a detail are evidence (a path may hold two in a row): wrapping keeps
+    /// every one of them.
+    #[test]
+    fn wrapping_keeps_every_space_of_the_detail() {
+        let detail = format!("{}  /opt/a  b/{}", "x".repeat(70), "y".repeat(30));
+        let row = format!("  FAIL commit            {detail}\n");
+        let wrapped = wrap(&row, 100);
+        assert_ne!(wrapped, row, "not wrapped");
+        let rejoined: Vec<&str> = wrapped.lines().map(|l| l.trim_start()).collect();
+        assert_eq!(
+            rejoined[1..].join(" "),
+            "/opt/a  b/".to_string() + &"y".repeat(30),
+            "{wrapped}"
+        );
     }
 
     #[test]
