@@ -137,7 +137,7 @@ pub(crate) struct Scan {
     /// Processes whose entries exist but could not be read: they may use any release.
     pub(crate) unreadable: Vec<u32>,
     /// The names (`/proc/<pid>/comm`, readable by all) of the first [`SHOWN`] unreadable
-    /// ones, so that a note names what it could not compare: `pid 1 (init)` in a container.
+    /// ones, so that a note names what it could not compare: `pid 1 init` in a container.
     #[serde(skip)]
     pub(crate) names: std::collections::BTreeMap<u32, String>,
     /// Processes not looked at ([`MAX_PIDS`]), or `/proc` itself unreadable (then 1 and the

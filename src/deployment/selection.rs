@@ -248,9 +248,8 @@ pub(crate) enum Root<'a> {
 }
 
 impl<'a> Root<'a> {
-    /// `--root`, else `--prefix`: where the servers are; `None` for each server's declared
-    /// prefix.
-    /// `--root`, else `--prefix`, else `-p` (clap lets only one of them through).
+    /// `--root`, else `--prefix`, else `-p` (clap lets only one of them through): where the
+    /// servers are; `None` for each server's declared prefix.
     pub(crate) fn from_flags(
         root: Option<&'a Path>,
         prefix: Option<&'a Path>,
