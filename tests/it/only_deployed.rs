@@ -543,8 +543,21 @@ fn a_project_server_named_with_escapes_cannot_forge_the_human_report() {
     let (ok, detail) = only_deployed(&verify(&w, "claude", BOTH, &["--only-deployed"]).run());
     assert!(!ok && detail.contains(name), "{detail}");
     let r = verify_as(&w, "claude", BOTH, "human", &["--only-deployed"]).run();
-    r.code(1)
-        .stdout_has("evil\\u{1b}[2J\\n  ok only-deployed      no other server");
+    // The name escaped (its spaces as the report's wrapping at 100 columns left them: the
+    // words, each once, in order), no escape byte, and no line of its own.
+    r.code(1).stdout_has("evil\\u{1b}[2J\\n");
+    let said = r.said();
+    let words: Vec<&str> = said.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.ends_with("evil\\u{1b}[2J\\n"))
+        .unwrap_or_else(|| panic!("{}", r.shown));
+    assert_eq!(
+        words[at + 1..at + 5],
+        ["ok", "only-deployed", "no", "other"],
+        "{}",
+        r.shown
+    );
     assert!(!r.said().contains('\u{1b}'), "{}", r.shown);
     assert!(
         !r.stdout
