@@ -223,9 +223,11 @@ run_service() { # the service's command, in the environment its manager would gi
   (cd "$home" && env -i "${envs[@]}" "${argv[@]}") >"$scratch/service" 2>&1 ||
     { cat "$scratch/service" >&2; fail "the service's ExecStart failed: ${argv[*]}"; }
 }
+# A report row longer than 100 columns continues on lines indented four or more: one line again.
+unwrapped() { awk 'NR > 1 && /^    / { sub(/^ +/, ""); printf " %s", $0; next } NR > 1 { print "" } { printf "%s", $0 } END { print "" }' "$1"; }
 run_service
-grep -q '^codetools (registered as codetools-timer): healed: .*registered (codetools-timer is not' \
-  "$scratch/service" ||
+unwrapped "$scratch/service" |
+  grep -q '^codetools (registered as codetools-timer): healed: .*registered (codetools-timer is not' ||
   { cat "$scratch/service" >&2; fail "the service's first run healed no registration"; }
 grep -q '"codetools-timer"' "$home/.claude.json" ||
   fail "the service's first run did not register codetools-timer in $home/.claude.json"
