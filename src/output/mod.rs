@@ -333,7 +333,7 @@ pub(crate) fn refused_at_gate(report: &Report, style: &Style) {
     if style.format != Format::Human {
         eprintln!("{GATE_LINE}");
     } else {
-        emit(style, &format!("{GATE_LINE}\n"));
+        emit_report(style, &format!("{GATE_LINE}\n"));
     }
 }
 
@@ -344,10 +344,7 @@ const GATE_LINE: &str = "no registration was changed: install checks the deploym
 pub(crate) fn print(report: &Report, style: &Style, exit: Exit) {
     match style.format {
         Format::Json => emit_json_pretty(style, report, exit),
-        Format::Human => emit(
-            style,
-            &fit::for_humans(&human(report, style.colour, style.quiet())),
-        ),
+        Format::Human => emit_report(style, &human(report, style.colour, style.quiet())),
         Format::Prometheus => emit(
             style,
             &prometheus::exposition(
@@ -455,7 +452,7 @@ pub(crate) fn promotion(outcome: &crate::promotion::Outcome, style: &Style, exit
     if let Some(r) = &outcome.still_running {
         text.push_str(&format!("processes: {}\n", r.sentence()));
     }
-    emit(style, &fit::for_humans(&text));
+    emit_report(style, &text);
 }
 
 /// `prune`: what goes (or would go) and why each other release stays.
@@ -484,7 +481,7 @@ pub(crate) fn prune(outcome: &crate::promotion::prune::Pruned, style: &Style, ex
     for n in &outcome.not_compared {
         text.push_str(&format!("not compared: {n}\n"));
     }
-    emit(style, &fit::for_humans(&text));
+    emit_report(style, &text);
 }
 
 /// A dry run's plan in the machine formats: a suite per name and client, the gate's checks
@@ -590,7 +587,7 @@ pub(crate) fn install_plan(plan: &DryRun, style: &Style, exit: Exit) {
              write nothing and call no client\n",
         );
     }
-    emit(style, &fit::for_humans(&text));
+    emit_report(style, &text);
 }
 
 /// `uninstall --dry-run`.
@@ -637,7 +634,7 @@ pub(crate) fn removal_plan(plan: &DryRun, style: &Style, exit: Exit) {
     for m in &plan.missing_binaries {
         text.push_str(&format!("note: {m}\n"));
     }
-    emit(style, &fit::for_humans(&text));
+    emit_report(style, &text);
 }
 
 /// Whether to colour what goes to stdout, decided once for the run ([`Style::colour`]):
@@ -666,6 +663,11 @@ fn progress(message: &str, verbosity: Verbosity) {
     if shown {
         eprintln!("{message}");
     }
+}
+
+/// A report's human form ([`fit::for_humans`]: 100 columns, short shas) to stdout.
+fn emit_report(style: &Style, text: &str) {
+    emit(style, &fit::for_humans(text));
 }
 
 /// Write to stdout: the one place that does. A reader that went away (`| head`, EPIPE) does

@@ -143,6 +143,10 @@ fn every_human_line_fits_100_columns() {
     // A failing report: a wrong commit, and a registration edited by hand.
     let wrong = format!("codetools={}", "f".repeat(40));
     runs.push(w.on_sample("verify-identity", &["-e", &wrong, "-e", &or_commit]));
+    // install refused at its gate: the report, then why nothing changed (a 136-column line).
+    let refused = w.on_sample("install", &["-e", &wrong, "-e", &or_commit]);
+    refused.code(1).stdout_has("no registration was changed");
+    runs.push(refused);
     let evil = json!({"command": w.root().join("elsewhere/codetools")}).to_string();
     w.claude(&["mcp", "remove", "-s", "user", "codetools-test"])
         .code(0);
