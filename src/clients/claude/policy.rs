@@ -20,10 +20,9 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::CstRootNode;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::clients::policy::{merge_owned, set_prop, strict, with_bom, Change, Pins, PolicyWriter};
+use crate::clients::policy::{JsonPolicy, Pins, PolicyWriter, Syntax};
 use crate::entry::{Entry, Transport};
 use crate::usage::UsageError;
 
@@ -78,77 +77,18 @@ pub(crate) fn fragment(entries: &[Value]) -> Value {
     json!({ LIST: entries, ONLY: true, OURS: entries })
 }
 
-fn bad(path: &Path, why: impl std::fmt::Display) -> UsageError {
-    UsageError::new(
-        format!("{}: {why}; nothing was written", path.display()),
-        "fix the file by hand (claude reads it with JSON.parse: no comments, no trailing \
-         commas), then run policy again",
-    )
-}
-
-fn array_of(doc: &Map<String, Value>, key: &str, path: &Path) -> Result<Vec<Value>, UsageError> {
-    match doc.get(key) {
-        None => Ok(Vec::new()),
-        Some(Value::Array(a)) => Ok(a.clone()),
-        Some(_) => Err(bad(path, format!("\"{key}\" is not an array"))),
-    }
-}
-
-/// The file's new text for `wanted` (the derived entries), `None` when nothing changes, and
-/// the change; `text`: the file's text, `None` when it does not exist. Pure: the unit of the
-/// edit.
-pub(crate) fn edit(
-    path: &Path,
-    text: Option<&str>,
-    wanted: &[Value],
-) -> Result<(Option<String>, Change), UsageError> {
-    let source = text.unwrap_or("{}\n");
-    let body = source.strip_prefix('\u{feff}').unwrap_or(source);
-    let doc: Value =
-        serde_json::from_str(body).map_err(|e| bad(path, format!("not JSON ({e})")))?;
-    let Value::Object(doc) = doc else {
-        return Err(bad(path, "the top level is not an object"));
-    };
-    let list = array_of(&doc, LIST, path)?;
-    let ours = array_of(&doc, OURS, path)?;
-    let mut change = Change::new(path);
-    let (new_list, new_ours, added, removed) = merge_owned(&list, &ours, wanted);
-    change.added = added;
-    change.removed = removed;
-    change.managed_only = doc.get(ONLY) != Some(&Value::Bool(true));
-    let mut expected = doc.clone();
-    expected.insert(LIST.into(), Value::Array(new_list.clone()));
-    expected.insert(ONLY.into(), Value::Bool(true));
-    expected.insert(OURS.into(), Value::Array(new_ours.clone()));
-    change.record = doc.get(OURS) != Some(&Value::Array(new_ours.clone()));
-    if expected == doc && text.is_some() {
-        return Ok((None, change));
-    }
-    let root = CstRootNode::parse(body, &strict()).map_err(|e| bad(path, e.kind()))?;
-    let top = root.object_value_or_set();
-    for (key, value) in [
-        (LIST, Value::Array(new_list)),
-        (ONLY, Value::Bool(true)),
-        (OURS, Value::Array(new_ours)),
-    ] {
-        set_prop(&top, &doc, key, &value);
-    }
-    let new_text = with_bom(source, &root);
-    let again: Value =
-        serde_json::from_str(new_text.trim_start_matches('\u{feff}')).map_err(|e| {
-            bad(
-                path,
-                format!("the edit does not parse again ({e}): mcp-deploy's bug"),
-            )
-        })?;
-    if again != Value::Object(expected) {
-        return Err(bad(
-            path,
-            "the edit changed more than the policy's keys: mcp-deploy's bug",
-        ));
-    }
-    Ok((Some(new_text), change))
-}
+/// The list, the switch and the record, in the file claude reads with `JSON.parse`.
+const POLICY: JsonPolicy = JsonPolicy {
+    within: None,
+    list: LIST,
+    named: LIST,
+    names_only: false,
+    ours: OURS,
+    switch: Some(ONLY),
+    syntax: Syntax::Json,
+    help: "fix the file by hand (claude reads it with JSON.parse: no comments, no trailing \
+           commas), then run policy again",
+};
 
 /// Claude's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
 pub(crate) struct Policy;
@@ -166,7 +106,7 @@ impl PolicyWriter for Policy {
     fn entry(&self, server: &str, _registered: &str, e: &Entry) -> Result<Value, UsageError> {
         entry(server, e)
     }
-    crate::clients::policy::json_edits!();
+    crate::clients::policy::json_edits!(POLICY);
 }
 
 #[cfg(test)]
@@ -183,7 +123,7 @@ mod tests {
 
     #[test]
     fn a_missing_file_gets_the_list_the_managed_only_switch_and_the_record() {
-        let (text, change) = edit(&p(), None, &wanted()).unwrap();
+        let (text, change) = POLICY.edit(&p(), None, &wanted()).unwrap();
         let doc: Value = serde_json::from_str(&text.unwrap()).unwrap();
         assert_eq!(doc[LIST], json!(wanted()));
         assert_eq!(doc[ONLY], true);
@@ -195,17 +135,17 @@ mod tests {
     #[test]
     fn an_edited_file_edited_again_is_unchanged() {
         let start = "{\n  \"model\": \"opus\",\n  \"allowedMcpServers\": [\n    {\"serverName\": \"x\"}\n  ]\n}\n";
-        let (text, _) = edit(&p(), Some(start), &wanted()).unwrap();
+        let (text, _) = POLICY.edit(&p(), Some(start), &wanted()).unwrap();
         let text = text.unwrap();
         assert!(text.starts_with("{\n  \"model\": \"opus\",\n"), "{text}");
-        let (again, change) = edit(&p(), Some(&text), &wanted()).unwrap();
+        let (again, change) = POLICY.edit(&p(), Some(&text), &wanted()).unwrap();
         assert_eq!(again, None);
         assert!(change.is_empty());
     }
 
     #[test]
     fn a_byte_order_mark_stays() {
-        let (text, _) = edit(&p(), Some("\u{feff}{}"), &wanted()).unwrap();
+        let (text, _) = POLICY.edit(&p(), Some("\u{feff}{}"), &wanted()).unwrap();
         assert!(text.unwrap().starts_with('\u{feff}'));
     }
 
@@ -218,7 +158,7 @@ mod tests {
             "{\"allowedMcpServers\": {}}",
             "{\"mcpDeployAllowedMcpServers\": 1}",
         ] {
-            let e = edit(&p(), Some(bad), &wanted()).unwrap_err();
+            let e = POLICY.edit(&p(), Some(bad), &wanted()).unwrap_err();
             assert!(e.message.contains("nothing was written"), "{bad}: {e}");
             assert!(e.help.contains("JSON.parse"), "{}", e.help);
         }
@@ -227,11 +167,11 @@ mod tests {
     #[test]
     fn an_entry_someone_else_wrote_is_never_claimed_nor_removed() {
         let start = json!({LIST: wanted()}).to_string();
-        let (text, change) = edit(&p(), Some(&start), &wanted()).unwrap();
+        let (text, change) = POLICY.edit(&p(), Some(&start), &wanted()).unwrap();
         assert!(change.added.is_empty());
         let doc: Value = serde_json::from_str(&text.unwrap()).unwrap();
         assert_eq!(doc[OURS], json!([]));
-        let (text, change) = edit(&p(), Some(&doc.to_string()), &[]).unwrap();
+        let (text, change) = POLICY.edit(&p(), Some(&doc.to_string()), &[]).unwrap();
         assert!(change.removed.is_empty());
         let doc: Value = serde_json::from_str(&text.unwrap_or(doc.to_string())).unwrap();
         assert_eq!(doc[LIST], json!(wanted()));

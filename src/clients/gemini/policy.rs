@@ -18,11 +18,9 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonc_parser::cst::CstRootNode;
-use jsonc_parser::ParseOptions;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
-use crate::clients::policy::{merge_owned, set_prop, strict, with_bom, Change, Pins, PolicyWriter};
+use crate::clients::policy::{JsonPolicy, Pins, PolicyWriter, Syntax};
 use crate::entry::Entry;
 use crate::usage::UsageError;
 
@@ -61,91 +59,18 @@ pub(crate) fn fragment(names: &[Value]) -> Value {
     json!({ MCP: { LIST: names }, OURS: names })
 }
 
-/// The value the file holds (`None`: none, or one JSON cannot hold).
-fn value_of(root: &CstRootNode) -> Option<Value> {
-    root.value().and_then(|v| v.to_serde_value())
-}
-
-fn options() -> ParseOptions {
-    ParseOptions {
-        allow_comments: true,
-        ..strict()
-    }
-}
-
-fn bad(path: &Path, why: impl std::fmt::Display) -> UsageError {
-    UsageError::new(
-        format!("{}: {why}; nothing was written", path.display()),
-        "fix the file by hand (gemini reads it as JSON with comments: no trailing commas, an \
-         object at the top level), then run policy again",
-    )
-}
-
-fn names_of(
-    doc: &Map<String, Value>,
-    key: &str,
-    what: &str,
-    path: &Path,
-) -> Result<Vec<Value>, UsageError> {
-    match doc.get(key) {
-        None => Ok(Vec::new()),
-        Some(Value::Array(a)) if a.iter().all(Value::is_string) => Ok(a.clone()),
-        Some(_) => Err(bad(path, format!("\"{what}\" is not an array of names"))),
-    }
-}
-
-/// The file's new text for `wanted` (the registered names), `None` when nothing changes, and
-/// the change; `text`: the file's text, `None` when it does not exist. Pure: the unit of the
-/// edit.
-pub(crate) fn edit(
-    path: &Path,
-    text: Option<&str>,
-    wanted: &[Value],
-) -> Result<(Option<String>, Change), UsageError> {
-    let source = text.unwrap_or("{}\n");
-    let root = CstRootNode::parse(source, &options())
-        .map_err(|e| bad(path, format!("not JSON with comments ({})", e.kind())))?;
-    let Some(Value::Object(doc)) = value_of(&root) else {
-        return Err(bad(path, "the top level is not an object"));
-    };
-    let mcp = match doc.get(MCP) {
-        None => Map::new(),
-        Some(Value::Object(m)) => m.clone(),
-        Some(_) => return Err(bad(path, "\"mcp\" is not an object")),
-    };
-    let list = names_of(&mcp, LIST, "mcp.allowed", path)?;
-    let ours = names_of(&doc, OURS, OURS, path)?;
-    let mut change = Change::new(path);
-    let (new_list, new_ours, added, removed) = merge_owned(&list, &ours, wanted);
-    change.added = added;
-    change.removed = removed;
-    change.record = doc.get(OURS) != Some(&Value::Array(new_ours.clone()));
-    let mut new_mcp = mcp.clone();
-    new_mcp.insert(LIST.into(), Value::Array(new_list.clone()));
-    let mut expected = doc.clone();
-    expected.insert(MCP.into(), Value::Object(new_mcp));
-    expected.insert(OURS.into(), Value::Array(new_ours.clone()));
-    if expected == doc && text.is_some() {
-        return Ok((None, change));
-    }
-    let top = root.object_value_or_set();
-    let Some(mcp_node) = top.object_value_or_create(MCP) else {
-        return Err(bad(path, "\"mcp\" is not an object"));
-    };
-    set_prop(&mcp_node, &mcp, LIST, &Value::Array(new_list));
-    set_prop(&top, &doc, OURS, &Value::Array(new_ours));
-    let new_text = with_bom(source, &root);
-    let again = CstRootNode::parse(&new_text, &options())
-        .ok()
-        .and_then(|r| value_of(&r));
-    if again != Some(Value::Object(expected)) {
-        return Err(bad(
-            path,
-            "the edit changed more than the policy's keys: mcp-deploy's bug",
-        ));
-    }
-    Ok((Some(new_text), change))
-}
+/// The names in `mcp.allowed` and the record, in the file gemini reads as JSON with comments.
+const POLICY: JsonPolicy = JsonPolicy {
+    within: Some(MCP),
+    list: LIST,
+    named: "mcp.allowed",
+    names_only: true,
+    ours: OURS,
+    switch: None,
+    syntax: Syntax::JsonWithComments,
+    help: "fix the file by hand (gemini reads it as JSON with comments: no trailing commas, an \
+           object at the top level), then run policy again",
+};
 
 /// Gemini's policy writer, the capability its kind gives ([`crate::clients::PolicyWriter`]).
 pub(crate) struct Policy;
@@ -166,7 +91,7 @@ impl PolicyWriter for Policy {
     fn entry(&self, _server: &str, registered: &str, _e: &Entry) -> Result<Value, UsageError> {
         Ok(Value::String(registered.to_string()))
     }
-    crate::clients::policy::json_edits!();
+    crate::clients::policy::json_edits!(POLICY);
 }
 
 #[cfg(test)]
@@ -183,12 +108,12 @@ mod tests {
 
     #[test]
     fn a_missing_file_gets_the_names_and_the_record_and_a_rerun_changes_nothing() {
-        let (text, change) = edit(&p(), None, &wanted()).unwrap();
+        let (text, change) = POLICY.edit(&p(), None, &wanted()).unwrap();
         let text = text.unwrap();
         let doc: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(doc, fragment(&wanted()));
         assert_eq!(change.added, wanted());
-        let (again, change) = edit(&p(), Some(&text), &wanted()).unwrap();
+        let (again, change) = POLICY.edit(&p(), Some(&text), &wanted()).unwrap();
         assert_eq!(again, None);
         assert!(change.is_empty());
     }
@@ -196,14 +121,14 @@ mod tests {
     #[test]
     fn comments_and_other_keys_stay_and_a_name_someone_else_listed_is_never_claimed() {
         let start = "{\n  // the site's own\n  \"mcp\": {\"allowed\": [\"theirs\", \"codetools-test\"], \"excluded\": []},\n  \"ui\": {\"theme\": \"x\"} /* end */\n}\n";
-        let (text, change) = edit(&p(), Some(start), &wanted()).unwrap();
+        let (text, change) = POLICY.edit(&p(), Some(start), &wanted()).unwrap();
         let text = text.unwrap();
         assert!(text.contains("// the site's own"), "{text}");
         assert!(text.contains("/* end */"), "{text}");
         assert_eq!(change.added, vec![json!("orchestrata-test")]);
-        let (text, change) = edit(&p(), Some(&text), &[]).unwrap();
+        let (text, change) = POLICY.edit(&p(), Some(&text), &[]).unwrap();
         assert_eq!(change.removed, vec![json!("orchestrata-test")]);
-        let doc = value_of(&CstRootNode::parse(&text.unwrap(), &options()).unwrap()).unwrap();
+        let (doc, _) = POLICY.parse(&text.unwrap()).unwrap();
         assert_eq!(doc["mcp"]["allowed"], json!(["theirs", "codetools-test"]));
         assert_eq!(doc["mcp"]["excluded"], json!([]));
     }
@@ -218,7 +143,7 @@ mod tests {
             "{\"mcp\": {\"allowed\": [1]}}",
             "{\"mcpDeployAllowed\": {}}",
         ] {
-            let e = edit(&p(), Some(bad), &wanted()).unwrap_err();
+            let e = POLICY.edit(&p(), Some(bad), &wanted()).unwrap_err();
             assert!(e.message.contains("nothing was written"), "{bad}: {e}");
             assert!(e.help.contains("JSON with comments"), "{}", e.help);
         }

@@ -154,9 +154,174 @@ pub(crate) fn strict() -> ParseOptions {
     }
 }
 
+/// How a client reads its JSON policy file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Syntax {
+    /// `JSON.parse` after a byte order mark (claude's managed settings): a comment or a
+    /// trailing comma refuses the whole file.
+    Json,
+    /// Comments stripped, then `JSON.parse` (gemini's system settings).
+    JsonWithComments,
+}
+
+/// A client's allowlist in a JSON settings file, and mcp-deploy's record of the entries it
+/// made there: what claude's and gemini's policy writers share. [`JsonPolicy::edit`] changes
+/// the list, the record and the switch and nothing else (a CST edit: comments, every other
+/// key and the formatting stay), and checks that it did.
+pub(crate) struct JsonPolicy {
+    /// The object holding the list: the top level, or the object at this key of it.
+    pub(crate) within: Option<&'static str>,
+    pub(crate) list: &'static str,
+    /// The list as a message names it.
+    pub(crate) named: &'static str,
+    /// The list holds names only (strings), not entries.
+    pub(crate) names_only: bool,
+    /// Where, at the top level, mcp-deploy records the entries it made.
+    pub(crate) ours: &'static str,
+    /// A key set to `true` at the top level beside the list (claude's
+    /// `allowManagedMcpServersOnly`), reported as [`Change::managed_only`].
+    pub(crate) switch: Option<&'static str>,
+    pub(crate) syntax: Syntax,
+    /// What to do when the file cannot be edited: fix it by hand, read as the client reads it.
+    pub(crate) help: &'static str,
+}
+
+impl JsonPolicy {
+    /// The file's new text for `wanted` (the derived entries), `None` when nothing changes,
+    /// and the change; `text`: the file's text, `None` when it does not exist. Pure: the
+    /// unit of the edit.
+    pub(crate) fn edit(
+        &self,
+        path: &Path,
+        text: Option<&str>,
+        wanted: &[Value],
+    ) -> Result<(Option<String>, Change), UsageError> {
+        let bad = |why: &dyn std::fmt::Display| {
+            UsageError::new(
+                format!("{}: {why}; nothing was written", path.display()),
+                self.help,
+            )
+        };
+        let source = text.unwrap_or("{}\n");
+        let (doc, parsed) = self.parse(source).map_err(|e| bad(&e))?;
+        let Value::Object(doc) = doc else {
+            return Err(bad(&"the top level is not an object"));
+        };
+        let holder = match self.within {
+            None => doc.clone(),
+            Some(key) => match doc.get(key) {
+                None => Map::new(),
+                Some(Value::Object(m)) => m.clone(),
+                Some(_) => return Err(bad(&format!("\"{key}\" is not an object"))),
+            },
+        };
+        let array = |m: &Map<String, Value>, key: &str, named: &str| match m.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(a)) if !self.names_only || a.iter().all(Value::is_string) => {
+                Ok(a.clone())
+            }
+            Some(_) if self.names_only => {
+                Err(bad(&format!("\"{named}\" is not an array of names")))
+            }
+            Some(_) => Err(bad(&format!("\"{named}\" is not an array"))),
+        };
+        let list = array(&holder, self.list, self.named)?;
+        let ours = array(&doc, self.ours, self.ours)?;
+        let (new_list, new_ours, added, removed) = merge_owned(&list, &ours, wanted);
+        let switched = self
+            .switch
+            .is_some_and(|k| doc.get(k) != Some(&Value::Bool(true)));
+        let change = Change {
+            added,
+            removed,
+            managed_only: switched,
+            record: doc.get(self.ours) != Some(&Value::Array(new_ours.clone())),
+            ..Change::new(path)
+        };
+        let mut new_holder = holder.clone();
+        new_holder.insert(self.list.into(), Value::Array(new_list));
+        let mut expected = doc.clone();
+        let mut sets = Vec::new();
+        match self.within {
+            None => expected = new_holder.clone(),
+            Some(key) => {
+                expected.insert(key.into(), Value::Object(new_holder.clone()));
+            }
+        }
+        if let Some(key) = self.switch {
+            expected.insert(key.into(), Value::Bool(true));
+            sets.push((key, Value::Bool(true)));
+        }
+        expected.insert(self.ours.into(), Value::Array(new_ours.clone()));
+        sets.push((self.ours, Value::Array(new_ours)));
+        if expected == doc && text.is_some() {
+            return Ok((None, change));
+        }
+        let root = match parsed {
+            Some(root) => root,
+            None => {
+                CstRootNode::parse(body(source), &self.options()).map_err(|e| bad(&e.kind()))?
+            }
+        };
+        let top = root.object_value_or_set();
+        let list_in = match self.within {
+            None => top.clone(),
+            Some(key) => top
+                .object_value_or_create(key)
+                .ok_or_else(|| bad(&format!("\"{key}\" is not an object")))?,
+        };
+        set_prop(&list_in, &holder, self.list, &new_holder[self.list]);
+        for (key, value) in sets {
+            set_prop(&top, &doc, key, &value);
+        }
+        let new_text = match source.starts_with('\u{feff}') {
+            true => format!("\u{feff}{root}"),
+            false => root.to_string(),
+        };
+        let again = self.parse(&new_text).map_err(|e| {
+            bad(&format!(
+                "the edit does not parse again ({e}): mcp-deploy's bug"
+            ))
+        })?;
+        if again.0 != Value::Object(expected) {
+            return Err(bad(
+                &"the edit changed more than the policy's keys: mcp-deploy's bug",
+            ));
+        }
+        Ok((Some(new_text), change))
+    }
+
+    fn options(&self) -> ParseOptions {
+        ParseOptions {
+            allow_comments: self.syntax == Syntax::JsonWithComments,
+            ..strict()
+        }
+    }
+
+    /// The file's value as the client reads it, and its CST when that is how it was read.
+    pub(crate) fn parse(&self, source: &str) -> Result<(Value, Option<CstRootNode>), String> {
+        match self.syntax {
+            Syntax::Json => serde_json::from_str(body(source))
+                .map(|v| (v, None))
+                .map_err(|e| format!("not JSON ({e})")),
+            Syntax::JsonWithComments => {
+                let root = CstRootNode::parse(source, &self.options())
+                    .map_err(|e| format!("not JSON with comments ({})", e.kind()))?;
+                let value = root.value().and_then(|v| v.to_serde_value());
+                Ok((value.unwrap_or(Value::Null), Some(root)))
+            }
+        }
+    }
+}
+
+/// `source` after the byte order mark it may start with.
+fn body(source: &str) -> &str {
+    source.strip_prefix('\u{feff}').unwrap_or(source)
+}
+
 /// Set `key` of the CST object `obj` (whose value is `doc`) to `value`, leaving it untouched
 /// when it already holds it, appending it when absent.
-pub(crate) fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, value: &Value) {
+fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, value: &Value) {
     if doc.get(key) == Some(value) {
         return;
     }
@@ -169,26 +334,18 @@ pub(crate) fn set_prop(obj: &CstObject, doc: &Map<String, Value>, key: &str, val
     }
 }
 
-/// The text of `root`, with the byte order mark `source` started with.
-pub(crate) fn with_bom(source: &str, root: &CstRootNode) -> String {
-    match source.starts_with('\u{feff}') {
-        true => format!("\u{feff}{root}"),
-        false => root.to_string(),
-    }
-}
-
-/// The edit and the fragment of a JSON client's [`PolicyWriter`] (claude's, gemini's): its
-/// folder's `edit(path, old, entries)` and `fragment(entries)` over the allowlist entries.
-/// Written inside the folder's `impl PolicyWriter`, so that those names resolve there.
+/// The edit and the fragment of a JSON client's [`PolicyWriter`] (claude's, gemini's): the
+/// edit of its [`JsonPolicy`] and its folder's `fragment(entries)` over the allowlist entries.
+/// Written inside the folder's `impl PolicyWriter`, so that `fragment` resolves there.
 macro_rules! json_edits {
-    () => {
+    ($policy:expr) => {
         fn edit(
             &self,
             path: &std::path::Path,
             old: Option<&str>,
             servers: &[$crate::clients::policy::Allowed],
         ) -> $crate::clients::policy::Edited {
-            edit(path, old, &$crate::clients::policy::entries_of(servers))
+            $policy.edit(path, old, &$crate::clients::policy::entries_of(servers))
         }
         fn fragment(&self, servers: &[$crate::clients::policy::Allowed]) -> String {
             $crate::clients::policy::pretty(&fragment(&$crate::clients::policy::entries_of(
