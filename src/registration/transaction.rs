@@ -648,8 +648,8 @@ impl Outcome {
     }
 }
 
-/// Bring one name back to its previous entry, retrying the client calls. `mark` names it in
-/// the journal as one the run may leave absent, or no longer.
+/// Bring one name back to its previous entry (`c`, of `client`), retrying the client calls.
+/// `mark` names it in the journal as one the run may leave absent, or no longer.
 fn restore(
     client: &dyn Client,
     c: &Change,
@@ -657,6 +657,7 @@ fn restore(
     absent: Absent,
     mark: &mut dyn FnMut(bool) -> Result<(), ClientError>,
 ) -> Result<Outcome, ClientError> {
+    let attempt = Attempt { client, c, why };
     let mut last = None;
     let mut absent = absent;
     let marked = std::cell::Cell::new(false);
@@ -666,7 +667,7 @@ fn restore(
         Ok(())
     };
     for _ in 0..RESTORE_ATTEMPTS {
-        match restore_once(client, c, why, absent, &mut noted) {
+        match attempt.restore_once(absent, &mut noted) {
             Ok(outcome) => return Ok(outcome),
             Err(e) => {
                 // A failed attempt that had journalled the name as left absent by this run
@@ -681,75 +682,83 @@ fn restore(
     Err(last.expect("at least one attempt"))
 }
 
+/// One attempt of [`restore`]: the name of `c`, of `client`, brought back for `why`.
+struct Attempt<'a> {
+    client: &'a dyn Client,
+    c: &'a Change,
+    why: Why,
+}
+
+impl Attempt<'_> {
+    fn restore_once(
+        &self,
+        absent: Absent,
+        mark: &mut dyn FnMut(bool) -> Result<(), ClientError>,
+    ) -> Result<Outcome, ClientError> {
+        let Attempt { client, c, why } = *self;
+        let now = current(client, &c.name)?;
+        match (&now, &c.previous) {
+            (None, None) => return Ok(Outcome::AsBefore("absent, as before")),
+            (Some(n), Some(prev)) if same(n, prev) => {
+                return Ok(Outcome::AsBefore("at its previous entry"))
+            }
+            _ => {}
+        }
+        // Compare-and-swap: only what this run could have left is ours to undo.
+        let ours = absent == Absent::InFlight
+            || match (&now, &c.target) {
+                // Absence is the target (a removal), or the journal says the run left it so.
+                (None, None) => true,
+                (None, Some(_)) => absent == Absent::Ours,
+                (Some(n), Some(t)) => same(n, t),
+                (Some(_), None) => false,
+            };
+        if !ours {
+            return Ok(match now {
+                None => Outcome::Removed {
+                    why,
+                    unknown: absent == Absent::Unknown,
+                },
+                Some(_) => Outcome::Changed { why },
+            });
+        }
+        // Between this remove and the add below the name is absent: journalled as ours first.
+        let replace = now.is_some() && c.previous.is_some();
+        if now.is_some() {
+            if replace {
+                mark(true)?;
+            }
+            client.remove(&c.name)?;
+        }
+        let Some(prev) = &c.previous else {
+            return Ok(Outcome::Restored {
+                now,
+                word: "removed again (it was absent before)",
+            });
+        };
+        client.add(&c.name, &raw_entry(prev))?;
+        if replace || absent == Absent::Ours {
+            mark(false)?;
+        }
+        // The proof: read it back.
+        let back = current(client, &c.name)?.unwrap_or_default();
+        let keys = differing_keys(prev, &back);
+        if keys.is_empty() {
+            Ok(Outcome::Restored {
+                now,
+                word: "restored to its previous entry",
+            })
+        } else {
+            Ok(Outcome::Lossy { now, keys })
+        }
+    }
+}
+
 fn current(client: &dyn Client, name: &str) -> Result<Option<Map<String, Value>>, ClientError> {
     Ok(client
         .user_entries()?
         .get(name)
         .and_then(|v| v.as_object().cloned()))
-}
-
-fn restore_once(
-    client: &dyn Client,
-    c: &Change,
-    why: Why,
-    absent: Absent,
-    mark: &mut dyn FnMut(bool) -> Result<(), ClientError>,
-) -> Result<Outcome, ClientError> {
-    let now = current(client, &c.name)?;
-    match (&now, &c.previous) {
-        (None, None) => return Ok(Outcome::AsBefore("absent, as before")),
-        (Some(n), Some(prev)) if same(n, prev) => {
-            return Ok(Outcome::AsBefore("at its previous entry"))
-        }
-        _ => {}
-    }
-    // Compare-and-swap: only what this run could have left is ours to undo.
-    let ours = absent == Absent::InFlight
-        || match (&now, &c.target) {
-            // Absence is the target (a removal), or the journal says the run left it so.
-            (None, None) => true,
-            (None, Some(_)) => absent == Absent::Ours,
-            (Some(n), Some(t)) => same(n, t),
-            (Some(_), None) => false,
-        };
-    if !ours {
-        return Ok(match now {
-            None => Outcome::Removed {
-                why,
-                unknown: absent == Absent::Unknown,
-            },
-            Some(_) => Outcome::Changed { why },
-        });
-    }
-    // Between this remove and the add below the name is absent: journalled as ours first.
-    let replace = now.is_some() && c.previous.is_some();
-    if now.is_some() {
-        if replace {
-            mark(true)?;
-        }
-        client.remove(&c.name)?;
-    }
-    let Some(prev) = &c.previous else {
-        return Ok(Outcome::Restored {
-            now,
-            word: "removed again (it was absent before)",
-        });
-    };
-    client.add(&c.name, &raw_entry(prev))?;
-    if replace || absent == Absent::Ours {
-        mark(false)?;
-    }
-    // The proof: read it back.
-    let back = current(client, &c.name)?.unwrap_or_default();
-    let keys = differing_keys(prev, &back);
-    if keys.is_empty() {
-        Ok(Outcome::Restored {
-            now,
-            word: "restored to its previous entry",
-        })
-    } else {
-        Ok(Outcome::Lossy { now, keys })
-    }
 }
 
 /// Two optional entries are the same registration (both absent, or [`same`]).
