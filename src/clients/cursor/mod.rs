@@ -55,19 +55,11 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     };
     for dir in cwd.ancestors() {
         let file = dir.join(".cursor").join("mcp.json");
-        if file == *config || std::fs::symlink_metadata(&file).is_err() {
+        if file == *config {
             continue;
         }
-        match file_backed::read_servers(&file, "mcpServers") {
-            Ok(m) if m.contains_key(name) => {
-                found.push(format!("project config {}", file.display()))
-            }
-            Ok(_) => {}
-            Err(e) => found.push(format!(
-                "project config {} (mcp-deploy cannot read it: {e}; Cursor may, so it counts)",
-                file.display()
-            )),
-        }
+        let read = file_backed::read_servers(&file, "mcpServers");
+        super::kit::shadows::note(&mut found, "project config", &file, read, name, "Cursor");
     }
     Ok(found)
 }
@@ -116,7 +108,7 @@ pub(crate) fn to_cursor(name: &str, entry: &Entry) -> Result<Value, ClientError>
     };
     // JSON.parse keeps a "__proto__" key, but Cursor copies its servers into plain
     // objects, where that name sets the prototype (the real OpenCode drops such a server).
-    node_json::refuse_proto(name, "Cursor", "it would not run it").map_err(refuse)?;
+    node_json::refuse_proto("cursor", name, "Cursor", "it would not run it")?;
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which Cursor cannot express")))
@@ -162,13 +154,7 @@ pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::P
 /// it, found in this folder.
 pub(crate) struct CursorKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "cursor",
-    binary: None,
-    writes: super::table::Writes::File,
-    http: super::table::Http::Supported,
-    supported: None,
-};
+static ABOUT: super::table::About = super::table::about!(file cursor);
 
 super::table::folder_kind!(CursorKind, about: ABOUT, layers: layers::read, writes: Cursor);
 

@@ -97,18 +97,46 @@ impl GeminiCli {
     }
 }
 
+/// What gemini says removing a name it does not have (it exits 0), as its fork qwen does.
+pub(crate) const REMOVE_MISSING: Option<&str> = Some("not found in user settings");
+/// The argv that removes a user-scope name, gemini's and its fork qwen's.
+pub(crate) const REMOVE: &[&str] = &["mcp", "remove", "-s", "user"];
+
+/// How a dry run shows the calls of gemini, or of its fork `bin` (qwen), at user scope.
+macro_rules! user_scope_spelling {
+    ($bin:literal) => {
+        $crate::clients::cli_driven::Spelling {
+            add: concat!($bin, " mcp add -s user {} <entry>"),
+            remove: concat!($bin, " mcp remove -s user {}"),
+            observe: concat!("read {} from the ", $bin, " settings"),
+        }
+    };
+}
+pub(crate) use user_scope_spelling;
+
+/// The `guard` of gemini's dialect, or of its fork `bin` (qwen) passing the variables
+/// `passed`: a mutating call that would make it rewrite a stored reference is refused
+/// ([`refuse_expanding`]).
+macro_rules! guard_refusing_expansion {
+    ($bin:literal, $passed:expr) => {
+        fn guard(
+            &self,
+            config: &std::path::Path,
+            name: &str,
+            entries: &serde_json::Map<String, serde_json::Value>,
+        ) -> Result<(), $crate::clients::ClientError> {
+            $crate::clients::gemini::refuse_expanding($bin, $passed, config, name, entries)
+        }
+    };
+}
+pub(crate) use guard_refusing_expansion;
+
 impl Dialect for GeminiCli {
     const KIND: &'static dyn super::table::Kind = &GeminiKind;
-    // It exits 0 for a name it does not have.
-    const REMOVE_MISSING: Option<&'static str> = Some("not found in user settings");
+    const REMOVE_MISSING: Option<&'static str> = REMOVE_MISSING;
     const REWRITES_OTHERS: bool = true;
-
-    const SHOW: Spelling = Spelling {
-        add: "gemini mcp add -s user {} <entry>",
-        remove: "gemini mcp remove -s user {}",
-        observe: "read {} from the gemini settings",
-    };
-    const REMOVE: &'static [&'static str] = &["mcp", "remove", "-s", "user"];
+    const SHOW: Spelling = user_scope_spelling!("gemini");
+    const REMOVE: &'static [&'static str] = REMOVE;
     const ADD_ARGS: AddArgs = add_args;
 
     fn entries(&self, config: &Path) -> Result<Map<String, Value>, ClientError> {
@@ -116,15 +144,7 @@ impl Dialect for GeminiCli {
         read_user_entries(config)
     }
 
-    /// Refuse a mutating call that would make gemini rewrite a stored reference.
-    fn guard(
-        &self,
-        config: &Path,
-        name: &str,
-        entries: &Map<String, Value>,
-    ) -> Result<(), ClientError> {
-        refuse_expanding("gemini", PASSED, config, name, entries)
-    }
+    guard_refusing_expansion!("gemini", PASSED);
 
     /// The call, with a witness of the other settings files an old version could write:
     /// whatever the call's outcome, a write elsewhere is what counts.
@@ -177,17 +197,8 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
     candidates.push(("system settings", system));
     for (what, file) in candidates {
-        match read_user_entries(&file) {
-            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
-            Ok(_) => {}
-            // Gemini may read what we cannot (Node accepts a lone surrogate escape that
-            // serde_json refuses): a file that is there and cannot be read counts.
-            Err(e) if std::fs::metadata(&file).is_ok() => found.push(format!(
-                "{what} {} (mcp-deploy cannot read it: {e}; gemini may, so it counts)",
-                file.display()
-            )),
-            Err(_) => {}
-        }
+        let read = read_user_entries(&file);
+        super::kit::shadows::note(&mut found, what, &file, read, name, "gemini");
     }
     Ok(found)
 }
@@ -517,26 +528,10 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
 /// it, found in this folder.
 pub(crate) struct GeminiKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "gemini",
-    binary: Some(super::table::Binary {
-        name: "gemini",
-        product: "Gemini CLI",
-        env: "MCP_DEPLOY_GEMINI",
-        help: "The gemini binary [default: `gemini` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    http: super::table::Http::Supported,
+static ABOUT: super::table::About =
     // 0.6.1 to 0.8.2 cannot remove an entry (docs/clients.md, Gemini versions).
-    supported: Some(super::version::Supported {
-        client: "gemini",
-        packages: &["@google/gemini-cli"],
-        oldest: super::version::Version::new(0, 10, 0),
-        newest_tested: super::version::Version::new(0, 61, 0),
-        version_flag: true,
-        native: None,
-    }),
-};
+    super::table::about!(cli gemini "Gemini CLI" MCP_DEPLOY_GEMINI,
+    npm ["@google/gemini-cli"] (0, 10, 0) ..= (0, 61, 0));
 
 super::table::folder_kind!(GeminiKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
 

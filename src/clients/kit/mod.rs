@@ -24,6 +24,7 @@ pub(crate) mod node_json;
 pub(crate) mod policy;
 pub(crate) mod runner;
 pub(crate) mod scopes;
+pub(crate) mod shadows;
 pub(crate) mod table;
 pub(crate) mod upward;
 pub(crate) mod version;

@@ -23,14 +23,8 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
             return;
         }
         found.extend(substitution_hazards(what, &file, name));
-        match file_backed::read_servers(&file, "mcp") {
-            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
-            Ok(_) => {}
-            Err(e) => found.push(format!(
-                "{what} {} (mcp-deploy cannot read it: {e}; OpenCode may, so it counts)",
-                file.display()
-            )),
-        }
+        let read = file_backed::read_servers(&file, "mcp");
+        crate::clients::kit::shadows::note(&mut found, what, &file, read, name, "OpenCode");
     };
     let dir = config
         .parent()

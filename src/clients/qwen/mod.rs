@@ -84,26 +84,14 @@ pub(crate) fn open(
 
 impl Dialect for QwenCli {
     const KIND: &'static dyn super::table::Kind = &QwenKind;
-    const REMOVE_MISSING: Option<&'static str> = Some("not found in user settings");
+    // A fork of gemini: the same calls and answers at user scope.
+    const REMOVE_MISSING: Option<&'static str> = super::gemini::REMOVE_MISSING;
     const REWRITES_OTHERS: bool = true;
-
-    const SHOW: Spelling = Spelling {
-        add: "qwen mcp add -s user {} <entry>",
-        remove: "qwen mcp remove -s user {}",
-        observe: "read {} from the qwen settings",
-    };
-    const REMOVE: &'static [&'static str] = &["mcp", "remove", "-s", "user"];
+    const SHOW: Spelling = super::gemini::user_scope_spelling!("qwen");
+    const REMOVE: &'static [&'static str] = super::gemini::REMOVE;
     const ADD_ARGS: AddArgs = add_args;
 
-    /// Refuse a mutating call that would make qwen rewrite a stored reference.
-    fn guard(
-        &self,
-        config: &Path,
-        name: &str,
-        entries: &Map<String, Value>,
-    ) -> Result<(), ClientError> {
-        super::gemini::refuse_expanding("qwen", PASSED, config, name, entries)
-    }
+    super::gemini::guard_refusing_expansion!("qwen", PASSED);
 }
 
 fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), ClientError> {
@@ -190,15 +178,7 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     }
     candidates.push(("system settings", system_settings(), read_user_entries));
     for (what, file, read) in candidates {
-        match read(&file) {
-            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
-            Ok(_) => {}
-            Err(e) if std::fs::metadata(&file).is_ok() => found.push(format!(
-                "{what} {} (mcp-deploy cannot read it: {e}; qwen may, so it counts)",
-                file.display()
-            )),
-            Err(_) => {}
-        }
+        super::kit::shadows::note(&mut found, what, &file, read(&file), name, "qwen");
     }
     Ok(found)
 }
@@ -284,26 +264,10 @@ fn to_claude_shape(mut m: Map<String, Value>) -> Map<String, Value> {
 /// it, found in this folder.
 pub(crate) struct QwenKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "qwen",
-    binary: Some(super::table::Binary {
-        name: "qwen",
-        product: "Qwen Code",
-        env: "MCP_DEPLOY_QWEN",
-        help: "The qwen binary [default: `qwen` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    http: super::table::Http::Supported,
+static ABOUT: super::table::About =
     // 0.15.10's `mcp remove` can leave the entry (the module's header).
-    supported: Some(super::version::Supported {
-        client: "qwen",
-        packages: &["@qwen-code/qwen-code"],
-        oldest: super::version::Version::new(0, 21, 2),
-        newest_tested: super::version::Version::new(0, 24, 4),
-        version_flag: true,
-        native: None,
-    }),
-};
+    super::table::about!(cli qwen "Qwen Code" MCP_DEPLOY_QWEN,
+    npm ["@qwen-code/qwen-code"] (0, 21, 2) ..= (0, 24, 4));
 
 super::table::folder_kind!(QwenKind, about: ABOUT, layers: layers::read, opens: open);
 

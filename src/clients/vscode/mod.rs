@@ -128,7 +128,7 @@ pub(crate) fn to_vscode(name: &str, entry: &Entry) -> Result<Value, ClientError>
         reason,
     };
     // VS Code's JSON parser builds plain objects, where "__proto__" sets the prototype.
-    node_json::refuse_proto(name, "VS Code", "it would not run it").map_err(refuse)?;
+    node_json::refuse_proto("vscode", name, "VS Code", "it would not run it")?;
     let map = |what: String, s: &str| -> Result<String, ClientError> {
         map_refs(s, |n| format!("${{env:{n}}}"))
             .map_err(|r| refuse(format!("{what} holds {r}, which VS Code cannot express")))
@@ -247,15 +247,7 @@ pub(crate) fn shadows_in(config: &Path, name: &str) -> Result<Vec<String>, Clien
     let cwd = std::env::current_dir().ok();
     let mut found = Vec::new();
     for (file, what, read) in other_files(config, cwd.as_deref()) {
-        match read {
-            Ok(m) if m.contains_key(name) => found.push(format!("{what} {}", file.display())),
-            Ok(_) => {}
-            Err(_) if std::fs::symlink_metadata(&file).is_err() => {}
-            Err(e) => found.push(format!(
-                "{what} {} (mcp-deploy cannot read it: {e}; VS Code may, so it counts)",
-                file.display()
-            )),
-        }
+        super::kit::shadows::note(&mut found, what, &file, read, name, "VS Code");
     }
     Ok(found)
 }
@@ -667,14 +659,9 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 /// it, found in this folder.
 pub(crate) struct VscodeKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "vscode",
+static ABOUT: super::table::About =
     // No VS Code here, and `code --add-mcp` cannot remove: mcp-deploy writes its file.
-    binary: None,
-    writes: super::table::Writes::File,
-    http: super::table::Http::Supported,
-    supported: None,
-};
+    super::table::about!(file vscode);
 
 super::table::folder_kind!(VscodeKind, about: ABOUT, layers: layers, writes: Vscode);
 
