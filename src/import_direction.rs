@@ -190,3 +190,85 @@ fn a_module_outside_the_direction_is_named() {
     std::fs::write(dir.path().join("gadget.rs"), "").unwrap();
     assert_eq!(violations(dir.path()).len(), 1);
 }
+
+/// Words outside `src/clients/` that are a client's name but name something else: MCP's
+/// pagination `cursor` of `tools/list`.
+const NOT_A_CLIENT: &[(&str, &str)] = &[("identity/handshake.rs", "cursor")];
+
+/// Every string literal naming a client (one of `names`) in the non-test code of `src/`
+/// outside `clients/` (a file's `#[cfg(test)] mod tests` and its `tests.rs` are test code;
+/// comments do not count): `file:line: "name"`. Outside its folder no code decides by a
+/// client's name; it asks the client list.
+fn client_names_outside_clients(src: &Path, names: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
+        let entry = entry.expect("src/ can be walked");
+        let path = entry.path();
+        let rel = path.strip_prefix(src).expect("under src/");
+        if path.extension().is_none_or(|e| e != "rs")
+            || rel.starts_with("clients")
+            || rel
+                .file_name()
+                .is_some_and(|f| f == "tests.rs" || f == "import_direction.rs")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("a source file is UTF-8");
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let next = lines.get(i + 1).map_or("", |l| l.trim());
+            if line.trim() == "#[cfg(test)]" && next.starts_with("mod tests") {
+                break;
+            }
+            let code = line.split("//").next().unwrap_or_default();
+            for name in names {
+                let quoted = format!("\"{name}\"");
+                let known = NOT_A_CLIENT.contains(&(rel.to_str().unwrap_or_default(), name));
+                if code.contains(&quoted) && !known {
+                    out.push(format!("{}:{}: {quoted}", rel.display(), i + 1));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_code_outside_the_clients_names_a_client() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let names: Vec<&str> = crate::clients::CLIENTS
+        .iter()
+        .map(|k| k.about().name)
+        .collect();
+    assert_eq!(names.len(), 9, "{names:?}");
+    let found = client_names_outside_clients(&src, &names);
+    assert!(
+        found.is_empty(),
+        "a client named outside src/clients/ (ask the client list, or move the rule into the \
+         client's folder):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_client_named_in_code_is_found_and_one_in_a_comment_or_a_test_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("cmd")).unwrap();
+    std::fs::create_dir_all(dir.path().join("clients/codex")).unwrap();
+    std::fs::write(
+        dir.path().join("cmd/install.rs"),
+        "// \"codex\" in a comment\nfn f(c: &str) -> bool {\n    c == \"codex\"\n}\n\
+         #[cfg(test)]\nmod tests {\n    const C: &str = \"codex\";\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("clients/codex/mod.rs"),
+        "const N: &str = \"codex\";\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("tests.rs"), "const N: &str = \"codex\";\n").unwrap();
+    assert_eq!(
+        client_names_outside_clients(dir.path(), &["codex"]),
+        ["cmd/install.rs:3: \"codex\""]
+    );
+}

@@ -103,6 +103,41 @@ pub(crate) fn assert_refused<T: std::fmt::Debug>(
     }
 }
 
+/// The entries `read` (a client's reader of its `mcpServers` JSON file) finds at `path`:
+/// none while the file is missing, then those of `text` written there.
+pub(crate) fn entries_read(
+    read: impl Fn(&Path) -> Result<serde_json::Map<String, Value>, ClientError>,
+    path: &Path,
+    text: &str,
+) -> serde_json::Map<String, Value> {
+    assert!(read(path).unwrap().is_empty(), "{} exists", path.display());
+    std::fs::write(path, text).unwrap();
+    read(path).unwrap()
+}
+
+/// A `mcpServers` JSON file that `read` cannot take (cut short, with a comment, not an object,
+/// its servers not an object) is refused with a message naming what is wrong and never
+/// `hunter2`, the secret the files hold.
+pub(crate) fn assert_malformed_refused<T: std::fmt::Debug>(
+    read: impl Fn(&Path) -> Result<T, ClientError>,
+    path: &Path,
+) {
+    for (text, want) in [
+        (
+            "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
+            "line 1",
+        ),
+        ("// hunter2\n{}", "not valid JSON"),
+        ("[\"hunter2\"]", "not a JSON object"),
+        ("{\"mcpServers\": [\"hunter2\"]}", "not an object"),
+    ] {
+        std::fs::write(path, text).unwrap();
+        let err = read(path).unwrap_err().to_string();
+        assert!(err.contains(want), "{text}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+    }
+}
+
 /// What the client holds for `name` equals the rendered entry exactly (the claude shape), and
 /// `observe` agrees: the plan of a second install would be "unchanged".
 pub(crate) fn assert_round_trip(c: &dyn Client, name: &str, rendered: &Value) {

@@ -64,21 +64,18 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
 pub(crate) fn style(cli: &Cli) -> Result<Style, UsageError> {
     let choice = cli.command.output().unwrap_or_default();
     let command = cli.command.name();
-    let format = choice.resolve_format(command)?;
-    let verbosity = Verbosity::from_flags(choice.quiet, choice.verbose);
-    let style = Style {
+    Ok(Style {
         command,
-        format,
-        verbosity,
+        format: choice.resolve_format(command)?,
+        verbosity: Verbosity::from_flags(choice.quiet, choice.verbose),
         colour: crate::output::colour(cli.colour()),
         write_error: Default::default(),
-    };
-    Ok(style)
+    })
 }
 
 /// `mcp_timeout`: `--mcp-timeout` of install, promote and rollback (the commands that call
 /// `claude mcp get`); zero for the others. With `-v` (`style`), each client call is said as it
-/// ends.
+/// ends. The parser refuses a --client-timeout under 1ms.
 pub(crate) fn client_options(
     args: &ClientArgs,
     mcp_timeout: Duration,
@@ -87,7 +84,6 @@ pub(crate) fn client_options(
     ClientOptions {
         binaries: args.binaries.clone(),
         homes: Default::default(),
-        // The parser refuses a --client-timeout under 1ms.
         timeout: args.client_timeout,
         mcp_timeout,
         calls_binary: true,
@@ -110,8 +106,7 @@ pub(crate) fn client_choice<'a>(
     }
 }
 
-/// The servers of `--root` (or `--prefix`)/`--server`/`--name-suffix`/`--config`, and the flat
-/// document of `--registered` (or `--mcp-json`).
+/// The servers of `--root`/`--server`/`--config`..., the flat document of `--registered`.
 pub(crate) fn selection(args: &SelectionArgs, style: &Style) -> Result<Selection, Error> {
     servers(
         &args.which,

@@ -746,25 +746,10 @@ fn parse_get(name: &str, out: &str) -> Result<GetOutput, GetError> {
 /// it, found in this folder.
 pub(crate) struct ClaudeKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "claude",
-    binary: Some(super::table::Binary {
-        name: "claude",
-        product: "Claude Code",
-        env: "MCP_DEPLOY_CLAUDE",
-        help: "The claude binary [default: `claude` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    http: super::table::Http::Supported,
-    supported: Some(super::version::Supported {
-        client: "claude",
-        packages: &["@anthropic-ai/claude-code"],
-        oldest: super::version::Version::new(2, 0, 0),
-        newest_tested: super::version::Version::new(2, 1, 332),
-        version_flag: true,
-        native: Some("claude"),
-    }),
-};
+static ABOUT: super::table::About =
+    super::table::about!(cli claude "Claude Code" MCP_DEPLOY_CLAUDE,
+    npm ["@anthropic-ai/claude-code"] (2, 0, 0) ..= (2, 1, 332))
+    .native("claude");
 
 impl super::table::Kind for ClaudeKind {
     super::table::folder_readings!(about: ABOUT, layers: layers::read);

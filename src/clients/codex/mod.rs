@@ -453,25 +453,8 @@ fn core(raw: &Map<String, Value>) -> Map<String, Value> {
 /// it, found in this folder.
 pub(crate) struct CodexKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "codex",
-    binary: Some(super::table::Binary {
-        name: "codex",
-        product: "Codex",
-        env: "MCP_DEPLOY_CODEX",
-        help: "The codex binary [default: `codex` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    http: super::table::Http::Supported,
-    supported: Some(super::version::Supported {
-        client: "codex",
-        packages: &["@openai/codex"],
-        oldest: super::version::Version::new(0, 45, 0),
-        newest_tested: super::version::Version::new(0, 171, 0),
-        version_flag: true,
-        native: None,
-    }),
-};
+static ABOUT: super::table::About = super::table::about!(cli codex "Codex" MCP_DEPLOY_CODEX,
+    npm ["@openai/codex"] (0, 45, 0) ..= (0, 171, 0));
 
 super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
 

@@ -602,33 +602,17 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
 /// it, found in this folder.
 pub(crate) struct CopilotKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "copilot",
-    binary: Some(super::table::Binary {
-        name: "copilot",
-        product: "GitHub Copilot CLI",
-        env: "MCP_DEPLOY_COPILOT",
-        help: "The copilot binary [default: `copilot` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    http: super::table::Http::Supported,
-    supported: Some(super::version::Supported {
-        client: "copilot",
-        packages: &["@github/copilot"],
-        // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
-        oldest: super::version::Version::new(1, 0, 22),
-        newest_tested: super::version::Version::new(1, 0, 102),
-        version_flag: true,
-        native: None,
-    }),
-};
+static ABOUT: super::table::About =
+    // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
+    super::table::about!(cli copilot "GitHub Copilot CLI" MCP_DEPLOY_COPILOT,
+    npm ["@github/copilot"] (1, 0, 22) ..= (1, 0, 102));
 
 super::table::folder_kind!(CopilotKind, about: ABOUT, layers: read_layers, opens: open);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::{assert_refused, entry};
+    use crate::clients::tests::{assert_malformed_refused, assert_refused, entries_read, entry};
     use serde_json::json;
 
     #[test]
@@ -715,9 +699,9 @@ mod tests {
     fn the_file_copilot_writes_maps_to_the_claude_shape() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("mcp-config.json");
-        assert!(read_user_entries(&p).unwrap().is_empty());
         // What `copilot mcp add` 1.0.102 wrote, byte for byte, plus hand-made variants.
-        std::fs::write(
+        let m = entries_read(
+            read_user_entries,
             &p,
             r#"{"mcpServers":{
               "srv":{"tools":["*"],"type":"local","command":"/bin/echo","args":["hi","there"],"env":{"A":"1"}},
@@ -726,9 +710,7 @@ mod tests {
               "plain":{"command":"/x","type":"stdio"},
               "some":{"tools":["a"],"type":"local","command":"/x","cwd":"/tmp","timeout":5}
             }}"#,
-        )
-        .unwrap();
-        let m = read_user_entries(&p).unwrap();
+        );
         assert_eq!(
             m["srv"],
             json!({"command":"/bin/echo","args":["hi","there"],"env":{"A":"1"}})
@@ -744,20 +726,7 @@ mod tests {
             m["some"],
             json!({"tools":["a"],"command":"/x","cwd":"/tmp","timeout":5})
         );
-        for (text, want) in [
-            (
-                "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
-                "line 1",
-            ),
-            ("// hunter2\n{}", "not valid JSON"),
-            ("[\"hunter2\"]", "not a JSON object"),
-            ("{\"mcpServers\": [\"hunter2\"]}", "not an object"),
-        ] {
-            std::fs::write(&p, text).unwrap();
-            let err = read_user_entries(&p).unwrap_err().to_string();
-            assert!(err.contains(want), "{text}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_malformed_refused(read_user_entries, &p);
     }
 
     #[test]

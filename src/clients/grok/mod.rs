@@ -231,8 +231,12 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
         name: name.to_string(),
         reason,
     };
-    node_json::refuse_proto(name, "grok", "it says it added it and stores nothing")
-        .map_err(refuse)?;
+    node_json::refuse_proto(
+        "grok",
+        name,
+        "grok",
+        "it says it added it and stores nothing",
+    )?;
     // Its row refuses a remote entry before this ([`super::Description::refuse_unheld`]).
     let Transport::Stdio { command, args } = &entry.transport else {
         return Err(refuse(NO_REMOTE.into()));
@@ -337,35 +341,20 @@ pub(crate) fn scopes(found: &mut super::scopes::Found, cwd: Option<&std::path::P
 /// it, found in this folder.
 pub(crate) struct GrokKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "grok",
-    binary: Some(super::table::Binary {
-        name: "grok",
-        product: "Grok CLI",
-        env: "MCP_DEPLOY_GROK",
-        help: "The grok binary [default: `grok` on PATH]",
-    }),
-    writes: super::table::Writes::Cli,
-    // 0.0.34 speaks no MCP HTTP transport (grok.rs).
-    http: super::table::Http::Refused(NO_REMOTE),
-    // Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js),
-    // so only its package files count.
-    supported: Some(super::version::Supported {
-        client: "grok",
-        packages: &["@vibe-kit/grok-cli"],
-        oldest: super::version::Version::new(0, 0, 34),
-        newest_tested: super::version::Version::new(0, 0, 34),
-        version_flag: false,
-        native: None,
-    }),
-};
+static ABOUT: super::table::About = super::table::about!(cli grok "Grok CLI" MCP_DEPLOY_GROK,
+    npm ["@vibe-kit/grok-cli"] (0, 0, 34) ..= (0, 0, 34))
+// Its `--version` prints a fixed `1.0.1` (`.version("1.0.1")` in its dist/index.js), so only
+// its package files count.
+.without_version_flag()
+// 0.0.34 speaks no MCP HTTP transport (grok.rs).
+.remote(super::table::Http::Refused(NO_REMOTE));
 
 super::table::folder_kind!(GrokKind, about: ABOUT, layers: layers::read, opens: open);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::{assert_refused, entry};
+    use crate::clients::tests::{assert_malformed_refused, assert_refused, entries_read, entry};
     use serde_json::json;
 
     #[test]
@@ -418,10 +407,10 @@ mod tests {
     fn entries_map_to_the_claude_shape_and_keep_what_grok_would_read_otherwise() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("settings.json");
-        assert!(read_user_entries(&p).unwrap().is_empty());
-        std::fs::write(
+        let m = entries_read(
+            read_user_entries,
             &p,
-            json!({"model": "m", "mcpServers": {
+            &json!({"model": "m", "mcpServers": {
                 "s": {"name":"s","transport":{"type":"stdio","command":"/x","args":["a"],"env":{}}},
                 "old": {"name":"old","command":"/y","args":[]},
                 "renamed": {"name":"other","transport":{"type":"stdio","command":"/x"}},
@@ -430,9 +419,7 @@ mod tests {
                 "nameless": {"transport":{"type":"stdio","command":"/x"}}
             }})
             .to_string(),
-        )
-        .unwrap();
-        let m = read_user_entries(&p).unwrap();
+        );
         assert_eq!(m["s"], json!({"command":"/x","args":["a"],"env":{}}));
         assert_eq!(m["old"], json!({"command":"/y","args":[]}));
         assert_eq!(m["renamed"], json!({"command":"/x","name":"other"}));
@@ -450,20 +437,7 @@ mod tests {
         assert!(known_as(&m, "renamed").is_empty());
         assert!(known_as(&m, "nameless").is_empty());
         assert_eq!(known_as(&m, "s"), ["s"]);
-        for (text, want) in [
-            (
-                "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
-                "line 1",
-            ),
-            ("// hunter2\n{}", "not valid JSON"),
-            ("[\"hunter2\"]", "not a JSON object"),
-            ("{\"mcpServers\": [\"hunter2\"]}", "not an object"),
-        ] {
-            std::fs::write(&p, text).unwrap();
-            let err = read_user_entries(&p).unwrap_err().to_string();
-            assert!(err.contains(want), "{text}: {err}");
-            assert!(!err.contains("hunter2"), "{err}");
-        }
+        assert_malformed_refused(read_user_entries, &p);
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! parse their settings with it): no nesting limit, and a lone surrogate escape kept (as
 //! U+FFFD) where serde_json refuses the document.
 
+use crate::clients::ClientError;
+
 /// Parse JSON as Node's `JSON.parse` does, which Claude Code uses: serde_json's 128-level
 /// nesting limit is lifted (serde_stacker grows the stack instead of overflowing it), and a
 /// lone surrogate escape, which serde_json refuses and JSON.parse keeps, is read as U+FFFD.
@@ -33,15 +35,24 @@ pub(crate) fn parse_lenient<T: serde::de::DeserializeOwned>(
 /// named — never one read as empty.
 pub(crate) const MAX_DEPTH: usize = 200_000;
 
-/// Why a client that keeps its servers in a plain JavaScript object cannot hold one named
-/// `name`: JSON.parse keeps a `"__proto__"` key, but in a plain object that name sets the
-/// prototype. `product` is the client as the message names it, `consequence` what it then does.
-pub(crate) fn refuse_proto(name: &str, product: &str, consequence: &str) -> Result<(), String> {
+/// Refuse the name `name` for `client`, which keeps its servers in a plain JavaScript object:
+/// JSON.parse keeps a `"__proto__"` key, but in a plain object that name sets the prototype.
+/// `product` is the client as the message names it, `consequence` what it then does.
+pub(crate) fn refuse_proto(
+    client: &'static str,
+    name: &str,
+    product: &str,
+    consequence: &str,
+) -> Result<(), ClientError> {
     if name == "__proto__" {
-        return Err(format!(
-            "{product} keeps its servers in a plain JavaScript object, where \"__proto__\" is no \
-             key: {consequence}"
-        ));
+        return Err(ClientError::Unrepresentable {
+            client,
+            name: name.to_string(),
+            reason: format!(
+                "{product} keeps its servers in a plain JavaScript object, where \"__proto__\" \
+                 is no key: {consequence}"
+            ),
+        });
     }
     Ok(())
 }

@@ -199,6 +199,85 @@ pub(crate) enum Writes {
     File,
 }
 
+/// A client's row ([`About`]) from what is its own, the rest derived: its name (the flag,
+/// the binary and the client in the supported range alike), the product, the variable naming
+/// another binary, whether it is registered through its CLI (`cli`) or by mcp-deploy writing
+/// its file (`file`, the binary only confirming each write, as its help says), and the npm
+/// packages with the oldest and newest releases supported. A client without a binary is
+/// `about!(file cursor)`. What is not the usual (a native install, no `--version`, no remote
+/// server) is said after it: [`About::native`], [`About::without_version_flag`],
+/// [`About::remote`].
+macro_rules! about {
+    ($writes:ident $name:ident $product:literal $env:ident,
+     npm [$($package:literal),+] ($($oldest:literal),+) ..= ($($newest:literal),+)) => {
+        $crate::clients::table::About {
+            name: stringify!($name),
+            binary: Some($crate::clients::table::Binary {
+                name: stringify!($name),
+                product: $product,
+                env: stringify!($env),
+                help: $crate::clients::table::about!(@help $writes $name),
+            }),
+            writes: $crate::clients::table::about!(@writes $writes),
+            http: $crate::clients::table::Http::Supported,
+            supported: Some($crate::clients::version::Supported {
+                client: stringify!($name),
+                packages: &[$($package),+],
+                oldest: $crate::clients::version::Version::new($($oldest),+),
+                newest_tested: $crate::clients::version::Version::new($($newest),+),
+                version_flag: true,
+                native: None,
+            }),
+        }
+    };
+    ($writes:ident $name:ident) => {
+        $crate::clients::table::About {
+            name: stringify!($name),
+            binary: None,
+            writes: $crate::clients::table::about!(@writes $writes),
+            http: $crate::clients::table::Http::Supported,
+            supported: None,
+        }
+    };
+    (@help cli $name:ident) => {
+        concat!("The ", stringify!($name), " binary [default: `", stringify!($name), "` on PATH]")
+    };
+    (@help file $name:ident) => {
+        concat!(
+            "The ", stringify!($name), " binary, run to confirm each write of its config ",
+            "[default: `", stringify!($name), "` on PATH]"
+        )
+    };
+    (@writes cli) => { $crate::clients::table::Writes::Cli };
+    (@writes file) => { $crate::clients::table::Writes::File };
+}
+pub(crate) use about;
+
+impl About {
+    /// A client installed natively too (not by npm), keeping its releases in
+    /// `<dir>/versions/<release>` ([`Supported::native`]).
+    pub(crate) const fn native(mut self, dir: &'static str) -> About {
+        if let Some(s) = &mut self.supported {
+            s.native = Some(dir);
+        }
+        self
+    }
+
+    /// A client whose `--version` does not print its release ([`Supported::version_flag`]).
+    pub(crate) const fn without_version_flag(mut self) -> About {
+        if let Some(s) = &mut self.supported {
+            s.version_flag = false;
+        }
+        self
+    }
+
+    /// Whether it can hold a remote server, when not.
+    pub(crate) const fn remote(mut self, http: Http) -> About {
+        self.http = http;
+        self
+    }
+}
+
 impl About {
     /// What a missing binary's `help:` says, from the row: the product, its npm package at
     /// the newest release tested, the flag and its variable; a file-written client's binary

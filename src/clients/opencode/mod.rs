@@ -115,26 +115,9 @@ pub(crate) fn scopes(found: &mut super::scopes::Found, _cwd: Option<&std::path::
 /// it, found in this folder.
 pub(crate) struct OpencodeKind;
 
-static ABOUT: super::table::About = super::table::About {
-    name: "opencode",
-    binary: Some(super::table::Binary {
-        name: "opencode",
-        product: "OpenCode",
-        env: "MCP_DEPLOY_OPENCODE",
-        help: "The opencode binary, run to confirm each write of its config [default: \
-               `opencode` on PATH]",
-    }),
-    writes: super::table::Writes::File,
-    http: super::table::Http::Supported,
-    supported: Some(super::version::Supported {
-        client: "opencode",
-        packages: &["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"],
-        // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
-        oldest: super::version::Version::new(1, 0, 61),
-        newest_tested: super::version::Version::new(1, 18, 33),
-        version_flag: true,
-        native: None,
-    }),
-};
+static ABOUT: super::table::About =
+    // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
+    super::table::about!(file opencode "OpenCode" MCP_DEPLOY_OPENCODE,
+    npm ["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"] (1, 0, 61) ..= (1, 18, 33));
 
 super::table::folder_kind!(OpencodeKind, about: ABOUT, layers: layers::read, writes: Opencode);

@@ -128,7 +128,7 @@ pub(crate) fn to_opencode(name: &str, entry: &Entry) -> Result<Value, ClientErro
     };
     // JSON.parse keeps a "__proto__" key, but OpenCode copies its servers into plain
     // objects, where that name sets the prototype (the real OpenCode drops such a server).
-    node_json::refuse_proto(name, "OpenCode", "it would not run it").map_err(refuse)?;
+    node_json::refuse_proto("opencode", name, "OpenCode", "it would not run it")?;
     let map = |what: &str, s: &str| -> Result<String, ClientError> {
         if s.contains("{env:") || s.contains("{file:") {
             return Err(refuse(format!(
