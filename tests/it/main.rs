@@ -17,6 +17,7 @@ mod compat;
 mod completions;
 mod copilot;
 mod deploy;
+mod differential;
 mod docs;
 mod dry_run;
 mod faults;

@@ -111,6 +111,9 @@ pub(crate) struct Loaded {
     projects: Option<serde_json::Map<String, Value>>,
     /// What could not be read of `projects`, named.
     projects_unread: Option<Finding>,
+    /// Why claude before 2.1.284 loads no user-scope server from `.claude.json`: an entry
+    /// under `mcpServers` its schema refuses (named), or the file's depth.
+    malformed: Option<(Option<String>, String)>,
     /// What the settings files said of themselves (a drop-in directory or a file that could
     /// not be read, a managed file claude refuses), in the order they were read.
     unread: Vec<Finding>,
@@ -131,7 +134,7 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
             .and_then(|mut k| k.remove("mcpServers"));
         (managed_mcp, servers)
     });
-    let (projects, projects_unread) = read_projects(user_config);
+    let (projects, projects_unread, malformed) = read_projects(user_config);
     let mut dirs: Vec<PathBuf> = at.cwd.clone().into_iter().collect();
     // Each once, by a set: a search of the list for each of many projects is quadratic.
     let mut seen: std::collections::HashSet<PathBuf> = dirs.iter().cloned().collect();
@@ -194,6 +197,7 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
         claude_json: user_config.to_path_buf(),
         projects,
         projects_unread,
+        malformed,
         unread,
         settings,
         delivered,
@@ -228,7 +232,28 @@ impl crate::clients::layers::Loaded for Loaded {
             }
         }
 
-        // 2. `.claude.json`'s projects that disable the name, then the settings, lowest first.
+        // 2. One malformed user-scope entry: releases before 2.1.284 then load none. Whether
+        // the release here is one of those is not known to the layers (the binary a command
+        // is given may not be the one on PATH), so it counts for every release.
+        if let Some((entry, why)) = &self.malformed {
+            let source = match entry {
+                Some(e) => format!(
+                    "{} mcpServers \"{}\"",
+                    self.claude_json.display(),
+                    crate::text::printable(e)
+                ),
+                None => self.claude_json.display().to_string(),
+            };
+            out.push(Finding::new(
+                source,
+                Effect::Blocked(format!(
+                    "{why}: claude before {SKIPS_ONLY_THE_MALFORMED} then loads no user-scope \
+                     server (later releases load the others); repair the file"
+                )),
+            ));
+        }
+
+        // 3. `.claude.json`'s projects that disable the name, then the settings, lowest first.
         out.extend(self.projects_unread.clone());
         for (dir, p) in self.projects.iter().flatten() {
             // claude reads the list with `Array.isArray(x) ? x : []` and `includes`.
@@ -283,6 +308,15 @@ enum Unread {
 /// duplicate key's last value wins), keeping only `keys` of its top-level object: the rest is
 /// skipped without being held, so memory stays linear in the file.
 fn read_json(path: &Path, keys: &[&str], max: u64) -> Result<HashMap<String, Value>, Unread> {
+    read_json_measured(path, keys, max).map(|(keys, _)| keys)
+}
+
+/// [`read_json`], and whether the text nests deeper than [`OVERFLOWS_OLD_RELEASES`].
+fn read_json_measured(
+    path: &Path,
+    keys: &[&str],
+    max: u64,
+) -> Result<(HashMap<String, Value>, bool), Unread> {
     let text = match fsio::read_input_if_exists(path, "client settings", max) {
         Ok(Some(t)) => t,
         Ok(None) => return Err(Unread::Absent),
@@ -295,8 +329,9 @@ fn read_json(path: &Path, keys: &[&str], max: u64) -> Result<HashMap<String, Val
     };
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     KEYS.with(|k| *k.borrow_mut() = keys.iter().map(|s| s.to_string()).collect());
+    let deep = crate::clients::kit::node_json::nested_deeper_than(text, OVERFLOWS_OLD_RELEASES);
     match crate::clients::kit::node_json::parse_lenient::<Picked>(text) {
-        Ok((Picked(Some(map)), _)) => Ok(map),
+        Ok((Picked(Some(map)), _)) => Ok((map, deep)),
         Ok((Picked(None), _)) => Err(Unread::NotAnObject("not an object".into())),
         Err(e) => Err(Unread::NotAnObject(format!("not valid JSON: {e}"))),
     }
@@ -391,23 +426,70 @@ pub(crate) fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
 /// `.claude.json`'s `projects` (whose keys are the project directories whose
 /// `.claude/settings*.json` may apply, and whose `disabledMcpServers` turn a name off there),
 /// or the finding that names why they could not be read.
-fn read_projects(claude_json: &Path) -> (Option<serde_json::Map<String, Value>>, Option<Finding>) {
-    match read_json(claude_json, &["projects"], fsio::limits::CLIENT_CONFIG) {
-        Ok(mut k) => match k.remove("projects") {
-            Some(Value::Object(projects)) => (Some(projects), None),
-            _ => (None, None),
-        },
+/// `.claude.json`'s projects, what of them could not be read, and its first malformed
+/// user-scope entry ([`malformed_entry`]).
+type Projects = (
+    Option<serde_json::Map<String, Value>>,
+    Option<Finding>,
+    Option<(Option<String>, String)>,
+);
+
+fn read_projects(claude_json: &Path) -> Projects {
+    let keys = &["projects", "mcpServers"];
+    match read_json_measured(claude_json, keys, fsio::limits::CLIENT_CONFIG) {
+        Ok((mut k, deep)) => {
+            let malformed = match deep {
+                true => Some((
+                    None,
+                    format!(
+                        "it nests arrays or objects more than {OVERFLOWS_OLD_RELEASES} deep, \
+                         where claude 2.0.0 and 2.1.100 overflow their stack (RangeError at \
+                         4,500 levels)"
+                    ),
+                )),
+                false => malformed_entry(k.get("mcpServers")),
+            };
+            match k.remove("projects") {
+                Some(Value::Object(projects)) => (Some(projects), None, malformed),
+                _ => (None, None, malformed),
+            }
+        }
         // A config claude cannot parse fails the user-scope read itself, elsewhere.
-        Err(Unread::Absent | Unread::NotAnObject(_)) => (None, None),
+        Err(Unread::Absent | Unread::NotAnObject(_)) => (None, None, None),
         Err(Unread::Unreadable(why)) => (
             None,
             Some(Finding::new(
                 format!("{} projects", claude_json.display()),
                 Effect::NotCompared(why),
             )),
+            None,
         ),
     }
 }
+
+/// The first release seen to skip only a malformed entry under `mcpServers`, and to read a
+/// `.claude.json` nested 5,000 deep. Before it,
+/// claude 2.0.0 and 2.1.100 (checked with `claude mcp list`, differential::claude) load no
+/// user-scope server at all when one entry there is malformed (a type that is not a string,
+/// args or env of another type, an sse entry without a url).
+const SKIPS_ONLY_THE_MALFORMED: &str = "2.1.284";
+
+/// The first entry of `servers` (`mcpServers` of `.claude.json`) that claude's schema
+/// refuses, and why, as [`crate::entry::Entry::from_value`] reads it (where it is stricter
+/// than claude's schema, the check only errs toward failing).
+fn malformed_entry(servers: Option<&Value>) -> Option<(Option<String>, String)> {
+    servers?.as_object()?.iter().find_map(|(name, v)| {
+        crate::entry::Entry::from_value(v)
+            .err()
+            .map(|e| (Some(name.clone()), format!("its entry is malformed: {e}")))
+    })
+}
+
+/// A depth of nesting in `.claude.json` past which claude before 2.1.284 may overflow its
+/// stack reading it, and then load no server: 2.0.0 and 2.1.100 did at 4,500 levels, not at
+/// 4,000 (node's default stack; checked with `claude mcp list`). A bound well below, as the
+/// exact one moves with node's stack size.
+const OVERFLOWS_OLD_RELEASES: usize = 1_000;
 
 /// One valid entry of a deny or allow list (exactly one of the three shapes, as claude's
 /// schema refines it); other entries are skipped.

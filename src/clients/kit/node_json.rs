@@ -59,7 +59,7 @@ pub(crate) fn refuse_proto(
 
 /// Whether `text` opens more than `max` arrays or objects inside one another (outside
 /// strings): one pass over the bytes, as in [`replace_lone_surrogates`].
-fn nested_deeper_than(text: &str, max: usize) -> bool {
+pub(crate) fn nested_deeper_than(text: &str, max: usize) -> bool {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &c in text.as_bytes() {
         if in_string {

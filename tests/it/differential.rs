@@ -1,0 +1,715 @@
+//! The client as the oracle (issue 35, item 2): seeded variants of claude's user config
+//! (`.claude.json`), each read by mcp-deploy's `verify-identity` and by the real claude
+//! side by side; a variant where mcp-deploy passes the registration while claude runs
+//! something else, or nothing, fails the test.
+//!
+//! One file holds many servers, so one `claude mcp list` (which starts every server for its
+//! health check) judges them all: each server's release runs a recorder that writes the argv,
+//! environment and directory it was started with. "claude runs ours" means exactly: a record
+//! in that server's own prefix whose argv and directory are the declared ones and whose
+//! environment is the one claude gives an unmodified entry (two control entries in the same
+//! file). Each server's entry is a variant (duplicate keys, escapes, odd types, extra keys,
+//! names given twice...), and each file a variant around them (a byte order mark, duplicate
+//! top-level keys, a lone surrogate or deep nesting elsewhere, text JSON.parse refuses...).
+//! The seed is fixed, so a disagreement is the same case on every run; each one found became
+//! a named test elsewhere (see docs/security.md, "The client as the oracle").
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::harness::{compat_client, real_claude, write_exec, World};
+
+/// The seed of every variant (changing it changes the cases, not what they must show).
+const SEED: u64 = 0x35_d1ff;
+/// Servers in one file: a few controls, the rest variants.
+const PER_FILE: usize = 28;
+
+/// A server that records how it was started into `<its prefix>/seen/<pid>.json`, then
+/// answers MCP's initialize and tools/list.
+const RECORDER: &str = r#"#!/usr/bin/python3
+import os, sys, json
+prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
+os.makedirs(os.path.join(prefix, "seen"), exist_ok=True)
+with open(os.path.join(prefix, "seen", "%d.json" % os.getpid()), "w") as f:
+    json.dump({"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}, f)
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except Exception:
+        continue
+    if "id" in m:
+        r = {"tools": []}
+        if m.get("method") == "initialize":
+            r = {"protocolVersion": m["params"].get("protocolVersion", "2024-11-05"),
+                 "capabilities": {"tools": {}}, "serverInfo": {"name": "rec", "version": "1"}}
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
+        sys.stdout.flush()
+"#;
+
+/// splitmix64: a fixed, dependency-free sequence.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// An entry as the text of its members, in order, duplicates allowed.
+#[derive(Clone)]
+struct Entry(Vec<(String, String)>);
+
+impl Entry {
+    fn declared(command: &str) -> Entry {
+        Entry(vec![
+            ("type".into(), json!("stdio").to_string()),
+            ("command".into(), json!(command).to_string()),
+            ("args".into(), json!(["serve"]).to_string()),
+            ("env".into(), json!({}).to_string()),
+        ])
+    }
+    fn text(&self, sep: &str) -> String {
+        let members: Vec<String> = self
+            .0
+            .iter()
+            .map(|(k, v)| format!("{}:{v}", json!(k)))
+            .collect();
+        format!("{{{}}}", members.join(sep))
+    }
+    fn set(&mut self, key: &str, value: String) {
+        match self.0.iter_mut().find(|(k, _)| k == key) {
+            Some(m) => m.1 = value,
+            None => self.0.push((key.into(), value)),
+        }
+    }
+    fn remove(&mut self, key: &str) {
+        self.0.retain(|(k, _)| k != key);
+    }
+}
+
+/// A value that makes claude run something else than declared, for `key`.
+fn evil(key: &str) -> String {
+    match key {
+        "command" => json!("/nonexistent/evil").to_string(),
+        "args" => json!(["--evil"]).to_string(),
+        "env" => json!({"NODE_OPTIONS": "--require /nonexistent/x"}).to_string(),
+        _ => json!("sse").to_string(),
+    }
+}
+
+/// `s` as a JSON string with some characters written as `\uXXXX` or `\/`.
+fn escaped(s: &str, rng: &mut Rng) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match (c, rng.below(3)) {
+            ('/', 0) => out.push_str("\\/"),
+            (c, 1) if c.is_ascii_alphanumeric() || c == '/' => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            ('"', _) => out.push_str("\\\""),
+            ('\\', _) => out.push_str("\\\\"),
+            (c, _) => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// One variant of the declared entry: one or two operators, said in `what`.
+fn variant(command: &str, rng: &mut Rng) -> (String, Entry, Option<Entry>) {
+    let mut e = Entry::declared(command);
+    let mut what = Vec::new();
+    // A second entry under the same name (the name given twice), before or after.
+    let mut twin = None;
+    for _ in 0..1 + usize::from(rng.below(3) == 0) {
+        match rng.below(12) {
+            0 => {
+                let n = e.0.len();
+                for i in (1..n).rev() {
+                    let j = rng.below(i + 1);
+                    e.0.swap(i, j);
+                }
+                what.push("members reordered".to_string());
+            }
+            1 => {
+                let text = escaped(command, rng);
+                e.set("command", text);
+                what.push("command escaped".into());
+            }
+            2 | 3 => {
+                let key = *rng.pick(&["command", "args", "env", "type"]);
+                let at = rng.below(2) * e.0.len();
+                e.0.insert(at, (key.into(), evil(key)));
+                let first = if at == 0 { "first" } else { "last" };
+                what.push(format!("{key} given twice, another one {first}"));
+            }
+            4 => {
+                let t = *rng.pick(&["null", "\"STDIO\"", "\"stdio \"", "\"local\"", "1", "\"\""]);
+                match rng.below(4) {
+                    0 => {
+                        e.remove("type");
+                        what.push("no type".into());
+                    }
+                    _ => {
+                        e.set("type", t.into());
+                        what.push(format!("type {t}"));
+                    }
+                }
+            }
+            5 => {
+                let (k, v) = *rng.pick(&[
+                    ("cwd", "\"/tmp\""),
+                    ("url", "\"http://127.0.0.1:9/mcp\""),
+                    ("headers", "{}"),
+                    ("timeout", "5"),
+                    ("disabled", "true"),
+                    ("alwaysAllow", "[]"),
+                    ("oauth", "{}"),
+                ]);
+                e.0.push((k.into(), v.into()));
+                what.push(format!("extra {k}"));
+            }
+            6 => {
+                let a = *rng.pick(&[
+                    "[1]",
+                    "null",
+                    "\"serve\"",
+                    "[\"serve\", null]",
+                    "[\"serve\", \"\"]",
+                    "[\"serv\\u0065\"]",
+                    "[\"${SERVE_ARG:-serve}\"]",
+                ]);
+                e.set("args", a.into());
+                what.push(format!("args {a}"));
+            }
+            7 => {
+                let v = *rng.pick(&[
+                    "{\"A\": 1}",
+                    "null",
+                    "[]",
+                    "{\"A\": null}",
+                    "{\"A\": \"\"}",
+                    "{\"PATH\": \"/nonexistent\"}",
+                ]);
+                e.set("env", v.into());
+                what.push(format!("env {v}"));
+            }
+            8 => {
+                let c = match rng.below(4) {
+                    0 => json!(format!("{command} ")).to_string(),
+                    1 => json!(format!(" {command}")).to_string(),
+                    2 => json!([command]).to_string(),
+                    _ => json!(format!("{command}\u{0}")).to_string(),
+                };
+                e.set("command", c.clone());
+                what.push(format!("command {c}"));
+            }
+            9 => {
+                let mut other = Entry::declared(command);
+                other.set("command", evil("command"));
+                let first = rng.below(2) == 0;
+                what.push(format!(
+                    "the name given twice, another entry {}",
+                    if first { "first" } else { "last" }
+                ));
+                twin = Some((first, other));
+            }
+            10 => {
+                e.set(
+                    "command",
+                    json!(format!("{}/../bin/orchestrata-mcp", parent(command))).to_string(),
+                );
+                what.push("command through ..".into());
+            }
+            _ => {
+                e.set("args", json!(["serve", "--evil"]).to_string());
+                what.push("one argument more".into());
+            }
+        }
+    }
+    match twin {
+        Some((true, other)) => (what.join(", "), other, Some(e)),
+        Some((false, other)) => (what.join(", "), e, Some(other)),
+        None => (what.join(", "), e, None),
+    }
+}
+
+fn parent(path: &str) -> String {
+    Path::new(path).parent().unwrap().display().to_string()
+}
+
+/// Whether `e` is an entry claude's schema takes, as the text reads last-wins (JSON.parse):
+/// an object whose type is absent, stdio, sse or http; a stdio one with a non-empty command,
+/// args of strings and env of strings; a remote one with a non-empty url and headers of
+/// strings.
+fn schema_ok(e: &Entry) -> bool {
+    let Ok(Value::Object(m)) = serde_json::from_str::<Value>(&e.text(",")) else {
+        return false;
+    };
+    let strings = |k: &str| match m.get(k) {
+        None => true,
+        Some(Value::Object(o)) => o.values().all(Value::is_string),
+        Some(_) => false,
+    };
+    let nonempty = |k: &str| {
+        m.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+    };
+    match m.get("type").map(|t| t.as_str()) {
+        None | Some(Some("stdio")) => {
+            let args = match m.get("args") {
+                None => true,
+                Some(Value::Array(a)) => a.iter().all(Value::is_string),
+                Some(_) => false,
+            };
+            nonempty("command") && args && strings("env")
+        }
+        Some(Some("sse" | "http")) => nonempty("url") && strings("headers"),
+        _ => false,
+    }
+}
+
+type Wrap = fn(&str) -> String;
+
+/// The file variants: each turns the `mcpServers` object's text into the whole file.
+const FILES: &[(&str, Wrap)] = &[
+    ("plain", |s| {
+        format!("{{\"numStartups\": 3, \"mcpServers\": {s}}}")
+    }),
+    ("a byte order mark", |s| {
+        format!("\u{feff}{{\"mcpServers\": {s}}}")
+    }),
+    ("a lone surrogate elsewhere", |s| {
+        format!("{{\"tipsHistory\": {{\"a\": \"\\udc00x\"}}, \"mcpServers\": {s}}}")
+    }),
+    ("a lone surrogate in one entry", |s| {
+        let other = "\"x\": {\"command\": \"/nonexistent/\\ud800\"}";
+        format!("{{\"mcpServers\": {}, {other}}}}}", &s[..s.len() - 1])
+    }),
+    ("deep nesting elsewhere", |s| {
+        let depth = 5_000;
+        format!(
+            "{{\"x\": {}{}, \"mcpServers\": {s}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        )
+    }),
+    ("mcpServers twice, empty last", |s| {
+        format!("{{\"mcpServers\": {s}, \"mcpServers\": {{}}}}")
+    }),
+    ("mcpServers twice, empty first", |s| {
+        format!("{{\"mcpServers\": {{}}, \"mcpServers\": {s}}}")
+    }),
+    ("unrelated keys of another type", |s| {
+        format!("{{\"projects\": 5, \"numStartups\": \"x\", \"mcpServers\": {s}}}")
+    }),
+    ("a trailing comma", |s| format!("{{\"mcpServers\": {s},}}")),
+    ("a comment", |s| {
+        format!("// hand-edited\n{{\"mcpServers\": {s}}}")
+    }),
+    ("text after the document", |s| {
+        format!("{{\"mcpServers\": {s}}} x")
+    }),
+];
+
+/// What one server's record says claude started.
+fn records(prefix: &Path) -> Vec<Value> {
+    let Ok(dir) = fs::read_dir(prefix.join("seen")) else {
+        return Vec::new();
+    };
+    dir.map(|e| {
+        let text = fs::read_to_string(e.unwrap().path()).unwrap();
+        serde_json::from_str(&text).unwrap()
+    })
+    .collect()
+}
+
+struct Case {
+    file: &'static str,
+    name: String,
+    what: String,
+}
+
+/// One test per supported release of compat/versions.txt (and the pinned one), so that a
+/// disagreement names the release.
+mod claude {
+    use super::*;
+
+    #[test]
+    fn pinned() {
+        differential(&real_claude(), "pinned");
+    }
+    #[test]
+    fn release_2_0_0() {
+        differential(&compat_client("claude", "2.0.0"), "2.0.0");
+    }
+    #[test]
+    fn release_2_1_100() {
+        differential(&compat_client("claude", "2.1.100"), "2.1.100");
+    }
+    #[test]
+    fn release_2_1_284() {
+        differential(&compat_client("claude", "2.1.284"), "2.1.284");
+    }
+    #[test]
+    fn release_2_1_285() {
+        differential(&compat_client("claude", "2.1.285"), "2.1.285");
+    }
+}
+
+/// Every variant of claude's user config, read by verify-identity and by `claude` (the
+/// release `release`, at `binary`): no registration passes that claude does not run as
+/// declared.
+/// `count` servers (`v0`, `v1`...), each its own prefix-layout deployment whose server is the
+/// [`RECORDER`], in a world whose `claude` is `binary`: the flat document records them all,
+/// and `verify` is the verify-identity run over them.
+struct Fleet {
+    w: World,
+    binary: std::path::PathBuf,
+    root: std::path::PathBuf,
+    names: Vec<String>,
+    flat: serde_json::Map<String, Value>,
+    verify: Vec<String>,
+}
+
+impl Fleet {
+    fn new(binary: &Path, count: usize) -> Fleet {
+        let w = World::new();
+        std::os::unix::fs::symlink(binary, w.bin().join("claude")).unwrap();
+        let sample = w.root().join("sample");
+        w.run(&["sample", sample.to_str().unwrap()]).code(0);
+        let sha = fs::read_to_string(sample.join("orchestrata/VERSION")).unwrap();
+        let root = w.root().join("deployments");
+        fs::create_dir_all(&root).unwrap();
+        let names: Vec<String> = (0..count).map(|i| format!("v{i}")).collect();
+        let servers: Vec<Value> = names
+            .iter()
+            .map(|n| {
+                json!({"name": n, "prefix": format!("/opt/{n}"), "layout": "prefix",
+                       "entry": {"command": "{{prefix}}/bin/orchestrata-mcp", "args": ["serve"]}})
+            })
+            .collect();
+        let config = w.root().join("servers.json");
+        fs::write(&config, json!({ "servers": servers }).to_string()).unwrap();
+        let mut flat = serde_json::Map::new();
+        for n in &names {
+            let prefix = root.join(n);
+            copy_dir(&sample.join("orchestrata"), &prefix);
+            write_exec(&prefix.join("bin/orchestrata-mcp"), RECORDER);
+            let command = prefix.join("bin/orchestrata-mcp").display().to_string();
+            flat.insert(n.clone(), json!({"command": command, "args": ["serve"]}));
+        }
+        fs::write(w.registered(), json!({ "mcpServers": flat }).to_string()).unwrap();
+        let mut verify = vec![
+            "verify-identity".to_string(),
+            "--root".into(),
+            root.display().to_string(),
+            "--config".into(),
+            config.display().to_string(),
+            "--json".into(),
+        ];
+        for n in &names {
+            verify.push("--expect-commit".into());
+            verify.push(format!("{n}={}", sha.trim()));
+        }
+        Fleet {
+            w,
+            binary: binary.to_path_buf(),
+            root,
+            names,
+            flat,
+            verify,
+        }
+    }
+
+    /// The declared command of `name`.
+    fn command(&self, name: &str) -> String {
+        self.flat[name]["command"].as_str().unwrap().to_string()
+    }
+
+    /// verify-identity over every server, with `.claude.json` holding `text`.
+    fn verify(&self, text: &str) -> crate::harness::Run {
+        fs::write(self.w.claude_json(), text).unwrap();
+        let refs: Vec<&str> = self.verify.iter().map(String::as_str).collect();
+        self.w.run(&refs)
+    }
+
+    /// `claude mcp list` (which starts every server it loads) with `.claude.json` holding
+    /// `text`, the records of an earlier start removed first.
+    fn list(&self, text: &str) -> crate::harness::Run {
+        for n in &self.names {
+            let _ = fs::remove_dir_all(self.root.join(n).join("seen"));
+        }
+        fs::write(self.w.claude_json(), text).unwrap();
+        self.w
+            .program(&self.binary)
+            .args(["mcp", "list"])
+            .env("MCP_TIMEOUT", "3000")
+            .run()
+    }
+}
+
+fn differential(binary: &Path, release: &str) {
+    let fleet = Fleet::new(binary, PER_FILE);
+    let (root, names, flat) = (&fleet.root, &fleet.names, &fleet.flat);
+    let mut rng = Rng(SEED);
+    let (mut cases, mut false_passes, mut false_fails) = (0, Vec::new(), 0);
+    let (mut both_run, mut neither) = (0, 0);
+    let mut tally = BTreeMap::new();
+    // Each file twice: with well-formed entries only (one malformed entry anywhere makes
+    // claude before 2.1.284 load no user server, and verify-identity fail every name), then
+    // with any.
+    let rounds = FILES
+        .iter()
+        .flat_map(|f| [(f, true), (f, false)])
+        .map(|((name, wrap), wf)| (*name, *wrap, wf));
+    for (file, wrap, well_formed) in rounds {
+        // Two controls (the declared entry as claude writes it), then the variants.
+        let mut members = Vec::new();
+        let mut what = BTreeMap::new();
+        for (i, n) in names.iter().enumerate() {
+            let command = flat[n]["command"].as_str().unwrap().to_string();
+            let (said, first, second) = match i {
+                0 | 1 => ("control".to_string(), Entry::declared(&command), None),
+                _ => loop {
+                    let v = variant(&command, &mut rng);
+                    if !well_formed || (schema_ok(&v.1) && v.2.as_ref().is_none_or(schema_ok)) {
+                        break v;
+                    }
+                },
+            };
+            let said = match well_formed {
+                true => format!("{said}; all well-formed"),
+                false => said,
+            };
+            let sep = if rng.below(4) == 0 { ",\n\t " } else { "," };
+            members.push(format!("{}:{}", json!(n), first.text(sep)));
+            if let Some(second) = second {
+                members.push(format!("{}:{}", json!(n), second.text(sep)));
+            }
+            what.insert(n.clone(), said);
+        }
+        let text = wrap(&format!("{{{}}}", members.join(",")));
+        let ours = fleet.verify(&text);
+        let report = ours.json();
+        // A run that could not read the file at all passes nothing (exit 2, the file named).
+        assert!(
+            report["servers"].is_array() || report["exit"] == 2,
+            "{file}: {ours}"
+        );
+        // mcp-deploy first: claude may rewrite its own file.
+        let listed = fleet.list(&text);
+        if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+            eprintln!("{file}: claude mcp list:\n{listed}");
+        }
+        let control = records(&root.join("v0"));
+        let control2 = records(&root.join("v1"));
+        let passed = |n: &str| -> bool {
+            report["servers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|s| s["name"] == n)
+                .flat_map(|s| s["checks"].as_array().unwrap())
+                .any(|c| c["check"] == "mcp-registration" && c["ok"] == true)
+        };
+        let ran_ours = |n: &str| -> bool {
+            let command = flat[n]["command"].as_str().unwrap();
+            let Some(base) = control.first() else {
+                return false;
+            };
+            records(&root.join(n)).iter().any(|r| {
+                r["argv"] == json!([command, "serve"])
+                    && r["cwd"] == base["cwd"]
+                    && same_env(&r["env"], &base["env"], control2.first())
+            })
+        };
+        for n in names {
+            cases += 1;
+            let case = Case {
+                file,
+                name: n.clone(),
+                what: what[n].clone(),
+            };
+            let (p, r) = (passed(n), ran_ours(n));
+            *tally.entry((file, well_formed, p, r)).or_insert(0) += 1;
+            if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+                let detail: Vec<&Value> = report["servers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|s| s["name"] == n.as_str())
+                    .flat_map(|s| s["checks"].as_array().unwrap())
+                    .filter(|c| c["ok"] == false)
+                    .map(|c| &c["detail"])
+                    .chain(report.get("error"))
+                    .collect();
+                eprintln!(
+                    "{file}: {n} ({}): passed {p}, claude ran ours {r}: {detail:?}",
+                    case.what
+                );
+            }
+            match (p, r) {
+                (true, false) => false_passes.push(case),
+                (false, true) => false_fails += 1,
+                (true, true) => both_run += 1,
+                (false, false) => neither += 1,
+            }
+        }
+    }
+    eprintln!(
+        "differential (claude {release} user config, seed {SEED:#x}): {cases} cases in {} files; \
+         {both_run} passed and run as declared, {neither} failed and not run as declared, {} \
+         false passes, {false_fails} false fails (mcp-deploy failed what claude runs as \
+         declared: the checks fail closed on what they do not know)",
+        FILES.len(),
+        false_passes.len()
+    );
+    for ((file, wf, p, r), n) in &tally {
+        eprintln!("  {file} (well-formed only: {wf}): passed {p}, run as declared {r}: {n}");
+    }
+    let shown: Vec<String> = false_passes
+        .iter()
+        .map(|c| format!("{}: {} ({})", c.file, c.name, c.what))
+        .collect();
+    assert!(
+        false_passes.is_empty(),
+        "verify-identity passed a registration claude {release} does not run as declared:\n{}",
+        shown.join("\n")
+    );
+    assert!(cases >= 250, "{cases} cases");
+    // Both outcomes are seen on both sides, or the comparison proves nothing: the controls
+    // pass and run, and variants claude runs otherwise are failed.
+    assert!(
+        both_run >= 20 && neither >= 100,
+        "{both_run} run, {neither} not"
+    );
+}
+
+/// The same environment, but for what differs between the two controls themselves.
+fn same_env(env: &Value, base: &Value, other_control: Option<&Value>) -> bool {
+    let (Some(env), Some(base)) = (env.as_object(), base.as_object()) else {
+        return false;
+    };
+    let noise = |k: &str| {
+        other_control
+            .and_then(|c| c["env"].as_object())
+            .is_some_and(|o| o.get(k) != base.get(k))
+    };
+    let keys: std::collections::BTreeSet<&String> = env.keys().chain(base.keys()).collect();
+    keys.into_iter()
+        .all(|k| noise(k) || env.get(k) == base.get(k))
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// `.claude.json` with the declared entry of `v0` and, beside it, `other` (a member of
+/// `mcpServers`, text) and `elsewhere` (a top-level member, text).
+fn config_of(fleet: &Fleet, other: &str, elsewhere: &str) -> String {
+    let ours = Entry::declared(&fleet.command("v0")).text(",");
+    format!("{{{elsewhere}\"mcpServers\": {{\"v0\": {ours}{other}}}}}")
+}
+
+/// Found by the differential: claude 2.0.0 and 2.1.100 load no user-scope server when one
+/// entry under `mcpServers` is malformed (2.1.284 on skip only that entry). verify-identity
+/// passed ours then; it fails now, naming the entry, for every release (the layers cannot
+/// tell which release a command is given).
+#[test]
+fn a_malformed_entry_beside_ours_makes_claude_before_2_1_284_load_none_and_verify_fails() {
+    let old = Fleet::new(&compat_client("claude", "2.1.100"), 1);
+    let bad = ", \"hand-made\": {\"type\": null, \"command\": \"/x\"}";
+    let text = config_of(&old, bad, "");
+    old.list(&text);
+    assert!(
+        records(&old.root.join("v0")).is_empty(),
+        "setup error: claude 2.1.100 started v0 beside a malformed entry"
+    );
+    let run = old.verify(&text);
+    run.code(1);
+    let detail = failed_detail(&run);
+    assert!(detail.contains("mcpServers \"hand-made\""), "{run}");
+    assert!(detail.contains("\"type\" is not a string"), "{run}");
+    assert!(detail.contains("claude before 2.1.284"), "{run}");
+
+    // The newest release runs it, and the verdict is still the failure (toward failing).
+    let new = Fleet::new(&real_claude(), 1);
+    let text = config_of(&new, bad, "");
+    new.list(&text);
+    assert!(
+        !records(&new.root.join("v0")).is_empty(),
+        "the pinned claude ran v0"
+    );
+    new.verify(&text).code(1);
+    // Without the malformed entry, both pass.
+    new.verify(&config_of(&new, "", "")).code(0);
+    old.verify(&config_of(&old, "", "")).code(0);
+}
+
+/// Found by the differential: a `.claude.json` nested 4,500 deep in a key claude does not
+/// use makes claude 2.0.0 and 2.1.100 overflow their stack (RangeError) and load no server;
+/// verify-identity passed ours then. It fails now past 1,000 levels, naming the depth.
+#[test]
+fn a_config_nested_deep_elsewhere_makes_claude_before_2_1_284_load_none_and_verify_fails() {
+    let old = Fleet::new(&compat_client("claude", "2.0.0"), 1);
+    let deep = format!("\"x\": {}{}, ", "[".repeat(4_500), "]".repeat(4_500));
+    let text = config_of(&old, "", &deep);
+    old.list(&text);
+    assert!(
+        records(&old.root.join("v0")).is_empty(),
+        "setup error: claude 2.0.0 started v0 from a config nested 4,500 deep"
+    );
+    let run = old.verify(&text);
+    run.code(1);
+    assert!(failed_detail(&run).contains("more than 1000 deep"), "{run}");
+    // 900 levels: claude 2.0.0 loads it, and verify-identity passes.
+    let shallow = format!("\"x\": {}{}, ", "[".repeat(900), "]".repeat(900));
+    let text = config_of(&old, "", &shallow);
+    old.list(&text);
+    assert!(
+        !records(&old.root.join("v0")).is_empty(),
+        "claude 2.0.0 ran v0"
+    );
+    old.verify(&text).code(0);
+}
+
+/// The details of the failed checks of a verify-identity run (`--json`), one per line.
+fn failed_detail(run: &crate::harness::Run) -> String {
+    let report = run.json();
+    let details: Vec<String> = report["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|s| s["checks"].as_array().unwrap())
+        .filter(|c| c["ok"] == false)
+        .map(|c| {
+            format!(
+                "{}: {}",
+                c["check"],
+                c["detail"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    details.join("\n")
+}
