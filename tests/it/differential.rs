@@ -683,6 +683,23 @@ fn a_config_nested_deep_elsewhere_makes_claude_before_2_1_284_load_none_and_veri
     let run = old.verify(&text);
     run.code(1);
     assert!(failed_detail(&run).contains("more than 1000 deep"), "{run}");
+    // The next instance: the user settings nested as deep stop them too (confirmed with
+    // 2.0.0 and 2.1.100), beside a plain `.claude.json`.
+    let plain = config_of(&old, "", "");
+    let settings = old.w.config_dir().join("settings.json");
+    let deep_settings = format!("{{\"x\": {}{}}}", "[".repeat(4_500), "]".repeat(4_500));
+    fs::write(&settings, &deep_settings).unwrap();
+    old.list(&plain);
+    assert!(
+        records(&old.root.join("v0")).is_empty(),
+        "setup error: claude 2.0.0 started v0 beside settings nested 4,500 deep"
+    );
+    let run = old.verify(&plain);
+    run.code(1);
+    let detail = failed_detail(&run);
+    assert!(detail.contains("settings.json"), "{run}");
+    assert!(detail.contains("more than 1000 deep"), "{run}");
+    fs::remove_file(&settings).unwrap();
     // 900 levels: claude 2.0.0 loads it, and verify-identity passes.
     let shallow = format!("\"x\": {}{}, ", "[".repeat(900), "]".repeat(900));
     let text = config_of(&old, "", &shallow);

@@ -157,12 +157,20 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
     );
     let mut settings = Vec::new();
     for (path, managed) in files {
-        match read_json(&path, SETTINGS_KEYS, SETTINGS_MAX) {
-            Ok(keys) => settings.push(Settings {
-                path,
-                managed,
-                keys,
-            }),
+        match read_json_measured(&path, SETTINGS_KEYS, SETTINGS_MAX) {
+            Ok((keys, deep)) => {
+                if deep {
+                    unread.push(Finding::new(
+                        path.display(),
+                        Effect::Blocked(format!("{}; repair the file", too_deep())),
+                    ));
+                }
+                settings.push(Settings {
+                    path,
+                    managed,
+                    keys,
+                })
+            }
             Err(Unread::Absent) => {}
             Err(Unread::NotAnObject(why)) if managed => unread.push(Finding::new(
                 path.display(),
@@ -244,13 +252,7 @@ impl crate::clients::layers::Loaded for Loaded {
                 ),
                 None => self.claude_json.display().to_string(),
             };
-            out.push(Finding::new(
-                source,
-                Effect::Blocked(format!(
-                    "{why}: claude before {SKIPS_ONLY_THE_MALFORMED} then loads no user-scope \
-                     server (later releases load the others); repair the file"
-                )),
-            ));
+            out.push(Finding::new(source, Effect::Blocked(why.clone())));
         }
 
         // 3. `.claude.json`'s projects that disable the name, then the settings, lowest first.
@@ -439,14 +441,7 @@ fn read_projects(claude_json: &Path) -> Projects {
     match read_json_measured(claude_json, keys, fsio::limits::CLIENT_CONFIG) {
         Ok((mut k, deep)) => {
             let malformed = match deep {
-                true => Some((
-                    None,
-                    format!(
-                        "it nests arrays or objects more than {OVERFLOWS_OLD_RELEASES} deep, \
-                         where claude 2.0.0 and 2.1.100 overflow their stack (RangeError at \
-                         4,500 levels)"
-                    ),
-                )),
+                true => Some((None, format!("{}; repair the file", too_deep()))),
                 false => malformed_entry(k.get("mcpServers")),
             };
             match k.remove("projects") {
@@ -479,13 +474,27 @@ const SKIPS_ONLY_THE_MALFORMED: &str = "2.1.284";
 /// than claude's schema, the check only errs toward failing).
 fn malformed_entry(servers: Option<&Value>) -> Option<(Option<String>, String)> {
     servers?.as_object()?.iter().find_map(|(name, v)| {
-        crate::entry::Entry::from_value(v)
-            .err()
-            .map(|e| (Some(name.clone()), format!("its entry is malformed: {e}")))
+        crate::entry::Entry::from_value(v).err().map(|e| {
+            let why = format!(
+                "its entry is malformed ({e}): claude before {SKIPS_ONLY_THE_MALFORMED} then \
+                     loads no user-scope server (later releases skip only that entry); repair or \
+                     remove it"
+            );
+            (Some(name.clone()), why)
+        })
     })
 }
 
-/// A depth of nesting in `.claude.json` past which claude before 2.1.284 may overflow its
+/// Why a file nested deeper than [`OVERFLOWS_OLD_RELEASES`] counts.
+fn too_deep() -> String {
+    format!(
+        "it nests arrays or objects more than {OVERFLOWS_OLD_RELEASES} deep, where claude 2.0.0 \
+         and 2.1.100 overflow their stack (RangeError at 4,500 levels) and load no server \
+         (2.1.284 on read it)"
+    )
+}
+
+/// A depth of nesting in `.claude.json` or a settings file past which claude before 2.1.284 may overflow its
 /// stack reading it, and then load no server: 2.0.0 and 2.1.100 did at 4,500 levels, not at
 /// 4,000 (node's default stack; checked with `claude mcp list`). A bound well below, as the
 /// exact one moves with node's stack size.
