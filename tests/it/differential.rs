@@ -388,8 +388,14 @@ struct Fleet {
 
 impl Fleet {
     fn new(binary: &Path, count: usize) -> Fleet {
+        Fleet::of("claude", binary, count)
+    }
+
+    /// [`Fleet::new`] for `client` (its binary `binary`), whose flat document and
+    /// verify-identity run name it.
+    fn of(client: &str, binary: &Path, count: usize) -> Fleet {
         let w = World::new();
-        std::os::unix::fs::symlink(binary, w.bin().join("claude")).unwrap();
+        std::os::unix::fs::symlink(binary, w.bin().join(client)).unwrap();
         let sample = w.root().join("sample");
         w.run(&["sample", sample.to_str().unwrap()]).code(0);
         let sha = fs::read_to_string(sample.join("orchestrata/VERSION")).unwrap();
@@ -413,7 +419,11 @@ impl Fleet {
             let command = prefix.join("bin/orchestrata-mcp").display().to_string();
             flat.insert(n.clone(), json!({"command": command, "args": ["serve"]}));
         }
-        fs::write(w.registered(), json!({ "mcpServers": flat }).to_string()).unwrap();
+        let document = match client {
+            "claude" => json!({ "mcpServers": flat }),
+            other => json!({ "mcpServers": {}, "clients": { other: { "mcpServers": flat } } }),
+        };
+        fs::write(w.registered(), document.to_string()).unwrap();
         let mut verify = vec![
             "verify-identity".to_string(),
             "--root".into(),
@@ -421,6 +431,8 @@ impl Fleet {
             "--config".into(),
             config.display().to_string(),
             "--json".into(),
+            "--client".into(),
+            client.into(),
         ];
         for n in &names {
             verify.push("--expect-commit".into());
@@ -729,4 +741,267 @@ fn failed_detail(run: &crate::harness::Run) -> String {
         })
         .collect();
     details.join("\n")
+}
+
+/// Codex's side: variants of `~/.codex/config.toml` (each server's table in another TOML
+/// form, its strings in another syntax, keys codex obeys or refuses, whole-file states codex
+/// refuses), judged by verify-identity and by `codex mcp list --json`, codex's own reading
+/// of every server (enabled or not, and the command, args, environment and directory it
+/// starts). A pass where codex does not run the declared command and args, enabled, with no
+/// environment or directory of its own, fails the test.
+mod codex {
+    use super::*;
+
+    /// One server's definition in `config.toml`: lines before any table header (dotted or
+    /// inline forms), or a section of its own; and what it is.
+    struct Toml {
+        prelude: Vec<String>,
+        section: Vec<String>,
+        what: Vec<String>,
+    }
+
+    fn toml_string(s: &str, rng: &mut Rng) -> (String, &'static str) {
+        match rng.below(5) {
+            0 => (format!("'{s}'"), "a literal string"),
+            1 => (
+                format!("\"{}\"", s.replace('/', "\\u002F")),
+                "an escaped string",
+            ),
+            2 => (format!("\"\"\"\n{s}\"\"\""), "a multi-line string"),
+            _ => (json!(s).to_string(), "a basic string"),
+        }
+    }
+
+    /// `typed`: nothing codex refuses (one refuses the whole file, every server).
+    fn variant(name: &str, command: &str, rng: &mut Rng, control: bool, typed: bool) -> Toml {
+        let mut what = Vec::new();
+        let (cmd, how) = if control {
+            (json!(command).to_string(), "a basic string")
+        } else {
+            toml_string(command, rng)
+        };
+        if how != "a basic string" {
+            what.push(format!("command as {how}"));
+        }
+        let mut keys = vec![
+            ("command".to_string(), cmd),
+            ("args".to_string(), "[\"serve\"]".to_string()),
+        ];
+        if !control {
+            for _ in 0..rng.below(3) {
+                let (k, v) = *rng.pick(&[
+                    ("enabled", "false"),
+                    ("enabled", "true"),
+                    ("env", "{ A = \"1\" }"),
+                    ("env", "{}"),
+                    ("env_vars", "[\"HOME\"]"),
+                    ("env_vars", "[]"),
+                    ("cwd", "\"/tmp\""),
+                    ("startup_timeout_sec", "5"),
+                    ("tool_timeout_sec", "5.5"),
+                    ("enabled_tools", "[\"hello\"]"),
+                    ("disabled_tools", "[\"hello\"]"),
+                    ("foo", "1"),
+                    ("url", "\"http://127.0.0.1:9/mcp\""),
+                    ("bearer_token_env_var", "\"TOKEN\""),
+                    ("args", "[\"serve\", \"--evil\"]"),
+                    ("args", "[]"),
+                    ("args", "\"serve\""),
+                    ("args", "['serve']"),
+                    ("args", "[\"ser\\u0076e\"]"),
+                    ("command", "\"orchestrata-mcp\""),
+                    ("enabled", "\"false\""),
+                ]);
+                // codex refuses the whole file for these: a value of another type, a remote
+                // key on a stdio server.
+                let refused = v == "\"serve\""
+                    || v == "\"false\""
+                    || k == "url"
+                    || k == "bearer_token_env_var";
+                if typed && refused {
+                    continue;
+                }
+                let at = keys.iter().position(|(key, _)| key == k);
+                match at {
+                    Some(i) => {
+                        keys[i].1 = v.into();
+                        what.push(format!("{k} = {v}"));
+                    }
+                    None => {
+                        keys.push((k.into(), v.into()));
+                        what.push(format!("{k} = {v}"));
+                    }
+                }
+            }
+        }
+        let form = if control { 0 } else { rng.below(5) };
+        let (prelude, section) = match form {
+            0 | 1 => {
+                let head = match form {
+                    0 => format!("[mcp_servers.{name}]"),
+                    _ => format!("[ mcp_servers . \"{name}\" ]"),
+                };
+                let mut section = vec![head];
+                section.extend(keys.iter().map(|(k, v)| format!("{k} = {v}")));
+                (Vec::new(), section)
+            }
+            2 => {
+                let members: Vec<String> = keys.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+                what.push("an inline table".into());
+                (
+                    vec![format!(
+                        "mcp_servers.{name} = {{ {} }}",
+                        members.join(", ").replace('\n', "\\n")
+                    )],
+                    Vec::new(),
+                )
+            }
+            _ => {
+                what.push("dotted keys".into());
+                (
+                    keys.iter()
+                        .map(|(k, v)| format!("mcp_servers.{name}.{k} = {v}"))
+                        .collect(),
+                    Vec::new(),
+                )
+            }
+        };
+        Toml {
+            prelude,
+            section,
+            what,
+        }
+    }
+
+    /// What a whole file adds around the servers: top-level lines, and a section.
+    const FILES: &[(&str, &str, &str)] = &[
+        ("plain", "", ""),
+        ("a model of another type", "model = 5\n", ""),
+        ("an unknown top-level key", "mcp_deploy_test = true\n", ""),
+        (
+            "a profile",
+            "profile = \"p\"\n",
+            "[profiles.p]\nmodel = \"o3\"\n",
+        ),
+        ("a byte order mark", "\u{feff}", ""),
+        (
+            "a project trusted",
+            "",
+            "[projects.\"/tmp\"]\ntrust_level = \"trusted\"\n",
+        ),
+        // A key given twice is a TOML error: codex refuses the whole file.
+        (
+            "a key given twice elsewhere",
+            "",
+            "[mcp_servers.x]\ncommand = \"/x\"\ncommand = \"/y\"\n",
+        ),
+    ];
+
+    #[test]
+    fn codex_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+        let fleet = Fleet::of("codex", &crate::harness::real_client("codex"), PER_FILE);
+        let config = fleet.w.root().join("home/.codex/config.toml");
+        fs::create_dir_all(config.parent().unwrap()).unwrap();
+        let mut rng = Rng(SEED);
+        let (mut cases, mut both, mut neither, mut false_fails) = (0, 0, 0, 0);
+        let mut false_passes = Vec::new();
+        for (file, top, tail) in FILES {
+            for round in 0..3 {
+                let mut prelude = vec![top.to_string()];
+                let mut sections = Vec::new();
+                let mut what = BTreeMap::new();
+                for (i, n) in fleet.names.iter().enumerate() {
+                    let t = variant(n, &fleet.command(n), &mut rng, i < 2, round < 2);
+                    prelude.extend(t.prelude);
+                    sections.extend(t.section);
+                    sections.push(String::new());
+                    what.insert(n.clone(), t.what.join(", "));
+                }
+                let text = format!(
+                    "{}\n{}\n{tail}",
+                    prelude.concat_lines(),
+                    sections.join("\n")
+                );
+                fs::write(&config, &text).unwrap();
+                let refs: Vec<&str> = fleet.verify.iter().map(String::as_str).collect();
+                let ours = fleet.w.run(&refs);
+                let report = ours.json();
+                assert!(
+                    report["servers"].is_array() || report["exit"] == 2,
+                    "{file}: {ours}"
+                );
+                let listed = fleet
+                    .w
+                    .program(crate::harness::real_client("codex"))
+                    .args(["mcp", "list", "--json"])
+                    .run();
+                let seen: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap_or_default();
+                if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+                    eprintln!("{file} #{round}:\n{text}\n{listed}\n{ours}");
+                }
+                for n in &fleet.names {
+                    cases += 1;
+                    let passed = report["servers"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|s| s["name"] == n.as_str())
+                        .flat_map(|s| s["checks"].as_array().unwrap())
+                        .any(|c| c["check"] == "mcp-registration" && c["ok"] == true);
+                    let runs = seen.iter().any(|s| {
+                        let t = &s["transport"];
+                        s["name"] == n.as_str()
+                            && s["enabled"] == true
+                            && t["type"] == "stdio"
+                            && t["command"] == fleet.command(n).as_str()
+                            && t["args"] == json!(["serve"])
+                            && (t["env"].is_null() || t["env"] == json!({}))
+                            && t["env_vars"] == json!([])
+                            && t["cwd"].is_null()
+                    });
+                    if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+                        eprintln!(
+                            "{file} #{round}: {n} ({}): passed {passed}, codex runs it {runs}",
+                            what[n]
+                        );
+                    }
+                    match (passed, runs) {
+                        (true, false) => {
+                            false_passes.push(format!("{file} #{round}: {n} ({})", what[n]))
+                        }
+                        (false, true) => false_fails += 1,
+                        (true, true) => both += 1,
+                        (false, false) => neither += 1,
+                    }
+                }
+            }
+        }
+        eprintln!(
+            "differential (codex config.toml, seed {SEED:#x}): {cases} cases; {both} passed \
+             and run as declared, {neither} failed and not run, {} false passes, \
+             {false_fails} false fails",
+            false_passes.len()
+        );
+        assert!(
+            false_passes.is_empty(),
+            "verify-identity passed a registration codex does not run as declared:\n{}",
+            false_passes.join("\n")
+        );
+        assert!(
+            cases >= 250 && both >= 20 && neither >= 50,
+            "{cases} {both} {neither}"
+        );
+    }
+
+    trait ConcatLines {
+        fn concat_lines(&self) -> String;
+    }
+    impl ConcatLines for Vec<String> {
+        fn concat_lines(&self) -> String {
+            self.iter()
+                .filter(|l| !l.is_empty())
+                .map(|l| format!("{}\n", l.trim_end_matches('\n')))
+                .collect()
+        }
+    }
 }
