@@ -1005,3 +1005,105 @@ mod codex {
         }
     }
 }
+
+/// Copilot's side: the entry and file variants of claude's harness (the same `mcpServers`
+/// JSON), in `~/.copilot/mcp-config.json`, with `copilot mcp list --json` — copilot's own
+/// reading of every server, its source and whether it is enabled — as the oracle. A pass
+/// where copilot does not list the declared command and args from the user config, enabled,
+/// with no environment or directory of its own, fails the test.
+#[test]
+fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    let copilot = crate::harness::real_client("copilot");
+    let fleet = Fleet::of("copilot", &copilot, PER_FILE);
+    let config = fleet.w.root().join("home/.copilot/mcp-config.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mut rng = Rng(SEED);
+    let (mut cases, mut both, mut neither, mut false_fails) = (0, 0, 0, 0);
+    let mut false_passes = Vec::new();
+    let rounds = FILES.iter().flat_map(|f| [(f, true), (f, false)]);
+    for ((file, wrap), well_formed) in rounds {
+        let mut members = Vec::new();
+        let mut what = BTreeMap::new();
+        for (i, n) in fleet.names.iter().enumerate() {
+            let command = fleet.command(n);
+            let (said, first, second) = match i {
+                0 | 1 => ("control".to_string(), Entry::declared(&command), None),
+                _ => loop {
+                    let v = variant(&command, &mut rng);
+                    if !well_formed || (schema_ok(&v.1) && v.2.as_ref().is_none_or(schema_ok)) {
+                        break v;
+                    }
+                },
+            };
+            members.push(format!("{}:{}", json!(n), first.text(",")));
+            if let Some(second) = second {
+                members.push(format!("{}:{}", json!(n), second.text(",")));
+            }
+            what.insert(n.clone(), said);
+        }
+        let text = wrap(&format!("{{{}}}", members.join(",")));
+        fs::write(&config, &text).unwrap();
+        let refs: Vec<&str> = fleet.verify.iter().map(String::as_str).collect();
+        let ours = fleet.w.run(&refs);
+        let report = ours.json();
+        assert!(
+            report["servers"].is_array() || report["exit"] == 2,
+            "{file}: {ours}"
+        );
+        fs::write(&config, &text).unwrap();
+        let listed = fleet
+            .w
+            .program(&copilot)
+            .args(["mcp", "list", "--json"])
+            .run();
+        let seen: Value = serde_json::from_str(&listed.stdout).unwrap_or(Value::Null);
+        if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+            eprintln!("{file}:\n{listed}");
+        }
+        for n in &fleet.names {
+            cases += 1;
+            let passed = report["servers"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|s| s["name"] == n.as_str())
+                .flat_map(|s| s["checks"].as_array().unwrap())
+                .any(|c| c["check"] == "mcp-registration" && c["ok"] == true);
+            let e = &seen["mcpServers"][n];
+            let runs = e["source"] == "user"
+                && e["enabled"] != false
+                && matches!(e["type"].as_str(), None | Some("local" | "stdio"))
+                && e["command"] == fleet.command(n).as_str()
+                && e["args"] == json!(["serve"])
+                && (e["env"].is_null() || e["env"] == json!({}))
+                && e["cwd"].is_null();
+            if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+                eprintln!(
+                    "{file}: {n} ({}): passed {passed}, copilot runs it {runs}",
+                    what[n]
+                );
+            }
+            match (passed, runs) {
+                (true, false) => false_passes.push(format!("{file}: {n} ({})", what[n])),
+                (false, true) => false_fails += 1,
+                (true, true) => both += 1,
+                (false, false) => neither += 1,
+            }
+        }
+    }
+    eprintln!(
+        "differential (copilot mcp-config.json, seed {SEED:#x}): {cases} cases; {both} passed \
+         and run as declared, {neither} failed and not run, {} false passes, {false_fails} \
+         false fails",
+        false_passes.len()
+    );
+    assert!(
+        false_passes.is_empty(),
+        "verify-identity passed a registration copilot does not run as declared:\n{}",
+        false_passes.join("\n")
+    );
+    assert!(
+        cases >= 250 && both >= 20 && neither >= 50,
+        "{cases} {both} {neither}"
+    );
+}
