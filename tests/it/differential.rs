@@ -29,25 +29,16 @@ const PER_FILE: usize = 28;
 
 /// A server that records how it was started into `<its prefix>/seen/<pid>.json`, then
 /// answers MCP's initialize and tools/list.
-const RECORDER: &str = r#"#!/usr/bin/python3
+const RECORDER: &str = concat!(
+    r#"#!/usr/bin/python3
 import os, sys, json
 prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
 os.makedirs(os.path.join(prefix, "seen"), exist_ok=True)
 with open(os.path.join(prefix, "seen", "%d.json" % os.getpid()), "w") as f:
     json.dump({"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}, f)
-for line in sys.stdin:
-    try:
-        m = json.loads(line)
-    except Exception:
-        continue
-    if "id" in m:
-        r = {"tools": []}
-        if m.get("method") == "initialize":
-            r = {"protocolVersion": m["params"].get("protocolVersion", "2024-11-05"),
-                 "capabilities": {"tools": {}}, "serverInfo": {"name": "rec", "version": "1"}}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
-        sys.stdout.flush()
-"#;
+"#,
+    crate::attacks::support::mcp_answers!()
+);
 
 /// splitmix64: a fixed, dependency-free sequence.
 struct Rng(u64);
@@ -182,30 +173,35 @@ fn variant(command: &str, rng: &mut Rng) -> (String, Entry, Option<Entry>) {
                 e.0.push((k.into(), v.into()));
                 what.push(format!("extra {k}"));
             }
-            6 => {
-                let a = *rng.pick(&[
-                    "[1]",
-                    "null",
-                    "\"serve\"",
-                    "[\"serve\", null]",
-                    "[\"serve\", \"\"]",
-                    "[\"serv\\u0065\"]",
-                    "[\"${SERVE_ARG:-serve}\"]",
-                ]);
-                e.set("args", a.into());
-                what.push(format!("args {a}"));
-            }
-            7 => {
-                let v = *rng.pick(&[
-                    "{\"A\": 1}",
-                    "null",
-                    "[]",
-                    "{\"A\": null}",
-                    "{\"A\": \"\"}",
-                    "{\"PATH\": \"/nonexistent\"}",
-                ]);
-                e.set("env", v.into());
-                what.push(format!("env {v}"));
+            op @ (6 | 7) => {
+                let (key, choices): (&str, &[&str]) = match op {
+                    6 => (
+                        "args",
+                        &[
+                            "[1]",
+                            "null",
+                            "\"serve\"",
+                            "[\"serve\", null]",
+                            "[\"serve\", \"\"]",
+                            "[\"serv\\u0065\"]",
+                            "[\"${SERVE_ARG:-serve}\"]",
+                        ],
+                    ),
+                    _ => (
+                        "env",
+                        &[
+                            "{\"A\": 1}",
+                            "null",
+                            "[]",
+                            "{\"A\": null}",
+                            "{\"A\": \"\"}",
+                            "{\"PATH\": \"/nonexistent\"}",
+                        ],
+                    ),
+                };
+                let v = *rng.pick(choices);
+                e.set(key, v.into());
+                what.push(format!("{key} {v}"));
             }
             8 => {
                 let c = match rng.below(4) {
@@ -530,15 +526,7 @@ fn differential(binary: &Path, release: &str) {
         }
         let control = records(&root.join("v0"));
         let control2 = records(&root.join("v1"));
-        let passed = |n: &str| -> bool {
-            report["servers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|s| s["name"] == n)
-                .flat_map(|s| s["checks"].as_array().unwrap())
-                .any(|c| c["check"] == "mcp-registration" && c["ok"] == true)
-        };
+        let passed = |n: &str| passed(&report, n);
         let ran_ours = |n: &str| -> bool {
             let command = flat[n]["command"].as_str().unwrap();
             let Some(base) = control.first() else {
@@ -941,13 +929,7 @@ mod codex {
                 }
                 for n in &fleet.names {
                     cases += 1;
-                    let passed = report["servers"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter(|s| s["name"] == n.as_str())
-                        .flat_map(|s| s["checks"].as_array().unwrap())
-                        .any(|c| c["check"] == "mcp-registration" && c["ok"] == true);
+                    let passed = passed(&report, n);
                     let runs = seen.iter().any(|s| {
                         let t = &s["transport"];
                         s["name"] == n.as_str()
@@ -1062,13 +1044,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
         }
         for n in &fleet.names {
             cases += 1;
-            let passed = report["servers"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter(|s| s["name"] == n.as_str())
-                .flat_map(|s| s["checks"].as_array().unwrap())
-                .any(|c| c["check"] == "mcp-registration" && c["ok"] == true);
+            let passed = passed(&report, n);
             let e = &seen["mcpServers"][n];
             let runs = e["source"] == "user"
                 && e["enabled"] != false
@@ -1106,4 +1082,15 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
         cases >= 250 && both >= 20 && neither >= 50,
         "{cases} {both} {neither}"
     );
+}
+
+/// Whether verify-identity's `--json` report passed the registration of `name`.
+fn passed(report: &Value, name: &str) -> bool {
+    report["servers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["name"] == name)
+        .flat_map(|s| s["checks"].as_array().unwrap())
+        .any(|c| c["check"] == "mcp-registration" && c["ok"] == true)
 }

@@ -155,14 +155,11 @@ pub fn sparse(p: &Path, len: u64) {
     fs::File::create(p).unwrap().set_len(len).unwrap();
 }
 
-/// A server that records the environment and argv it was started with into
-/// `$ORACLE_OUT` and answers `initialize`: registered beside ours as `oracle`, it shows what
-/// the client gives every user-scope stdio server (the layer rows of claude and gemini).
-pub const ORACLE: &str = r#"#!/usr/bin/python3
-import os, sys, json
-with open(os.environ["ORACLE_OUT"], "w") as f:
-    json.dump({"env": dict(os.environ), "argv": sys.argv}, f)
-for line in sys.stdin:
+/// The part of a stand-in MCP server that answers: `initialize` and `tools/list` (no tools)
+/// on stdin, one JSON-RPC line each, until stdin closes (the Python the scripts share).
+macro_rules! mcp_answers {
+    () => {
+        r#"for line in sys.stdin:
     try:
         m = json.loads(line)
     except Exception:
@@ -174,4 +171,19 @@ for line in sys.stdin:
                  "capabilities": {"tools": {}}, "serverInfo": {"name": "oracle", "version": "1"}}
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}) + "\n")
         sys.stdout.flush()
-"#;
+"#
+    };
+}
+pub(crate) use mcp_answers;
+
+/// A server that records the environment and argv it was started with into
+/// `$ORACLE_OUT` and answers `initialize`: registered beside ours as `oracle`, it shows what
+/// the client gives every user-scope stdio server (the layer rows of claude and gemini).
+pub const ORACLE: &str = concat!(
+    r#"#!/usr/bin/python3
+import os, sys, json
+with open(os.environ["ORACLE_OUT"], "w") as f:
+    json.dump({"env": dict(os.environ), "argv": sys.argv}, f)
+"#,
+    mcp_answers!()
+);
