@@ -456,6 +456,19 @@ impl Fleet {
         self.w.run(&refs)
     }
 
+    /// With `.claude.json` holding `text`, confirm that claude starts no `v0` (`setup`
+    /// names the state otherwise), then that verify-identity fails: its failed checks' details.
+    fn confirmed_out_and_failed(&self, text: &str, setup: &str) -> String {
+        self.list(text);
+        assert!(
+            records(&self.root.join("v0")).is_empty(),
+            "setup error: claude started v0 {setup}"
+        );
+        let run = self.verify(text);
+        run.code(1);
+        failed_detail(&run)
+    }
+
     /// `claude mcp list` (which starts every server it loads) with `.claude.json` holding
     /// `text`, the records of an earlier start removed first.
     fn list(&self, text: &str) -> crate::harness::Run {
@@ -641,17 +654,10 @@ fn a_malformed_entry_beside_ours_makes_claude_before_2_1_284_load_none_and_verif
     let old = Fleet::new(&compat_client("claude", "2.1.100"), 1);
     let bad = ", \"hand-made\": {\"type\": null, \"command\": \"/x\"}";
     let text = config_of(&old, bad, "");
-    old.list(&text);
-    assert!(
-        records(&old.root.join("v0")).is_empty(),
-        "setup error: claude 2.1.100 started v0 beside a malformed entry"
-    );
-    let run = old.verify(&text);
-    run.code(1);
-    let detail = failed_detail(&run);
-    assert!(detail.contains("mcpServers \"hand-made\""), "{run}");
-    assert!(detail.contains("\"type\" is not a string"), "{run}");
-    assert!(detail.contains("claude before 2.1.284"), "{run}");
+    let detail = old.confirmed_out_and_failed(&text, "beside a malformed entry");
+    assert!(detail.contains("mcpServers \"hand-made\""), "{detail}");
+    assert!(detail.contains("\"type\" is not a string"), "{detail}");
+    assert!(detail.contains("claude before 2.1.284"), "{detail}");
 
     // The newest release runs it, and the verdict is still the failure (toward failing).
     let new = Fleet::new(&real_claude(), 1);
@@ -675,30 +681,17 @@ fn a_config_nested_deep_elsewhere_makes_claude_before_2_1_284_load_none_and_veri
     let old = Fleet::new(&compat_client("claude", "2.0.0"), 1);
     let deep = format!("\"x\": {}{}, ", "[".repeat(4_500), "]".repeat(4_500));
     let text = config_of(&old, "", &deep);
-    old.list(&text);
-    assert!(
-        records(&old.root.join("v0")).is_empty(),
-        "setup error: claude 2.0.0 started v0 from a config nested 4,500 deep"
-    );
-    let run = old.verify(&text);
-    run.code(1);
-    assert!(failed_detail(&run).contains("more than 1000 deep"), "{run}");
+    let detail = old.confirmed_out_and_failed(&text, "from a config nested 4,500 deep");
+    assert!(detail.contains("more than 1000 deep"), "{detail}");
     // The next instance: the user settings nested as deep stop them too (confirmed with
     // 2.0.0 and 2.1.100), beside a plain `.claude.json`.
     let plain = config_of(&old, "", "");
     let settings = old.w.config_dir().join("settings.json");
     let deep_settings = format!("{{\"x\": {}{}}}", "[".repeat(4_500), "]".repeat(4_500));
     fs::write(&settings, &deep_settings).unwrap();
-    old.list(&plain);
-    assert!(
-        records(&old.root.join("v0")).is_empty(),
-        "setup error: claude 2.0.0 started v0 beside settings nested 4,500 deep"
-    );
-    let run = old.verify(&plain);
-    run.code(1);
-    let detail = failed_detail(&run);
-    assert!(detail.contains("settings.json"), "{run}");
-    assert!(detail.contains("more than 1000 deep"), "{run}");
+    let detail = old.confirmed_out_and_failed(&plain, "beside settings nested 4,500 deep");
+    assert!(detail.contains("settings.json"), "{detail}");
+    assert!(detail.contains("more than 1000 deep"), "{detail}");
     fs::remove_file(&settings).unwrap();
     // 900 levels: claude 2.0.0 loads it, and verify-identity passes.
     let shallow = format!("\"x\": {}{}, ", "[".repeat(900), "]".repeat(900));
