@@ -884,8 +884,7 @@ mod codex {
         let config = fleet.w.root().join("home/.codex/config.toml");
         fs::create_dir_all(config.parent().unwrap()).unwrap();
         let mut rng = Rng(SEED);
-        let (mut cases, mut both, mut neither, mut false_fails) = (0, 0, 0, 0);
-        let mut false_passes = Vec::new();
+        let mut tally = Tally::default();
         for (file, top, tail) in FILES {
             for round in 0..3 {
                 let mut prelude = vec![top.to_string()];
@@ -921,7 +920,6 @@ mod codex {
                     eprintln!("{file} #{round}:\n{text}\n{listed}\n{ours}");
                 }
                 for n in &fleet.names {
-                    cases += 1;
                     let passed = passed(&report, n);
                     let runs = seen.iter().any(|s| {
                         let t = &s["transport"];
@@ -940,32 +938,11 @@ mod codex {
                             what[n]
                         );
                     }
-                    match (passed, runs) {
-                        (true, false) => {
-                            false_passes.push(format!("{file} #{round}: {n} ({})", what[n]))
-                        }
-                        (false, true) => false_fails += 1,
-                        (true, true) => both += 1,
-                        (false, false) => neither += 1,
-                    }
+                    tally.add(format!("{file} #{round}: {n} ({})", what[n]), passed, runs);
                 }
             }
         }
-        eprintln!(
-            "differential (codex config.toml, seed {SEED:#x}): {cases} cases; {both} passed \
-             and run as declared, {neither} failed and not run, {} false passes, \
-             {false_fails} false fails",
-            false_passes.len()
-        );
-        assert!(
-            false_passes.is_empty(),
-            "verify-identity passed a registration codex does not run as declared:\n{}",
-            false_passes.join("\n")
-        );
-        assert!(
-            cases >= 250 && both >= 20 && neither >= 50,
-            "{cases} {both} {neither}"
-        );
+        tally.finish("codex", "config.toml");
     }
 
     trait ConcatLines {
@@ -993,8 +970,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
     let config = fleet.w.root().join("home/.copilot/mcp-config.json");
     fs::create_dir_all(config.parent().unwrap()).unwrap();
     let mut rng = Rng(SEED);
-    let (mut cases, mut both, mut neither, mut false_fails) = (0, 0, 0, 0);
-    let mut false_passes = Vec::new();
+    let mut tally = Tally::default();
     let rounds = FILES.iter().flat_map(|f| [(f, true), (f, false)]);
     for ((file, wrap), well_formed) in rounds {
         let mut members = Vec::new();
@@ -1036,7 +1012,6 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             eprintln!("{file}:\n{listed}");
         }
         for n in &fleet.names {
-            cases += 1;
             let passed = passed(&report, n);
             let e = &seen["mcpServers"][n];
             let runs = e["source"] == "user"
@@ -1052,29 +1027,10 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
                     what[n]
                 );
             }
-            match (passed, runs) {
-                (true, false) => false_passes.push(format!("{file}: {n} ({})", what[n])),
-                (false, true) => false_fails += 1,
-                (true, true) => both += 1,
-                (false, false) => neither += 1,
-            }
+            tally.add(format!("{file}: {n} ({})", what[n]), passed, runs);
         }
     }
-    eprintln!(
-        "differential (copilot mcp-config.json, seed {SEED:#x}): {cases} cases; {both} passed \
-         and run as declared, {neither} failed and not run, {} false passes, {false_fails} \
-         false fails",
-        false_passes.len()
-    );
-    assert!(
-        false_passes.is_empty(),
-        "verify-identity passed a registration copilot does not run as declared:\n{}",
-        false_passes.join("\n")
-    );
-    assert!(
-        cases >= 250 && both >= 20 && neither >= 50,
-        "{cases} {both} {neither}"
-    );
+    tally.finish("copilot", "mcp-config.json");
 }
 
 /// Whether verify-identity's `--json` report passed the registration of `name`.
@@ -1086,4 +1042,54 @@ fn passed(report: &Value, name: &str) -> bool {
         .filter(|s| s["name"] == name)
         .flat_map(|s| s["checks"].as_array().unwrap())
         .any(|c| c["check"] == "mcp-registration" && c["ok"] == true)
+}
+
+/// The two verdicts on every case of a harness: passed by verify-identity, run as declared by
+/// the client.
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    both: usize,
+    neither: usize,
+    false_fails: usize,
+    false_passes: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, case: String, passed: bool, runs: bool) {
+        self.cases += 1;
+        match (passed, runs) {
+            (true, false) => self.false_passes.push(case),
+            (false, true) => self.false_fails += 1,
+            (true, true) => self.both += 1,
+            (false, false) => self.neither += 1,
+        }
+    }
+
+    /// Say the figures; fail on a false pass, or when both outcomes were not seen often
+    /// enough for the comparison to prove anything.
+    fn finish(&self, client: &str, file: &str) {
+        let Tally {
+            cases,
+            both,
+            neither,
+            false_fails,
+            false_passes,
+        } = self;
+        eprintln!(
+            "differential ({client} {file}, seed {SEED:#x}): {cases} cases; {both} passed and \
+             run as declared, {neither} failed and not run, {} false passes, {false_fails} \
+             false fails",
+            false_passes.len()
+        );
+        assert!(
+            false_passes.is_empty(),
+            "verify-identity passed a registration {client} does not run as declared:\n{}",
+            false_passes.join("\n")
+        );
+        assert!(
+            *cases >= 250 && *both >= 20 && *neither >= 50,
+            "{cases} {both} {neither}"
+        );
+    }
 }
