@@ -247,6 +247,26 @@ fn parent(path: &str) -> String {
     Path::new(path).parent().unwrap().display().to_string()
 }
 
+/// The entry of the `i`-th server of a file, and what it is: the declared entry for the
+/// first two (the controls), else a [`variant`] (only one claude's schema takes, when
+/// `well_formed`), with the second entry of its name when it is given twice.
+fn entry_of(
+    i: usize,
+    command: &str,
+    rng: &mut Rng,
+    well_formed: bool,
+) -> (String, Entry, Option<Entry>) {
+    if i < 2 {
+        return ("control".to_string(), Entry::declared(command), None);
+    }
+    loop {
+        let v = variant(command, rng);
+        if !well_formed || (schema_ok(&v.1) && v.2.as_ref().is_none_or(schema_ok)) {
+            return v;
+        }
+    }
+}
+
 /// Whether `e` is an entry claude's schema takes, as the text reads last-wins (JSON.parse):
 /// an object whose type is absent, stdio, sse or http; a stdio one with a non-empty command,
 /// args of strings and env of strings; a remote one with a non-empty url and headers of
@@ -450,9 +470,26 @@ impl Fleet {
 
     /// verify-identity over every server, with `.claude.json` holding `text`.
     fn verify(&self, text: &str) -> crate::harness::Run {
-        fs::write(self.w.claude_json(), text).unwrap();
+        self.verify_with(&self.w.claude_json(), text)
+    }
+
+    /// verify-identity over every server, with the client's `config` holding `text`.
+    fn verify_with(&self, config: &Path, text: &str) -> crate::harness::Run {
+        fs::write(config, text).unwrap();
         let refs: Vec<&str> = self.verify.iter().map(String::as_str).collect();
         self.w.run(&refs)
+    }
+
+    /// verify-identity's `--json` report with `config` holding `text` (of the case `case`):
+    /// one that could not read the file at all passes nothing (exit 2, the file named).
+    fn report(&self, config: &Path, text: &str, case: &str) -> Value {
+        let ours = self.verify_with(config, text);
+        let report = ours.json();
+        assert!(
+            report["servers"].is_array() || report["exit"] == 2,
+            "{case}: {ours}"
+        );
+        report
     }
 
     /// With `.claude.json` holding `text`, confirm that claude starts no `v0` (`setup`
@@ -503,15 +540,7 @@ fn differential(binary: &Path, release: &str) {
         let mut what = BTreeMap::new();
         for (i, n) in names.iter().enumerate() {
             let command = flat[n]["command"].as_str().unwrap().to_string();
-            let (said, first, second) = match i {
-                0 | 1 => ("control".to_string(), Entry::declared(&command), None),
-                _ => loop {
-                    let v = variant(&command, &mut rng);
-                    if !well_formed || (schema_ok(&v.1) && v.2.as_ref().is_none_or(schema_ok)) {
-                        break v;
-                    }
-                },
-            };
+            let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
             let said = match well_formed {
                 true => format!("{said}; all well-formed"),
                 false => said,
@@ -524,13 +553,7 @@ fn differential(binary: &Path, release: &str) {
             what.insert(n.clone(), said);
         }
         let text = wrap(&format!("{{{}}}", members.join(",")));
-        let ours = fleet.verify(&text);
-        let report = ours.json();
-        // A run that could not read the file at all passes nothing (exit 2, the file named).
-        assert!(
-            report["servers"].is_array() || report["exit"] == 2,
-            "{file}: {ours}"
-        );
+        let report = fleet.report(&fleet.w.claude_json(), &text, file);
         // mcp-deploy first: claude may rewrite its own file.
         let listed = fleet.list(&text);
         if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
@@ -588,7 +611,7 @@ fn differential(binary: &Path, release: &str) {
          {both_run} passed and run as declared, {neither} failed and not run as declared, {} \
          false passes, {false_fails} false fails (mcp-deploy failed what claude runs as \
          declared: the checks fail closed on what they do not know)",
-        FILES.len(),
+        FILES.len() * 2,
         false_passes.len()
     );
     for ((file, wf, p, r), n) in &tally {
@@ -901,14 +924,7 @@ mod codex {
                     prelude.concat_lines(),
                     sections.join("\n")
                 );
-                fs::write(&config, &text).unwrap();
-                let refs: Vec<&str> = fleet.verify.iter().map(String::as_str).collect();
-                let ours = fleet.w.run(&refs);
-                let report = ours.json();
-                assert!(
-                    report["servers"].is_array() || report["exit"] == 2,
-                    "{file}: {ours}"
-                );
+                let report = fleet.report(&config, &text, file);
                 let listed = fleet
                     .w
                     .program(crate::harness::real_client("codex"))
@@ -916,7 +932,7 @@ mod codex {
                     .run();
                 let seen: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap_or_default();
                 if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
-                    eprintln!("{file} #{round}:\n{text}\n{listed}\n{ours}");
+                    eprintln!("{file} #{round}:\n{text}\n{listed}\n{report}");
                 }
                 for n in &fleet.names {
                     let passed = passed(&report, n);
@@ -970,15 +986,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
         let mut what = BTreeMap::new();
         for (i, n) in fleet.names.iter().enumerate() {
             let command = fleet.command(n);
-            let (said, first, second) = match i {
-                0 | 1 => ("control".to_string(), Entry::declared(&command), None),
-                _ => loop {
-                    let v = variant(&command, &mut rng);
-                    if !well_formed || (schema_ok(&v.1) && v.2.as_ref().is_none_or(schema_ok)) {
-                        break v;
-                    }
-                },
-            };
+            let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
             members.push(format!("{}:{}", json!(n), first.text(",")));
             if let Some(second) = second {
                 members.push(format!("{}:{}", json!(n), second.text(",")));
@@ -986,14 +994,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             what.insert(n.clone(), said);
         }
         let text = wrap(&format!("{{{}}}", members.join(",")));
-        fs::write(&config, &text).unwrap();
-        let refs: Vec<&str> = fleet.verify.iter().map(String::as_str).collect();
-        let ours = fleet.w.run(&refs);
-        let report = ours.json();
-        assert!(
-            report["servers"].is_array() || report["exit"] == 2,
-            "{file}: {ours}"
-        );
+        let report = fleet.report(&config, &text, file);
         fs::write(&config, &text).unwrap();
         let listed = fleet
             .w
