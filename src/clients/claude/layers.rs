@@ -425,17 +425,18 @@ pub(crate) fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
     names
 }
 
-/// `.claude.json`'s `projects` (whose keys are the project directories whose
-/// `.claude/settings*.json` may apply, and whose `disabledMcpServers` turn a name off there),
-/// or the finding that names why they could not be read.
-/// `.claude.json`'s projects, what of them could not be read, and its first malformed
-/// user-scope entry ([`malformed_entry`]).
+/// What [`read_projects`] reads of `.claude.json`.
 type Projects = (
     Option<serde_json::Map<String, Value>>,
     Option<Finding>,
     Option<(Option<String>, String)>,
 );
 
+/// `.claude.json`'s `projects` (whose keys are the project directories whose
+/// `.claude/settings*.json` may apply, and whose `disabledMcpServers` turn a name off there),
+/// or the finding that names why they could not be read; and why claude before 2.1.284 would
+/// load no user-scope server from it (its depth, or its first malformed entry:
+/// [`malformed_entry`]).
 fn read_projects(claude_json: &Path) -> Projects {
     let keys = &["projects", "mcpServers"];
     match read_json_measured(claude_json, keys, fsio::limits::CLIENT_CONFIG) {
