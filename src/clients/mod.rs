@@ -471,13 +471,43 @@ pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, ClientErro
         })
 }
 
-/// The `mcpServers` of a client's strict-JSON config file (grok's and copilot's: each parses it
-/// with `JSON.parse`), each object entry in the claude shape by `shape` (given its name); a
+/// The `mcpServers` of a client's strict-JSON config file (grok's: it parses it with
+/// `JSON.parse`), each object entry in the claude shape by `shape` (given its name); a
 /// missing file, or one without the key, has none. No message quotes the text, which may hold
 /// a secret.
 pub(crate) fn read_json_servers(
     path: &Path,
     shape: impl Fn(&str, &Map<String, Value>) -> Map<String, Value>,
+) -> Result<Map<String, Value>, ClientError> {
+    read_servers_as(path, shape, |text| {
+        serde_json::from_str(text).map_err(|e| format!("not valid JSON at line {}", e.line()))
+    })
+}
+
+/// [`read_json_servers`] for a client that reads its file past a byte order mark, comments
+/// and trailing commas (copilot's), and nothing looser; a key given twice, the last wins, as
+/// in `JSON.parse`.
+pub(crate) fn read_jsonc_servers(
+    path: &Path,
+    shape: impl Fn(&str, &Map<String, Value>) -> Map<String, Value>,
+) -> Result<Map<String, Value>, ClientError> {
+    read_servers_as(path, shape, |text| {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let options = jsonc_parser::ParseOptions {
+            allow_comments: true,
+            allow_trailing_commas: true,
+            ..policy::strict()
+        };
+        let root = jsonc_parser::cst::CstRootNode::parse(text, &options)
+            .map_err(|e| format!("not valid JSON with comments at line {}", e.line_display()))?;
+        Ok(root.to_serde_value().unwrap_or(Value::Null))
+    })
+}
+
+fn read_servers_as(
+    path: &Path,
+    shape: impl Fn(&str, &Map<String, Value>) -> Map<String, Value>,
+    parse: impl Fn(&str) -> Result<Value, String>,
 ) -> Result<Map<String, Value>, ClientError> {
     let bad = |reason: String| ClientError::Config {
         path: path.to_path_buf(),
@@ -486,8 +516,7 @@ pub(crate) fn read_json_servers(
     let Some(text) = read_config_text(path)? else {
         return Ok(Map::new());
     };
-    let doc: Value = serde_json::from_str(&text)
-        .map_err(|e| bad(format!("not valid JSON at line {}", e.line())))?;
+    let doc = parse(&text).map_err(bad)?;
     let Value::Object(doc) = doc else {
         return Err(bad("not a JSON object".into()));
     };

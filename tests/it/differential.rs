@@ -1003,7 +1003,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             .run();
         let seen: Value = serde_json::from_str(&listed.stdout).unwrap_or(Value::Null);
         if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
-            eprintln!("{file}:\n{listed}");
+            eprintln!("{file}:\n{listed}\n{report}");
         }
         for n in &fleet.names {
             let passed = passed(&report, n);

@@ -261,10 +261,13 @@ fn add_args(name: &str, entry: &Entry) -> Result<(Vec<String>, Vec<String>), Cli
     Ok((argv, secrets))
 }
 
-/// Read `mcpServers` of a copilot MCP config file (strict JSON), each entry in the claude
-/// shape ([`to_claude_shape`]). A missing file has no entries.
+/// Read `mcpServers` of a copilot MCP config file, each entry in the claude shape
+/// ([`to_claude_shape`]). A missing file has no entries. Copilot reads the file past a byte
+/// order mark, comments and trailing commas (1.0.22 and 1.0.102, checked with `copilot mcp
+/// list --json`; `differential::copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config`
+/// found it): read as JSON with comments, the last of a key given twice winning.
 pub(crate) fn read_user_entries(path: &Path) -> Result<Map<String, Value>, ClientError> {
-    super::read_json_servers(path, |_, m| to_claude_shape(m))
+    super::read_jsonc_servers(path, |_, m| to_claude_shape(m))
 }
 
 /// A copilot entry in the claude shape: `type` `local` or `stdio` dropped (the stdio
@@ -612,7 +615,7 @@ super::table::folder_kind!(CopilotKind, about: ABOUT, layers: read_layers, opens
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clients::tests::{assert_malformed_refused, assert_refused, entries_read, entry};
+    use crate::clients::tests::{assert_refused, entries_read, entry};
     use serde_json::json;
 
     #[test]
@@ -726,7 +729,34 @@ mod tests {
             m["some"],
             json!({"tools":["a"],"command":"/x","cwd":"/tmp","timeout":5})
         );
-        assert_malformed_refused(read_user_entries, &p);
+        // Copilot reads past a BOM, comments and trailing commas; the rest is refused, naming
+        // what is wrong and never a value.
+        std::fs::write(
+            &p,
+            "\u{feff}// hand-edited\n{\"mcpServers\": {/* x */ \"a\": {\"command\": \"/x\",},},}",
+        )
+        .unwrap();
+        assert_eq!(
+            read_user_entries(&p).unwrap()["a"],
+            json!({"command": "/x"})
+        );
+        for (text, want) in [
+            (
+                "{\"mcpServers\": {\"s\": {\"env\": {\"T\": \"hunter2\"}}",
+                "line 1",
+            ),
+            ("[\"hunter2\"]", "not a JSON object"),
+            ("{\"mcpServers\": [\"hunter2\"]}", "not an object"),
+            (
+                "{'mcpServers': {'hunter2': {}}}",
+                "not valid JSON with comments",
+            ),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let err = read_user_entries(&p).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+            assert!(!err.contains("hunter2"), "{err}");
+        }
     }
 
     #[test]
