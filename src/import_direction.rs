@@ -108,16 +108,24 @@ fn first_segment(path: &str) -> Option<String> {
     (!name.is_empty() && name.chars().next().is_some_and(|c| c.is_lowercase())).then_some(name)
 }
 
+/// Every `.rs` file below `src`, in name order: its path, and its path from `src`.
+fn rust_files(src: &Path) -> Vec<(std::path::PathBuf, std::path::PathBuf)> {
+    walkdir::WalkDir::new(src)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.expect("src/ can be walked").into_path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+        .map(|p| {
+            let rel = p.strip_prefix(src).expect("under src/").to_path_buf();
+            (p, rel)
+        })
+        .collect()
+}
+
 /// Every import in `src/` that [`allowed`] does not allow: `file:line: a -> b`.
 fn violations(src: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
-        let entry = entry.expect("src/ can be walked");
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "rs") {
-            continue;
-        }
-        let rel = path.strip_prefix(src).expect("under src/");
+    for (path, rel) in rust_files(src) {
         let top = rel
             .components()
             .next()
@@ -201,12 +209,8 @@ const NOT_A_CLIENT: &[(&str, &str)] = &[("identity/handshake.rs", "cursor")];
 /// client's name; it asks the client list.
 fn client_names_outside_clients(src: &Path, names: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(src).sort_by_file_name() {
-        let entry = entry.expect("src/ can be walked");
-        let path = entry.path();
-        let rel = path.strip_prefix(src).expect("under src/");
-        if path.extension().is_none_or(|e| e != "rs")
-            || rel.starts_with("clients")
+    for (path, rel) in rust_files(src) {
+        if rel.starts_with("clients")
             || rel
                 .file_name()
                 .is_some_and(|f| f == "tests.rs" || f == "import_direction.rs")
