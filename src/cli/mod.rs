@@ -724,9 +724,9 @@ pub struct VerifyArgs {
     pub name: Option<String>,
     #[command(flatten)]
     pub release: ReleaseChecksArgs,
-    /// Fail when a source the client obeys exists but cannot be compared (reported as
-    /// "not compared: ..." otherwise).
-    #[arg(long, help_heading = CHECKS)]
+    /// Accepted for scripts written before doubt failed by itself: a source the client obeys
+    /// that cannot be compared ("not compared: ...") now fails with or without it.
+    #[arg(long, hide = true, help_heading = CHECKS)]
     pub strict: bool,
     /// Fail when only the document witnessed the registration: the client's own config is
     /// not on this host, so its live entry could not be compared ("document only").

@@ -26,7 +26,9 @@ pub(crate) mod vscode;
 pub(crate) use crate::identity::shadow::{Reach, Shadow};
 pub(crate) use kit::policy::PolicyWriter;
 use kit::{cli_driven, file_written, table};
-pub(crate) use kit::{file_backed, git_root, layers, policy, runner, scopes, upward, version};
+pub(crate) use kit::{
+    file_backed, git_root, layers, oracle, policy, runner, scopes, upward, version,
+};
 // The managed scope by the name the domain calls it (a client-neutral name is the next pass's).
 pub(crate) use managed as claude_managed;
 
@@ -328,6 +330,11 @@ pub(crate) trait Client: Sync {
     fn version(&self) -> Option<version::Version> {
         None
     }
+    /// The binary its calls run, when it has one and it was found: the one a doubt of its
+    /// layers is put to ([`kit::oracle`]).
+    fn binary(&self) -> Option<&Path> {
+        None
+    }
 }
 
 /// The binary of every client that has one, in the table's order.
@@ -390,9 +397,16 @@ pub(crate) fn user_config(
 
 /// The layers a client applies on this host, for one run: a client whose reader loads its
 /// files once ([`table::Kind::load_layers`]) has read them here; the others read per name.
+/// A doubt the client can settle is put to it once, on the first finding that holds one
+/// ([`kit::oracle`]), and every name's finding is settled by that one answer.
 pub(crate) struct Layers {
+    kind: ClientKind,
     user_config: PathBuf,
     reader: Reading,
+    /// The binary to ask: the one the run's options give, else the client's as its row finds
+    /// it.
+    binary: Option<PathBuf>,
+    answer: std::sync::OnceLock<Option<kit::oracle::Answer>>,
 }
 
 enum Reading {
@@ -408,8 +422,20 @@ impl Layers {
             Some(loaded) => Reading::Loaded(loaded),
         };
         Layers {
+            kind,
             user_config,
             reader,
+            binary: None,
+            answer: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// [`Layers::read`], asking the binary `binary` (the opened client's) when a doubt is put
+    /// to the client.
+    pub(crate) fn read_asking(kind: ClientKind, binary: Option<&Path>) -> Layers {
+        Layers {
+            binary: binary.map(Path::to_path_buf),
+            ..Layers::read(kind)
         }
     }
 
@@ -420,10 +446,20 @@ impl Layers {
             declared,
             user_config: &self.user_config,
         };
-        match &self.reader {
+        let found = match &self.reader {
             Reading::PerName(kind) => kind.kind().layers(&cx),
             Reading::Loaded(loaded) => loaded.findings(&cx),
-        }
+        };
+        found
+            .into_iter()
+            .map(|f| {
+                kit::oracle::settle(f, || {
+                    self.answer
+                        .get_or_init(|| self.kind.kind().loads_config(self.binary.as_deref()))
+                        .clone()
+                })
+            })
+            .collect()
     }
 }
 

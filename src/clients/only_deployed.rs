@@ -182,7 +182,8 @@ fn keeper(
 
 fn why(f: &Finding) -> &str {
     match &f.effect {
-        Effect::Blocked(w) | Effect::Replaced(w) | Effect::NotCompared(w) => w,
+        Effect::Blocked(w) | Effect::Replaced(w) | Effect::Answered(w) => w,
+        Effect::NotCompared(doubt) => &doubt.why,
         Effect::Changed(_) => "",
     }
 }

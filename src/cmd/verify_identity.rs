@@ -22,7 +22,6 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         clients: &args.client.clients,
         require_content: args.release.content,
         handshake: args.handshake.then_some(args.handshake_timeout),
-        strict: args.strict,
         require_live: args.require_live,
         only_deployed: args.only_deployed,
     };

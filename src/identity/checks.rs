@@ -149,11 +149,9 @@ pub(crate) struct Target<'a> {
     /// only whether the release is signed.
     pub(crate) trust: &'a [Policy],
     /// Every layer the client applies to the registered name beyond its user-scope entry
-    /// (read per client by `clients::layers`): a finding that changes what runs fails `mcp-registration`;
-    /// one that could not be compared is named in its detail, and fails with `strict`.
+    /// (read per client by `clients::layers`): a finding that changes what runs, or leaves it
+    /// unknown, fails `mcp-registration`; the client's own answers are named in its detail.
     pub(crate) layers: Vec<crate::identity::layer::Finding>,
-    /// `--strict`: a layer that exists but could not be compared fails.
-    pub(crate) strict: bool,
     /// The release every check reads, resolved once ([`Release::resolve`]), or promote's
     /// candidate ([`Release::candidate`]).
     pub(crate) release: Release,

@@ -1,7 +1,8 @@
 //! What a client's config layer does to a registered name, as the identity checks judge it:
-//! the vocabulary the per-client readers (`clients::layers`) speak. A finding that
-//! changes what runs fails `mcp-registration`; one that could not be compared is named, and
-//! fails with `--strict`.
+//! the vocabulary the per-client readers (`clients::layers`) speak. A finding that changes
+//! what runs fails `mcp-registration`; so does one that could not be compared: **doubt never
+//! passes**. A doubt the client itself can settle ([`Ask`]) is put to it once per run
+//! (`clients::Layers`), and only its answer passes ([`Effect::Answered`]).
 
 /// What a layer does to the registered name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,10 +17,53 @@ pub(crate) enum Effect {
     /// (environment merged into every server, not set by the declaration), `command`, `args`,
     /// `cwd`... Names only, never values.
     Changed(Vec<String>),
-    /// The source exists but mcp-deploy cannot compare it (unreadable, a format it does not
-    /// read, settings delivered by a server or MDM): why. Reported, and a failure with
-    /// `--strict`.
-    NotCompared(String),
+    /// The source exists but mcp-deploy does not know what the client makes of it
+    /// (unreadable, a format or a key type it does not replicate, settings delivered by a
+    /// server or MDM): a failure, naming the source and why.
+    NotCompared(Doubt),
+    /// A doubt settled, named so that the pass shows it: the client's own CLI answered on this
+    /// host that it loads its whole configuration (how it was asked, and what was in doubt),
+    /// or the source is one the client certainly ignores (a policy file Node's `JSON.parse`
+    /// refuses). A pass, with this as its evidence.
+    Answered(String),
+}
+
+/// What a reader does not know about a source, and why; `ask` says when the client itself
+/// can answer it. A doubt is a value, never an absence: it fails until answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Doubt {
+    pub(crate) why: String,
+    pub(crate) ask: Option<Ask>,
+}
+
+/// A question the client's own CLI answers on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ask {
+    /// Whether it accepts its whole configuration: a key whose type mcp-deploy does not
+    /// replicate could make it refuse to start, and then it loads no server.
+    LoadsConfig,
+}
+
+impl Doubt {
+    /// A doubt the client settles by loading its configuration ([`Ask::LoadsConfig`]).
+    pub(crate) fn loads_config(why: impl Into<String>) -> Doubt {
+        Doubt {
+            why: why.into(),
+            ask: Some(Ask::LoadsConfig),
+        }
+    }
+}
+
+impl From<String> for Doubt {
+    fn from(why: String) -> Doubt {
+        Doubt { why, ask: None }
+    }
+}
+
+impl From<&str> for Doubt {
+    fn from(why: &str) -> Doubt {
+        why.to_string().into()
+    }
 }
 
 /// One layer's effect, and where it comes from (a file, and the key in it).
@@ -37,12 +81,10 @@ impl Finding {
         }
     }
 
-    /// Whether it makes the agent run something other than the declared entry, or nothing.
-    pub(crate) fn fails(&self, strict: bool) -> bool {
-        match self.effect {
-            Effect::NotCompared(_) => strict,
-            _ => true,
-        }
+    /// Whether it fails the check: it makes the agent run something other than the declared
+    /// entry, or nothing, or what it does is not known. Only the client's answer passes.
+    pub(crate) fn fails(&self) -> bool {
+        !matches!(self.effect, Effect::Answered(_))
     }
 
     /// The finding as a report says it.
@@ -58,7 +100,15 @@ impl Finding {
                  not set",
                 keys.join(", ")
             ),
-            Effect::NotCompared(why) => format!("not compared: {source} ({why})"),
+            Effect::NotCompared(doubt) => format!("not compared: {source} ({})", doubt.why),
+            Effect::Answered(how) => format!("{how} ({source})"),
         }
+    }
+}
+
+impl Effect {
+    /// A doubt: what is not known, and why ([`Effect::NotCompared`]).
+    pub(crate) fn not_compared(doubt: impl Into<Doubt>) -> Effect {
+        Effect::NotCompared(doubt.into())
     }
 }

@@ -129,14 +129,14 @@ fn witnesses_disagree(doc: &Entry, live: &Entry, path: &Path) -> Option<String> 
     })
 }
 
-/// The layers' part of `mcp-registration`: each finding that changes what the agent runs (or,
-/// with `--strict`, that could not be compared) is a problem; the others are notes for the
-/// pass's detail, so that a source that was not compared is never silent.
+/// The layers' part of `mcp-registration`: each finding that changes what the agent runs, or
+/// leaves it unknown, is a problem; the client's own answers are notes for the pass's detail,
+/// the evidence that settled a doubt.
 fn layer_problems(target: &Target) -> (Vec<String>, Vec<String>) {
     let (mut problems, mut notes) = (Vec::new(), Vec::new());
     for f in &target.layers {
         let said = f.describe(&target.registered_name);
-        if f.fails(target.strict) {
+        if f.fails() {
             problems.push(said);
         } else {
             notes.push(said);

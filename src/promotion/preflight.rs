@@ -57,7 +57,6 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
             handshake: None,
             live: None,
             layers: Vec::new(),
-            strict: false,
             release: Release::candidate(&s.prefix, s.server.layout, &candidate),
             trust,
         };

@@ -151,7 +151,6 @@ fn verify_registrations(
         &Verify {
             expected: &expected,
             require_content: run.t.content,
-            strict: false,
             shadows: false,
         },
     )?)

@@ -68,7 +68,7 @@ pub(crate) fn status(opts: &StatusOptions) -> Result<Report, StatusError> {
         .map(|s| s.registered_name.as_str())
         .collect();
     for client in &clients {
-        let layers = layers_of(client.name());
+        let layers = layers_of(client.as_ref());
         let entries = client.user_entries()?;
         let shadows_of = client.shadows_of(&names)?;
         let recorded_servers = flat.as_ref().map(|f| f.servers(client.name()));
@@ -113,7 +113,7 @@ pub(crate) fn status(opts: &StatusOptions) -> Result<Report, StatusError> {
                 if !findings.is_empty() {
                     report
                         .checks
-                        .push(layers_check(&s.registered_name, &findings, opts.strict));
+                        .push(layers_check(&s.registered_name, &findings));
                 }
             }
             let shadows = shadows_of

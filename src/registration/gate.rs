@@ -86,7 +86,6 @@ pub(crate) fn gate_reports(
                 live: None,
                 // The gate checks the deployment, not a registration.
                 layers: Vec::new(),
-                strict: false,
                 release: match gate.candidate {
                     Some(dir) => Release::candidate(&s.prefix, s.server.layout, dir),
                     None => Release::resolve(&s.prefix, s.server.layout),

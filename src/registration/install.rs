@@ -242,7 +242,6 @@ pub(crate) fn install(
         &Verify {
             expected: &opts.expected,
             require_content: opts.content,
-            strict: opts.strict,
             shadows: true,
         },
     )?;

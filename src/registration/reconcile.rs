@@ -65,7 +65,6 @@ pub(crate) fn run(
         &readers,
         flat.as_ref(),
         flat_document,
-        opts.strict,
     )?;
     let finish = |servers| {
         Ok(Reconciled::Done(Report::new(
@@ -118,7 +117,6 @@ pub(crate) fn read(
     clients: &[Box<dyn Client>],
     flat: Option<&FlatDocument>,
     flat_document: &std::path::Path,
-    strict: bool,
 ) -> Result<Vec<Pair>, RenderError> {
     let mut pairs = Vec::new();
     let names: Vec<&str> = selected
@@ -126,7 +124,7 @@ pub(crate) fn read(
         .map(|s| s.registered_name.as_str())
         .collect();
     for client in clients {
-        let layers = layers_of(client.name());
+        let layers = layers_of(client.as_ref());
         let shadows_of = client.shadows_of(&names);
         let entries = match client.user_entries() {
             Ok(e) => e,
@@ -145,7 +143,7 @@ pub(crate) fn read(
                 if !findings.is_empty() {
                     report
                         .checks
-                        .push(layers_check(&s.registered_name, &findings, strict));
+                        .push(layers_check(&s.registered_name, &findings));
                 }
             }
             let shadows = shadows_of
@@ -226,12 +224,12 @@ fn what_drifted(detail: &str) -> &str {
 }
 
 /// status's `layers` row: what the client's other layers do to the entry, failing when one
-/// changes what runs (or, with `--strict`, could not be compared).
-pub(crate) fn layers_check(name: &str, findings: &[Finding], strict: bool) -> Check {
+/// changes what runs, or leaves it unknown.
+pub(crate) fn layers_check(name: &str, findings: &[Finding]) -> Check {
     Check {
         skipped: false,
         check: "layers",
-        ok: !findings.iter().any(|f| f.fails(strict)),
+        ok: !findings.iter().any(Finding::fails),
         detail: findings
             .iter()
             .map(|f| f.describe(name))

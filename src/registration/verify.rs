@@ -20,9 +20,7 @@ pub(crate) struct Verify<'a> {
     /// The commit each server's release must be, by server name.
     pub(crate) expected: &'a BTreeMap<String, Sha>,
     pub(crate) require_content: bool,
-    /// `--strict`: a shadowing entry fails the check.
-    pub(crate) strict: bool,
-    /// install: add the shadowing check (a warning without `--strict`) of each name.
+    /// install: add the shadowing check of each name.
     pub(crate) shadows: bool,
 }
 
@@ -56,7 +54,7 @@ pub(crate) fn verify_plans(
 ) -> Result<Vec<ServerReport>, ClientError> {
     let mut reports = Vec::new();
     for p in plans {
-        let layers = layers_of(p.client.name());
+        let layers = layers_of(p.client);
         let registrations = flat.servers(p.client.name());
         // The live witness: the client's config as it is now (shadows are install's own
         // warning below, a failure only with --strict).
@@ -83,7 +81,6 @@ pub(crate) fn verify_plans(
                 handshake: None,
                 live: Some(live.clone()),
                 layers: findings(layers.as_ref(), &s.registered_name, &r.entry),
-                strict: v.strict,
                 trust,
                 release: Release::resolve(&s.prefix, s.server.layout),
             };
@@ -100,10 +97,12 @@ pub(crate) fn verify_plans(
     Ok(reports)
 }
 
-/// The layers the client `client` applies on this host ([`crate::clients::layers`]), read
-/// once for every name a run asks about; `None` for a client not in the table.
-pub(crate) fn layers_of(client: &str) -> Option<crate::clients::Layers> {
-    crate::clients::ClientKind::named(client).map(crate::clients::Layers::read)
+/// The layers the opened client `client` applies on this host ([`crate::clients::layers`]),
+/// read once for every name a run asks about, a doubt put to its binary; `None` for a client
+/// not in the table.
+pub(crate) fn layers_of(client: &dyn crate::clients::Client) -> Option<crate::clients::Layers> {
+    crate::clients::ClientKind::named(client.name())
+        .map(|kind| crate::clients::Layers::read_asking(kind, client.binary()))
 }
 
 /// The layers `layers` apply to `name`, for its declared entry.

@@ -41,7 +41,6 @@ pub(crate) struct VerifyIdentityOptions<'a> {
     pub(crate) require_content: bool,
     /// `--handshake`, with its timeout.
     pub(crate) handshake: Option<Duration>,
-    pub(crate) strict: bool,
     /// `--require-live`: a registration only the document witnessed fails.
     pub(crate) require_live: bool,
     /// `--only-deployed`: fail when a client could load any server but the declared ones.
@@ -127,7 +126,6 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
                 handshake: opts.handshake,
                 live,
                 layers: view.layers.of(registered_name, &entry),
-                strict: opts.strict,
                 trust: &trust,
                 release: release.clone(),
             };

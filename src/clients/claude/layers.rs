@@ -182,7 +182,7 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
             // claude ignores a user or project settings file it cannot parse.
             Err(Unread::NotAnObject(_)) => {}
             Err(Unread::Unreadable(why)) => {
-                unread.push(Finding::new(path.display(), Effect::NotCompared(why)))
+                unread.push(Finding::new(path.display(), Effect::not_compared(why)))
             }
         }
     }
@@ -192,10 +192,9 @@ fn load_in(user_config: &Path, at: &Where) -> Loaded {
         if std::fs::symlink_metadata(&p).is_ok() {
             delivered.push(Finding::new(
                 p.display(),
-                Effect::NotCompared(
+                Effect::not_compared(
                     "settings an organization's server delivers to claude (it refreshes them \
-                     itself)"
-                        .into(),
+                     itself)",
                 ),
             ));
         }
@@ -405,7 +404,7 @@ pub(crate) fn drop_ins(dir: &Path, out: &mut Vec<Finding>) -> Vec<PathBuf> {
         Err(e) => {
             out.push(Finding::new(
                 dir.display(),
-                Effect::NotCompared(e.to_string()),
+                Effect::not_compared(e.to_string()),
             ));
             return Vec::new();
         }
@@ -456,7 +455,7 @@ fn read_projects(claude_json: &Path) -> Projects {
             None,
             Some(Finding::new(
                 format!("{} projects", claude_json.display()),
-                Effect::NotCompared(why),
+                Effect::not_compared(why),
             )),
             None,
         ),
@@ -641,10 +640,9 @@ fn policy(cx: &Context, settings: &[Settings]) -> Vec<Finding> {
         let effect = if verdicts.contains(&Match::Yes) {
             Effect::Blocked("denied by deniedMcpServers".into())
         } else if verdicts.contains(&Match::Unknown) {
-            Effect::NotCompared(
+            Effect::not_compared(
                 "a deniedMcpServers entry with a ${VAR} or a url that claude resolves with its \
-                 own environment"
-                    .into(),
+                 own environment",
             )
         } else {
             continue;
@@ -702,7 +700,7 @@ fn policy(cx: &Context, settings: &[Settings]) -> Vec<Finding> {
     out.push(Finding::new(
         source,
         if verdicts.contains(&Match::Unknown) {
-            Effect::NotCompared(format!(
+            Effect::not_compared(format!(
                 "an allowedMcpServers entry with a ${{VAR}} that claude expands with its own \
                  environment; without it: {why}"
             ))

@@ -78,7 +78,7 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
             file: PathBuf::from(&l.source),
             scope: "managed settings".into(),
             why: match l.effect {
-                crate::clients::layers::Effect::NotCompared(why) => why,
+                crate::clients::layers::Effect::NotCompared(doubt) => doubt.why,
                 other => format!("{other:?}"),
             },
         });

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 use crate::clients::layers::{Context, Effect, Finding};
+use crate::identity::layer::Doubt;
 
 /// Where codex reads its system layers on Linux (fixed paths in its code).
 const ETC: &str = "/etc/codex";
@@ -84,11 +85,18 @@ pub(crate) fn read_with(cx: &Context, etc: &Path) -> Vec<Finding> {
         .collect();
         let mut found = Vec::new();
         evaluate(&stack, &user, cx.name, &mut found);
-        // Only what this profile adds: the rest is reported for the plain stack above.
+        // Only what this profile adds: the rest is reported for the plain stack above. Its
+        // doubts are not put to codex: the call that answers loads no profile.
         out.extend(
             found
                 .into_iter()
-                .filter(|f| f.source.starts_with(&profile.label)),
+                .filter(|f| f.source.starts_with(&profile.label))
+                .map(|mut f| {
+                    if let Effect::NotCompared(doubt) = &mut f.effect {
+                        doubt.ask = None;
+                    }
+                    f
+                }),
         );
     }
     out
@@ -176,11 +184,11 @@ fn evaluate(stack: &[&Layer], user: &Layer, name: &str, out: &mut Vec<Finding>) 
             for (label, keys) in by_layer {
                 out.push(Finding::new(
                     label,
-                    Effect::NotCompared(format!(
+                    Effect::NotCompared(Doubt::loads_config(format!(
                         "codex refuses the whole configuration when one of these has a wrong \
                          type, and mcp-deploy does not check them: {}",
                         keys.join("; ")
-                    )),
+                    ))),
                 ));
             }
         }
@@ -344,11 +352,11 @@ fn requirements(path: &Path, name: &str, effective: &Table, out: &mut Vec<Findin
     if !others.is_empty() {
         out.push(Finding::new(
             label,
-            Effect::NotCompared(format!(
+            Effect::NotCompared(Doubt::loads_config(format!(
                 "codex refuses the whole configuration when one of these has a wrong type, and \
                  mcp-deploy does not check them: {}",
                 others.join(", ")
-            )),
+            ))),
         ));
     }
     let Some(allow) = layer.doc.get("mcp_servers") else {
@@ -418,7 +426,7 @@ fn profiles(user_config: &Path, out: &mut Vec<Finding>) -> Vec<Layer> {
         if names.len() == MAX_PROFILES {
             out.push(Finding::new(
                 home.display(),
-                Effect::NotCompared(format!(
+                Effect::not_compared(format!(
                     "more than {MAX_PROFILES} profile files (NAME.config.toml): the rest are \
                      not read"
                 )),

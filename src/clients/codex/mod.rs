@@ -456,7 +456,15 @@ pub(crate) struct CodexKind;
 static ABOUT: super::table::About = super::table::about!(cli codex "Codex" MCP_DEPLOY_CODEX,
     npm ["@openai/codex"] (0, 45, 0) ..= (0, 171, 0));
 
-super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
+// `codex mcp list --json` loads and deserializes the merged config (system, user, managed,
+// requirements) as every codex start does, and exits 1 with "failed to load bootstrap
+// configuration" when it refuses it (codex 0.171.0).
+super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open,
+    policy: policy::Policy, loads_config: loads_config);
+
+fn loads_config(binary: Option<&Path>) -> super::oracle::Answer {
+    super::oracle::ask_cli(&ABOUT, &["mcp", "list", "--json"], binary)
+}
 
 #[cfg(test)]
 mod tests {

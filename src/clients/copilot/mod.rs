@@ -528,10 +528,9 @@ pub(crate) fn read_layers(cx: &Context) -> Vec<Finding> {
     if std::fs::read_dir(policy_d).is_ok_and(|mut d| d.next().is_some()) {
         found.push(Finding::new(
             policy_d.display(),
-            Effect::NotCompared(
+            Effect::not_compared(
                 "copilot runs the policy helpers registered there for managed settings, which \
-                 mcp-deploy cannot evaluate"
-                    .into(),
+                 mcp-deploy cannot evaluate",
             ),
         ));
     }
@@ -548,7 +547,7 @@ fn read_settings(path: &Path, what: &str) -> Result<Option<Map<String, Value>>, 
         Ok(Value::Object(m)) => Ok(Some(m)),
         _ => Err(Finding::new(
             path.display(),
-            Effect::NotCompared(format!(
+            Effect::not_compared(format!(
                 "{what}, and mcp-deploy cannot parse it as a JSON object"
             )),
         )),
@@ -583,9 +582,7 @@ fn policy(file: &Path, doc: &Map<String, Value>, cx: &Context) -> Vec<Finding> {
     }
     vec![Finding::new(
         format!("{} {}", file.display(), keys.join(", ")),
-        Effect::NotCompared(
-            "copilot's MCP allow/deny policy, which mcp-deploy does not evaluate".into(),
-        ),
+        Effect::not_compared("copilot's MCP allow/deny policy, which mcp-deploy does not evaluate"),
     )]
 }
 

@@ -308,7 +308,7 @@ fn settings_file(file: &Path) -> Result<Option<Map<String, Value>>, Effect> {
     let text = match fsio::read_input_if_exists(file, "settings file", fsio::limits::CLIENT_JSONC) {
         Ok(None) => return Ok(None),
         Ok(Some(t)) => t,
-        Err(e) => return Err(Effect::NotCompared(e.source.to_string())),
+        Err(e) => return Err(Effect::not_compared(e.source.to_string())),
     };
     let refused = |why: &str| {
         Effect::Blocked(format!(
@@ -404,17 +404,16 @@ fn lists(name: &str, file: &Path, doc: &Map<String, Value>) -> Vec<Finding> {
                 Some(s) if s.contains('$') => {
                     found.push(Finding::new(
                         &source,
-                        Effect::NotCompared(
+                        Effect::not_compared(
                             "an item holds a $VAR reference, which gemini expands from the \
-                             agent's environment"
-                                .into(),
+                             agent's environment",
                         ),
                     ));
                 }
                 Some(s) => strings.push(s),
                 None => found.push(Finding::new(
                     &source,
-                    Effect::NotCompared("an item is not a string".into()),
+                    Effect::not_compared("an item is not a string"),
                 )),
             }
         }

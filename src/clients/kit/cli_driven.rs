@@ -299,4 +299,8 @@ impl<D: Dialect> Client for CliDriven<D> {
     fn version(&self) -> Option<super::version::Version> {
         self.runner.version
     }
+
+    fn binary(&self) -> Option<&Path> {
+        Some(self.runner.binary.as_path()).filter(|b| b.is_file())
+    }
 }

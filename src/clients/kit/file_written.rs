@@ -130,6 +130,10 @@ impl<F: Format> Client for FileWritten<F> {
         self.version
     }
 
+    fn binary(&self) -> Option<&Path> {
+        self.binary.as_ref().map(|(b, _)| b.as_path())
+    }
+
     fn config_path(&self) -> &Path {
         &self.file.path
     }

@@ -60,7 +60,7 @@ pub(crate) fn read_layer(path: &Path, what: &str, max: u64) -> Result<Option<Str
     crate::fsio::read_input_if_exists(path, "client config layer", max).map_err(|e| {
         Finding::new(
             path.display(),
-            Effect::NotCompared(format!(
+            Effect::not_compared(format!(
                 "{what}, and mcp-deploy cannot read it: {}",
                 e.source
             )),
@@ -131,11 +131,13 @@ mod tests {
     }
 
     #[test]
-    fn only_not_compared_passes_and_only_without_strict() {
-        let nc = Finding::new("/etc/x", Effect::NotCompared("unreadable".into()));
-        assert!(!nc.fails(false) && nc.fails(true));
+    fn doubt_fails_with_or_without_strict_and_only_the_clients_answer_passes() {
+        let nc = Finding::new("/etc/x", Effect::not_compared("unreadable"));
+        assert!(nc.fails(), "a doubt never passes");
+        let answered = Finding::new("/h/config.toml", Effect::Answered("it exits 0".into()));
+        assert!(!answered.fails());
         let b = Finding::new("/etc/x deniedMcpServers", Effect::Blocked("denied".into()));
-        assert!(b.fails(false));
+        assert!(b.fails());
         assert!(b.describe("ct").contains("does not load ct"));
     }
 }

@@ -21,6 +21,7 @@ pub(crate) mod flow;
 pub(crate) mod git_root;
 pub(crate) mod layers;
 pub(crate) mod node_json;
+pub(crate) mod oracle;
 pub(crate) mod policy;
 pub(crate) mod runner;
 pub(crate) mod scopes;

@@ -60,6 +60,13 @@ pub(crate) trait Kind: Sync {
     fn policy(&self) -> Option<&'static dyn super::policy::PolicyWriter> {
         None
     }
+    /// An optional capability: its own CLI's answer to whether it accepts its whole
+    /// configuration on this host, asked of `binary` (else the binary its row finds) — the
+    /// oracle that settles a doubt of its layer reader ([`super::oracle`]); `None`: it cannot
+    /// be asked.
+    fn loads_config(&self, _binary: Option<&Path>) -> Option<super::oracle::Answer> {
+        None
+    }
 }
 
 /// The readings of a [`Kind`] that every client's folder names alike: its metadata (the
@@ -111,7 +118,7 @@ pub(crate) use folder_readings;
 /// ([`super::file_written::open`] over the folder's format).
 macro_rules! folder_kind {
     ($kind:ident, about: $about:path, layers: $layers:path, $how:ident: $what:tt
-     $(, policy: $policy:expr)?) => {
+     $(, policy: $policy:expr)? $(, loads_config: $args:expr)?) => {
         impl $crate::clients::table::Kind for $kind {
             $crate::clients::table::folder_readings!(about: $about, layers: $layers);
             fn open(
@@ -122,6 +129,12 @@ macro_rules! folder_kind {
             }
             $(fn policy(&self) -> Option<&'static dyn $crate::clients::PolicyWriter> {
                 Some(&$policy)
+            })?
+            $(fn loads_config(
+                &self,
+                binary: Option<&std::path::Path>,
+            ) -> Option<$crate::clients::oracle::Answer> {
+                Some($args(binary))
             })?
         }
     };

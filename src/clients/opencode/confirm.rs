@@ -44,6 +44,95 @@ pub(super) fn confirm(
         return Ok(());
     };
     let step = "opencode debug config".to_string();
+    let real_dir = client.file.path.parent().unwrap_or(Path::new("."));
+    let run = on_a_copy(real_dir, binary, timeout, client.said)?;
+    let (out, copy, seen) = (&run.out, &run.copy, &run.seen);
+    if !out.status.success() {
+        // Its config errors quote the offending entry, values included: only the first
+        // line (which names the file) is kept, with known values redacted.
+        let first = runner::strip_ansi(
+            out.stderr
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or(""),
+        );
+        let first = first
+            .split(" ↳")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .replace(&*copy.to_string_lossy(), &real_dir.to_string_lossy());
+        let mut held = client
+            .user_entries()
+            .map(|m| runner::secret_strings(&m))
+            .unwrap_or_default();
+        let mut one = Map::new();
+        one.insert(name.to_string(), written.clone());
+        held.extend(runner::secret_strings(&one));
+        return Err(ClientError::Failed {
+            step,
+            status: out.status.to_string(),
+            stderr: if first.is_empty() {
+                "no output on stderr".into()
+            } else {
+                crate::entry::secrets::redact(&first, &held)
+            },
+        });
+    }
+    let start = out.stdout.find('{').unwrap_or(0);
+    let resolved: Value =
+        serde_json::from_str(&out.stdout[start..]).map_err(|_| ClientError::Garbage {
+            step: step.clone(),
+            reason: "not the JSON of a config".into(),
+        })?;
+    let got = resolved.get("mcp").and_then(|m| m.get(name));
+    let want = substitute(written, seen);
+    let differs = match (got, &want) {
+        (None, _) => vec!["the whole entry (OpenCode does not list it)".to_string()],
+        (Some(Value::Object(g)), Value::Object(w)) => {
+            let keys: std::collections::BTreeSet<&String> = g
+                .keys()
+                .chain(w.keys())
+                .filter(|k| !same_resolved(k, g.get(*k), w.get(*k)))
+                .collect();
+            keys.into_iter().cloned().collect()
+        }
+        _ => vec!["the whole entry".to_string()],
+    };
+    if differs.is_empty() {
+        return Ok(());
+    }
+    Err(ClientError::Disagrees {
+        name: name.to_string(),
+        reason: format!(
+            "OpenCode resolves it to something else than mcp-deploy wrote to {} ({} \
+                 differ: a same-name entry in another of its config files is merged into it)",
+            client.file.path.display(),
+            differs.join(", ")
+        ),
+    })
+}
+
+/// A run of `opencode debug config` on a scratch copy ([`on_a_copy`]): its output, where the
+/// copy of the config directory is, and the variables it ran with. The copy is removed when
+/// this is dropped.
+pub(super) struct OnACopy {
+    pub(super) out: crate::process::Output,
+    copy: std::path::PathBuf,
+    seen: Vec<(String, String)>,
+    _scratch: tempfile::TempDir,
+}
+
+/// Run `opencode debug config` (`binary`) on a scratch copy of the user files of
+/// `real_dir` (its config directory) and of `~/.opencode/opencode.json(c)`, without plugins
+/// (see [`confirm`]): what OpenCode makes of these bytes, the user's files untouched.
+pub(super) fn on_a_copy(
+    real_dir: &Path,
+    binary: &Path,
+    timeout: std::time::Duration,
+    said: Option<fn(crate::notice::Notice)>,
+) -> Result<OnACopy, ClientError> {
+    let step = "opencode debug config".to_string();
     let io = |e: std::io::Error| ClientError::Spawn {
         step: step.clone(),
         reason: format!("cannot prepare its scratch copy: {e}"),
@@ -54,7 +143,6 @@ pub(super) fn confirm(
         .map_err(io)?;
     let copy = scratch.path().join("config").join("opencode");
     std::fs::create_dir_all(&copy).map_err(io)?;
-    let real_dir = client.file.path.parent().unwrap_or(Path::new("."));
     let home_copy = scratch.path().join("home").join(".opencode");
     std::fs::create_dir_all(&home_copy).map_err(io)?;
     // Its TMPDIR must exist: 1.x unpacks a native library there before anything else.
@@ -119,71 +207,13 @@ pub(super) fn confirm(
         .collect();
     let runner = Runner::open("opencode", Some(binary), true, timeout, env, String::new())?
         .clearing_env()
-        .telling(client.said);
+        .telling(said);
     let out = runner.call_raw(&["debug", "config"], &step)?;
-    if !out.status.success() {
-        // Its config errors quote the offending entry, values included: only the first
-        // line (which names the file) is kept, with known values redacted.
-        let first = runner::strip_ansi(
-            out.stderr
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or(""),
-        );
-        let first = first
-            .split(" ↳")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .replace(&*copy.to_string_lossy(), &real_dir.to_string_lossy());
-        let mut held = client
-            .user_entries()
-            .map(|m| runner::secret_strings(&m))
-            .unwrap_or_default();
-        let mut one = Map::new();
-        one.insert(name.to_string(), written.clone());
-        held.extend(runner::secret_strings(&one));
-        return Err(ClientError::Failed {
-            step,
-            status: out.status.to_string(),
-            stderr: if first.is_empty() {
-                "no output on stderr".into()
-            } else {
-                crate::entry::secrets::redact(&first, &held)
-            },
-        });
-    }
-    let start = out.stdout.find('{').unwrap_or(0);
-    let resolved: Value =
-        serde_json::from_str(&out.stdout[start..]).map_err(|_| ClientError::Garbage {
-            step: step.clone(),
-            reason: "not the JSON of a config".into(),
-        })?;
-    let got = resolved.get("mcp").and_then(|m| m.get(name));
-    let want = substitute(written, &seen);
-    let differs = match (got, &want) {
-        (None, _) => vec!["the whole entry (OpenCode does not list it)".to_string()],
-        (Some(Value::Object(g)), Value::Object(w)) => {
-            let keys: std::collections::BTreeSet<&String> = g
-                .keys()
-                .chain(w.keys())
-                .filter(|k| !same_resolved(k, g.get(*k), w.get(*k)))
-                .collect();
-            keys.into_iter().cloned().collect()
-        }
-        _ => vec!["the whole entry".to_string()],
-    };
-    if differs.is_empty() {
-        return Ok(());
-    }
-    Err(ClientError::Disagrees {
-        name: name.to_string(),
-        reason: format!(
-            "OpenCode resolves it to something else than mcp-deploy wrote to {} ({} \
-                 differ: a same-name entry in another of its config files is merged into it)",
-            client.file.path.display(),
-            differs.join(", ")
-        ),
+    Ok(OnACopy {
+        out,
+        copy,
+        seen,
+        _scratch: scratch,
     })
 }
 

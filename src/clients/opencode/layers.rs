@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 
 use crate::clients::layers::{Context, Effect, Finding};
 use crate::clients::{file_backed, opencode};
+use crate::identity::layer::Doubt;
 
 /// The Config keys whose nested schemas are not checked here.
 const NOT_CHECKED: &[&str] = &[
@@ -52,16 +53,52 @@ const NOT_CHECKED: &[&str] = &[
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
-    merged_files(cx.user_config)
+    let cwd = std::env::current_dir().ok();
+    let asked = answered(cx.user_config);
+    merged_files(cx.user_config, cwd.as_deref())
         .iter()
-        .flat_map(|f| check_file(f))
+        .flat_map(|f| {
+            let mut found = check_file(f);
+            if !asked.contains(f) {
+                for finding in &mut found {
+                    if let Effect::NotCompared(doubt) = &mut finding.effect {
+                        doubt.ask = None;
+                    }
+                }
+            }
+            found
+        })
         .collect()
 }
 
-/// The files OpenCode merges into the config of a session started in the working directory,
-/// as `shadows_in` finds them (OpenCode's own order does not matter: any refused file stops
-/// it).
-fn merged_files(config: &Path) -> Vec<PathBuf> {
+/// The files whose doubt OpenCode's answer settles ([`super::loads_config`]): the ones its
+/// scratch run reads as they are — the user files of the config directory, `~/.opencode`'s
+/// own, and the managed directory's — not `OPENCODE_CONFIG`, `OPENCODE_CONFIG_DIR` or a
+/// project's file (never copied, as that run loads no project), and not a file whose copy
+/// drops a key (`plugin`, or one that `{env:...}` could turn into it): those stay doubts.
+fn answered(config: &Path) -> Vec<PathBuf> {
+    let dir = config
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(opencode::config_dir);
+    let managed = PathBuf::from("/etc/opencode");
+    let home = crate::dirs::home().join(".opencode");
+    let mut files: Vec<PathBuf> = opencode::USER_FILES.iter().map(|f| dir.join(f)).collect();
+    for d in [home, managed] {
+        files.extend(["opencode.json", "opencode.jsonc"].map(|f| d.join(f)));
+    }
+    files.retain(|f| match file_backed::read_document(f) {
+        Ok(Some(Value::Object(top))) => !top
+            .keys()
+            .any(|k| k == "plugin" || opencode::substituted(k)),
+        _ => true,
+    });
+    files
+}
+
+/// The files OpenCode merges into the config of a session started in `cwd`, as `shadows_in`
+/// finds them (OpenCode's own order does not matter: any refused file stops it).
+fn merged_files(config: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
     let dir = config
         .parent()
         .map(Path::to_path_buf)
@@ -71,9 +108,9 @@ fn merged_files(config: &Path) -> Vec<PathBuf> {
         files.push(PathBuf::from(f));
     }
     let mut dirs = Vec::new();
-    if let Ok(cwd) = std::env::current_dir() {
+    if let Some(cwd) = cwd {
         if crate::dirs::var("OPENCODE_DISABLE_PROJECT_CONFIG").is_none() {
-            for d in opencode::project_dirs(&cwd) {
+            for d in opencode::project_dirs(cwd) {
                 dirs.push(d.join(".opencode"));
                 dirs.push(d);
             }
@@ -139,11 +176,11 @@ fn check_file(file: &Path) -> Vec<Finding> {
     if !unchecked.is_empty() {
         found.push(Finding::new(
             file.display(),
-            Effect::NotCompared(format!(
+            Effect::NotCompared(Doubt::loads_config(format!(
                 "OpenCode refuses its whole config for one value of the wrong type, and \
                  mcp-deploy does not check the schema of {}",
                 unchecked.join(", ")
-            )),
+            ))),
         ));
     }
     found
@@ -296,7 +333,7 @@ mod tests {
         );
         std::fs::write(&f, r#"{"provider": {}, "mcp": {}}"#).unwrap();
         assert!(
-            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.contains("provider"))
+            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.why.contains("provider"))
         );
         // Deep nesting neither overflows the stack nor counts as refused here.
         let deep = format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));

@@ -120,4 +120,33 @@ static ABOUT: super::table::About =
     super::table::about!(file opencode "OpenCode" MCP_DEPLOY_OPENCODE,
     npm ["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"] (1, 0, 61) ..= (1, 18, 33));
 
-super::table::folder_kind!(OpencodeKind, about: ABOUT, layers: layers::read, writes: Opencode);
+super::table::folder_kind!(OpencodeKind, about: ABOUT, layers: layers::read, writes: Opencode,
+    loads_config: loads_config);
+
+/// `opencode debug config` decodes every file it merges as each start does, and exits 1 with
+/// "Configuration is invalid at FILE" when one is refused (1.18.33). It runs on the plugin-free
+/// scratch copy of the user files that confirms a write ([`confirm::on_a_copy`]): run on the
+/// real ones it would execute their plugins and write into the config directory. So it
+/// answers for the files copied ([`layers::ANSWERED`]), and a config whose `plugin` key the
+/// copy drops is not asked ([`layers`]).
+fn loads_config(binary: Option<&Path>) -> super::oracle::Answer {
+    let binary = match super::oracle::binary_to_ask(&ABOUT, binary) {
+        Ok(b) => b,
+        Err(why) => return super::oracle::Answer::Unasked(why),
+    };
+    let dir = config_dir();
+    match confirm::on_a_copy(&dir, &binary, super::oracle::TIMEOUT, None) {
+        Ok(run) => super::oracle::Answer::of_exit(
+            "opencode debug config",
+            &format!(
+                "{}, on a copy of its user files without plugins",
+                binary.display()
+            ),
+            run.out.status,
+        ),
+        Err(e) => super::oracle::Answer::Unasked(format!(
+            "`opencode debug config` gave no answer: {}",
+            super::runner::first_lines(&e.to_string())
+        )),
+    }
+}

@@ -60,7 +60,7 @@ fn read_files(name: &str, files: &[(&str, PathBuf)]) -> Vec<Finding> {
             Ok(None) => continue,
             Ok(Some(_)) => {}
             Err(e) => {
-                found.push(Finding::new(source, Effect::NotCompared(e.to_string())));
+                found.push(Finding::new(source, Effect::not_compared(e.to_string())));
                 continue;
             }
         }
@@ -93,7 +93,7 @@ fn read_files(name: &str, files: &[(&str, PathBuf)]) -> Vec<Finding> {
             let Value::Array(items) = list else {
                 found.push(Finding::new(
                     source,
-                    Effect::NotCompared("it is not a list".into()),
+                    Effect::not_compared("it is not a list"),
                 ));
                 continue;
             };

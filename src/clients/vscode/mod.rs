@@ -478,7 +478,7 @@ pub(crate) fn layers(cx: &Context) -> Vec<Finding> {
             Err(_) if std::fs::symlink_metadata(&file).is_err() => {}
             Err(e) => found.push(Finding::new(
                 file.display(),
-                Effect::NotCompared(format!("VS Code discovers its servers ({source}): {e}")),
+                Effect::not_compared(format!("VS Code discovers its servers ({source}): {e}")),
             )),
         }
     }
@@ -487,7 +487,7 @@ pub(crate) fn layers(cx: &Context) -> Vec<Finding> {
     match profiles(cx.user_config) {
         Err(why) => found.push(Finding::new(
             user.join("globalStorage/storage.json").display(),
-            Effect::NotCompared(format!(
+            Effect::not_compared(format!(
                 "VS Code keeps its profiles there, and mcp-deploy cannot read it: {why}"
             )),
         )),
@@ -501,7 +501,7 @@ pub(crate) fn layers(cx: &Context) -> Vec<Finding> {
                 };
                 found.push(Finding::new(
                     file.display(),
-                    Effect::NotCompared(format!(
+                    Effect::not_compared(format!(
                         "a VS Code window using profile {:?} loads this file instead of the \
                          user mcp.json, and it {names}",
                         p.name
@@ -534,7 +534,22 @@ fn read_doc(file: &Path, what: &str, syntax: Syntax, found: &mut Vec<Finding>) -
     };
     let parsed = match syntax {
         Syntax::Jsonc => file_backed::parse_value(&text),
-        Syntax::Json => serde_json::from_str(&text).ok(),
+        Syntax::Json => match super::kit::node_json::parse_lenient::<Value>(&text) {
+            Ok((v, _)) => Some(v),
+            // A syntax error Node's JSON.parse makes too (the reader's depth bound is another
+            // kind of error, and stays a doubt): VS Code applies none of the file, certainly.
+            Err(e) if e.is_syntax() || e.is_eof() => {
+                found.push(Finding::new(
+                    file.display(),
+                    Effect::Answered(format!(
+                        "{what}, and VS Code applies none of it: it is not JSON as JSON.parse \
+                         reads it"
+                    )),
+                ));
+                return None;
+            }
+            Err(_) => None,
+        },
     };
     match parsed {
         Some(v @ Value::Object(_)) => Some(v),
@@ -546,7 +561,7 @@ fn read_doc(file: &Path, what: &str, syntax: Syntax, found: &mut Vec<Finding>) -
             };
             found.push(Finding::new(
                 file.display(),
-                Effect::NotCompared(format!("{what}, and it is not {form}")),
+                Effect::not_compared(format!("{what}, and it is not {form}")),
             ));
             None
         }

@@ -257,6 +257,107 @@ fn codex_user_config_refused_as_a_whole_by_one_wrong_type() {
     );
 }
 
+/// Issue 35, item 1 (doubt never passed): a key whose nested type mcp-deploy does not
+/// replicate (`[tui] notifications = 5`) made the reader say "not compared" — a note, and
+/// verify-identity passed, exit 0 — while codex refuses the whole configuration and the agent
+/// loads no server. The doubt is now put to codex itself (`codex mcp list --json`), whose
+/// refusal fails the check, naming the call.
+#[test]
+fn codex_a_nested_key_of_the_wrong_type_fails_on_codex_own_answer() {
+    let w = registered();
+    let file = user_config(&w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("{text}\n[tui]\nnotifications = 5\n")).unwrap();
+    codex(&w, &[], &["mcp", "list", "--json"])
+        .code(1)
+        .stderr_has("failed to load");
+    fails_naming(
+        &w,
+        &[],
+        &[
+            "refuses its whole configuration",
+            "`codex mcp list --json`",
+            "exits 1",
+            "tui",
+        ],
+    );
+}
+
+/// The same key of the right type: codex accepts the file, and its answer is the pass's
+/// evidence (before, the same note passed both states alike).
+#[test]
+fn codex_a_nested_key_codex_accepts_passes_on_its_answer() {
+    let w = registered();
+    let file = user_config(&w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("{text}\n[tui]\nnotifications = true\n")).unwrap();
+    codex(&w, &[], &["mcp", "list", "--json"]).code(0);
+    let r = verify(&w, &[]);
+    r.code(0);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("accepts its whole configuration") && detail.contains("exits 0"),
+        "{}",
+        r.shown
+    );
+    status(&w, &[]).code(0);
+}
+
+/// Next instance: the same doubt with no codex to ask (the variable names a binary that is
+/// not there): it stays a doubt, and fails, saying why it could not be settled.
+#[test]
+fn codex_a_doubt_with_no_codex_to_ask_fails() {
+    let w = registered();
+    let file = user_config(&w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("{text}\n[tui]\nnotifications = true\n")).unwrap();
+    let opt = w.opt().join("codetools");
+    let doc = w.registered();
+    let gone = w.root().join("no-codex");
+    let r = w
+        .cmd()
+        .env("MCP_DEPLOY_CODEX", &gone)
+        .args([
+            "verify-identity",
+            "--prefix",
+            opt.to_str().unwrap(),
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+            doc.to_str().unwrap(),
+            "--name",
+            NAME,
+            "--client",
+            "codex",
+            "--json",
+        ])
+        .run();
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("not compared") && detail.contains("could not ask it"),
+        "{}",
+        r.shown
+    );
+}
+
+/// Next instance: a wrong nested type in a profile file. `codex --profile p` refuses to start;
+/// the call that answers loads no profile, so the doubt is not put to it, and fails as one.
+#[test]
+fn codex_a_profile_doubt_is_not_settled_by_the_plain_listing() {
+    let w = registered();
+    fs::write(
+        codex_home(&w).join("p.config.toml"),
+        "[tui]\nnotifications = 5\n",
+    )
+    .unwrap();
+    codex(&w, &[], &["--profile", "p", "mcp", "list", "--json"])
+        .code(1)
+        .stderr_has("failed to load");
+    codex(&w, &[], &["mcp", "list", "--json"]).code(0);
+    fails_naming(&w, &[], &["not compared", "p.config.toml", "tui"]);
+}
+
 /// Next instance: a bad enum value in the system file refuses every config on the host.
 #[test]
 fn codex_system_config_bad_enum_refuses_everything() {

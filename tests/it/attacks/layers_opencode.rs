@@ -138,8 +138,10 @@ fn the_managed_file_opencode_refuses_stops_it() {
     assert!(!Path::new("/etc/opencode/opencode.json").exists());
 }
 
+/// A key whose schema mcp-deploy does not carry is a doubt, put to OpenCode itself
+/// (`opencode debug config`): taken, its answer is the pass's evidence.
 #[test]
-fn a_key_whose_schema_is_not_carried_is_named_as_not_compared() {
+fn a_key_whose_schema_is_not_carried_passes_on_opencode_own_answer() {
     let (w, opt) = installed();
     insert_top(&w.opencode_config(), r#""provider": {}"#);
     // OpenCode takes it.
@@ -148,11 +150,95 @@ fn a_key_whose_schema_is_not_carried_is_named_as_not_compared() {
     r.code(0);
     let detail = r.detail("mcp-registration");
     assert!(
-        detail.contains("not compared") && detail.contains("provider"),
+        detail.contains("accepts its whole configuration")
+            && detail.contains("`opencode debug config`")
+            && detail.contains("provider"),
         "{}",
         r.shown
     );
-    client_verify(&w, &opt, "opencode", &["--strict"]).code(1);
+    status(&w).code(0);
+}
+
+/// Issue 35, item 1 (doubt never passed): a wrong type inside a key whose schema mcp-deploy
+/// does not carry (`provider.x.options: 5`) was a note, and verify-identity passed, exit 0,
+/// while OpenCode refuses the whole config and runs no server. OpenCode's own refusal now
+/// fails it.
+#[test]
+fn a_wrong_type_inside_an_uncarried_schema_fails_on_opencode_own_answer() {
+    let (w, opt) = installed();
+    insert_top(&w.opencode_config(), r#""provider": {"x": {"options": 5}}"#);
+    opencode_refuses(&w, "opencode.jsonc");
+    fails_naming(
+        &w,
+        client_verify(&w, &opt, "opencode", &[]),
+        status(&w),
+        "refuses its whole configuration",
+        "`opencode debug config`",
+    );
+}
+
+/// Putting a doubt to OpenCode runs none of the config's code: OpenCode executes every plugin
+/// it finds while it reads its config (`~/.opencode/plugin/`), so it is asked on the
+/// plugin-free scratch copy that confirms a write (run on the real files, the plugin wrote its
+/// marker). The plugin directory itself still fails the run as a shadow.
+#[test]
+fn asking_opencode_runs_no_plugin_of_the_config() {
+    let (w, opt) = installed();
+    let marker = w.root().join("tmp/PWNED-asked");
+    w.write(
+        "home/.opencode/plugin/evil.js",
+        format!(
+            "require('fs').writeFileSync({:?}, 'x');\nexport const P = async () => ({{}});\n",
+            marker.to_str().unwrap()
+        ),
+    );
+    insert_top(&w.opencode_config(), r#""provider": {}"#);
+    let r = client_verify(&w, &opt, "opencode", &[]);
+    assert!(
+        !marker.exists(),
+        "asking OpenCode ran the plugin\n{}",
+        r.shown
+    );
+    r.code(1);
+    // status's layers row shows OpenCode was asked (and the plugin still did not run).
+    let s = status(&w);
+    assert!(
+        !marker.exists(),
+        "asking OpenCode ran the plugin\n{}",
+        s.shown
+    );
+    let layers = s
+        .json()
+        .pointer("/servers/0/checks")
+        .and_then(|c| c.as_array())
+        .and_then(|c| c.iter().find(|c| c["check"] == "layers").cloned())
+        .unwrap_or_else(|| panic!("no layers row\n{}", s.shown));
+    assert!(
+        layers["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("accepts its whole configuration")),
+        "{}",
+        s.shown
+    );
+}
+
+/// Next instance: the same doubt in the working directory's own project file. OpenCode is
+/// asked from an empty directory (run in the caller's, it writes into the project's
+/// `.opencode/`), where that file is not loaded: the doubt is not put to it, and fails — even
+/// for a value OpenCode takes.
+#[test]
+fn a_doubt_in_a_project_file_is_not_asked_and_fails() {
+    let (w, opt) = installed();
+    w.write("work/opencode.json", r#"{"provider": {}}"#);
+    w.opencode(&["debug", "config"]).code(0);
+    let r = client_verify(&w, &opt, "opencode", &[]);
+    r.code(1);
+    let detail = r.detail("mcp-registration");
+    assert!(
+        detail.contains("not compared: ") && detail.contains("work/opencode.json"),
+        "{}",
+        r.shown
+    );
 }
 
 #[test]
