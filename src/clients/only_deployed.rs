@@ -88,13 +88,14 @@ fn check(kind: ClientKind, declared: &[Declared], found: &Found) -> Check {
             continue;
         }
         match keeper(kind, &layers, reg, &entry) {
-            Some(f) => kept_out.push(format!(
+            Ok(f) => kept_out.push(format!(
                 "{} is kept out by {} ({})",
                 reg.describe(),
                 f.source,
                 why(&f)
             )),
-            None => failures.push(format!("{} can be loaded", reg.describe())),
+            Err(None) => failures.push(format!("{} can be loaded", reg.describe())),
+            Err(Some(not)) => failures.push(format!("{} can be loaded ({not})", reg.describe())),
         }
     }
     for u in &found.unreadable {
@@ -139,13 +140,14 @@ fn same_file(a: &Path, b: &Path) -> bool {
         )
 }
 
-/// The first `Blocked` finding that keeps `reg` out wherever it would load, if any.
+/// The first `Blocked` finding that keeps `reg` out wherever it would load; else, when
+/// evidence that would have kept it out does not count for certain, why.
 fn keeper(
     kind: ClientKind,
     layers: &clients::Layers,
     reg: &Registration,
     entry: &Entry,
-) -> Option<Finding> {
+) -> Result<Finding, Option<String>> {
     let mut findings = Vec::new();
     let codex = kind.name() == "codex";
     if !codex || is_user_scope(reg) {
@@ -171,13 +173,32 @@ fn keeper(
     // server out everywhere.
     let managed_only =
         || claude_settings_set(claude_managed_settings(), "allowManagedMcpServersOnly");
-    findings.into_iter().find(|f| {
-        let allowlist = claude && f.source.ends_with(" allowedMcpServers");
-        matches!(f.effect, Effect::Blocked(_))
-            && applies_everywhere(kind, &f.source)
-            && (!delivered || f.source.ends_with(" deniedMcpServers"))
-            && (!allowlist || managed_only())
-    })
+    let candidates: Vec<Finding> = findings
+        .into_iter()
+        .filter(|f| {
+            let allowlist = claude && f.source.ends_with(" allowedMcpServers");
+            matches!(f.effect, Effect::Blocked(_))
+                && applies_everywhere(kind, &f.source)
+                && (!delivered || f.source.ends_with(" deniedMcpServers"))
+                && (!allowlist || managed_only())
+        })
+        .collect();
+    // A claude list keeps a server out only where the release certainly applies it (issue
+    // 35: keep-out evidence counts only when the client certainly applies it).
+    let is_list = |f: &Finding| {
+        f.source.ends_with(" deniedMcpServers") || f.source.ends_with(" allowedMcpServers")
+    };
+    let mut not_certain = None;
+    for f in candidates {
+        if claude && is_list(&f) {
+            if let Err(why) = clients::claude::lists_certainly_apply() {
+                not_certain = Some(format!("{} does not count for certain: {why}", f.source));
+                continue;
+            }
+        }
+        return Ok(f);
+    }
+    Err(not_certain)
 }
 
 fn why(f: &Finding) -> &str {
@@ -401,8 +422,9 @@ fn later(kind: ClientKind, user_config: &Path) -> String {
             entry: Value::Object(Map::new()),
         };
         said.push(match keeper(kind, &layers, &reg, &entry) {
-            Some(f) => format!("{what} server added later is kept out by {}", f.source),
-            None => format!("no policy: {what} server added later would run"),
+            Ok(f) => format!("{what} server added later is kept out by {}", f.source),
+            Err(None) => format!("no policy: {what} server added later would run"),
+            Err(Some(not)) => format!("{what} server added later would run ({not})"),
         });
     }
     said.join("; ")

@@ -567,3 +567,72 @@ fn a_project_server_named_with_escapes_cannot_forge_the_human_report() {
         r.shown
     );
 }
+
+/// Issue 35, items 1 and 9: keep-out evidence the release on the host does not honour. A
+/// managed deny beside one key of a type claude does not take (`"model": 5`): claude 2.1.332
+/// still applies the deny, 2.1.100 drops the whole file and loads the denied server. Before,
+/// `--only-deployed` counted the deny on every release and passed under 2.1.100 (the release
+/// on PATH was never asked); now the deny counts only from claude 2.1.284 on, the release
+/// found without starting it.
+#[test]
+fn a_managed_deny_keeps_nothing_out_where_the_release_may_drop_its_file() {
+    let w = World::claude_sample_with_a_hand_added_server();
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "handadded"}], "model": 5}"#,
+    );
+    // The pinned release applies it, and the deny keeps handadded out.
+    assert!(!w.claude_listed().contains(&"handadded".to_string()));
+    let r = verify(&w, "claude", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+    let (ok, detail) = only_deployed(&r);
+    assert!(
+        ok && detail
+            .contains("is kept out by /etc/claude-code/managed-settings.json deniedMcpServers"),
+        "{detail}"
+    );
+
+    // The host's claude is 2.1.100: it drops the file and loads handadded.
+    let old = compat_client("claude", "2.1.100");
+    fs::remove_file(w.bin().join("claude")).unwrap();
+    std::os::unix::fs::symlink(&old, w.bin().join("claude")).unwrap();
+    let listed = w
+        .program(&old)
+        .args(["mcp", "list"])
+        .env("MCP_TIMEOUT", "3000")
+        .in_private_etc()
+        .run();
+    listed.code(0);
+    assert!(listed.stdout.contains("handadded: "), "{}", listed.shown);
+    let r = fails_naming(
+        &w,
+        "claude",
+        "/etc/claude-code/managed-settings.json deniedMcpServers does not count for certain: \
+         claude 2.1.100",
+    );
+    others_pass(&r);
+}
+
+/// The next instance of the class: claude 2.0.0 obeys no list at all (its cli.js never names
+/// `deniedMcpServers`): a plain managed deny keeps nothing out there either.
+#[test]
+fn a_managed_deny_keeps_nothing_out_under_a_release_without_lists() {
+    let w = World::claude_sample_with_a_hand_added_server();
+    etc_file(
+        &w,
+        "claude-code/managed-settings.json",
+        r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
+    );
+    let old = compat_client("claude", "2.0.0");
+    fs::remove_file(w.bin().join("claude")).unwrap();
+    std::os::unix::fs::symlink(&old, w.bin().join("claude")).unwrap();
+    let listed = w
+        .program(&old)
+        .args(["mcp", "list"])
+        .env("MCP_TIMEOUT", "3000")
+        .in_private_etc()
+        .run();
+    assert!(listed.stdout.contains("handadded: "), "{}", listed.shown);
+    fails_naming(&w, "claude", "does not count for certain: claude 2.0.0");
+}

@@ -751,6 +751,44 @@ static ABOUT: super::table::About =
     npm ["@anthropic-ai/claude-code"] (2, 0, 0) ..= (2, 1, 332))
     .native("claude");
 
+/// The oldest release whose `deniedMcpServers` and `allowedMcpServers` mcp-deploy counts as
+/// keeping a server out (`--only-deployed`): 2.0.0 obeys neither key; 2.1.100 drops a managed
+/// settings file holding one key of a type it does not take (`"model": 5`, `"hooks": 5`,
+/// `"permissions": {"allow": 5}`) or a list entry of no known shape, and then loads the servers
+/// that file denies; 2.1.284 and 2.1.332 apply the lists of such a file (each seen with
+/// `claude mcp list`, tests/it/only_deployed.rs). mcp-deploy does not replicate claude's
+/// settings schema, so below this release a list keeps nothing out for certain.
+pub(crate) const LISTS_HOLD_SINCE: super::version::Version =
+    super::version::Version::new(2, 1, 284);
+
+/// Whether claude's deny and allow lists certainly apply on this host: the release of the
+/// claude a run would call (`--claude`'s variable, else `PATH`), learnt without starting it,
+/// is [`LISTS_HOLD_SINCE`] or newer. `Err`: why not. Found once per run.
+pub(crate) fn lists_certainly_apply() -> Result<super::version::Version, String> {
+    static FOUND: std::sync::OnceLock<Result<super::version::Version, String>> =
+        std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let binary = super::oracle::binary_to_ask(&ABOUT, None)
+                .map_err(|why| format!("its release is not known: {why}"))?;
+            match super::version::detect("claude", &binary, None) {
+                Ok(Some(v)) if v >= LISTS_HOLD_SINCE => Ok(v),
+                Ok(Some(v)) => Err(format!(
+                    "claude {v} ({}) may not apply them: before {LISTS_HOLD_SINCE} a release \
+                     obeys no list (2.0.0) or drops a settings file over one key of a type it \
+                     does not take (2.1.100)",
+                    binary.display()
+                )),
+                Ok(None) => Err(format!(
+                    "the release of {} is not known without starting it",
+                    binary.display()
+                )),
+                Err(e) => Err(super::runner::first_lines(&e.to_string())),
+            }
+        })
+        .clone()
+}
+
 impl super::table::Kind for ClaudeKind {
     super::table::folder_readings!(about: ABOUT, layers: layers::read);
     fn open(&self, options: &ClientOptions) -> Result<Box<dyn super::Client>, ClientError> {
