@@ -1084,3 +1084,169 @@ impl Tally {
         );
     }
 }
+
+/// OpenCode's side (issue 35, item 2): each server as an OpenCode `mcp` entry in
+/// `~/.config/opencode/opencode.jsonc`, in seeded variants (keys of another type, given twice,
+/// escaped, `{env:...}` substituted, comments and trailing commas, toggles, environments), in
+/// file variants around them (a byte order mark, `mcp` twice, a key OpenCode refuses or
+/// drops, a key whose schema mcp-deploy does not carry — the doubt put to OpenCode —, text
+/// after the document). `opencode debug config` — the config OpenCode resolves, or its refusal
+/// of the whole config — is the oracle: a pass where it does not resolve the declared command
+/// line, enabled, with no environment or directory of its own, fails the test.
+mod opencode {
+    use super::*;
+
+    /// One server's entry text and what it is. `typed`: nothing OpenCode refuses (one
+    /// refuses the whole config, every server).
+    fn variant(command: &str, rng: &mut Rng, control: bool, typed: bool) -> (String, String) {
+        let cmd = json!(command).to_string();
+        let mut keys: Vec<(String, String)> = vec![
+            ("type".into(), "\"local\"".into()),
+            ("command".into(), format!("[{cmd}, \"serve\"]")),
+        ];
+        let mut what = Vec::new();
+        if !control {
+            for _ in 0..1 + rng.below(2) {
+                let (k, v, refused) = match rng.below(18) {
+                    0 => ("enabled", "true".to_string(), false),
+                    1 => ("enabled", "false".into(), false),
+                    2 => ("enabled", "\"no\"".into(), true),
+                    3 => ("environment", "{}".into(), false),
+                    4 => ("environment", "{\"A\": \"1\"}".into(), false),
+                    5 => ("environment", "{\"A\": 5}".into(), true),
+                    6 => ("timeout", "5000".into(), false),
+                    7 => ("timeout", "-1".into(), true),
+                    8 => ("command", format!("[{cmd}, \"serve\", \"--evil\"]"), false),
+                    9 => ("command", format!("\"{command} serve\""), true),
+                    10 => ("command", format!("[{cmd}]"), false),
+                    11 => ("type", "\"remote\"".into(), true),
+                    12 => ("foo", "1".into(), false),
+                    13 => (
+                        "command",
+                        format!("[{}, \"ser\\u0076e\"]", escaped(command, rng)),
+                        false,
+                    ),
+                    14 => ("command", "[\"{env:HOME}/x\", \"serve\"]".into(), false),
+                    15 => ("cwd", "\"/tmp\"".into(), false),
+                    16 => ("url", "\"http://127.0.0.1:9/mcp\"".into(), false),
+                    _ => ("type", "\"LOCAL\"".into(), true),
+                };
+                if typed && refused {
+                    continue;
+                }
+                what.push(format!("{k}: {v}"));
+                match keys.iter().position(|(key, _)| key == k) {
+                    Some(i) => keys[i].1 = v,
+                    None => keys.push((k.into(), v)),
+                }
+            }
+        }
+        let mut members: Vec<String> = keys.iter().map(|(k, v)| format!("\"{k}\": {v}")).collect();
+        if !control {
+            match rng.below(6) {
+                0 => {
+                    members.reverse();
+                    what.push("members reversed".into());
+                }
+                1 => {
+                    // Another command first: JSON with comments keeps the last.
+                    members.insert(0, "\"command\": [\"/nonexistent/evil\"]".into());
+                    what.push("command given twice, ours last".into());
+                }
+                2 => {
+                    members.push("\"command\": [\"/nonexistent/evil\"]".into());
+                    what.push("command given twice, ours first".into());
+                }
+                3 => {
+                    members.push("/* a comment */ \"enabled\": true,".into());
+                    what.push("a comment and a trailing comma".into());
+                }
+                _ => {}
+            }
+        }
+        (format!("{{{}}}", members.join(", ")), what.join(", "))
+    }
+
+    /// The file variants: each turns the `mcp` object's text into the whole file.
+    const FILES: &[(&str, Wrap)] = &[
+        ("plain", |s| {
+            format!("{{\"$schema\": \"https://opencode.ai/config.json\", \"mcp\": {s}}}")
+        }),
+        ("a byte order mark", |s| format!("\u{feff}{{\"mcp\": {s}}}")),
+        ("comments and a trailing comma", |s| {
+            format!("// hand-edited\n{{\n  /* servers */ \"mcp\": {s},\n}}\n")
+        }),
+        ("mcp twice, empty last", |s| {
+            format!("{{\"mcp\": {s}, \"mcp\": {{}}}}")
+        }),
+        ("mcp twice, empty first", |s| {
+            format!("{{\"mcp\": {{}}, \"mcp\": {s}}}")
+        }),
+        ("a model of another type", |s| {
+            format!("{{\"model\": 5, \"mcp\": {s}}}")
+        }),
+        ("an unknown top-level key", |s| {
+            format!("{{\"mcp_deploy_test\": {{\"a\": [1, 2]}}, \"mcp\": {s}}}")
+        }),
+        ("a provider OpenCode takes", |s| {
+            format!("{{\"provider\": {{\"x\": {{\"options\": {{}}}}}}, \"mcp\": {s}}}")
+        }),
+        ("a provider OpenCode refuses", |s| {
+            format!("{{\"provider\": {{\"x\": {{\"options\": 5}}}}, \"mcp\": {s}}}")
+        }),
+        ("text after the document", |s| format!("{{\"mcp\": {s}}} x")),
+    ];
+
+    #[test]
+    fn opencode_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+        let opencode = crate::harness::real_client("opencode");
+        let fleet = Fleet::of("opencode", &opencode, PER_FILE);
+        let config = fleet.w.opencode_config();
+        fs::create_dir_all(config.parent().unwrap()).unwrap();
+        let mut rng = Rng(SEED);
+        let mut tally = Tally::default();
+        for (file, wrap) in FILES {
+            for round in 0..2 {
+                let mut members = Vec::new();
+                let mut what = BTreeMap::new();
+                for (i, n) in fleet.names.iter().enumerate() {
+                    let (entry, said) = variant(&fleet.command(n), &mut rng, i < 2, round == 0);
+                    members.push(format!("{}: {entry}", json!(n)));
+                    what.insert(n.clone(), said);
+                }
+                let text = wrap(&format!("{{{}}}", members.join(", ")));
+                let report = fleet.report(&config, &text, file);
+                // It may write into the file (a `$schema`): what it resolves is of these bytes.
+                fs::write(&config, &text).unwrap();
+                let listed = fleet
+                    .w
+                    .program(&opencode)
+                    .args(["debug", "config"])
+                    .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
+                    .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
+                    .run();
+                let seen: Value = match listed.code {
+                    0 => {
+                        serde_json::from_str(&listed.stdout[listed.stdout.find('{').unwrap_or(0)..])
+                            .unwrap_or(Value::Null)
+                    }
+                    _ => Value::Null,
+                };
+                if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+                    eprintln!("{file} #{round}:\n{text}\n{listed}\n{report}");
+                }
+                for n in &fleet.names {
+                    let passed = passed(&report, n);
+                    let e = &seen["mcp"][n];
+                    let runs = e["type"] == "local"
+                        && e["enabled"] != false
+                        && e["command"] == json!([fleet.command(n), "serve"])
+                        && (e["environment"].is_null() || e["environment"] == json!({}))
+                        && e["cwd"].is_null();
+                    tally.add(format!("{file} #{round}: {n} ({})", what[n]), passed, runs);
+                }
+            }
+        }
+        tally.finish("opencode", "opencode.jsonc");
+    }
+}
