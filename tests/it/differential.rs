@@ -505,12 +505,33 @@ impl Fleet {
         failed_detail(&run)
     }
 
-    /// `claude mcp list` (which starts every server it loads) with `.claude.json` holding
-    /// `text`, the records of an earlier start removed first.
-    fn list(&self, text: &str) -> crate::harness::Run {
+    /// Whether the client started `name` as declared: a record in its own prefix whose argv
+    /// and directory are the declared ones and whose environment is the one the client gives
+    /// an unmodified entry (the controls `v0` and `v1`, which must have run).
+    fn ran_as_declared(&self, name: &str) -> bool {
+        let control = records(&self.root.join("v0"));
+        let control2 = records(&self.root.join("v1"));
+        let Some(base) = control.first() else {
+            return false;
+        };
+        records(&self.root.join(name)).iter().any(|r| {
+            r["argv"] == json!([self.command(name), "serve"])
+                && r["cwd"] == base["cwd"]
+                && same_env(&r["env"], &base["env"], control2.first())
+        })
+    }
+
+    /// Remove the records of every earlier start.
+    fn forget_starts(&self) {
         for n in &self.names {
             let _ = fs::remove_dir_all(self.root.join(n).join("seen"));
         }
+    }
+
+    /// `claude mcp list` (which starts every server it loads) with `.claude.json` holding
+    /// `text`, the records of an earlier start removed first.
+    fn list(&self, text: &str) -> crate::harness::Run {
+        self.forget_starts();
         fs::write(self.w.claude_json(), text).unwrap();
         self.w
             .program(&self.binary)
@@ -559,20 +580,8 @@ fn differential(binary: &Path, release: &str) {
         if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
             eprintln!("{file}: claude mcp list:\n{listed}");
         }
-        let control = records(&root.join("v0"));
-        let control2 = records(&root.join("v1"));
         let passed = |n: &str| passed(&report, n);
-        let ran_ours = |n: &str| -> bool {
-            let command = flat[n]["command"].as_str().unwrap();
-            let Some(base) = control.first() else {
-                return false;
-            };
-            records(&root.join(n)).iter().any(|r| {
-                r["argv"] == json!([command, "serve"])
-                    && r["cwd"] == base["cwd"]
-                    && same_env(&r["env"], &base["env"], control2.first())
-            })
-        };
+        let ran_ours = |n: &str| fleet.ran_as_declared(n);
         for n in names {
             cases += 1;
             let case = Case {
@@ -1249,4 +1258,82 @@ mod opencode {
         }
         tally.finish("opencode", "opencode.jsonc");
     }
+}
+
+/// Gemini's side (issue 35, item 2): claude's entry and file variants (the same `mcpServers`
+/// shape) in `~/.gemini/settings.json`, with a real gemini session in a trusted folder as the
+/// oracle (`gemini -p`, an API key that reaches nothing: it starts every server it loads at
+/// once, before its first request), judged by the recorder as claude's side is: a pass where
+/// gemini does not start the declared command line, with the environment and directory it
+/// gives an unmodified entry, fails the test. Not `gemini mcp list`: one server whose `args`
+/// is a string makes the listing crash ("server.args?.join is not a function") before it
+/// starts the servers after it, where a session starts them all (0.61.0; the first run of this
+/// harness took the listing's word and saw 4 false passes that were the listing's).
+#[test]
+fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    let gemini = crate::harness::real_client("gemini");
+    let fleet = Fleet::of("gemini", &gemini, PER_FILE);
+    let config = fleet.w.root().join("home/.gemini/settings.json");
+    fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let mut rng = Rng(SEED);
+    let mut tally = Tally::default();
+    let rounds = FILES.iter().flat_map(|f| [(f, true), (f, false)]);
+    for ((file, wrap), well_formed) in rounds {
+        let mut members = Vec::new();
+        let mut what = BTreeMap::new();
+        for (i, n) in fleet.names.iter().enumerate() {
+            let command = fleet.command(n);
+            let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
+            members.push(format!("{}:{}", json!(n), first.text(",")));
+            if let Some(second) = second {
+                members.push(format!("{}:{}", json!(n), second.text(",")));
+            }
+            what.insert(n.clone(), said);
+        }
+        let text = wrap(&format!("{{{}}}", members.join(",")));
+        let report = fleet.report(&config, &text, file);
+        fleet.forget_starts();
+        fs::write(&config, &text).unwrap();
+        let said = gemini_session(&fleet, &gemini);
+        if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
+            eprintln!("{file}:\n{said}\n{report}");
+        }
+        for n in &fleet.names {
+            tally.add(
+                format!(
+                    "{file} (well-formed only: {well_formed}): {n} ({})",
+                    what[n]
+                ),
+                passed(&report, n),
+                fleet.ran_as_declared(n),
+            );
+        }
+    }
+    tally.finish("gemini", "settings.json");
+}
+
+/// A gemini session (`gemini -p`) in the fleet's world, stopped once it has started the two
+/// controls and a second more has passed (it starts the servers it loads together), or after
+/// 10 s (a file it does not load): what it printed.
+fn gemini_session(fleet: &Fleet, gemini: &Path) -> String {
+    let mut child = fleet
+        .w
+        .program(gemini)
+        .args(["-p", "hi"])
+        .env("GEMINI_API_KEY", "mcp-deploy-test-not-a-key")
+        .env("GEMINI_CLI_NO_RELAUNCH", "true")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .spawn();
+    let started = |n: &str| !records(&fleet.root.join(n)).is_empty();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline
+        && !(started("v0") && started("v1"))
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let _ = child.kill();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
