@@ -1271,9 +1271,42 @@ mod opencode {
 /// harness took the listing's word and saw 4 false passes that were the listing's).
 #[test]
 fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-    let gemini = crate::harness::real_client("gemini");
-    let fleet = Fleet::of("gemini", &gemini, PER_FILE);
-    let config = fleet.w.root().join("home/.gemini/settings.json");
+    session_harness(
+        "gemini",
+        "home/.gemini/settings.json",
+        &[
+            ("GEMINI_API_KEY", "mcp-deploy-test-not-a-key"),
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ],
+    );
+}
+
+/// Qwen Code's side: gemini's harness on qwen's `~/.qwen/settings.json`, a `qwen -p` session
+/// (an OpenAI-compatible endpoint on a closed port) as the oracle.
+#[test]
+fn qwen_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    session_harness(
+        "qwen",
+        "home/.qwen/settings.json",
+        &[
+            ("OPENAI_API_KEY", "mcp-deploy-test-not-a-key"),
+            ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
+            ("OPENAI_MODEL", "mcp-deploy-test"),
+            ("GEMINI_CLI_NO_RELAUNCH", "true"),
+            ("QWEN_CODE_NO_RELAUNCH", "true"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+            ("QWEN_CODE_TRUST_WORKSPACE", "true"),
+        ],
+    );
+}
+
+/// claude's entry and file variants in `client`'s settings file `config` (under the world's
+/// root), judged against a session of the real client started with `env` ([`session`]).
+fn session_harness(client: &str, config: &str, env: &[(&str, &str)]) {
+    let binary = crate::harness::real_client(client);
+    let fleet = Fleet::of(client, &binary, PER_FILE);
+    let config = fleet.w.root().join(config);
     fs::create_dir_all(config.parent().unwrap()).unwrap();
     let mut rng = Rng(SEED);
     let mut tally = Tally::default();
@@ -1294,7 +1327,13 @@ fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
         let report = fleet.report(&config, &text, file);
         fleet.forget_starts();
         fs::write(&config, &text).unwrap();
-        let said = gemini_session(&fleet, &gemini);
+        let passed_here: Vec<&str> = fleet
+            .names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| passed(&report, n))
+            .collect();
+        let said = session(&fleet, &binary, env, &passed_here);
         if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
             eprintln!("{file}:\n{said}\n{report}");
         }
@@ -1309,30 +1348,25 @@ fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             );
         }
     }
-    tally.finish("gemini", "settings.json");
+    tally.finish(client, config.file_name().unwrap().to_str().unwrap());
 }
 
-/// A gemini session (`gemini -p`) in the fleet's world, stopped once it has started the two
-/// controls and a second more has passed (it starts the servers it loads together), or after
-/// 10 s (a file it does not load): what it printed.
-fn gemini_session(fleet: &Fleet, gemini: &Path) -> String {
-    let mut child = fleet
-        .w
-        .program(gemini)
-        .args(["-p", "hi"])
-        .env("GEMINI_API_KEY", "mcp-deploy-test-not-a-key")
-        .env("GEMINI_CLI_NO_RELAUNCH", "true")
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .spawn();
+/// A session of `binary` (`-p hi`, with `env`) in the fleet's world, stopped once it has
+/// started the two controls and every server of `passed` (what verify-identity passed: only
+/// those can be false passes, so a slow start on a loaded machine is waited for, not counted)
+/// and half a second more has passed (gemini and qwen start the servers they load together),
+/// or after 20 s (a file it does not load): what it printed.
+fn session(fleet: &Fleet, binary: &Path, env: &[(&str, &str)], passed: &[&str]) -> String {
+    let mut child = fleet.w.program(binary).args(["-p", "hi"]).envs(env).spawn();
     let started = |n: &str| !records(&fleet.root.join(n)).is_empty();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::time::Instant::now() < deadline
-        && !(started("v0") && started("v1"))
+        && !(started("v0") && started("v1") && passed.iter().all(|n| started(n)))
         && child.try_wait().unwrap().is_none()
     {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    std::thread::sleep(std::time::Duration::from_secs(1));
+    std::thread::sleep(std::time::Duration::from_millis(500));
     let _ = child.kill();
     let out = child.wait_with_output().unwrap();
     String::from_utf8_lossy(&out.stderr).into_owned()
