@@ -12,7 +12,10 @@
 //! names given twice...), and each file a variant around them (a byte order mark, duplicate
 //! top-level keys, a lone surrogate or deep nesting elsewhere, text JSON.parse refuses...).
 //! The seed is fixed, so a disagreement is the same case on every run; each one found became
-//! a named test elsewhere (see docs/security.md, "The client as the oracle").
+//! a named test elsewhere (see docs/security.md, "The client as the oracle"). The same variants
+//! are judged for codex (`codex mcp list --json`), copilot (`copilot mcp list --json`), OpenCode
+//! (`opencode debug config`) and, by the recorder, gemini, qwen and grok sessions
+//! ([`session_harness`]).
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -34,8 +37,10 @@ const RECORDER: &str = concat!(
 import os, sys, json
 prefix = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
 os.makedirs(os.path.join(prefix, "seen"), exist_ok=True)
-with open(os.path.join(prefix, "seen", "%d.json" % os.getpid()), "w") as f:
+seen = os.path.join(prefix, "seen", "%d.json" % os.getpid())
+with open(seen + ".tmp", "w") as f:
     json.dump({"argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}, f)
+os.replace(seen + ".tmp", seen)
 "#,
     crate::attacks::support::mcp_answers!()
 );
@@ -342,16 +347,17 @@ const FILES: &[(&str, Wrap)] = &[
     }),
 ];
 
-/// What one server's record says claude started.
+/// What one server's records say the client started. Each is written whole, then renamed
+/// into place: one still being written (`.tmp`) is not a record yet.
 fn records(prefix: &Path) -> Vec<Value> {
     let Ok(dir) = fs::read_dir(prefix.join("seen")) else {
         return Vec::new();
     };
-    dir.map(|e| {
-        let text = fs::read_to_string(e.unwrap().path()).unwrap();
-        serde_json::from_str(&text).unwrap()
-    })
-    .collect()
+    dir.filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| fs::read_to_string(e.path()).ok())
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .collect()
 }
 
 struct Case {
@@ -543,7 +549,7 @@ impl Fleet {
 
 fn differential(binary: &Path, release: &str) {
     let fleet = Fleet::new(binary, PER_FILE);
-    let (root, names, flat) = (&fleet.root, &fleet.names, &fleet.flat);
+    let (names, flat) = (&fleet.names, &fleet.flat);
     let mut rng = Rng(SEED);
     let (mut cases, mut false_passes, mut false_fails) = (0, Vec::new(), 0);
     let (mut both_run, mut neither) = (0, 0);
@@ -1271,25 +1277,27 @@ mod opencode {
 /// harness took the listing's word and saw 4 false passes that were the listing's).
 #[test]
 fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-    session_harness(
-        "gemini",
-        "home/.gemini/settings.json",
-        &[
+    session_harness(Session {
+        client: "gemini",
+        config: "home/.gemini/settings.json",
+        env: &[
             ("GEMINI_API_KEY", "mcp-deploy-test-not-a-key"),
             ("GEMINI_CLI_NO_RELAUNCH", "true"),
             ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
         ],
-    );
+        cwd: "work",
+        shape: |_, entry| entry.to_string(),
+    });
 }
 
 /// Qwen Code's side: gemini's harness on qwen's `~/.qwen/settings.json`, a `qwen -p` session
 /// (an OpenAI-compatible endpoint on a closed port) as the oracle.
 #[test]
 fn qwen_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-    session_harness(
-        "qwen",
-        "home/.qwen/settings.json",
-        &[
+    session_harness(Session {
+        client: "qwen",
+        config: "home/.qwen/settings.json",
+        env: &[
             ("OPENAI_API_KEY", "mcp-deploy-test-not-a-key"),
             ("OPENAI_BASE_URL", "http://127.0.0.1:9/v1"),
             ("OPENAI_MODEL", "mcp-deploy-test"),
@@ -1298,12 +1306,61 @@ fn qwen_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
             ("QWEN_CODE_TRUST_WORKSPACE", "true"),
         ],
-    );
+        cwd: "work",
+        shape: |_, entry| entry.to_string(),
+    });
 }
 
-/// claude's entry and file variants in `client`'s settings file `config` (under the world's
-/// root), judged against a session of the real client started with `env` ([`session`]).
-fn session_harness(client: &str, config: &str, env: &[(&str, &str)]) {
+/// Grok's side: the harness on `~/.grok/settings.json`, a `grok -p` session started in the
+/// home directory (where mcp-deploy's registrations are the project's too, docs/clients.md)
+/// with an API on a closed port as the oracle: it starts its servers, then fails its request
+/// and exits.
+#[test]
+fn grok_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    session_harness(Session {
+        client: "grok",
+        config: "home/.grok/settings.json",
+        env: &[
+            ("GROK_API_KEY", "mcp-deploy-test-not-a-key"),
+            ("GROK_BASE_URL", "http://127.0.0.1:9/v1"),
+        ],
+        cwd: "home",
+        // grok's own shape around claude's entry: `{"type": "stdio", ...entry}` as the
+        // transport (a `type` the entry sets itself comes later, and wins).
+        shape: |name, entry| {
+            format!(
+                "{{\"name\": {}, \"transport\": {{\"type\": \"stdio\", {}}}",
+                json!(name),
+                entry.trim().trim_start_matches('{')
+            )
+        },
+    });
+}
+
+/// A client judged by a session of its own ([`session`]).
+struct Session {
+    client: &'static str,
+    /// Its settings file, under the world's root.
+    config: &'static str,
+    /// The variables its session runs with.
+    env: &'static [(&'static str, &'static str)],
+    /// The directory its session runs in, under the world's root.
+    cwd: &'static str,
+    /// One server's entry in the file, from claude's entry text: the same (gemini, qwen),
+    /// or inside grok's `{"name", "transport"}`.
+    shape: fn(&str, &str) -> String,
+}
+
+/// claude's entry and file variants in the client's settings file, shaped its way, judged
+/// against a session of the real client ([`session`]).
+fn session_harness(s: Session) {
+    let Session {
+        client,
+        config,
+        env,
+        cwd,
+        shape,
+    } = s;
     let binary = crate::harness::real_client(client);
     let fleet = Fleet::of(client, &binary, PER_FILE);
     let config = fleet.w.root().join(config);
@@ -1317,9 +1374,9 @@ fn session_harness(client: &str, config: &str, env: &[(&str, &str)]) {
         for (i, n) in fleet.names.iter().enumerate() {
             let command = fleet.command(n);
             let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
-            members.push(format!("{}:{}", json!(n), first.text(",")));
+            members.push(format!("{}:{}", json!(n), shape(n, &first.text(","))));
             if let Some(second) = second {
-                members.push(format!("{}:{}", json!(n), second.text(",")));
+                members.push(format!("{}:{}", json!(n), shape(n, &second.text(","))));
             }
             what.insert(n.clone(), said);
         }
@@ -1333,7 +1390,7 @@ fn session_harness(client: &str, config: &str, env: &[(&str, &str)]) {
             .map(String::as_str)
             .filter(|n| passed(&report, n))
             .collect();
-        let said = session(&fleet, &binary, env, &passed_here);
+        let said = session(&fleet, &binary, env, cwd, &passed_here);
         if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
             eprintln!("{file}:\n{said}\n{report}");
         }
@@ -1356,8 +1413,20 @@ fn session_harness(client: &str, config: &str, env: &[(&str, &str)]) {
 /// those can be false passes, so a slow start on a loaded machine is waited for, not counted)
 /// and half a second more has passed (gemini and qwen start the servers they load together),
 /// or after 20 s (a file it does not load): what it printed.
-fn session(fleet: &Fleet, binary: &Path, env: &[(&str, &str)], passed: &[&str]) -> String {
-    let mut child = fleet.w.program(binary).args(["-p", "hi"]).envs(env).spawn();
+fn session(
+    fleet: &Fleet,
+    binary: &Path,
+    env: &[(&str, &str)],
+    cwd: &str,
+    passed: &[&str],
+) -> String {
+    let mut child = fleet
+        .w
+        .program(binary)
+        .args(["-p", "hi"])
+        .envs(env)
+        .current_dir(fleet.w.root().join(cwd))
+        .spawn();
     let started = |n: &str| !records(&fleet.root.join(n)).is_empty();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::time::Instant::now() < deadline
