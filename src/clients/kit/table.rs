@@ -118,7 +118,7 @@ pub(crate) use folder_readings;
 /// ([`super::file_written::open`] over the folder's format).
 macro_rules! folder_kind {
     ($kind:ident, about: $about:path, layers: $layers:path, $how:ident: $what:tt
-     $(, policy: $policy:expr)? $(, loads_config: $args:expr)?) => {
+     $(, policy: $policy:expr)? $(, loads_config: $args:expr)? $(, load_layers: $load:path)?) => {
         impl $crate::clients::table::Kind for $kind {
             $crate::clients::table::folder_readings!(about: $about, layers: $layers);
             fn open(
@@ -135,6 +135,12 @@ macro_rules! folder_kind {
                 binary: Option<&std::path::Path>,
             ) -> Option<$crate::clients::oracle::Answer> {
                 Some($args(binary))
+            })?
+            $(fn load_layers(
+                &self,
+                user_config: &std::path::Path,
+            ) -> Option<Box<dyn $crate::clients::layers::Loaded>> {
+                Some(Box::new($load(user_config)))
             })?
         }
     };
