@@ -133,10 +133,15 @@ const BLOCKED_EXECUTION: &[&str] = &[
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
-    let gemini_dir = cx.user_config.parent().unwrap_or(Path::new("/"));
+    load(cx.user_config).findings_of(cx)
+}
+
+/// gemini's layer files of this host, read once for a run ([`Files`]).
+pub(crate) fn load(user_config: &Path) -> Files {
+    let gemini_dir = user_config.parent().unwrap_or(Path::new("/"));
     let home = gemini_dir.parent().unwrap_or(Path::new("/"));
     let cwd = std::env::current_dir().ok();
-    read_in(cx, home, cwd.as_deref(), &Vars::from_process())
+    Files::load(user_config, home, cwd.as_deref(), &Vars::from_process())
 }
 
 /// The variables that move gemini's files, as the verifier sees them.
@@ -157,101 +162,164 @@ impl Vars {
     }
 }
 
-fn read_in(cx: &Context, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Vec<Finding> {
-    let mut found = Vec::new();
-    let system = vars
-        .system
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
-    let defaults = vars.defaults.clone().unwrap_or_else(|| {
-        system
-            .parent()
-            .unwrap_or(Path::new("/"))
-            .join("system-defaults.json")
-    });
-    let mut files = vec![
-        ("system settings", system),
-        ("system defaults", defaults),
-        ("user settings", cx.user_config.to_path_buf()),
-    ];
-    if let Some(cwd) = cwd.filter(|c| !same_dir(c, home)) {
-        files.push((
-            "workspace settings",
-            cwd.join(".gemini").join("settings.json"),
-        ));
-    }
-    let mut settings = Vec::new();
-    for (what, file) in &files {
-        // gemini skips a system file that is not root's alone (`isFileAndDirectorySecureSync`,
-        // with a warning): it counts for nothing.
-        if what.starts_with("system") && !secure(file) {
-            continue;
+/// gemini's files read once for a run: each name's findings come from them
+/// ([`Files::findings_of`]) without reading or parsing again — before, each name re-read and
+/// re-parsed every settings file, quadratic in the servers (2 000 servers in settings.json:
+/// 3.5 s for `--only-deployed`, measured).
+pub(crate) struct Files {
+    /// What the settings files do whatever the name: one gemini refuses, one that cannot be
+    /// read.
+    whole: Vec<Finding>,
+    /// The trusted folders file's finding, when gemini refuses it.
+    trust: Vec<Finding>,
+    /// The settings files read, lowest first.
+    settings: Vec<(&'static str, PathBuf, Map<String, Value>)>,
+    /// `mcp-server-enablement.json`: its path, and its document (`None`: missing or one
+    /// gemini takes as empty), or the finding of one that cannot be read.
+    enablement: Result<(PathBuf, Option<Value>), Finding>,
+    /// The `.env` gemini loads: its path and the variables that reach a server, or the
+    /// finding of one that cannot be read.
+    env: Option<Result<(PathBuf, Vec<String>), Finding>>,
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        for (_, _, doc) in self.settings.drain(..) {
+            drop_flat(Value::Object(doc));
         }
-        match settings_file(file) {
-            Ok(None) => {}
-            Ok(Some(doc)) => settings.push((*what, file.clone(), doc)),
-            Err(effect) => found.push(Finding::new(format!("{what} {}", file.display()), effect)),
+        if let Ok((_, Some(doc))) = &mut self.enablement {
+            drop_flat(std::mem::take(doc));
         }
     }
-    for (_, file, doc) in &settings {
-        found.extend(lists(cx.name, file, doc));
-    }
-    // Folder trust is decided from system defaults, user and system settings (not the
-    // workspace's), merged in that order: `security.folderTrust.enabled`, on by default.
-    let trust_in = |label: &str| {
-        settings
-            .iter()
-            .find(|(what, _, _)| *what == label)
-            .and_then(|(_, _, d)| d.get("security")?.get("folderTrust")?.get("enabled"))
-            .and_then(Value::as_bool)
-    };
-    let trust_enabled = trust_in("system settings")
-        .or_else(|| trust_in("user settings"))
-        .or_else(|| trust_in("system defaults"))
-        .unwrap_or(true);
-    if trust_enabled {
-        let file = vars
-            .trusted_folders
+}
+
+impl Files {
+    fn load(user_config: &Path, home: &Path, cwd: Option<&Path>, vars: &Vars) -> Files {
+        let mut whole = Vec::new();
+        let system = vars
+            .system
             .clone()
-            .unwrap_or_else(|| home.join(".gemini").join("trustedFolders.json"));
-        found.extend(trusted_folders(&file));
-    }
-    found.extend(enablement(cx.name, &home.join(".gemini")));
-    let mut excluded: Vec<String> = DEFAULT_EXCLUDED.iter().map(|s| s.to_string()).collect();
-    let mut ignore_local = false;
-    for (_, _, doc) in &settings {
-        let advanced = doc.get("advanced");
-        if let Some(Value::Array(a)) = advanced.and_then(|a| a.get("excludedEnvVars")) {
-            excluded.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
+            .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+        let defaults = vars.defaults.clone().unwrap_or_else(|| {
+            system
+                .parent()
+                .unwrap_or(Path::new("/"))
+                .join("system-defaults.json")
+        });
+        let mut files = vec![
+            ("system settings", system),
+            ("system defaults", defaults),
+            ("user settings", user_config.to_path_buf()),
+        ];
+        if let Some(cwd) = cwd.filter(|c| !same_dir(c, home)) {
+            files.push((
+                "workspace settings",
+                cwd.join(".gemini").join("settings.json"),
+            ));
         }
-        // Later files win (the deep merge); any `true` is the fail-safe reading anyway.
-        if let Some(Value::Bool(b)) = advanced.and_then(|a| a.get("ignoreLocalEnv")) {
-            ignore_local = *b;
+        let mut settings = Vec::new();
+        for (what, file) in files {
+            // gemini skips a system file that is not root's alone
+            // (`isFileAndDirectorySecureSync`, with a warning): it counts for nothing.
+            if what.starts_with("system") && !secure(&file) {
+                continue;
+            }
+            match settings_file(&file) {
+                Ok(None) => {}
+                Ok(Some(doc)) => settings.push((what, file, doc)),
+                Err(effect) => {
+                    whole.push(Finding::new(format!("{what} {}", file.display()), effect))
+                }
+            }
+        }
+        // Folder trust is decided from system defaults, user and system settings (not the
+        // workspace's), merged in that order: `security.folderTrust.enabled`, on by default.
+        let trust_in = |label: &str| {
+            settings
+                .iter()
+                .find(|(what, _, _)| *what == label)
+                .and_then(|(_, _, d)| d.get("security")?.get("folderTrust")?.get("enabled"))
+                .and_then(Value::as_bool)
+        };
+        let trust_enabled = trust_in("system settings")
+            .or_else(|| trust_in("user settings"))
+            .or_else(|| trust_in("system defaults"))
+            .unwrap_or(true);
+        let mut trust = Vec::new();
+        if trust_enabled {
+            let file = vars
+                .trusted_folders
+                .clone()
+                .unwrap_or_else(|| home.join(".gemini").join("trustedFolders.json"));
+            trust.extend(trusted_folders(&file));
+        }
+        let mut excluded: Vec<String> = DEFAULT_EXCLUDED.iter().map(|s| s.to_string()).collect();
+        let mut ignore_local = false;
+        for (_, _, doc) in &settings {
+            let advanced = doc.get("advanced");
+            if let Some(Value::Array(a)) = advanced.and_then(|a| a.get("excludedEnvVars")) {
+                excluded.extend(a.iter().filter_map(Value::as_str).map(str::to_string));
+            }
+            // Later files win (the deep merge); any `true` is the fail-safe reading anyway.
+            if let Some(Value::Bool(b)) = advanced.and_then(|a| a.get("ignoreLocalEnv")) {
+                ignore_local = *b;
+            }
+        }
+        Files {
+            whole,
+            trust,
+            settings,
+            enablement: enablement_file(&home.join(".gemini")),
+            env: env_file(home, cwd, &excluded, ignore_local),
         }
     }
-    if let Some(f) = env_file(cx, home, cwd, &excluded, ignore_local) {
-        found.push(f);
+
+    /// Every layer's finding for the user entry `cx.name`, declared as `cx.declared`.
+    pub(crate) fn findings_of(&self, cx: &Context) -> Vec<Finding> {
+        let mut out = self.whole.clone();
+        for (_, file, doc) in &self.settings {
+            out.extend(lists(cx.name, file, doc));
+        }
+        out.extend(self.trust.iter().cloned());
+        match &self.enablement {
+            Err(unread) => out.push(unread.clone()),
+            Ok((file, Some(doc))) => out.extend(enablement(cx.name, file, doc)),
+            Ok((_, None)) => {}
+        }
+        match &self.env {
+            None => {}
+            Some(Err(unread)) => out.push(unread.clone()),
+            Some(Ok((file, reaching))) => {
+                let keys = env_not_declared(cx.declared, reaching.iter().map(String::as_str));
+                if !keys.is_empty() {
+                    out.push(Finding::new(file.display(), Effect::Changed(keys)));
+                }
+            }
+        }
+        let dropped: Vec<String> = cx
+            .declared
+            .raw
+            .get("env")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .filter(|k| BLOCKED_EXECUTION.contains(&k.to_ascii_uppercase().as_str()))
+            .map(|k| format!("env.{k}"))
+            .collect();
+        if !dropped.is_empty() {
+            out.push(Finding::new(
+                "gemini's BLOCKED_EXECUTION_ENVS (it drops these variables of an entry's own env)",
+                Effect::Changed(dropped),
+            ));
+        }
+        out
     }
-    let dropped: Vec<String> = cx
-        .declared
-        .raw
-        .get("env")
-        .and_then(Value::as_object)
-        .into_iter()
-        .flat_map(|m| m.keys())
-        .filter(|k| BLOCKED_EXECUTION.contains(&k.to_ascii_uppercase().as_str()))
-        .map(|k| format!("env.{k}"))
-        .collect();
-    if !dropped.is_empty() {
-        found.push(Finding::new(
-            "gemini's BLOCKED_EXECUTION_ENVS (it drops these variables of an entry's own env)",
-            Effect::Changed(dropped),
-        ));
+}
+
+impl crate::clients::layers::Loaded for Files {
+    fn findings(&self, cx: &Context) -> Vec<Finding> {
+        self.findings_of(cx)
     }
-    for (_, _, doc) in settings {
-        drop_flat(Value::Object(doc));
-    }
-    found
 }
 
 /// `isFileAndDirectorySecureSync` (POSIX): the file and every directory above it, as named
@@ -470,30 +538,29 @@ fn trusted_folders(file: &Path) -> Option<Finding> {
     Some(Finding::new(file.display(), effect))
 }
 
-/// `~/.gemini/mcp-server-enablement.json`, which `gemini mcp disable` writes.
-fn enablement(name: &str, gemini_dir: &Path) -> Option<Finding> {
+/// `~/.gemini/mcp-server-enablement.json`, which `gemini mcp disable` writes, read: its
+/// document (`None` when missing or when gemini takes it as empty, as it does one JSON.parse
+/// refuses), or the finding of one that cannot be read.
+fn enablement_file(gemini_dir: &Path) -> Result<(PathBuf, Option<Value>), Finding> {
     let file = gemini_dir.join("mcp-server-enablement.json");
-    let source = format!("{} {}", file.display(), normalized(name));
-    let text = match crate::clients::layers::read_layer(
+    let text = crate::clients::layers::read_layer(
         &file,
         "gemini disables servers it names",
         fsio::limits::DOCUMENT,
-    ) {
-        Ok(t) => t?,
-        Err(unread) => return Some(unread),
-    };
-    // gemini reads it with JSON.parse and takes an unreadable one as empty.
-    let Ok(doc) = parse_node(&text) else {
-        return None;
-    };
+    )?;
+    let doc = text.and_then(|t| parse_node(&t).ok());
+    Ok((file, doc))
+}
+
+/// Whether the enablement document `doc` (of `file`) disables `name`.
+fn enablement(name: &str, file: &Path, doc: &Value) -> Option<Finding> {
     let disabled = doc
         .get(normalized(name))
         .and_then(|s| s.get("enabled"))
         .is_some_and(|e| e == &Value::Bool(false));
-    drop_flat(doc);
     disabled.then(|| {
         Finding::new(
-            source,
+            format!("{} {}", file.display(), normalized(name)),
             Effect::Blocked("disabled (/mcp disable in a session): \"enabled\": false".into()),
         )
     })
@@ -522,14 +589,14 @@ fn find_env_file(cwd: Option<&Path>, home: &Path, ignore_local: bool) -> Option<
         .find(|p| exists(p))
 }
 
-/// The variables of the `.env` gemini loads that reach a stdio server.
+/// The `.env` gemini loads and its variables that reach a stdio server (`None`: none is
+/// found), or the finding of one that cannot be read.
 fn env_file(
-    cx: &Context,
     home: &Path,
     cwd: Option<&Path>,
     excluded: &[String],
     ignore_local: bool,
-) -> Option<Finding> {
+) -> Option<Result<(PathBuf, Vec<String>), Finding>> {
     let file = find_env_file(cwd, home, ignore_local)?;
     let text = match crate::clients::layers::read_layer(
         &file,
@@ -537,17 +604,14 @@ fn env_file(
         fsio::limits::DOCUMENT,
     ) {
         Ok(t) => t?,
-        Err(unread) => return Some(unread),
+        Err(unread) => return Some(Err(unread)),
     };
     let excluded: Vec<String> = excluded.iter().map(|s| s.to_uppercase()).collect();
     let reaching = crate::clients::kit::dotenv::names(&text)
         .into_iter()
-        .filter(|k| reaches_server(k, &excluded));
-    let keys = env_not_declared(
-        cx.declared,
-        reaching.collect::<Vec<_>>().iter().map(String::as_str),
-    );
-    (!keys.is_empty()).then(|| Finding::new(file.display(), Effect::Changed(keys)))
+        .filter(|k| reaches_server(k, &excluded))
+        .collect();
+    Some(Ok((file, reaching)))
 }
 
 /// `shouldRedactEnvironmentVariable`, negated, by name only (a value pattern may drop a
@@ -609,12 +673,13 @@ mod tests {
                 defaults: None,
                 trusted_folders: None,
             };
-            read_in(
-                &cx,
+            Files::load(
+                &config,
                 &self.home(),
                 Some(&self.dir.path().join("work")),
                 &vars,
             )
+            .findings_of(&cx)
         }
     }
 

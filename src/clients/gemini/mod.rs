@@ -533,7 +533,8 @@ static ABOUT: super::table::About =
     super::table::about!(cli gemini "Gemini CLI" MCP_DEPLOY_GEMINI,
     npm ["@google/gemini-cli"] (0, 10, 0) ..= (0, 61, 0));
 
-super::table::folder_kind!(GeminiKind, about: ABOUT, layers: layers::read, opens: open, policy: policy::Policy);
+super::table::folder_kind!(GeminiKind, about: ABOUT, layers: layers::read, opens: open,
+    policy: policy::Policy, load_layers: layers::load);
 
 #[cfg(test)]
 mod tests {

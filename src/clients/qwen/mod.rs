@@ -269,7 +269,8 @@ static ABOUT: super::table::About =
     super::table::about!(cli qwen "Qwen Code" MCP_DEPLOY_QWEN,
     npm ["@qwen-code/qwen-code"] (0, 21, 2) ..= (0, 24, 4));
 
-super::table::folder_kind!(QwenKind, about: ABOUT, layers: layers::read, opens: open);
+super::table::folder_kind!(QwenKind, about: ABOUT, layers: layers::read, opens: open,
+    load_layers: layers::load);
 
 #[cfg(test)]
 mod tests;
