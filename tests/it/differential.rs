@@ -469,6 +469,29 @@ impl Fleet {
         }
     }
 
+    /// One file of claude's entry variants (`well_formed`: only ones claude's schema takes),
+    /// each server's entry given by `shape` (its name, claude's entry text), wrapped by
+    /// `wrap`; and what each server's variant is.
+    fn file_of(
+        &self,
+        wrap: Wrap,
+        rng: &mut Rng,
+        well_formed: bool,
+        shape: fn(&str, &str) -> String,
+    ) -> (String, BTreeMap<String, String>) {
+        let mut members = Vec::new();
+        let mut what = BTreeMap::new();
+        for (i, n) in self.names.iter().enumerate() {
+            let (said, first, second) = entry_of(i, &self.command(n), rng, well_formed);
+            members.push(format!("{}:{}", json!(n), shape(n, &first.text(","))));
+            if let Some(second) = second {
+                members.push(format!("{}:{}", json!(n), shape(n, &second.text(","))));
+            }
+            what.insert(n.clone(), said);
+        }
+        (wrap(&format!("{{{}}}", members.join(","))), what)
+    }
+
     /// The declared command of `name`.
     fn command(&self, name: &str) -> String {
         self.flat[name]["command"].as_str().unwrap().to_string()
@@ -997,18 +1020,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
     let mut tally = Tally::default();
     let rounds = FILES.iter().flat_map(|f| [(f, true), (f, false)]);
     for ((file, wrap), well_formed) in rounds {
-        let mut members = Vec::new();
-        let mut what = BTreeMap::new();
-        for (i, n) in fleet.names.iter().enumerate() {
-            let command = fleet.command(n);
-            let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
-            members.push(format!("{}:{}", json!(n), first.text(",")));
-            if let Some(second) = second {
-                members.push(format!("{}:{}", json!(n), second.text(",")));
-            }
-            what.insert(n.clone(), said);
-        }
-        let text = wrap(&format!("{{{}}}", members.join(",")));
+        let (text, what) = fleet.file_of(*wrap, &mut rng, well_formed, |_, e| e.to_string());
         let report = fleet.report(&config, &text, file);
         fs::write(&config, &text).unwrap();
         let listed = fleet
@@ -1369,18 +1381,7 @@ fn session_harness(s: Session) {
     let mut tally = Tally::default();
     let rounds = FILES.iter().flat_map(|f| [(f, true), (f, false)]);
     for ((file, wrap), well_formed) in rounds {
-        let mut members = Vec::new();
-        let mut what = BTreeMap::new();
-        for (i, n) in fleet.names.iter().enumerate() {
-            let command = fleet.command(n);
-            let (said, first, second) = entry_of(i, &command, &mut rng, well_formed);
-            members.push(format!("{}:{}", json!(n), shape(n, &first.text(","))));
-            if let Some(second) = second {
-                members.push(format!("{}:{}", json!(n), shape(n, &second.text(","))));
-            }
-            what.insert(n.clone(), said);
-        }
-        let text = wrap(&format!("{{{}}}", members.join(",")));
+        let (text, what) = fleet.file_of(*wrap, &mut rng, well_formed, shape);
         let report = fleet.report(&config, &text, file);
         fleet.forget_starts();
         fs::write(&config, &text).unwrap();

@@ -594,17 +594,7 @@ fn a_managed_deny_keeps_nothing_out_where_the_release_may_drop_its_file() {
     );
 
     // The host's claude is 2.1.100: it drops the file and loads handadded.
-    let old = compat_client("claude", "2.1.100");
-    fs::remove_file(w.bin().join("claude")).unwrap();
-    std::os::unix::fs::symlink(&old, w.bin().join("claude")).unwrap();
-    let listed = w
-        .program(&old)
-        .args(["mcp", "list"])
-        .env("MCP_TIMEOUT", "3000")
-        .in_private_etc()
-        .run();
-    listed.code(0);
-    assert!(listed.stdout.contains("handadded: "), "{}", listed.shown);
+    claude_release_lists_handadded(&w, "2.1.100");
     let r = fails_naming(
         &w,
         "claude",
@@ -624,7 +614,14 @@ fn a_managed_deny_keeps_nothing_out_under_a_release_without_lists() {
         "claude-code/managed-settings.json",
         r#"{"deniedMcpServers": [{"serverName": "handadded"}]}"#,
     );
-    let old = compat_client("claude", "2.0.0");
+    claude_release_lists_handadded(&w, "2.0.0");
+    fails_naming(&w, "claude", "does not count for certain: claude 2.0.0");
+}
+
+/// Make claude `release` (of the compat cache) the one on the world's PATH, and confirm that
+/// under the private `/etc` it lists (so loads) `handadded`.
+fn claude_release_lists_handadded(w: &World, release: &str) {
+    let old = compat_client("claude", release);
     fs::remove_file(w.bin().join("claude")).unwrap();
     std::os::unix::fs::symlink(&old, w.bin().join("claude")).unwrap();
     let listed = w
@@ -633,6 +630,6 @@ fn a_managed_deny_keeps_nothing_out_under_a_release_without_lists() {
         .env("MCP_TIMEOUT", "3000")
         .in_private_etc()
         .run();
+    listed.code(0);
     assert!(listed.stdout.contains("handadded: "), "{}", listed.shown);
-    fails_naming(&w, "claude", "does not count for certain: claude 2.0.0");
 }

@@ -32,6 +32,15 @@ fn user_config(w: &World) -> PathBuf {
     codex_home(w).join("config.toml")
 }
 
+/// The user config with `before` put before what install wrote and `after` after it; its
+/// path.
+fn around_user_config(w: &World, before: &str, after: &str) -> PathBuf {
+    let file = user_config(w);
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(&file, format!("{before}{text}{after}")).unwrap();
+    file
+}
+
 /// `codex ARGS` with `etc` files in place: the oracle.
 fn codex(w: &World, etc: &[(&str, &str)], args: &[&str]) -> Run {
     w.in_private_etc(etc, real_client("codex"), args).run()
@@ -44,28 +53,33 @@ fn codex_entry(w: &World, etc: &[(&str, &str)]) -> Value {
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}\n{}", r.shown))
 }
 
-fn verify(w: &World, etc: &[(&str, &str)]) -> Run {
+/// `verify-identity` of NAME in codex, JSON report.
+fn verify_args(w: &World) -> Vec<String> {
     let opt = w.opt().join("codetools");
     let doc = w.registered();
-    w.in_private_etc(
-        etc,
-        env!("CARGO_BIN_EXE_mcp-deploy"),
-        &[
-            "verify-identity",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--expect-commit",
-            CT_SHA,
-            "--mcp-json",
-            doc.to_str().unwrap(),
-            "--name",
-            NAME,
-            "--client",
-            "codex",
-            "--json",
-        ],
-    )
-    .run()
+    [
+        "verify-identity",
+        "--prefix",
+        opt.to_str().unwrap(),
+        "--expect-commit",
+        CT_SHA,
+        "--mcp-json",
+        doc.to_str().unwrap(),
+        "--name",
+        NAME,
+        "--client",
+        "codex",
+        "--json",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn verify(w: &World, etc: &[(&str, &str)]) -> Run {
+    let args = verify_args(w);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    w.in_private_etc(etc, env!("CARGO_BIN_EXE_mcp-deploy"), &refs)
+        .run()
 }
 
 fn status(w: &World, etc: &[(&str, &str)]) -> Run {
@@ -241,9 +255,7 @@ fn codex_requirements_identity_of_another_command_drops_it() {
 #[test]
 fn codex_user_config_refused_as_a_whole_by_one_wrong_type() {
     let w = registered();
-    let file = user_config(&w);
-    let text = fs::read_to_string(&file).unwrap();
-    fs::write(&file, format!("model = 3\n{text}")).unwrap();
+    let file = around_user_config(&w, "model = 3\n", "");
     codex(&w, &[], &["mcp", "list", "--json"])
         .code(1)
         .stderr_has("failed to load");
@@ -265,9 +277,7 @@ fn codex_user_config_refused_as_a_whole_by_one_wrong_type() {
 #[test]
 fn codex_a_nested_key_of_the_wrong_type_fails_on_codex_own_answer() {
     let w = registered();
-    let file = user_config(&w);
-    let text = fs::read_to_string(&file).unwrap();
-    fs::write(&file, format!("{text}\n[tui]\nnotifications = 5\n")).unwrap();
+    around_user_config(&w, "", "\n[tui]\nnotifications = 5\n");
     codex(&w, &[], &["mcp", "list", "--json"])
         .code(1)
         .stderr_has("failed to load");
@@ -288,9 +298,7 @@ fn codex_a_nested_key_of_the_wrong_type_fails_on_codex_own_answer() {
 #[test]
 fn codex_a_nested_key_codex_accepts_passes_on_its_answer() {
     let w = registered();
-    let file = user_config(&w);
-    let text = fs::read_to_string(&file).unwrap();
-    fs::write(&file, format!("{text}\n[tui]\nnotifications = true\n")).unwrap();
+    around_user_config(&w, "", "\n[tui]\nnotifications = true\n");
     codex(&w, &[], &["mcp", "list", "--json"]).code(0);
     let r = verify(&w, &[]);
     r.code(0);
@@ -308,29 +316,12 @@ fn codex_a_nested_key_codex_accepts_passes_on_its_answer() {
 #[test]
 fn codex_a_doubt_with_no_codex_to_ask_fails() {
     let w = registered();
-    let file = user_config(&w);
-    let text = fs::read_to_string(&file).unwrap();
-    fs::write(&file, format!("{text}\n[tui]\nnotifications = true\n")).unwrap();
-    let opt = w.opt().join("codetools");
-    let doc = w.registered();
+    around_user_config(&w, "", "\n[tui]\nnotifications = true\n");
     let gone = w.root().join("no-codex");
     let r = w
         .cmd()
         .env("MCP_DEPLOY_CODEX", &gone)
-        .args([
-            "verify-identity",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--expect-commit",
-            CT_SHA,
-            "--mcp-json",
-            doc.to_str().unwrap(),
-            "--name",
-            NAME,
-            "--client",
-            "codex",
-            "--json",
-        ])
+        .args(verify_args(&w))
         .run();
     r.code(1);
     let detail = r.detail("mcp-registration");
@@ -386,9 +377,7 @@ fn codex_managed_config_bad_toml_refuses_everything() {
 #[test]
 fn codex_legacy_profile_selector_refuses_the_user_config() {
     let w = registered();
-    let file = user_config(&w);
-    let text = fs::read_to_string(&file).unwrap();
-    fs::write(&file, format!("profile = \"x\"\n{text}")).unwrap();
+    let file = around_user_config(&w, "profile = \"x\"\n", "");
     codex(&w, &[], &["mcp", "list", "--json"])
         .code(1)
         .stderr_has("legacy `profile");
@@ -429,29 +418,17 @@ fn codex_huge_and_deep_layers_stay_bounded() {
     }
     let deep = format!("[{}]\nx = 1\n", vec!["a"; 100_000].join("."));
     for text in [big.as_str(), deep.as_str()] {
-        let opt = w.opt().join("codetools");
-        let doc = w.registered();
         let prlimit = system_tool("prlimit");
-        let args = [
-            "--as=1073741824",
-            env!("CARGO_BIN_EXE_mcp-deploy"),
-            "verify-identity",
-            "--prefix",
-            opt.to_str().unwrap(),
-            "--expect-commit",
-            CT_SHA,
-            "--mcp-json",
-            doc.to_str().unwrap(),
-            "--name",
-            NAME,
-            "--client",
-            "codex",
-            "--json",
+        let mut args = vec![
+            "--as=1073741824".to_string(),
+            env!("CARGO_BIN_EXE_mcp-deploy").to_string(),
         ];
+        args.extend(verify_args(&w));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         let r = w
-            .in_private_etc(&[("/etc/codex/config.toml", text)], &prlimit, &args)
+            .in_private_etc(&[("/etc/codex/config.toml", text)], &prlimit, &refs)
             .run();
-        // The big one: unknown keys (not compared), a pass; the deep one: TOML codex's
+        // The big one: unknown keys (a doubt, put to codex); the deep one: TOML codex's
         // reader refuses too. Either way a report, never a crash.
         assert!(matches!(r.code, 0 | 1), "{}", r.shown);
         assert!(r.said().contains("mcp-registration"), "{}", r.shown);
@@ -563,9 +540,7 @@ mod across {
 
     pub(super) fn wrong_type_refuses_the_file(release: &str) {
         let w = registered_with(release);
-        let file = user_config(&w);
-        let text = fs::read_to_string(&file).unwrap();
-        fs::write(&file, format!("model = 3\n{text}")).unwrap();
+        let file = around_user_config(&w, "model = 3\n", "");
         w.program(codex_of(release))
             .args(["mcp", "list", "--json"])
             .run()
