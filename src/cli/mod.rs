@@ -80,8 +80,8 @@ pub enum Command {
     /// their args where the client pins them, each http server's URL; gemini: the names) and
     /// print it, or write it into the client's managed policy file.
     Policy(PolicyArgs),
-    /// Check as status does, starting no client; install only what drifted, and say what
-    /// was healed.
+    /// Check as status does (changing nothing); install only what drifted, and say what was
+    /// healed.
     Reconcile(InstallArgs),
     /// List every client mcp-deploy knows: its binary, npm package, supported range and
     /// config file, and on this host the binary found, its release and whether it is supported.

@@ -1,6 +1,6 @@
 //! `status`: its arguments into [`StatusOptions`], the domain's [`status::status`] (where the
-//! loop over clients and servers is), its report to `output`. Read-only: it makes no client
-//! call and writes nothing.
+//! loop over clients and servers is), its report to `output`. Read-only: it writes nothing,
+//! and calls a client only to settle a doubt of its layers (`clients::kit::oracle`).
 
 use crate::cli::StatusArgs;
 use crate::error::Error;
