@@ -63,6 +63,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "deniedMcpServers",
     "allowedMcpServers",
     "allowManagedMcpServersOnly",
+    "managedMcpServers",
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
@@ -288,6 +289,22 @@ impl crate::clients::layers::Loaded for Loaded {
             }
         }
         out.extend(policy(cx, &self.settings));
+        // The organization's own server of the same name (`managedMcpServers` of a managed
+        // settings file, http or sse only): claude 2.1.332's `claude mcp list` shows the user
+        // entry then, but which of the two a session runs is not settled here — a doubt.
+        for s in self.settings.iter().filter(|s| s.managed) {
+            if let Some(Value::Object(servers)) = s.keys.get("managedMcpServers") {
+                if servers.contains_key(cx.name) {
+                    out.push(Finding::new(
+                        format!("{} managedMcpServers", s.path.display()),
+                        Effect::not_compared(
+                            "the organization delivers a server of that name too: which of the \
+                             two a session runs is not known to mcp-deploy",
+                        ),
+                    ));
+                }
+            }
+        }
 
         // 3. Server-delivered settings, cached in the config dir.
         out.extend(self.delivered.iter().cloned());
@@ -764,5 +781,42 @@ mod tests {
             findings(Some(commented))[0].effect,
             Effect::Blocked(_)
         ));
+    }
+
+    /// Issue 35, item 8: the organization's `managedMcpServers` naming our server too is a
+    /// doubt (which entry a session runs is not settled), in a managed settings file only; a
+    /// user settings file's is no setting of claude's.
+    #[test]
+    fn a_managed_mcp_servers_entry_of_our_name_is_a_doubt() {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let org = json!({"managedMcpServers": {"ours": {"type": "http", "url": "https://o/mcp"}}});
+        let declared = entry(json!({"command": "/x", "args": []}));
+        let read = || {
+            read_in(
+                &Context {
+                    name: "ours",
+                    declared: &declared,
+                    user_config: &dir.path().join(".claude.json"),
+                },
+                &Where {
+                    managed: etc.clone(),
+                    config_home: home.clone(),
+                    cwd: None,
+                },
+            )
+        };
+        std::fs::write(home.join("settings.json"), org.to_string()).unwrap();
+        assert_eq!(read(), vec![]);
+        std::fs::write(etc.join("managed-settings.json"), org.to_string()).unwrap();
+        let found = read();
+        assert!(
+            matches!(&found[..], [f] if f.source.ends_with("managed-settings.json managedMcpServers")
+                && matches!(f.effect, Effect::NotCompared(_))),
+            "{found:?}"
+        );
     }
 }

@@ -429,6 +429,24 @@ fn a_50_mib_settings_file_is_read_within_a_memory_limit() {
     );
 }
 
+/// Issue 35, item 8: the organization delivers a server of our name (`managedMcpServers` of
+/// the managed settings, http only). claude 2.1.332's `claude mcp list` still shows the user
+/// entry, and no session was recorded to say which one runs: before, verify-identity passed
+/// (the key was not read); now it is a doubt, named, and fails.
+#[test]
+fn an_organization_server_of_our_name_is_a_doubt_and_fails() {
+    let r = Row::install(Etc::Private);
+    let org =
+        json!({"managedMcpServers": {NAME: {"type": "http", "url": "http://127.0.0.1:9/mcp"}}});
+    r.managed("managed-settings.json", &org.to_string());
+    let listed = r.claude(&["mcp", "list"], None);
+    assert!(listed.stdout.contains(&format!("{NAME}: ")), "{listed}");
+    r.fails(&[
+        "not compared: /etc/claude-code/managed-settings.json managedMcpServers",
+        "delivers a server of that name too",
+    ]);
+}
+
 #[test]
 fn a_settings_fifo_is_not_compared_never_absent() {
     let r = Row::install(Etc::Host);
