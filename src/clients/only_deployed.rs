@@ -186,7 +186,13 @@ fn keeper(
     // A claude list keeps a server out only where the release certainly applies it (issue
     // 35: keep-out evidence counts only when the client certainly applies it).
     let is_list = |f: &Finding| {
-        f.source.ends_with(" deniedMcpServers") || f.source.ends_with(" allowedMcpServers")
+        [
+            " deniedMcpServers",
+            " allowedMcpServers",
+            " strictPluginOnlyCustomization",
+        ]
+        .iter()
+        .any(|key| f.source.ends_with(key))
     };
     let mut not_certain = None;
     for f in candidates {

@@ -64,6 +64,7 @@ const SETTINGS_KEYS: &[&str] = &[
     "allowedMcpServers",
     "allowManagedMcpServersOnly",
     "managedMcpServers",
+    "strictPluginOnlyCustomization",
 ];
 
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
@@ -289,6 +290,28 @@ impl crate::clients::layers::Loaded for Loaded {
             }
         }
         out.extend(policy(cx, &self.settings));
+        // `strictPluginOnlyCustomization` in managed settings: `true`, or a list holding "mcp",
+        // and claude loads only the MCP servers plugins provide — no user-scope one (2.1.100,
+        // 2.1.284 and 2.1.332 list none; 2.0.0 does not know the key). Another value (a string,
+        // a number) locks every surface in 2.1.284 and 2.1.332 and nothing in 2.1.100: a doubt.
+        for s in self.settings.iter().filter(|s| s.managed) {
+            let source = format!("{} strictPluginOnlyCustomization", s.path.display());
+            let effect = match s.keys.get("strictPluginOnlyCustomization") {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => continue,
+                Some(Value::Bool(true)) => Effect::Blocked(
+                    "true: claude loads only the MCP servers plugins provide".into(),
+                ),
+                Some(Value::Array(a)) if a.iter().any(|v| v == "mcp") => Effect::Blocked(
+                    "it lists \"mcp\": claude loads only the MCP servers plugins provide".into(),
+                ),
+                Some(Value::Array(_)) => continue,
+                Some(_) => Effect::not_compared(
+                    "a value that is neither a boolean nor a list: claude 2.1.284 and newer lock \
+                     every surface for it (no user-scope server loads), 2.1.100 none",
+                ),
+            };
+            out.push(Finding::new(source, effect));
+        }
         // The organization's own server of the same name (`managedMcpServers` of a managed
         // settings file, http or sse only): claude 2.1.332's `claude mcp list` shows the user
         // entry then, but which of the two a session runs is not settled here — a doubt.

@@ -756,8 +756,10 @@ static ABOUT: super::table::About =
 /// settings file holding one key of a type it does not take (`"model": 5`, `"hooks": 5`,
 /// `"permissions": {"allow": 5}`) or a list entry of no known shape, and then loads the servers
 /// that file denies; 2.1.284 and 2.1.332 apply the lists of such a file (each seen with
-/// `claude mcp list`, tests/it/only_deployed.rs). mcp-deploy does not replicate claude's
-/// settings schema, so below this release a list keeps nothing out for certain.
+/// `claude mcp list`, tests/it/only_deployed.rs). The same holds for
+/// `strictPluginOnlyCustomization` (2.0.0 does not know it; 2.1.100 reads fewer forms of it).
+/// mcp-deploy does not replicate claude's settings schema, so below this release a list keeps
+/// nothing out for certain.
 pub(crate) const LISTS_HOLD_SINCE: super::version::Version =
     super::version::Version::new(2, 1, 284);
 

@@ -447,6 +447,40 @@ fn an_organization_server_of_our_name_is_a_doubt_and_fails() {
     ]);
 }
 
+/// Issue 35, item 8: `strictPluginOnlyCustomization` in the managed settings (claude 2.1.332's
+/// schema: "blocks non-plugin customization sources") — `true`, or a list holding "mcp" — and
+/// claude loads no user-scope server (`claude mcp list` lists none). verify-identity passed
+/// before (the key was not read). Next instance: a value of no documented form ("skills"),
+/// which 2.1.284 and 2.1.332 take as locking everything and 2.1.100 as nothing: a doubt.
+#[test]
+fn strict_plugin_only_customization_keeps_every_user_server_out() {
+    let r = Row::install(Etc::Private);
+    for (value, want) in [
+        (
+            json!(true),
+            "true: claude loads only the MCP servers plugins provide",
+        ),
+        (json!(["skills", "mcp"]), "it lists \"mcp\""),
+        (
+            json!("skills"),
+            "not compared: /etc/claude-code/managed-settings.json",
+        ),
+    ] {
+        r.managed(
+            "managed-settings.json",
+            &json!({ "strictPluginOnlyCustomization": value }).to_string(),
+        );
+        r.confirm_gone(None);
+        r.fails(&["managed-settings.json strictPluginOnlyCustomization", want]);
+    }
+    // A list without "mcp" locks other surfaces only: the server loads, and the check passes.
+    r.managed(
+        "managed-settings.json",
+        &json!({"strictPluginOnlyCustomization": ["skills"]}).to_string(),
+    );
+    r.verify(&[]).code(0);
+}
+
 #[test]
 fn a_settings_fifo_is_not_compared_never_absent() {
     let r = Row::install(Etc::Host);
