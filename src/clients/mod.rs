@@ -397,8 +397,8 @@ pub(crate) fn user_config(
 
 /// The layers a client applies on this host, for one run: a client whose reader loads its
 /// files once ([`table::Kind::load_layers`]) has read them here; the others read per name.
-/// A doubt the client can settle is put to it once, on the first finding that holds one
-/// ([`kit::oracle`]), and every name's finding is settled by that one answer.
+/// A doubt the client can settle is put to it once a run, on the first finding that holds one
+/// ([`kit::oracle::asked`]), and every name's finding is settled by that one answer.
 pub(crate) struct Layers {
     kind: ClientKind,
     user_config: PathBuf,
@@ -406,7 +406,6 @@ pub(crate) struct Layers {
     /// The binary to ask: the one the run's options give, else the client's as its row finds
     /// it.
     binary: Option<PathBuf>,
-    answer: std::sync::OnceLock<Option<kit::oracle::Answer>>,
 }
 
 enum Reading {
@@ -426,7 +425,6 @@ impl Layers {
             user_config,
             reader,
             binary: None,
-            answer: std::sync::OnceLock::new(),
         }
     }
 
@@ -454,9 +452,7 @@ impl Layers {
             .into_iter()
             .map(|f| {
                 kit::oracle::settle(f, || {
-                    self.answer
-                        .get_or_init(|| self.kind.kind().loads_config(self.binary.as_deref()))
-                        .clone()
+                    kit::oracle::asked(self.kind.kind(), self.binary.as_deref())
                 })
             })
             .collect()

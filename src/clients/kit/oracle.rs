@@ -25,6 +25,24 @@ use crate::identity::layer::{Ask, Doubt, Effect, Finding};
 /// opencode 1.18.33: 2.5 s).
 pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The client `kind`'s answer ([`Kind::loads_config`]), asked of `binary` at most once a run:
+/// a command reads a client's layers more than once (verify-identity's checks, then
+/// `--only-deployed`'s), and each reading must not start the client again (OpenCode's answer
+/// takes 2.5 s).
+pub(crate) fn asked(kind: &dyn super::table::Kind, binary: Option<&Path>) -> Option<Answer> {
+    type Key = (&'static str, Option<PathBuf>);
+    static ANSWERS: std::sync::Mutex<Vec<(Key, Option<Answer>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let key: Key = (kind.about().name, binary.map(Path::to_path_buf));
+    let mut answers = ANSWERS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, answer)) = answers.iter().find(|(k, _)| *k == key) {
+        return answer.clone();
+    }
+    let answer = kind.loads_config(binary);
+    answers.push((key, answer.clone()));
+    answer
+}
+
 /// What the client said to a question.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Answer {

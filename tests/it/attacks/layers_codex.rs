@@ -311,6 +311,39 @@ fn codex_a_nested_key_codex_accepts_passes_on_its_answer() {
     status(&w, &[]).code(0);
 }
 
+/// The doubt is put to codex once a run, however often the run reads codex's layers
+/// (verify-identity's checks, then `--only-deployed`'s): codex on PATH is a wrapper that logs
+/// each call and runs the real one.
+#[test]
+fn codex_is_asked_once_a_run() {
+    let w = registered();
+    around_user_config(&w, "", "\n[tui]\nnotifications = true\n");
+    let log = w.root().join("codex-calls.log");
+    fs::remove_file(w.bin().join("codex")).unwrap();
+    write_exec(
+        &w.bin().join("codex"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {}\nexec {} \"$@\"\n",
+            log.display(),
+            real_client("codex").display()
+        ),
+    );
+    let mut args = verify_args(&w);
+    args.push("--only-deployed".into());
+    let r = w.cmd().args(&args).run();
+    assert!(
+        r.detail("mcp-registration")
+            .contains("accepts its whole configuration"),
+        "{r}"
+    );
+    let calls = fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        calls.lines().filter(|l| l.contains("mcp list")).count(),
+        1,
+        "{calls}"
+    );
+}
+
 /// Next instance: the same doubt with no codex to ask (the variable names a binary that is
 /// not there): it stays a doubt, and fails, saying why it could not be settled.
 #[test]
