@@ -74,8 +74,9 @@ pub(crate) fn read(cx: &Context) -> Vec<Finding> {
 /// The files whose doubt OpenCode's answer settles ([`super::loads_config`]): the ones its
 /// scratch run reads as they are — the user files of the config directory, `~/.opencode`'s
 /// own, and the managed directory's — not `OPENCODE_CONFIG`, `OPENCODE_CONFIG_DIR` or a
-/// project's file (never copied, as that run loads no project), and not a file whose copy
-/// drops a key (`plugin`, or one that `{env:...}` could turn into it): those stay doubts.
+/// project's file (never copied, as that run loads no project). A file whose copy drops a key
+/// (`plugin`, or one that `{env:...}` could turn into it) is not answered either: its doubt is
+/// made unaskable where the file is read ([`check_file`]).
 fn answered(config: &Path) -> Vec<PathBuf> {
     let dir = config
         .parent()
@@ -87,12 +88,6 @@ fn answered(config: &Path) -> Vec<PathBuf> {
     for d in [home, managed] {
         files.extend(["opencode.json", "opencode.jsonc"].map(|f| d.join(f)));
     }
-    files.retain(|f| match file_backed::read_document(f) {
-        Ok(Some(Value::Object(top))) => !top
-            .keys()
-            .any(|k| k == "plugin" || opencode::substituted(k)),
-        _ => true,
-    });
     files
 }
 
@@ -174,14 +169,20 @@ fn check_file(file: &Path) -> Vec<Finding> {
         .filter(|k| NOT_CHECKED.contains(k))
         .collect();
     if !unchecked.is_empty() {
-        found.push(Finding::new(
-            file.display(),
-            Effect::NotCompared(Doubt::loads_config(format!(
-                "OpenCode refuses its whole config for one value of the wrong type, and \
-                 mcp-deploy does not check the schema of {}",
-                unchecked.join(", ")
-            ))),
+        let mut doubt = Doubt::loads_config(format!(
+            "OpenCode refuses its whole config for one value of the wrong type, and mcp-deploy \
+             does not check the schema of {}",
+            unchecked.join(", ")
         ));
+        // The copy OpenCode answers for drops these keys ([`answered`]): its answer is not
+        // this file's.
+        if top
+            .keys()
+            .any(|k| k == "plugin" || opencode::substituted(k))
+        {
+            doubt.ask = None;
+        }
+        found.push(Finding::new(file.display(), Effect::NotCompared(doubt)));
     }
     found
 }
@@ -333,7 +334,12 @@ mod tests {
         );
         std::fs::write(&f, r#"{"provider": {}, "mcp": {}}"#).unwrap();
         assert!(
-            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.why.contains("provider"))
+            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.why.contains("provider") && w.ask.is_some())
+        );
+        // Beside a `plugin` key, which the copy OpenCode answers for drops, it is not asked.
+        std::fs::write(&f, r#"{"plugin": [], "provider": {}, "mcp": {}}"#).unwrap();
+        assert!(
+            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.ask.is_none())
         );
         // Deep nesting neither overflows the stack nor counts as refused here.
         let deep = format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
