@@ -150,12 +150,14 @@ fn keeper(
 ) -> Result<Finding, Option<String>> {
     let mut findings = Vec::new();
     let codex = kind.name() == "codex";
-    if !codex || is_user_scope(reg) {
+    // codex merges every layer's table of one name into one server, whichever file holds it:
+    // the managed file's `enabled = false` (the top layer, the only one that counts below)
+    // disables a server of any scope.
+    if !codex || is_user_scope(reg) || reg.scope.starts_with("managed") {
         findings.extend(layers.of(&reg.name, entry));
     }
     if codex {
-        // codex's reader follows a user-scope entry through its layers; its requirements
-        // allowlist applies to a server of any scope.
+        // Its requirements allowlist applies to a server of any scope.
         findings.extend(clients::codex::layers::requirements_for(
             &reg.name, &entry.raw,
         ));
@@ -183,24 +185,13 @@ fn keeper(
                 && (!allowlist || managed_only())
         })
         .collect();
-    // A claude list keeps a server out only where the release certainly applies it (issue
-    // 35: keep-out evidence counts only when the client certainly applies it).
-    let is_list = |f: &Finding| {
-        [
-            " deniedMcpServers",
-            " allowedMcpServers",
-            " strictPluginOnlyCustomization",
-        ]
-        .iter()
-        .any(|key| f.source.ends_with(key))
-    };
+    // Evidence keeps a server out only where the release on the host certainly applies it
+    // (issue 35, items 1 and 9): claude's lists, codex's `enabled = false` and requirements.
     let mut not_certain = None;
     for f in candidates {
-        if claude && is_list(&f) {
-            if let Err(why) = clients::claude::lists_certainly_apply() {
-                not_certain = Some(format!("{} does not count for certain: {why}", f.source));
-                continue;
-            }
+        if let Err(why) = kind.kind().keeps_out_here(&f) {
+            not_certain = Some(format!("{} does not count for certain: {why}", f.source));
+            continue;
         }
         return Ok(f);
     }

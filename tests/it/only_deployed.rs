@@ -633,3 +633,86 @@ fn claude_release_lists_handadded(w: &World, release: &str) {
     listed.code(0);
     assert!(listed.stdout.contains("handadded: "), "{}", listed.shown);
 }
+
+/// Issue 35, item 9, codex: `enabled = false` for a hand-added server in the managed
+/// `/etc/codex/managed_config.toml` keeps it out under the pinned codex (which disables it),
+/// and under 0.100.0; codex 0.45.0 does not know `enabled` and starts it (its `mcp list
+/// --json` lists it with no `enabled` at all, and 0.47.0 is the first to obey the key).
+/// `--only-deployed` counted the switch on every release before.
+#[test]
+fn a_managed_enabled_false_keeps_nothing_out_under_codex_before_0_47() {
+    let w = codex_with_a_hand_added_server();
+    etc_file(
+        &w,
+        "codex/managed_config.toml",
+        "[mcp_servers.handadded]\ncommand = \"/bin/cat\"\nenabled = false\n",
+    );
+    assert_eq!(codex_entry(&w, "handadded")["enabled"], false);
+    let r = verify(&w, "codex", BOTH, &["--only-deployed"]).run();
+    r.code(0);
+    let (ok, detail) = only_deployed(&r);
+    assert!(
+        ok && detail.contains("kept out by /etc/codex/managed_config.toml"),
+        "{detail}"
+    );
+    codex_release(&w, "0.100.0");
+    verify(&w, "codex", BOTH, &["--only-deployed"])
+        .run()
+        .code(0);
+
+    let listed = codex_release(&w, "0.45.0");
+    let handadded = listed.iter().find(|s| s["name"] == "handadded");
+    assert!(
+        handadded.is_some_and(|s| s.get("enabled").is_none()),
+        "{listed:?}"
+    );
+    let r = fails_naming(
+        &w,
+        "codex",
+        "/etc/codex/managed_config.toml [mcp_servers.handadded] enabled does not count for \
+         certain: codex 0.45.0 may not apply it: the first release known to obey `enabled = \
+         false` is 0.47.0",
+    );
+    others_pass(&r);
+}
+
+/// The next instance: the requirements allowlist that keeps a hand-added server out under the
+/// pinned codex (`a_hand_added_codex_server_fails_only_deployed_...`) is not read by 0.45.0,
+/// which lists the server as it is (0.87.0 is the first to apply it).
+#[test]
+fn a_requirements_allowlist_keeps_nothing_out_under_codex_before_0_87() {
+    let w = codex_with_a_hand_added_server();
+    etc_file(
+        &w,
+        "codex/requirements.toml",
+        "[mcp_servers.other.identity]\ncommand = \"/bin/true\"\n",
+    );
+    assert_eq!(codex_entry(&w, "handadded")["enabled"], false);
+    let listed = codex_release(&w, "0.45.0");
+    assert!(
+        listed.iter().any(|s| s["name"] == "handadded"),
+        "{listed:?}"
+    );
+    fails_naming(
+        &w,
+        "codex",
+        "does not count for certain: codex 0.45.0 may not apply it: the first release known \
+         to apply requirements.toml's allowlist is 0.87.0",
+    );
+}
+
+/// Make codex `release` (of the compat cache) the one on the world's PATH: what it lists
+/// under the private `/etc` (`codex mcp list --json`).
+fn codex_release(w: &World, release: &str) -> Vec<Value> {
+    let old = compat_client("codex", release);
+    fs::remove_file(w.bin().join("codex")).unwrap();
+    std::os::unix::fs::symlink(&old, w.bin().join("codex")).unwrap();
+    let listed = w
+        .program(&old)
+        .args(["mcp", "list", "--json"])
+        .in_private_etc()
+        .run();
+    listed.code(0);
+    let json = &listed.stdout[listed.stdout.find('[').unwrap_or(0)..];
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}\n{}", listed.shown))
+}

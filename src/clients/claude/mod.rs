@@ -764,31 +764,16 @@ pub(crate) const LISTS_HOLD_SINCE: super::version::Version =
     super::version::Version::new(2, 1, 284);
 
 /// Whether claude's deny and allow lists certainly apply on this host: the release of the
-/// claude a run would call (`--claude`'s variable, else `PATH`), learnt without starting it,
-/// is [`LISTS_HOLD_SINCE`] or newer. `Err`: why not. Found once per run.
+/// claude a run would call ([`super::version::on_host`]) is [`LISTS_HOLD_SINCE`] or newer.
+/// `Err`: why not.
 pub(crate) fn lists_certainly_apply() -> Result<super::version::Version, String> {
-    static FOUND: std::sync::OnceLock<Result<super::version::Version, String>> =
-        std::sync::OnceLock::new();
-    FOUND
-        .get_or_init(|| {
-            let binary = super::oracle::binary_to_ask(&ABOUT, None)
-                .map_err(|why| format!("its release is not known: {why}"))?;
-            match super::version::detect("claude", &binary, None) {
-                Ok(Some(v)) if v >= LISTS_HOLD_SINCE => Ok(v),
-                Ok(Some(v)) => Err(format!(
-                    "claude {v} ({}) may not apply them: before {LISTS_HOLD_SINCE} a release \
-                     obeys no list (2.0.0) or drops a settings file over one key of a type it \
-                     does not take (2.1.100)",
-                    binary.display()
-                )),
-                Ok(None) => Err(format!(
-                    "the release of {} is not known without starting it",
-                    binary.display()
-                )),
-                Err(e) => Err(super::runner::first_lines(&e.to_string())),
-            }
-        })
-        .clone()
+    match super::version::on_host(&ABOUT)? {
+        v if v >= LISTS_HOLD_SINCE => Ok(v),
+        v => Err(format!(
+            "claude {v} may not apply them: before {LISTS_HOLD_SINCE} a release obeys no list \
+             (2.0.0) or drops a settings file over one key of a type it does not take (2.1.100)"
+        )),
+    }
 }
 
 impl super::table::Kind for ClaudeKind {
@@ -810,6 +795,22 @@ impl super::table::Kind for ClaudeKind {
     }
     fn policy(&self) -> Option<&'static dyn super::PolicyWriter> {
         Some(&policy::Policy)
+    }
+    /// A list (`deniedMcpServers`, `allowedMcpServers`, `strictPluginOnlyCustomization`)
+    /// keeps a server out only under a release that certainly applies it
+    /// ([`lists_certainly_apply`]).
+    fn keeps_out_here(&self, finding: &super::layers::Finding) -> Result<(), String> {
+        let is_list = [
+            " deniedMcpServers",
+            " allowedMcpServers",
+            " strictPluginOnlyCustomization",
+        ]
+        .iter()
+        .any(|key| finding.source.ends_with(key));
+        match is_list {
+            true => lists_certainly_apply().map(|_| ()),
+            false => Ok(()),
+        }
     }
 }
 

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 use crate::clients::layers::{Context, Effect, Finding};
+use crate::clients::version::Version;
 use crate::identity::layer::Doubt;
 
 /// Where codex reads its system layers on Linux (fixed paths in its code).
@@ -392,6 +393,42 @@ fn lookup<'t>(doc: &'t Table, path: &[&str]) -> Option<&'t Value> {
         v = v.as_table()?.get(*k)?;
     }
     Some(v)
+}
+
+/// The first release that obeys `enabled = false` (0.45.0 lists and starts such a server,
+/// even when `/etc/codex/managed_config.toml` sets it; 0.47.0, the next on npm, disables it).
+pub(crate) const ENABLED_OBEYED_SINCE: Version = Version::new(0, 47, 0);
+/// The first release that applies `/etc/codex/requirements.toml`'s `[mcp_servers]` allowlist
+/// (0.80.0 starts a server it does not name; 0.87.0, the next on npm, disables it).
+pub(crate) const REQUIREMENTS_SINCE: Version = Version::new(0, 87, 0);
+/// The release whose config schema mcp-deploy carries ([`schema`]): an older one may not know
+/// a key, and then neither refuses its type nor obeys it.
+pub(crate) const SCHEMA_OF: Version = Version::new(0, 171, 0);
+
+/// Whether the codex on this host certainly applies the keep-out evidence `finding`
+/// (`--only-deployed`; issue 35, item 9): an `enabled = false` from [`ENABLED_OBEYED_SINCE`],
+/// the requirements allowlist from [`REQUIREMENTS_SINCE`], a refused configuration only under
+/// the release whose schema is carried ([`SCHEMA_OF`]) or newer.
+pub(crate) fn keeps_out_here(finding: &Finding) -> Result<(), String> {
+    let refusal = matches!(&finding.effect, Effect::Blocked(w) if w.starts_with("codex refuses"));
+    let (since, rule) = if refusal {
+        (
+            SCHEMA_OF,
+            "refuse a configuration over it, by the schema mcp-deploy carries",
+        )
+    } else if finding.source.ends_with(" enabled") {
+        (ENABLED_OBEYED_SINCE, "obey `enabled = false`")
+    } else if finding.source.contains("requirements.toml") {
+        (REQUIREMENTS_SINCE, "apply requirements.toml's allowlist")
+    } else {
+        (SCHEMA_OF, "apply it")
+    };
+    match crate::clients::version::on_host(&super::ABOUT)? {
+        v if v >= since => Ok(()),
+        v => Err(format!(
+            "codex {v} may not apply it: the first release known to {rule} is {since}"
+        )),
+    }
 }
 
 /// The requirements allowlist alone, for the server `name` of any scope whose entry (in the

@@ -460,10 +460,11 @@ static ABOUT: super::table::About = super::table::about!(cli codex "Codex" MCP_D
 // requirements) as every codex start does, and exits 1 with "failed to load bootstrap
 // configuration" when it refuses it (codex 0.171.0).
 super::table::folder_kind!(CodexKind, about: ABOUT, layers: layers::read, opens: open,
-    policy: policy::Policy, loads_config: loads_config, load_layers: layers::load_files);
+    policy: policy::Policy, loads_config: loads_config, load_layers: layers::load_files,
+    keeps_out: layers::keeps_out_here);
 
 fn loads_config(binary: Option<&Path>) -> super::oracle::Answer {
-    super::oracle::ask_cli(&ABOUT, &["mcp", "list", "--json"], binary)
+    super::oracle::ask_cli(&ABOUT, &["mcp", "list", "--json"], &[], binary)
 }
 
 #[cfg(test)]

@@ -83,9 +83,14 @@ pub(crate) fn binary_to_ask(row: &About, binary: Option<&Path>) -> Result<PathBu
     })
 }
 
-/// Ask the client of `row` by running its CLI with `args` from mcp-deploy's empty working
-/// directory: exit 0 accepts.
-pub(crate) fn ask_cli(row: &About, args: &[&str], binary: Option<&Path>) -> Answer {
+/// Ask the client of `row` by running its CLI with `args` (and the variables `env`) from
+/// mcp-deploy's empty working directory: exit 0 accepts.
+pub(crate) fn ask_cli(
+    row: &About,
+    args: &[&str],
+    env: &[(&'static str, &'static str)],
+    binary: Option<&Path>,
+) -> Answer {
     let binary = match binary_to_ask(row, binary) {
         Ok(b) => b,
         Err(why) => return Answer::Unasked(why),
@@ -100,7 +105,11 @@ pub(crate) fn ask_cli(row: &About, args: &[&str], binary: Option<&Path>) -> Answ
         Some(&binary),
         true,
         TIMEOUT,
-        vec![("NO_COLOR", "1".into()), ("RUST_BACKTRACE", "0".into())],
+        [("NO_COLOR", "1"), ("RUST_BACKTRACE", "0")]
+            .iter()
+            .chain(env)
+            .map(|(k, v)| (*k, (*v).into()))
+            .collect(),
         row.install_help(),
     ) {
         Ok(r) => r,

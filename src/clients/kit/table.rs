@@ -67,6 +67,13 @@ pub(crate) trait Kind: Sync {
     fn loads_config(&self, _binary: Option<&Path>) -> Option<super::oracle::Answer> {
         None
     }
+    /// Whether the release on this host certainly applies the keep-out evidence of `finding`
+    /// (a deny, a disable, an allowlist: `--only-deployed`), where releases differ in it
+    /// (issue 35, item 9; docs/clients.md, "Rules per release"). `Err`: why it does not count
+    /// for certain. By default no release is known to differ.
+    fn keeps_out_here(&self, _finding: &Finding) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The readings of a [`Kind`] that every client's folder names alike: its metadata (the
@@ -118,7 +125,8 @@ pub(crate) use folder_readings;
 /// ([`super::file_written::open`] over the folder's format).
 macro_rules! folder_kind {
     ($kind:ident, about: $about:path, layers: $layers:path, $how:ident: $what:tt
-     $(, policy: $policy:expr)? $(, loads_config: $args:expr)? $(, load_layers: $load:path)?) => {
+     $(, policy: $policy:expr)? $(, loads_config: $args:expr)? $(, load_layers: $load:path)?
+     $(, keeps_out: $keeps:path)?) => {
         impl $crate::clients::table::Kind for $kind {
             $crate::clients::table::folder_readings!(about: $about, layers: $layers);
             fn open(
@@ -141,6 +149,12 @@ macro_rules! folder_kind {
                 user_config: &std::path::Path,
             ) -> Option<Box<dyn $crate::clients::layers::Loaded>> {
                 Some(Box::new($load(user_config)))
+            })?
+            $(fn keeps_out_here(
+                &self,
+                finding: &$crate::clients::layers::Finding,
+            ) -> Result<(), String> {
+                $keeps(finding)
             })?
         }
     };

@@ -251,6 +251,31 @@ pub(crate) fn detect(
     Ok(found)
 }
 
+/// The release of the `row` client that a run would call on this host (its variable, else its
+/// name on `PATH`: [`super::oracle::binary_to_ask`]), learnt without starting it ([`detect`]
+/// with no `--version` run), once per run. A reader whose rule differs between releases
+/// follows this one (docs/clients.md, "Rules per release"); `Err` says why it is not known,
+/// and such a reader takes the rule of the release that applies the least.
+pub(crate) fn on_host(row: &super::table::About) -> Result<Version, String> {
+    static FOUND: Mutex<Vec<(&'static str, Result<Version, String>)>> = Mutex::new(Vec::new());
+    let mut found = FOUND.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, known)) = found.iter().find(|(name, _)| *name == row.name) {
+        return known.clone();
+    }
+    let release = super::oracle::binary_to_ask(row, None)
+        .map_err(|why| format!("its release is not known: {why}"))
+        .and_then(|binary| match detect(row.name, &binary, None) {
+            Ok(Some(v)) => Ok(v),
+            Ok(None) => Err(format!(
+                "the release of {} is not known without starting it",
+                binary.display()
+            )),
+            Err(e) => Err(super::runner::first_lines(&e.to_string())),
+        });
+    found.push((row.name, release.clone()));
+    release
+}
+
 /// The release named by the package files of the binary at `canonical` (its symlinks
 /// resolved): the `package.json` of one of `s.packages` in the binary's directory or one of
 /// the three above it (`bin/claude.exe`, `cli.js`, `bundle/gemini.js`, `dist/index.js`,
