@@ -354,6 +354,12 @@ pub(crate) fn without_top_keys(text: &str, drop: impl Fn(&str) -> bool) -> Optio
 /// The whole document of a JSON-with-comments file, bounded and symlink-safe as [`read_servers`]
 /// reads it: `None` when there is no file.
 pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
+    Ok(read_document_marked(path)?.map(|(doc, _)| doc))
+}
+
+/// [`read_document`], and whether the file begins with a byte order mark (which some client
+/// releases refuse: OpenCode 1.3.2 to 1.15.13).
+pub(crate) fn read_document_marked(path: &Path) -> Result<Option<(Value, bool)>, ClientError> {
     let f = JsoncFile {
         path: path.to_path_buf(),
         key: "",
@@ -363,7 +369,8 @@ pub(crate) fn read_document(path: &Path) -> Result<Option<Value>, ClientError> {
     let Some(text) = f.read_text()? else {
         return Ok(None);
     };
-    f.parse(&text).map(|(_, doc)| Some(doc))
+    f.parse(&text)
+        .map(|(_, doc)| Some((doc, text.starts_with(BOM))))
 }
 
 /// `text` parsed as the clients parse it, `None` when it is not valid.

@@ -19,14 +19,37 @@
 //!   nested schemas mcp-deploy does not carry: a file holding one is named as not compared.
 //!
 //! A file that is not JSON with comments is already counted by the shadow check.
+//!
+//! **Per release** (the release on the host, [`crate::clients::version::on_host`]): before
+//! [`ENTRY_KEYS_DROPPED_SINCE`] OpenCode refuses its whole config over an `mcp` entry key its
+//! schema does not have (`cwd` or `foo` beside a local server: 1.0.61 and 1.3.2 exit 1 where
+//! 1.18.33 drops the key), and 1.0.61 over a toggle or an `oauth`; before
+//! [`TOP_KEYS_DROPPED_SINCE`] over a top-level key it does not know (1.17.19 and 1.18.15 refuse
+//! `"foo": 1`), and 1.3.2 to 1.15.13 over a byte order mark. mcp-deploy carries 1.18.33's schema only, so on such a release every key
+//! beyond the ones each supported release takes is put to the client ([`super::loads_config`]).
+//! A release that is not known takes these older rules.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
 use crate::clients::layers::{Context, Effect, Finding};
+use crate::clients::version::Version;
 use crate::clients::{file_backed, opencode};
 use crate::identity::layer::Doubt;
+
+/// The first release known to drop an `mcp` entry key its schema does not have: 1.3.2 refuses
+/// the whole config over one, 1.14.34 (the next release on npm) drops it.
+pub(crate) const ENTRY_KEYS_DROPPED_SINCE: Version = Version::new(1, 14, 34);
+/// The first release known to drop a top-level key it does not know: 1.18.14 refuses the
+/// whole config over one (as 1.18.15 does), 1.18.16 drops it.
+pub(crate) const TOP_KEYS_DROPPED_SINCE: Version = Version::new(1, 18, 16);
+/// The keys of a local and of a remote `mcp` entry that every supported release's schema has
+/// (1.0.61 knows no `cwd` and no `oauth`, and refuses a toggle).
+const ENTRY_KEYS_OF_EVERY_RELEASE: [&[&str]; 2] = [
+    &["type", "command", "environment", "enabled", "timeout"],
+    &["type", "url", "headers", "enabled", "timeout"],
+];
 
 /// The Config keys whose nested schemas are not checked here.
 const NOT_CHECKED: &[&str] = &[
@@ -55,10 +78,11 @@ const NOT_CHECKED: &[&str] = &[
 pub(crate) fn read(cx: &Context) -> Vec<Finding> {
     let cwd = std::env::current_dir().ok();
     let asked = answered(cx.user_config);
+    let release = crate::clients::version::on_host(&opencode::ABOUT);
     merged_files(cx.user_config, cwd.as_deref())
         .iter()
         .flat_map(|f| {
-            let mut found = check_file(f);
+            let mut found = check_file(f, &release);
             if !asked.contains(f) {
                 for finding in &mut found {
                     if let Effect::NotCompared(doubt) = &mut finding.effect {
@@ -128,10 +152,11 @@ fn merged_files(config: &Path, cwd: Option<&Path>) -> Vec<PathBuf> {
     files
 }
 
-fn check_file(file: &Path) -> Vec<Finding> {
+/// The refusals and doubts of one file, under the rules of `release` (the one on the host).
+fn check_file(file: &Path, release: &Result<Version, String>) -> Vec<Finding> {
     // Missing, or not JSON with comments: nothing to add here (the shadow check counts a
     // file it cannot read).
-    let Ok(Some(doc)) = file_backed::read_document(file) else {
+    let Ok(Some((doc, bom))) = file_backed::read_document_marked(file) else {
         return Vec::new();
     };
     let refused = |key: &str, why: String| {
@@ -168,12 +193,19 @@ fn check_file(file: &Path) -> Vec<Finding> {
         .map(String::as_str)
         .filter(|k| NOT_CHECKED.contains(k))
         .collect();
+    let mut whys = Vec::new();
     if !unchecked.is_empty() {
-        let mut doubt = Doubt::loads_config(format!(
+        whys.push(format!(
             "OpenCode refuses its whole config for one value of the wrong type, and mcp-deploy \
              does not check the schema of {}",
             unchecked.join(", ")
         ));
+    }
+    if let Some(why) = older_rules(&top, bom, release) {
+        whys.push(why);
+    }
+    if !whys.is_empty() {
+        let mut doubt = Doubt::loads_config(whys.join("; "));
         // The copy OpenCode answers for drops these keys ([`answered`]): its answer is not
         // this file's.
         if top
@@ -185,6 +217,59 @@ fn check_file(file: &Path) -> Vec<Finding> {
         found.push(Finding::new(file.display(), Effect::NotCompared(doubt)));
     }
     found
+}
+
+/// Why a file is in doubt under the rules of a release older than the schema mcp-deploy
+/// carries (module header): the keys it holds that such a release may refuse the whole config
+/// over, and a byte order mark (1.3.2 to 1.15.13 refuse it: "InvalidSymbol at line 1, column
+/// 1"; 1.0.61 and 1.18.16 read it). `None` on a release that drops unknown keys, or when
+/// there are none.
+fn older_rules(
+    top: &Map<String, Value>,
+    bom: bool,
+    release: &Result<Version, String>,
+) -> Option<String> {
+    let (release_said, found) = match release {
+        Ok(v) if *v >= TOP_KEYS_DROPPED_SINCE => return None,
+        Ok(v) => (format!("OpenCode {v}"), Some(*v)),
+        Err(why) => (format!("the OpenCode on this host ({why})"), None),
+    };
+    let mut keys: Vec<String> = bom
+        .then(|| "a byte order mark".to_string())
+        .into_iter()
+        .collect();
+    keys.extend(
+        top.keys()
+            .filter(|k| !matches!(k.as_str(), "$schema" | "mcp"))
+            .cloned(),
+    );
+    if found.is_none_or(|v| v < ENTRY_KEYS_DROPPED_SINCE) {
+        for (name, entry) in top
+            .get("mcp")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flatten()
+        {
+            let Some(m) = entry.as_object() else { continue };
+            let known = match m.get("type").and_then(Value::as_str) {
+                Some("local") => ENTRY_KEYS_OF_EVERY_RELEASE[0],
+                Some("remote") => ENTRY_KEYS_OF_EVERY_RELEASE[1],
+                _ => &[],
+            };
+            keys.extend(
+                m.keys()
+                    .filter(|k| !known.contains(&k.as_str()))
+                    .map(|k| format!("mcp.{name}.{k}")),
+            );
+        }
+    }
+    (!keys.is_empty()).then(|| {
+        format!(
+            "{release_said} is older than {TOP_KEYS_DROPPED_SINCE}, whose schema mcp-deploy \
+             carries, and may refuse its whole config over what it does not know: {}",
+            keys.join(", ")
+        )
+    })
 }
 
 fn is_string_array(v: &Value) -> bool {
@@ -313,6 +398,49 @@ mod tests {
         }
     }
 
+    /// Issue 35, item 9: OpenCode 1.0.61 and 1.3.2 refuse the whole config over an entry key
+    /// 1.18.33 drops (`cwd`, `foo`), 1.17.19 and 1.18.14 over an unknown top-level key; each
+    /// seen with `opencode debug config` (tests/it/differential.rs runs the harness at
+    /// 1.0.61, 1.3.2 and the pinned release).
+    #[test]
+    fn an_older_release_puts_every_key_it_may_not_know_to_opencode() {
+        let doc = json!({"$schema": "s", "theme": "x", "mcp": {
+            "ours": {"type": "local", "command": ["/x"], "environment": {}, "timeout": 5},
+            "other": {"type": "local", "command": ["/y"], "cwd": "/tmp"},
+            "toggle": {"enabled": false},
+            "remote": {"type": "remote", "url": "u", "oauth": false},
+        }});
+        let top = doc.as_object().unwrap();
+        let at = |v: Result<Version, String>| older_rules(top, false, &v).unwrap_or_default();
+        let oldest = at(Ok(Version::new(1, 3, 2)));
+        for key in [
+            "theme",
+            "mcp.other.cwd",
+            "mcp.toggle.enabled",
+            "mcp.remote.oauth",
+        ] {
+            assert!(oldest.contains(key), "{key}: {oldest}");
+        }
+        assert!(!oldest.contains("mcp.ours"), "{oldest}");
+        let middle = at(Ok(Version::new(1, 17, 19)));
+        assert!(
+            middle.contains("theme") && !middle.contains("mcp."),
+            "{middle}"
+        );
+        assert_eq!(at(Ok(Version::new(1, 18, 16))), "");
+        assert_eq!(at(Ok(Version::new(1, 18, 33))), "");
+        // Not known: the oldest rules, and why it is not known.
+        let unknown = at(Err("no opencode on PATH".into()));
+        assert!(unknown.contains("mcp.other.cwd") && unknown.contains("no opencode on PATH"));
+        let plain = json!({"mcp": {"ours": {"type": "local", "command": ["/x"]}}});
+        let plain = plain.as_object().unwrap();
+        assert_eq!(older_rules(plain, false, &Ok(Version::new(1, 0, 61))), None);
+        // A byte order mark: 1.3.2 to 1.15.13 refuse the file.
+        let bom = older_rules(plain, true, &Ok(Version::new(1, 15, 13))).unwrap_or_default();
+        assert!(bom.contains("byte order mark"), "{bom}");
+        assert_eq!(older_rules(plain, true, &Ok(Version::new(1, 18, 16))), None);
+    }
+
     #[test]
     fn a_refused_file_blocks_and_unchecked_keys_are_named() {
         let dir = tempfile::tempdir().unwrap();
@@ -322,7 +450,8 @@ mod tests {
             r#"{"model": 1, "share": "auto", "bogus": {}, "mcp": {"x": {"type": "no"}}}"#,
         )
         .unwrap();
-        let found = check_file(&f);
+        let newest = Ok(Version::new(1, 18, 33));
+        let found = check_file(&f, &newest);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(
             found[0].source.ends_with("opencode.json model"),
@@ -334,17 +463,17 @@ mod tests {
         );
         std::fs::write(&f, r#"{"provider": {}, "mcp": {}}"#).unwrap();
         assert!(
-            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.why.contains("provider") && w.ask.is_some())
+            matches!(&check_file(&f, &newest)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.why.contains("provider") && w.ask.is_some())
         );
         // Beside a `plugin` key, which the copy OpenCode answers for drops, it is not asked.
         std::fs::write(&f, r#"{"plugin": [], "provider": {}, "mcp": {}}"#).unwrap();
         assert!(
-            matches!(&check_file(&f)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.ask.is_none())
+            matches!(&check_file(&f, &newest)[..], [Finding { effect: Effect::NotCompared(w), .. }] if w.ask.is_none())
         );
         // Deep nesting neither overflows the stack nor counts as refused here.
         let deep = format!("{{\"x\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));
         std::fs::write(&f, deep).unwrap();
-        let _ = check_file(&f);
+        let _ = check_file(&f, &newest);
         // A top level that is not an object the file reader refuses itself: the shadow check
         // counts such a file.
         std::fs::write(&f, "[]").unwrap();

@@ -115,7 +115,7 @@ pub(crate) fn scopes(found: &mut super::scopes::Found, _cwd: Option<&std::path::
 /// it, found in this folder.
 pub(crate) struct OpencodeKind;
 
-static ABOUT: super::table::About =
+pub(crate) static ABOUT: super::table::About =
     // 1.0.0's bundled bun fails its default-plugin install here (docs/clients.md).
     super::table::about!(file opencode "OpenCode" MCP_DEPLOY_OPENCODE,
     npm ["opencode-ai", "opencode-linux-x64", "opencode-linux-arm64"] (1, 0, 61) ..= (1, 18, 33));
