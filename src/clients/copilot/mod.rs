@@ -36,12 +36,14 @@
 //!   trusted (`trustedFolders` of `$COPILOT_HOME/config.json`, a parent trusting its
 //!   children). [`shadows_in`] reports it, trusted or not (the agent asks to trust a folder
 //!   when it starts there).
-//! - **Layers** ([`read_layers`]): `disabledMcpServers` of `$COPILOT_HOME/settings.json`
+//! - **Layers** ([`layers`]): `disabledMcpServers` of `$COPILOT_HOME/settings.json`
 //!   (what `copilot mcp disable` writes) stops the server; the managed policy file
 //!   `/etc/github-copilot/managed-settings.json` (`allowedMcpServers`, `deniedMcpServers`,
 //!   `strictPluginOnlyCustomization`, `allowManagedMcpServersOnly`) and the same keys in the
 //!   user settings; `/etc/github-copilot/policy.d`. Policy delivered by GitHub's servers cannot
 //!   be read on the host (docs/clients.md).
+
+mod layers;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -49,7 +51,6 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::cli_driven::{disagrees, AddArgs, CliDriven, Dialect, Spelling};
-use super::layers::{Context, Effect, Finding};
 use super::runner::Runner;
 use super::scopes::Found;
 use super::{file_backed, git_root};
@@ -184,7 +185,7 @@ fn observe(c: &Copilot, name: &str) -> Result<Option<Entry>, ClientError> {
             ));
         }
     }
-    // Whether it is disabled is a layer ([`read_layers`]), read from the settings file.
+    // Whether it is disabled is a layer ([`layers`]), read from the settings file.
     shown.remove("enabled");
     let shown = to_claude_shape(&shown);
     c.agreed(name, &step, &got.config, |entry| {
@@ -480,112 +481,6 @@ fn read_workspace(file: &Path) -> Result<Map<String, Value>, ClientError> {
     })
 }
 
-/// The managed policy file copilot reads on Linux.
-const MANAGED: &str = "/etc/github-copilot/managed-settings.json";
-/// The directory of policy helper registrations beside it.
-const POLICY_D: &str = "/etc/github-copilot/policy.d";
-
-/// The MCP keys of copilot's policy (managed settings, and the user's settings).
-const POLICY_KEYS: &[&str] = &[
-    "allowedMcpServers",
-    "deniedMcpServers",
-    "strictPluginOnlyCustomization",
-    "allowManagedMcpServersOnly",
-];
-
-/// Every layer copilot applies to the user entry `cx.name` ([`super::layers`]).
-pub(crate) fn read_layers(cx: &Context) -> Vec<Finding> {
-    let home = cx.user_config.parent().unwrap_or(Path::new("/"));
-    let mut found = Vec::new();
-    let settings = home.join("settings.json");
-    match read_settings(&settings, "copilot reads its user settings") {
-        Err(f) => found.push(f),
-        Ok(None) => {}
-        Ok(Some(doc)) => {
-            let disabled = doc
-                .get("disabledMcpServers")
-                .and_then(Value::as_array)
-                .is_some_and(|a| a.iter().any(|n| n == cx.name));
-            if disabled {
-                found.push(Finding::new(
-                    format!("{} disabledMcpServers", settings.display()),
-                    Effect::Blocked(format!(
-                        "copilot does not start {} (`copilot mcp enable {}` undoes it)",
-                        cx.name, cx.name
-                    )),
-                ));
-            }
-            found.extend(policy(&settings, &doc, cx));
-        }
-    }
-    let managed = Path::new(MANAGED);
-    match read_settings(managed, "copilot applies it as enterprise policy") {
-        Err(f) => found.push(f),
-        Ok(None) => {}
-        Ok(Some(doc)) => found.extend(policy(managed, &doc, cx)),
-    }
-    let policy_d = Path::new(POLICY_D);
-    if std::fs::read_dir(policy_d).is_ok_and(|mut d| d.next().is_some()) {
-        found.push(Finding::new(
-            policy_d.display(),
-            Effect::not_compared(
-                "copilot runs the policy helpers registered there for managed settings, which \
-                 mcp-deploy cannot evaluate",
-            ),
-        ));
-    }
-    found
-}
-
-/// A settings file as a JSON object: `Ok(None)` when missing, the `NotCompared` finding when
-/// it cannot be read or parsed.
-fn read_settings(path: &Path, what: &str) -> Result<Option<Map<String, Value>>, Finding> {
-    let Some(text) = super::layers::read_layer(path, what, fsio::limits::DOCUMENT)? else {
-        return Ok(None);
-    };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(m)) => Ok(Some(m)),
-        _ => Err(Finding::new(
-            path.display(),
-            Effect::not_compared(format!(
-                "{what}, and mcp-deploy cannot parse it as a JSON object"
-            )),
-        )),
-    }
-}
-
-/// The MCP policy keys of a settings document, for the user entry `cx.name`: a deny entry
-/// naming it is `Blocked`; any other MCP policy is `NotCompared` (copilot matches stdio
-/// servers by exact command and remote ones by URL wildcard, and merges the sources by rules
-/// mcp-deploy does not reproduce).
-fn policy(file: &Path, doc: &Map<String, Value>, cx: &Context) -> Vec<Finding> {
-    let denied_by_name = doc
-        .get("deniedMcpServers")
-        .and_then(Value::as_array)
-        .is_some_and(|a| {
-            a.iter()
-                .any(|m| m.get("serverName") == Some(&cx.name.into()))
-        });
-    if denied_by_name {
-        return vec![Finding::new(
-            format!("{} deniedMcpServers", file.display()),
-            Effect::Blocked(format!("a serverName entry denies {}", cx.name)),
-        )];
-    }
-    let keys: Vec<&str> = POLICY_KEYS
-        .iter()
-        .copied()
-        .filter(|k| doc.get(*k).is_some_and(|v| !v.is_null()))
-        .collect();
-    if keys.is_empty() {
-        return Vec::new();
-    }
-    vec![Finding::new(
-        format!("{} {}", file.display(), keys.join(", ")),
-        Effect::not_compared("copilot's MCP allow/deny policy, which mcp-deploy does not evaluate"),
-    )]
-}
-
 /// Every registration copilot reads, for prune: its user config and the workspace file of the
 /// working directory.
 pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
@@ -602,12 +497,13 @@ pub(crate) fn scopes(found: &mut Found, cwd: Option<&Path>) {
 /// it, found in this folder.
 pub(crate) struct CopilotKind;
 
-static ABOUT: super::table::About =
+pub(crate) static ABOUT: super::table::About =
     // 1.0.22 is the first on npm with `copilot mcp` (docs/clients.md).
     super::table::about!(cli copilot "GitHub Copilot CLI" MCP_DEPLOY_COPILOT,
     npm ["@github/copilot"] (1, 0, 22) ..= (1, 0, 102));
 
-super::table::folder_kind!(CopilotKind, about: ABOUT, layers: read_layers, opens: open);
+super::table::folder_kind!(CopilotKind, about: ABOUT, layers: layers::read, opens: open,
+    loads_config: layers::loads_config, load_layers: layers::load);
 
 #[cfg(test)]
 mod tests {
@@ -817,62 +713,5 @@ mod tests {
         assert_eq!(trusted(&config, Path::new("/w/p")), Some(true));
         std::fs::write(dir.path().join("config.json"), "{").unwrap();
         assert_eq!(trusted(&config, Path::new("/w/p")), None);
-    }
-
-    #[test]
-    fn disabled_and_denied_by_name_block_and_other_policy_is_named() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = dir.path().join(CONFIG_FILE);
-        let declared = entry(json!({"command":"/x"}));
-        let cx = Context {
-            name: "ct",
-            declared: &declared,
-            user_config: &config,
-        };
-        let settings = dir.path().join("settings.json");
-        let user_only = |cx: &Context| -> Vec<Finding> {
-            read_layers(cx)
-                .into_iter()
-                .filter(|f| f.source.starts_with(&dir.path().display().to_string()))
-                .collect()
-        };
-        assert!(user_only(&cx).is_empty());
-        std::fs::write(&settings, r#"{"disabledMcpServers":["other"]}"#).unwrap();
-        assert!(user_only(&cx).is_empty());
-        std::fs::write(&settings, r#"{"disabledMcpServers":["ct"]}"#).unwrap();
-        let f = user_only(&cx);
-        assert!(
-            matches!(&f[..], [Finding { effect: Effect::Blocked(_), source }]
-                if source.ends_with("settings.json disabledMcpServers")),
-            "{f:?}"
-        );
-        std::fs::write(&settings, r#"{"deniedMcpServers":[{"serverName":"ct"}]}"#).unwrap();
-        assert!(matches!(
-            &user_only(&cx)[..],
-            [Finding {
-                effect: Effect::Blocked(_),
-                ..
-            }]
-        ));
-        std::fs::write(
-            &settings,
-            r#"{"allowedMcpServers":[{"serverCommand":["/y"]}]}"#,
-        )
-        .unwrap();
-        assert!(matches!(
-            &user_only(&cx)[..],
-            [Finding {
-                effect: Effect::NotCompared(_),
-                ..
-            }]
-        ));
-        std::fs::write(&settings, "{").unwrap();
-        assert!(matches!(
-            &user_only(&cx)[..],
-            [Finding {
-                effect: Effect::NotCompared(_),
-                ..
-            }]
-        ));
     }
 }
