@@ -940,7 +940,22 @@ mod codex {
 
     #[test]
     fn codex_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-        let fleet = Fleet::of("codex", &crate::harness::real_client("codex"), PER_FILE);
+        harness(&crate::harness::real_client("codex"), "pinned");
+    }
+
+    /// The harness at the oldest supported release and one in the middle (issue 35, item 9:
+    /// a rule that differs between releases follows the release found on the host).
+    #[test]
+    fn release_0_45_0() {
+        harness(&compat_client("codex", "0.45.0"), "0.45.0");
+    }
+    #[test]
+    fn release_0_100_0() {
+        harness(&compat_client("codex", "0.100.0"), "0.100.0");
+    }
+
+    fn harness(codex: &Path, release: &str) {
+        let fleet = Fleet::of("codex", codex, PER_FILE);
         let config = fleet.w.root().join("home/.codex/config.toml");
         fs::create_dir_all(config.parent().unwrap()).unwrap();
         let mut rng = Rng(SEED);
@@ -963,11 +978,7 @@ mod codex {
                     sections.join("\n")
                 );
                 let report = fleet.report(&config, &text, file);
-                let listed = fleet
-                    .w
-                    .program(crate::harness::real_client("codex"))
-                    .args(["mcp", "list", "--json"])
-                    .run();
+                let listed = fleet.w.program(codex).args(["mcp", "list", "--json"]).run();
                 let seen: Vec<Value> = serde_json::from_str(&listed.stdout).unwrap_or_default();
                 if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
                     eprintln!("{file} #{round}:\n{text}\n{listed}\n{report}");
@@ -976,20 +987,22 @@ mod codex {
                     let passed = passed(&report, n);
                     let runs = seen.iter().any(|s| {
                         let t = &s["transport"];
+                        // 0.45.0 lists no `enabled`, `env_vars` or `cwd` (it knows none
+                        // of them, and runs every server it lists).
                         s["name"] == n.as_str()
-                            && s["enabled"] == true
+                            && s["enabled"] != false
                             && t["type"] == "stdio"
                             && t["command"] == fleet.command(n).as_str()
                             && t["args"] == json!(["serve"])
                             && (t["env"].is_null() || t["env"] == json!({}))
-                            && t["env_vars"] == json!([])
+                            && (t["env_vars"].is_null() || t["env_vars"] == json!([]))
                             && t["cwd"].is_null()
                     });
                     tally.add(format!("{file} #{round}: {n} ({})", what[n]), passed, runs);
                 }
             }
         }
-        tally.finish("codex", "config.toml");
+        tally.finish(&format!("codex {release}"), "config.toml");
     }
 
     trait ConcatLines {
@@ -1012,8 +1025,17 @@ mod codex {
 /// with no environment or directory of its own, fails the test.
 #[test]
 fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-    let copilot = crate::harness::real_client("copilot");
-    let fleet = Fleet::of("copilot", &copilot, PER_FILE);
+    copilot_harness(&crate::harness::real_client("copilot"), "pinned");
+}
+
+/// Copilot's harness at its oldest supported release (issue 35, item 9).
+#[test]
+fn copilot_1_0_22_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    copilot_harness(&compat_client("copilot", "1.0.22"), "1.0.22");
+}
+
+fn copilot_harness(copilot: &Path, release: &str) {
+    let fleet = Fleet::of("copilot", copilot, PER_FILE);
     let config = fleet.w.root().join("home/.copilot/mcp-config.json");
     fs::create_dir_all(config.parent().unwrap()).unwrap();
     let mut rng = Rng(SEED);
@@ -1025,7 +1047,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
         fs::write(&config, &text).unwrap();
         let listed = fleet
             .w
-            .program(&copilot)
+            .program(copilot)
             .args(["mcp", "list", "--json"])
             .run();
         let seen: Value = serde_json::from_str(&listed.stdout).unwrap_or(Value::Null);
@@ -1045,7 +1067,7 @@ fn copilot_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
             tally.add(format!("{file}: {n} ({})", what[n]), passed, runs);
         }
     }
-    tally.finish("copilot", "mcp-config.json");
+    tally.finish(&format!("copilot {release}"), "mcp-config.json");
 }
 
 /// Whether verify-identity's `--json` report passed the registration of `name`.
@@ -1123,9 +1145,18 @@ impl Tally {
 mod opencode {
     use super::*;
 
-    /// One server's entry text and what it is. `typed`: nothing OpenCode refuses (one
-    /// refuses the whole config, every server).
-    fn variant(command: &str, rng: &mut Rng, control: bool, typed: bool) -> (String, String) {
+    /// What a round's entries may hold: what any OpenCode refuses the whole config over (one
+    /// such entry and no server runs), or what only a release before 1.14.34 refuses (an
+    /// entry key its schema does not have), or neither.
+    #[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+    enum Round {
+        AcceptedByEvery,
+        AcceptedByNewer,
+        Anything,
+    }
+
+    /// One server's entry text and what it is, for a round of `round`.
+    fn variant(command: &str, rng: &mut Rng, control: bool, round: Round) -> (String, String) {
         let cmd = json!(command).to_string();
         let mut keys: Vec<(String, String)> = vec![
             ("type".into(), "\"local\"".into()),
@@ -1134,31 +1165,40 @@ mod opencode {
         let mut what = Vec::new();
         if !control {
             for _ in 0..1 + rng.below(2) {
-                let (k, v, refused) = match rng.below(18) {
-                    0 => ("enabled", "true".to_string(), false),
-                    1 => ("enabled", "false".into(), false),
-                    2 => ("enabled", "\"no\"".into(), true),
-                    3 => ("environment", "{}".into(), false),
-                    4 => ("environment", "{\"A\": \"1\"}".into(), false),
-                    5 => ("environment", "{\"A\": 5}".into(), true),
-                    6 => ("timeout", "5000".into(), false),
-                    7 => ("timeout", "-1".into(), true),
-                    8 => ("command", format!("[{cmd}, \"serve\", \"--evil\"]"), false),
-                    9 => ("command", format!("\"{command} serve\""), true),
-                    10 => ("command", format!("[{cmd}]"), false),
-                    11 => ("type", "\"remote\"".into(), true),
-                    12 => ("foo", "1".into(), false),
+                use Round::*;
+                let (k, v, needs) = match rng.below(18) {
+                    0 => ("enabled", "true".to_string(), AcceptedByEvery),
+                    1 => ("enabled", "false".into(), AcceptedByEvery),
+                    2 => ("enabled", "\"no\"".into(), Anything),
+                    3 => ("environment", "{}".into(), AcceptedByEvery),
+                    4 => ("environment", "{\"A\": \"1\"}".into(), AcceptedByEvery),
+                    5 => ("environment", "{\"A\": 5}".into(), Anything),
+                    6 => ("timeout", "5000".into(), AcceptedByEvery),
+                    7 => ("timeout", "-1".into(), Anything),
+                    8 => (
+                        "command",
+                        format!("[{cmd}, \"serve\", \"--evil\"]"),
+                        AcceptedByEvery,
+                    ),
+                    9 => ("command", format!("\"{command} serve\""), Anything),
+                    10 => ("command", format!("[{cmd}]"), AcceptedByEvery),
+                    11 => ("type", "\"remote\"".into(), Anything),
+                    12 => ("foo", "1".into(), AcceptedByNewer),
                     13 => (
                         "command",
                         format!("[{}, \"ser\\u0076e\"]", escaped(command, rng)),
-                        false,
+                        AcceptedByEvery,
                     ),
-                    14 => ("command", "[\"{env:HOME}/x\", \"serve\"]".into(), false),
-                    15 => ("cwd", "\"/tmp\"".into(), false),
-                    16 => ("url", "\"http://127.0.0.1:9/mcp\"".into(), false),
-                    _ => ("type", "\"LOCAL\"".into(), true),
+                    14 => (
+                        "command",
+                        "[\"{env:HOME}/x\", \"serve\"]".into(),
+                        AcceptedByEvery,
+                    ),
+                    15 => ("cwd", "\"/tmp\"".into(), AcceptedByNewer),
+                    16 => ("url", "\"http://127.0.0.1:9/mcp\"".into(), AcceptedByNewer),
+                    _ => ("type", "\"LOCAL\"".into(), Anything),
                 };
-                if typed && refused {
+                if needs > round {
                     continue;
                 }
                 what.push(format!("{k}: {v}"));
@@ -1226,18 +1266,35 @@ mod opencode {
 
     #[test]
     fn opencode_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
-        let opencode = crate::harness::real_client("opencode");
-        let fleet = Fleet::of("opencode", &opencode, PER_FILE);
+        harness(&crate::harness::real_client("opencode"), "pinned");
+    }
+
+    /// The harness at the oldest supported release and one in the middle (issue 35, item 9).
+    #[test]
+    fn release_1_0_61() {
+        harness(&compat_client("opencode", "1.0.61"), "1.0.61");
+    }
+    #[test]
+    fn release_1_3_2() {
+        harness(&compat_client("opencode", "1.3.2"), "1.3.2");
+    }
+
+    fn harness(opencode: &Path, release: &str) {
+        let fleet = Fleet::of("opencode", opencode, PER_FILE);
         let config = fleet.w.opencode_config();
         fs::create_dir_all(config.parent().unwrap()).unwrap();
         let mut rng = Rng(SEED);
         let mut tally = Tally::default();
         for (file, wrap) in FILES {
-            for round in 0..2 {
+            for round in [
+                Round::AcceptedByEvery,
+                Round::AcceptedByNewer,
+                Round::Anything,
+            ] {
                 let mut members = Vec::new();
                 let mut what = BTreeMap::new();
                 for (i, n) in fleet.names.iter().enumerate() {
-                    let (entry, said) = variant(&fleet.command(n), &mut rng, i < 2, round == 0);
+                    let (entry, said) = variant(&fleet.command(n), &mut rng, i < 2, round);
                     members.push(format!("{}: {entry}", json!(n)));
                     what.insert(n.clone(), said);
                 }
@@ -1247,7 +1304,7 @@ mod opencode {
                 fs::write(&config, &text).unwrap();
                 let listed = fleet
                     .w
-                    .program(&opencode)
+                    .program(opencode)
                     .args(["debug", "config"])
                     .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
                     .env("OPENCODE_DISABLE_MODELS_FETCH", "1")
@@ -1260,7 +1317,7 @@ mod opencode {
                     _ => Value::Null,
                 };
                 if std::env::var_os("DIFFERENTIAL_SHOW").is_some() {
-                    eprintln!("{file} #{round}:\n{text}\n{listed}\n{report}");
+                    eprintln!("{file} #{round:?}:\n{text}\n{listed}\n{report}");
                 }
                 for n in &fleet.names {
                     let passed = passed(&report, n);
@@ -1270,11 +1327,15 @@ mod opencode {
                         && e["command"] == json!([fleet.command(n), "serve"])
                         && (e["environment"].is_null() || e["environment"] == json!({}))
                         && e["cwd"].is_null();
-                    tally.add(format!("{file} #{round}: {n} ({})", what[n]), passed, runs);
+                    tally.add(
+                        format!("{file} #{round:?}: {n} ({})", what[n]),
+                        passed,
+                        runs,
+                    );
                 }
             }
         }
-        tally.finish("opencode", "opencode.jsonc");
+        tally.finish(&format!("opencode {release}"), "opencode.jsonc");
     }
 }
 
@@ -1289,8 +1350,24 @@ mod opencode {
 /// harness took the listing's word and saw 4 false passes that were the listing's).
 #[test]
 fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    gemini_harness("pinned");
+}
+
+/// Gemini's harness at the oldest supported release and one in the middle (issue 35, item 9;
+/// 0.35.3 gave the same figures as both, and is left to the compatibility run's core flow).
+#[test]
+fn gemini_0_10_0_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    gemini_harness("0.10.0");
+}
+#[test]
+fn gemini_0_24_5_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    gemini_harness("0.24.5");
+}
+
+fn gemini_harness(release: &'static str) {
     session_harness(Session {
         client: "gemini",
+        release,
         config: "home/.gemini/settings.json",
         env: &[
             ("GEMINI_API_KEY", "mcp-deploy-test-not-a-key"),
@@ -1306,8 +1383,20 @@ fn gemini_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
 /// (an OpenAI-compatible endpoint on a closed port) as the oracle.
 #[test]
 fn qwen_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    qwen_harness("pinned");
+}
+
+/// Qwen Code's harness at the oldest supported release (issue 35, item 9; 0.23.4 gave the
+/// same figures, and is left to the compatibility run's core flow).
+#[test]
+fn qwen_0_21_2_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
+    qwen_harness("0.21.2");
+}
+
+fn qwen_harness(release: &'static str) {
     session_harness(Session {
         client: "qwen",
+        release,
         config: "home/.qwen/settings.json",
         env: &[
             ("OPENAI_API_KEY", "mcp-deploy-test-not-a-key"),
@@ -1331,6 +1420,7 @@ fn qwen_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
 fn grok_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
     session_harness(Session {
         client: "grok",
+        release: "pinned",
         config: "home/.grok/settings.json",
         env: &[
             ("GROK_API_KEY", "mcp-deploy-test-not-a-key"),
@@ -1352,6 +1442,8 @@ fn grok_runs_what_verify_identity_passes_in_every_variant_of_its_config() {
 /// A client judged by a session of its own ([`session`]).
 struct Session {
     client: &'static str,
+    /// `pinned` (node_modules) or a release of the compatibility cache.
+    release: &'static str,
     /// Its settings file, under the world's root.
     config: &'static str,
     /// The variables its session runs with.
@@ -1368,12 +1460,16 @@ struct Session {
 fn session_harness(s: Session) {
     let Session {
         client,
+        release,
         config,
         env,
         cwd,
         shape,
     } = s;
-    let binary = crate::harness::real_client(client);
+    let binary = match release {
+        "pinned" => crate::harness::real_client(client),
+        older => compat_client(client, older),
+    };
     let fleet = Fleet::of(client, &binary, PER_FILE);
     let config = fleet.w.root().join(config);
     fs::create_dir_all(config.parent().unwrap()).unwrap();
@@ -1406,7 +1502,10 @@ fn session_harness(s: Session) {
             );
         }
     }
-    tally.finish(client, config.file_name().unwrap().to_str().unwrap());
+    tally.finish(
+        &format!("{client} {release}"),
+        config.file_name().unwrap().to_str().unwrap(),
+    );
 }
 
 /// A session of `binary` (`-p hi`, with `env`) in the fleet's world, stopped once it has

@@ -716,3 +716,37 @@ fn codex_release(w: &World, release: &str) -> Vec<Value> {
     let json = &listed.stdout[listed.stdout.find('[').unwrap_or(0)..];
     serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}\n{}", listed.shown))
 }
+
+/// Issue 35, item 8: a claude plugin that brings a server of our very name. Found in claude's
+/// code (2.1.332: `plugin:${plugin}:${server}`) and seen with the real claude, offline, a local
+/// marketplace added and its plugin installed: claude runs the plugin's server as
+/// `plugin:p1:codetools-test`, beside ours, which stays the user entry — so verify-identity
+/// passes ours, and `--only-deployed` fails on the plugins directory (the plugin's server is
+/// one more that can run).
+#[test]
+fn a_claude_plugin_server_of_our_name_runs_beside_ours_and_fails_only_deployed() {
+    let w = installed_in("claude");
+    let market = w.root().join("market");
+    let plugin = serde_json::json!({"name": "p1", "version": "1.0.0", "mcpServers": {
+        "codetools-test": {"command": "/bin/cat", "args": ["plugin"]}}});
+    w.write("market/p1/.claude-plugin/plugin.json", &plugin.to_string());
+    w.write(
+        "market/.claude-plugin/marketplace.json",
+        r#"{"name": "mk", "owner": {"name": "t"}, "plugins": [{"name": "p1", "source": "./p1"}]}"#,
+    );
+    w.claude(&["plugin", "marketplace", "add", market.to_str().unwrap()])
+        .code(0);
+    w.claude(&["plugin", "install", "p1@mk"]).code(0);
+    let listed = w.claude_listed();
+    for name in ["plugin:p1:codetools-test", "codetools-test"] {
+        assert!(listed.contains(&name.to_string()), "{name}: {listed:?}");
+    }
+    verify(&w, "claude", BOTH, &[]).run().code(0);
+    let plugins = w.config_dir().join("plugins");
+    let r = fails_naming(
+        &w,
+        "claude",
+        &format!("{} (claude, plugins)", plugins.display()),
+    );
+    others_pass(&r);
+}
