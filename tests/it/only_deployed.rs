@@ -729,7 +729,7 @@ fn a_claude_plugin_server_of_our_name_runs_beside_ours_and_fails_only_deployed()
     let market = w.root().join("market");
     let plugin = serde_json::json!({"name": "p1", "version": "1.0.0", "mcpServers": {
         "codetools-test": {"command": "/bin/cat", "args": ["plugin"]}}});
-    w.write("market/p1/.claude-plugin/plugin.json", &plugin.to_string());
+    w.write("market/p1/.claude-plugin/plugin.json", plugin.to_string());
     w.write(
         "market/.claude-plugin/marketplace.json",
         r#"{"name": "mk", "owner": {"name": "t"}, "plugins": [{"name": "p1", "source": "./p1"}]}"#,
