@@ -20,6 +20,7 @@ const LEAVES: &[&str] = &[
 const CHAIN: &[&str] = &[
     "policy",
     "promotion",
+    "launch",
     "registration",
     "clients",
     "identity",

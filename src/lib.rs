@@ -24,6 +24,9 @@
 //! - `promotion/`: the promote/rollback transition (preflight, switch, undo, recovery), a
 //!   release layout's `current` and its atomic switch, the prefix lock, the promote journal
 //!   and history, pruning old releases;
+//! - `launch/`: the checked launch (`mcp-deploy exec`): the release against its pin and
+//!   manifest, the executable hashed through the handle it executes, the environment from the
+//!   declaration and an allowlist;
 //! - `policy/`: the allowlist a client enforces (Claude Code's managed `allowedMcpServers`),
 //!   derived from the declaration and written into the client's managed file.
 //!
@@ -42,7 +45,7 @@
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
 //! cli -> clients (ClientKind, the client table)
-//! policy -> promotion -> registration -> clients -> identity -> trust -> content -> deployment -> entry
+//! policy -> promotion -> launch -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit; format
 //! ```
@@ -67,6 +70,7 @@ mod fsio;
 mod identity;
 #[cfg(test)]
 mod import_direction;
+mod launch;
 mod notice;
 mod output;
 mod policy;

@@ -30,6 +30,9 @@ pub(crate) enum Notice {
     /// A promote of this prefix was interrupted after it wrote its journal: its switch may
     /// still be in place until a promote or rollback undoes it.
     InterruptedPromote { server: String, journal: PathBuf },
+    /// The release was verified, but its pin for checked launches ([`crate::launch::pin`])
+    /// could not be recorded: a checked launch keeps the earlier pin, or refuses.
+    PinNotRecorded { server: String, why: String },
     /// What a long step is doing now ("registering with codex…"): shown only on a terminal.
     /// Steps of several clients run side by side, so each is one whole line.
     Progress(String),

@@ -230,6 +230,34 @@ pub const PAGES: &[Page] = &[
         environment: &[],
     },
     Page {
+        path: &["exec"],
+        examples: &[(
+            "mcp-deploy exec --prefix /opt/codetools -- mcp serve",
+            "start codetools as checked: the pinned release, the hashed file, the declared \
+             environment (what a client runs instead of the server)",
+        )],
+        exit_status: &[
+            (0, "never: on a pass this process becomes the server, whose exit is its own"),
+            (
+                1,
+                "a check refused the launch (release, pin, commit, manifest, content, \
+                 interpreter, args): nothing started",
+            ),
+            (2, "could not run (a usage error, a malformed declaration, an exec that failed)"),
+        ],
+        files: &[
+            (
+                "<prefix>/.mcp-deploy/pin.json",
+                "the release a checked launch may start, recorded by install and promote",
+            ),
+            (
+                "$XDG_STATE_HOME/mcp-deploy/ledger.ndjson",
+                "a refused launch is recorded there",
+            ),
+        ],
+        environment: &[],
+    },
+    Page {
         path: &["clients"],
         examples: &[
             (

@@ -86,6 +86,9 @@ pub enum Command {
     /// List every client mcp-deploy knows: its binary, npm package, supported range and
     /// config file, and on this host the binary found, its release and whether it is supported.
     Clients(ClientsArgs),
+    /// A checked launch: verify the release against its pin and manifest, then execute the
+    /// very file hashed with the declared environment (what a client runs instead of the server).
+    Exec(ExecArgs),
     /// Merge many hosts' JSON reports (status, verify-identity, install, reconcile ... --json)
     /// into one table, host by server: release, commit, each check's verdict, drift; exit 1
     /// when any host fails.
@@ -117,7 +120,7 @@ impl Command {
             Command::Reconcile(a) => a.change.output.choice(),
             Command::Report(a) => a.output.choice(),
             Command::Clients(a) => a.output.choice(),
-            Command::Completions(_) | Command::Man(_) => return None,
+            Command::Completions(_) | Command::Man(_) | Command::Exec(_) => return None,
         })
     }
 
@@ -126,6 +129,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::RenderMcp(_) => "render-mcp",
+            Command::Exec(_) => "exec",
             Command::VerifyIdentity(_) => "verify-identity",
             Command::Install(_) => "install",
             Command::Uninstall(_) => "uninstall",
@@ -658,6 +662,19 @@ pub struct ClientListArgs {
         help_heading = CLIENTS
     )]
     pub clients: Vec<ClientKind>,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    #[command(flatten)]
+    pub at: ServerAtArgs,
+    #[command(flatten)]
+    pub declaration: DeclarationArgs,
+    #[command(flatten)]
+    pub ledger: LedgerArgs,
+    /// The server's arguments, as declared (a client passes them after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -31,6 +31,16 @@ pub(crate) fn install(args: &InstallArgs, style: &Style) -> Result<Exit, Error> 
         }
         Installed::Done(report) => {
             let exit = Exit::from_checks(report.ok);
+            if report.ok {
+                crate::launch::record_pins(
+                    selection
+                        .servers
+                        .iter()
+                        .map(|s| (&s.server, s.prefix.as_path())),
+                    "install",
+                    &style.notify(),
+                );
+            }
             crate::output::print(&report, style, exit);
             Ok(exit)
         }

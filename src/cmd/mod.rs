@@ -6,6 +6,7 @@
 
 pub(crate) mod clients;
 pub(crate) mod completions;
+pub(crate) mod exec;
 pub(crate) mod install;
 pub(crate) mod man;
 pub(crate) mod manifest;
@@ -55,6 +56,7 @@ pub(crate) fn dispatch(cli: &Cli, style: &Style) -> Result<Exit, Error> {
         Command::Reconcile(args) => reconcile::reconcile(args, style),
         Command::Report(args) => report::report(args, style),
         Command::Clients(args) => clients::run(args, style),
+        Command::Exec(args) => exec::run(args),
     }
 }
 

@@ -3,7 +3,9 @@
 //! `output`.
 
 use crate::cli::{PromoteArgs, RollbackArgs, TransitionArgs};
+use crate::deployment::declaration::Declaration;
 use crate::deployment::layout::Sha;
+use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
 use crate::output::Style;
@@ -50,6 +52,11 @@ fn transition(
     };
     let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout, style);
     let done = transition::run(&opts, &choice, &style.notify())?;
+    if done.exit == Exit::Success && !opts.dry_run {
+        let decl = Declaration::load(opts.config)?;
+        let (server, prefix) = selection::single(&decl, prefix, opts.server, &Default::default())?;
+        crate::launch::record_pins([(server, prefix.as_path())], action, &style.notify());
+    }
     crate::output::promotion(&done.outcome, style, done.exit);
     Ok(done.exit)
 }

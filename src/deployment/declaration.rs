@@ -57,6 +57,9 @@ pub(crate) struct Server {
     /// The server's own trust policy (`trusted_signers`), resolved against the declaration
     /// file's directory.
     pub(crate) trusted_signers: Option<PathBuf>,
+    /// The inherited variables a checked launch passes on besides its allowlist
+    /// (`inherit_env`; [`crate::launch::env`]).
+    pub(crate) inherit_env: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +115,8 @@ struct RawServer {
     template: Option<PathBuf>,
     entry: Option<Value>,
     trusted_signers: Option<PathBuf>,
+    #[serde(default)]
+    inherit_env: Vec<String>,
 }
 
 impl Declaration {
@@ -208,12 +213,23 @@ impl Declaration {
                     s.name
                 )));
             }
+            if let Some(bad) = s
+                .inherit_env
+                .iter()
+                .find(|n| n.is_empty() || n.contains('=') || n.contains('\0'))
+            {
+                return Err(malformed(format!(
+                    "server {:?}: inherit_env holds {bad:?}, not a variable name",
+                    s.name
+                )));
+            }
             servers.push(Server {
                 name: s.name,
                 prefix: s.prefix,
                 layout: s.layout,
                 template,
                 trusted_signers: s.trusted_signers,
+                inherit_env: s.inherit_env,
             });
         }
         Ok(Declaration {

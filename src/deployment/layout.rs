@@ -165,7 +165,6 @@ impl Sha {
         }
     }
 
-    #[cfg(test)]
     pub(crate) fn as_str(&self) -> &str {
         &self.0
     }

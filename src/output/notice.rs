@@ -40,6 +40,12 @@ pub(crate) fn notice(n: Notice, verbosity: Verbosity) {
             );
         }
         Notice::Progress(line) => super::progress(&line, verbosity),
+        Notice::PinNotRecorded { server, why } => {
+            eprintln!("warning: {server}: the pin for checked launches is not recorded: {why}");
+            eprintln!(
+                "help: run the command as the deploying user (the prefix's owner or root);                  `mcp-deploy exec` starts only the release a pin names"
+            );
+        }
         Notice::SkippedNotDeployed { server, why } => {
             eprintln!("skipping {server}: not deployed ({why})")
         }

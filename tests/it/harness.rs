@@ -601,6 +601,29 @@ impl<'w> Cmd<'w> {
         Run::new(self.display(), &self.cwd, self.world.root(), out)
     }
 
+    /// The std command it would run, for a test that drives the process itself.
+    pub fn command_for_test(&self) -> Command {
+        self.command()
+    }
+
+    /// Run to the end with `input` on its stdin (then closed), capturing stdout and stderr.
+    pub fn run_with_stdin(self, input: &[u8]) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command()
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.display()));
+        let mut stdin = child.stdin.take().unwrap();
+        // A program that exits before reading (a refused launch) closes the pipe: not an error.
+        let _ = stdin.write_all(input);
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        Run::new(self.display(), &self.cwd, self.world.root(), out)
+    }
+
     /// Start without waiting, stdout and stderr piped.
     pub fn spawn(&self) -> std::process::Child {
         self.command()

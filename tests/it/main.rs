@@ -29,6 +29,7 @@ mod handshake;
 mod human;
 mod identity;
 mod install;
+mod launch;
 mod managed_scope;
 mod manifest;
 mod only_deployed;

@@ -1,0 +1,269 @@
+//! A checked launch (`mcp-deploy exec`, issue 37): what a client can run instead of the
+//! server, so that the release is checked at every start, not only when `verify-identity`
+//! ran. At each start it
+//!
+//! 1. resolves the release once ([`Release::resolve`]) and checks its layout;
+//! 2. takes the deployment's pin ([`pin`]: the commit and the digest of `MANIFEST.sha256` the
+//!    last install or promote recorded) and requires the release to be that one: its
+//!    `VERSION`, and the SHA-256 of its manifest bytes;
+//! 3. opens the declared executable (and a script's interpreter) once, hashes it through that
+//!    handle against the manifest, and executes that handle ([`image`]);
+//! 4. gives it the declared environment and an allowlist of inherited variables ([`env`]),
+//!    naming on stderr every other variable it drops;
+//! 5. compares the arguments it was given with the declared ones.
+//!
+//! Any failure starts nothing: one line on stderr naming the check and the release, a ledger
+//! record, exit 1 (a check failed) or 2 (it could not run). It adds no process: the server
+//! replaces it, same pid. It calls no client and reads nothing but the release, the pin and
+//! the declaration.
+
+pub(crate) mod env;
+pub(crate) mod image;
+pub(crate) mod pin;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::content::digest::{to_hex, Algorithm};
+use crate::content::{manifest, sumfile};
+use crate::deployment::declaration::Server;
+use crate::deployment::release::Release;
+use crate::entry::Transport;
+
+/// Why a launch was refused: each names the check and its evidence.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LaunchError {
+    #[error("release: {0}")]
+    Release(String),
+    #[error("pin: {0}")]
+    Pin(#[from] pin::PinError),
+    #[error("commit: the release holds {found}, the pin {pinned} (by {by}): not the release that was verified")]
+    Commit {
+        found: String,
+        pinned: String,
+        by: String,
+    },
+    #[error("manifest: {0}")]
+    Manifest(String),
+    #[error("manifest: the release's MANIFEST.sha256 has SHA-256 {found}, the pin {pinned}: it was rewritten since it was verified")]
+    ManifestChanged { found: String, pinned: String },
+    #[error("content: {} is not listed in the release's manifest", path.display())]
+    NotListed { path: PathBuf },
+    #[error("content: {} lies outside the release {}", path.display(), release.display())]
+    Outside { path: PathBuf, release: PathBuf },
+    #[error("content: {} has SHA-256 {found}, the manifest says {expected}", path.display())]
+    Digest {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("content: {} changed while it was being hashed", path.display())]
+    Changed { path: PathBuf },
+    #[error("interpreter: {} cannot be run as checked: {why}", script.display())]
+    Interpreter { script: PathBuf, why: String },
+    #[error("args: the client gave {given:?}, the declaration has {declared:?}")]
+    Args {
+        given: Vec<String>,
+        declared: Vec<String>,
+    },
+    #[error("declaration: {0}")]
+    Declaration(String),
+    #[error("exec: {what}: {why}")]
+    Exec { what: String, why: String },
+}
+
+impl LaunchError {
+    /// Whether a check failed (exit 1), rather than the launch could not run (exit 2).
+    pub(crate) fn is_check(&self) -> bool {
+        !matches!(
+            self,
+            LaunchError::Declaration(_)
+                | LaunchError::Exec { .. }
+                | LaunchError::Pin(pin::PinError::Unreadable { .. })
+        )
+    }
+}
+
+/// Everything checked, ready to run.
+pub(crate) struct Checked {
+    pub(crate) image: image::Image,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    /// The names of the variables the client passed that the server does not get.
+    pub(crate) dropped: Vec<String>,
+}
+
+/// What is known of the release when a check fails, for the message and the ledger.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Seen {
+    pub(crate) release: Option<PathBuf>,
+    pub(crate) commit: Option<String>,
+}
+
+/// Check the launch of `server` deployed at `prefix` with `args` (what the client gave after
+/// `--`) and the environment `given`.
+pub(crate) fn check(
+    server: &Server,
+    prefix: &Path,
+    args: &[String],
+    given: Vec<(OsString, OsString)>,
+    seen: &mut Seen,
+) -> Result<Checked, LaunchError> {
+    let rendered = crate::deployment::render::render(server, prefix)
+        .map_err(|e| LaunchError::Declaration(e.to_string()))?;
+    let Transport::Stdio {
+        command,
+        args: declared_args,
+    } = &rendered.entry.transport
+    else {
+        return Err(LaunchError::Declaration(format!(
+            "{} is a remote server: there is nothing to launch",
+            server.name
+        )));
+    };
+    if args != declared_args.as_slice() {
+        return Err(LaunchError::Args {
+            given: args.to_vec(),
+            declared: declared_args.clone(),
+        });
+    }
+    let release = Release::resolve(prefix, server.layout);
+    release
+        .check()
+        .map_err(|e| LaunchError::Release(e.to_string()))?;
+    let dir = release
+        .dir()
+        .map_err(|e| LaunchError::Release(e.to_string()))?;
+    seen.release = Some(dir.clone());
+    let (sha, _) = release
+        .deployed_commit()
+        .map_err(|e| LaunchError::Release(e.to_string()))?;
+    seen.commit = Some(sha.to_string());
+    let pin = pin::read(prefix)?;
+    if pin.commit != sha.as_str() || pin.server != server.name {
+        return Err(LaunchError::Commit {
+            found: format!("{} of {}", sha, server.name),
+            pinned: format!("{} of {}", pin.commit, pin.server),
+            by: pin.by,
+        });
+    }
+    let bytes = manifest::read_manifest(&dir).map_err(|e| LaunchError::Manifest(e.to_string()))?;
+    let found = to_hex(&sha2_of(&bytes));
+    if found != pin.manifest_sha256 {
+        return Err(LaunchError::ManifestChanged {
+            found,
+            pinned: pin.manifest_sha256,
+        });
+    }
+    let listed: HashMap<PathBuf, String> = sumfile::parse(
+        Algorithm::Sha256,
+        &dir.join(manifest::MANIFEST_NAME),
+        &bytes,
+    )
+    .map_err(|e| LaunchError::Manifest(e.to_string()))?
+    .into_iter()
+    .map(|e| (e.path, e.digest))
+    .collect();
+    let declared_env = rendered
+        .entry
+        .raw
+        .get("env")
+        .and_then(serde_json::Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let (env, dropped) = env::build(given, &declared_env, &server.inherit_env);
+    let path_var = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let exe = std::fs::canonicalize(release.declared_path(Path::new(command))).map_err(|e| {
+        LaunchError::Release(format!(
+            "the declared command {command} cannot be resolved: {e}"
+        ))
+    })?;
+    let image = image::open(&exe, &dir, &listed, command, args, path_var.as_deref())?;
+    Ok(Checked {
+        image,
+        env,
+        dropped,
+    })
+}
+
+fn sha2_of(bytes: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).to_vec()
+}
+
+/// Replace this process with the checked server; returns only when the exec failed.
+pub(crate) fn exec(checked: Checked) -> LaunchError {
+    // A window for the tests: between the checks and the exec, where a swap must not matter.
+    crate::process::checkpoint("exec-checked");
+    let envp = match image::c_strings(&checked.env) {
+        Ok(e) => e,
+        Err(e) => return e,
+    };
+    let err = nix::unistd::execveat(
+        &checked.image.program,
+        c"",
+        &checked.image.argv,
+        &envp,
+        nix::fcntl::AtFlags::AT_EMPTY_PATH,
+    )
+    .unwrap_err();
+    LaunchError::Exec {
+        what: checked.image.shown,
+        why: err.desc().to_string(),
+    }
+}
+
+/// Record the pin of `server` at `prefix` from the release as it is now (just verified by
+/// the command that calls this): its commit and its manifest's digest. `Ok(None)`: nothing to
+/// pin (no manifest: a checked launch of it is refused, saying so).
+pub(crate) fn record_pin(
+    server: &Server,
+    prefix: &Path,
+    by: &str,
+) -> Result<Option<PathBuf>, String> {
+    let release = Release::resolve(prefix, server.layout);
+    let dir = release.dir().map_err(|e| e.to_string())?;
+    let (sha, _) = release.deployed_commit().map_err(|e| e.to_string())?;
+    let bytes = match manifest::read_manifest(&dir) {
+        Ok(b) => b,
+        Err(manifest::ManifestError::NoManifest { .. }) => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let pin = pin::Pin {
+        server: server.name.clone(),
+        commit: sha.to_string(),
+        manifest_sha256: to_hex(&sha2_of(&bytes)),
+        by: by.into(),
+        at: crate::registration::ledger::rfc3339(std::time::SystemTime::now()),
+    };
+    // A run that changes nothing rewrites nothing: the same release pinned stays as it is.
+    if let Ok(old) = pin::read(prefix) {
+        if (&old.server, &old.commit, &old.manifest_sha256)
+            == (&pin.server, &pin.commit, &pin.manifest_sha256)
+        {
+            return Ok(Some(pin::path(prefix)));
+        }
+    }
+    pin::write(prefix, &pin)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// [`record_pin`] after a command verified `servers`, each failure said as a notice.
+pub(crate) fn record_pins<'a>(
+    servers: impl IntoIterator<Item = (&'a Server, &'a Path)>,
+    by: &str,
+    notify: crate::notice::Notify,
+) {
+    for (server, prefix) in servers {
+        if let Err(why) = record_pin(server, prefix, by) {
+            notify(crate::notice::Notice::PinNotRecorded {
+                server: server.name.clone(),
+                why,
+            });
+        }
+    }
+}

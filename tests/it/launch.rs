@@ -1,0 +1,193 @@
+//! Issue 37: a checked launch (`mcp-deploy exec`). The sample installed with the real claude
+//! (which records the pin), a manifest made for its codetools release; then each attack on
+//! what the agent would start, between the install's verification and a start.
+
+use std::fs;
+use std::path::PathBuf;
+
+use crate::harness::*;
+
+const INITIALIZE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
+
+/// The sample with a manifest in codetools' release, installed (so pinned); the release dir.
+fn pinned() -> (World, PathBuf) {
+    let w = World::with_real_claude();
+    w.sample();
+    let release = fs::read_dir(w.opt().join("codetools/releases"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    w.on_sample("install", &[]).code(0);
+    assert!(w.opt().join("codetools/.mcp-deploy/pin.json").is_file());
+    (w, release)
+}
+
+fn exec(w: &World) -> Cmd<'_> {
+    w.cmd()
+        .args(["exec", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--", "mcp", "serve"])
+}
+
+fn refused(r: &Run, check: &str) {
+    r.code(1);
+    assert!(r.stdout.is_empty(), "something ran: {}", r.shown);
+    r.stderr_has("mcp-deploy exec: refused to start codetools")
+        .stderr_has(&format!("): {check}: "));
+}
+
+/// The pinned release starts: the server answers the handshake; what the client passes
+/// beyond the declaration and the allowlist is dropped, and named: a `NODE_OPTIONS`
+/// preload (the marker it would write is never written) and an `LD_PRELOAD`.
+#[test]
+fn a_checked_launch_runs_the_pinned_server_without_what_it_was_not_declared() {
+    let (w, _) = pinned();
+    let marker = w.root().join("preloaded");
+    let preload = w.write(
+        "evil.js",
+        format!("require('fs').writeFileSync({:?}, 'ran')", marker),
+    );
+    let r = exec(&w)
+        .env("NODE_OPTIONS", format!("--require={}", preload.display()))
+        .env("PYTHONPATH", "/tmp/evil")
+        .run_with_stdin(INITIALIZE);
+    r.code(0)
+        .stdout_has("\"serverInfo\"")
+        .stderr_has("not passed to the server (neither declared nor inherited)")
+        .stderr_has("NODE_OPTIONS")
+        .stderr_has("PYTHONPATH");
+    assert!(!marker.exists(), "the preload ran");
+}
+
+/// A byte changed in the release's executable after install verified it: refused at
+/// launch, naming the file and both digests, nothing started, a ledger line.
+#[test]
+fn a_byte_changed_in_the_executable_is_refused_at_launch() {
+    let (w, release) = pinned();
+    let exe = release.join("bin/codetools");
+    let mut text = fs::read(&exe).unwrap();
+    text.extend_from_slice(b"\n// changed\n");
+    fs::write(&exe, text).unwrap();
+    let r = exec(&w).run_with_stdin(INITIALIZE);
+    refused(&r, "content");
+    r.stderr_has(&format!("{} has SHA-256", exe.display()));
+    let ledger = fs::read_to_string(w.root().join("home/.local/state/mcp-deploy/ledger.ndjson"))
+        .unwrap_or_default();
+    assert!(ledger.contains("\"launch refused\""), "{ledger}");
+}
+
+/// The manifest rewritten to match the changed executable (whoever can change a release
+/// can): the pin's digest of the manifest refuses it.
+#[test]
+fn a_manifest_rewritten_over_a_changed_executable_is_refused() {
+    let (w, release) = pinned();
+    fs::write(release.join("bin/codetools"), "#!/bin/sh\necho evil\n").unwrap();
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    refused(&exec(&w).run_with_stdin(INITIALIZE), "manifest");
+}
+
+/// `current` switched to another release, whole and with its own manifest, that no install
+/// or promote verified: refused on its commit.
+#[test]
+fn current_switched_to_an_unpinned_release_is_refused() {
+    let (w, release) = pinned();
+    let other = release.with_file_name("b".repeat(40));
+    fs::create_dir_all(other.join("bin")).unwrap();
+    fs::copy(release.join("bin/codetools"), other.join("bin/codetools")).unwrap();
+    fs::write(other.join("VERSION"), format!("{}\n", "b".repeat(40))).unwrap();
+    w.run(&["manifest", "create", other.to_str().unwrap()])
+        .code(0);
+    let current = w.opt().join("codetools/current");
+    let next = w.opt().join("codetools/current.next");
+    std::os::unix::fs::symlink(format!("releases/{}", "b".repeat(40)), &next).unwrap();
+    fs::rename(&next, &current).unwrap();
+    fs::write(
+        w.opt().join("codetools/VERSION"),
+        format!("{}\n", "b".repeat(40)),
+    )
+    .ok();
+    refused(&exec(&w).run_with_stdin(INITIALIZE), "commit");
+}
+
+/// No pin (never installed by the deploying user), or one that another user could have
+/// written: refused, saying what to do.
+#[test]
+fn a_missing_or_writable_pin_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let (w, _) = pinned();
+    let pin = w.opt().join("codetools/.mcp-deploy/pin.json");
+    fs::set_permissions(&pin, fs::Permissions::from_mode(0o666)).unwrap();
+    refused(&exec(&w).run_with_stdin(INITIALIZE), "pin");
+    fs::remove_file(&pin).unwrap();
+    let r = exec(&w).run_with_stdin(INITIALIZE);
+    refused(&r, "pin");
+    r.stderr_has("help: run `mcp-deploy install`");
+}
+
+/// Arguments other than the declared ones (a client layer appending one): refused.
+#[test]
+fn arguments_other_than_the_declared_ones_are_refused() {
+    let (w, _) = pinned();
+    let r = w
+        .cmd()
+        .args(["exec", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--", "mcp", "serve", "--evil"])
+        .run_with_stdin(INITIALIZE);
+    refused(&r, "args");
+}
+
+/// The executable swapped for another file between the hash and the exec (a pause at the
+/// checkpoint after the checks, a rename over the path): the swapped-in file never runs. The
+/// interpreter is handed the hashed script as `/dev/fd/N`; node resolves that to the real
+/// path, finds it replaced ("... (deleted)") and exits: the launch fails closed (an ELF server
+/// would run from its own handle, the original).
+#[test]
+fn the_executable_swapped_after_the_hash_does_not_run() {
+    needs_crash_checkpoints("exec-checked");
+    let (w, release) = pinned();
+    let marker = w.root().join("swapped-in-ran");
+    let exe = release.join("bin/codetools");
+    let evil = w.write(
+        "evil-codetools",
+        format!("#!/bin/sh\ntouch {}\n", marker.display()),
+    );
+    fs::set_permissions(&evil, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let resume = w.resume_file("exec-checked");
+    let mut child = exec(&w)
+        .env("MCP_DEPLOY_PAUSE_AT", "exec-checked")
+        .env("MCP_DEPLOY_RESUME", &resume)
+        .command_for_test();
+    child.stdin(std::process::Stdio::piped());
+    child.stdout(std::process::Stdio::piped());
+    child.stderr(std::process::Stdio::piped());
+    let mut child = child.spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(err));
+    let paused = lines
+        .by_ref()
+        .take(20)
+        .any(|l| l.is_ok_and(|l| l.contains("pausing at checkpoint exec-checked")));
+    assert!(paused);
+    fs::rename(&evil, &exe).unwrap();
+    fs::write(&resume, "").unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        let _ = stdin.write_all(INITIALIZE);
+    }
+    let out = child.wait_with_output().unwrap();
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(!marker.exists(), "the swapped-in file ran");
+    assert!(
+        !out.status.success() && rest.join("\n").contains("(deleted)"),
+        "{:?}\n{}",
+        out.status,
+        rest.join("\n")
+    );
+}
