@@ -3,7 +3,7 @@
 #
 #   bash scripts/package.sh          prints the path of the .deb on its last line
 #
-# 1. builds the release binary (cargo build --release --locked);
+# 1. builds the release binary (cargo build --release --locked), statically linked;
 # 2. generates the package's assets from that binary into target/deb-assets/ (never
 #    committed): one man page per command and nested command (`mcp-deploy man CMD...`, the
 #    commands read from `--help`), gzipped; the bash, zsh and fish completions
@@ -22,8 +22,15 @@ if [ "$(cargo deb --version 2>/dev/null || true)" != "cargo-deb $cargo_deb_versi
   cargo install --locked --quiet cargo-deb --version "$cargo_deb_version"
 fi
 
-cargo build --release --locked --quiet
-bin="${CARGO_TARGET_DIR:-$repo/target}/release/mcp-deploy"
+# Linked statically (a static-pie binary): the launcher `mcp-deploy exec` drops the
+# LD_PRELOAD and LD_LIBRARY_PATH a client passes, and a static binary never loads them into
+# itself before its checks run (the dynamic loader never runs). `--target` keeps the flag
+# off the build scripts and proc macros, which must stay dynamic.
+triple=$(rustc -vV | sed -n 's/^host: //p')
+CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static" \
+  cargo build --release --locked --quiet --target "$triple"
+bin="${CARGO_TARGET_DIR:-$repo/target}/$triple/release/mcp-deploy"
 # `mcp-deploy 0.1.0 (commit ...)` -> 0.1.0, the crate version.
 version=$("$bin" --version | awk '{print $2}')
 # cargo-deb's default revision; the changelog entry must name the same version.
@@ -99,7 +106,7 @@ mcp-deploy ($deb_version) unstable; urgency=medium
  -- $maintainer  $date
 EOF
 
-cargo deb --no-build --quiet >/dev/null
-deb="${CARGO_TARGET_DIR:-$repo/target}/debian/mcp-deploy_${deb_version}_$(dpkg --print-architecture).deb"
+cargo deb --no-build --quiet --target "$triple" >/dev/null
+deb="${CARGO_TARGET_DIR:-$repo/target}/$triple/debian/mcp-deploy_${deb_version}_$(dpkg --print-architecture).deb"
 [ -f "$deb" ] || { echo "cargo deb did not write $deb" >&2; exit 1; }
 echo "$deb"

@@ -4,7 +4,8 @@
 #   2. lintian: fails on an error (E:), prints the warnings;
 #   3. dpkg -i, and every file in the .deb is on disk (a dpkg path-exclude, as container
 #      images set for /usr/share/man and /usr/share/doc, is overridden for this package);
-#   4. the installed /usr/bin/mcp-deploy --version names the package's version;
+#   4. the installed /usr/bin/mcp-deploy --version names the package's version, and it is
+#      statically linked (an LD_PRELOAD is not loaded into it);
 #   5. `man mcp-deploy-install` renders without a warning, with its EXAMPLES and EXIT STATUS,
 #      and so does every installed page; every docs page is in /usr/share/doc/mcp-deploy/, and
 #      every /usr/share/doc/mcp-deploy/ path a page or `--help` names is there;
@@ -91,6 +92,14 @@ case "$got" in
   *) fail "/usr/bin/mcp-deploy --version says '$got', the package is $version" ;;
 esac
 echo "ok: $got"
+
+# 4b. It is linked statically: an LD_PRELOAD a client passes to `mcp-deploy exec` is never
+# loaded into the launcher before its checks (the dynamic loader would say it cannot load it).
+preloaded=$(LD_PRELOAD=/nonexistent/mcp-deploy-test.so /usr/bin/mcp-deploy --version 2>&1)
+case "$preloaded" in
+  *ld.so*) fail "/usr/bin/mcp-deploy loads LD_PRELOAD: it is not statically linked ($preloaded)" ;;
+esac
+echo "ok: /usr/bin/mcp-deploy is statically linked (an LD_PRELOAD is not loaded into it)"
 
 # 5. The man pages: `man mcp-deploy-install` through man's own search, then every page the
 # package installed, with groff's warnings on.

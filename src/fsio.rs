@@ -419,6 +419,44 @@ fn is_under_home(path: &Path) -> bool {
     parent.starts_with(&home)
 }
 
+/// Whether only the users `owners` can replace `path`: it and every directory above it (its
+/// links not followed) owned by one of them, and writable by no one else — except a directory
+/// owned by root with the sticky bit (`/tmp`), where no one replaces what another user owns.
+/// `Err`: the first place that lets someone else in, and why.
+pub(crate) fn only_owners_can_replace(path: &Path, owners: &[u32]) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut at = Some(path);
+    while let Some(p) = at {
+        let m = fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if !owners.contains(&m.uid()) {
+            return Err(format!(
+                "{} is owned by uid {}, not by {}",
+                p.display(),
+                m.uid(),
+                owners
+                    .iter()
+                    .map(|u| if *u == 0 {
+                        "root".to_string()
+                    } else {
+                        format!("uid {u}")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ));
+        }
+        let sticky_root_dir = m.is_dir() && m.uid() == 0 && m.mode() & 0o1000 != 0;
+        if m.mode() & 0o022 != 0 && !sticky_root_dir {
+            return Err(format!(
+                "{} is writable by group or others (mode {:o})",
+                p.display(),
+                m.mode() & 0o7777
+            ));
+        }
+        at = p.parent();
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -45,6 +45,16 @@ pub(crate) enum Layout {
     Prefix,
 }
 
+/// How a client starts a declared server (`launch`): the declared command itself, or
+/// `mcp-deploy exec`, which checks the release at every start (docs/commands.md#exec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Launch {
+    #[default]
+    Direct,
+    Checked,
+}
+
 /// One declared server.
 #[derive(Debug, Clone)]
 pub(crate) struct Server {
@@ -60,6 +70,11 @@ pub(crate) struct Server {
     /// The inherited variables a checked launch passes on besides its allowlist
     /// (`inherit_env`; [`crate::launch::env`]).
     pub(crate) inherit_env: Vec<String>,
+    /// How a client starts it.
+    pub(crate) launch: Launch,
+    /// The declaration file it came from (absolute), `None` for the built-in one: a checked
+    /// launch names it, so that `exec` reads the same declaration.
+    pub(crate) declared_in: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -117,6 +132,8 @@ struct RawServer {
     trusted_signers: Option<PathBuf>,
     #[serde(default)]
     inherit_env: Vec<String>,
+    #[serde(default)]
+    launch: Launch,
 }
 
 impl Declaration {
@@ -149,10 +166,12 @@ impl Declaration {
         })?;
         // Like a template, a relative trust policy is the declaration's neighbour, wherever
         // the command runs from.
+        let declared_in = std::fs::canonicalize(file).ok();
         for s in &mut decl.servers {
             if let Some(p) = &mut s.trusted_signers {
                 *p = base.join(&*p);
             }
+            s.declared_in.clone_from(&declared_in);
         }
         Ok(decl)
     }
@@ -230,6 +249,8 @@ impl Declaration {
                 template,
                 trusted_signers: s.trusted_signers,
                 inherit_env: s.inherit_env,
+                launch: s.launch,
+                declared_in: None,
             });
         }
         Ok(Declaration {

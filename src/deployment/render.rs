@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::deployment::declaration::{Layout, Server};
-use crate::entry::Entry;
+use crate::deployment::declaration::{Launch, Layout, Server};
+use crate::entry::{Entry, Transport};
 use crate::fsio;
 
 #[derive(Debug, thiserror::Error)]
@@ -68,8 +68,79 @@ pub(crate) fn rendered_path(prefix: &Path, server: &str) -> PathBuf {
     prefix.join("mcp").join(format!("{server}.mcp.json"))
 }
 
-/// Render `server`'s template for `prefix`.
+/// Render `server`'s registration for `prefix`: its template, and under a checked launch
+/// ([`Launch::Checked`]) the entry that starts it through `mcp-deploy exec` ([`checked`]).
 pub(crate) fn render(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
+    let direct = render_direct(server, prefix)?;
+    match (server.launch, &direct.entry.transport) {
+        (Launch::Checked, Transport::Stdio { args, .. }) => {
+            let entry = checked(server, prefix, args, &direct.entry)?;
+            let mut document = direct.document.clone();
+            document["mcpServers"][&server.name] = Value::Object(entry.raw.clone());
+            Ok(Rendered {
+                server: direct.server,
+                document,
+                entry,
+            })
+        }
+        _ => Ok(direct),
+    }
+}
+
+/// The launcher a checked launch registers: this binary, as the kernel names it (its links
+/// resolved). A release binary installed by the Debian package is `/usr/bin/mcp-deploy`.
+pub(crate) fn launcher() -> Result<PathBuf, RenderError> {
+    std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| {
+            RenderError::Io(crate::fsio::IoError::new(
+                "cannot find",
+                Path::new("/proc/self/exe"),
+                e,
+            ))
+        })
+}
+
+/// The entry of a checked launch of `server` at `prefix`: `LAUNCHER exec --prefix PREFIX
+/// --server NAME [--config FILE] -- ARGS...`, the declared entry's other keys (its `env`)
+/// kept.
+fn checked(
+    server: &Server,
+    prefix: &Path,
+    args: &[String],
+    direct: &Entry,
+) -> Result<Entry, RenderError> {
+    let launcher = launcher()?;
+    let text = |p: &Path| {
+        p.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| RenderError::NonUtf8Prefix(p.to_path_buf()))
+    };
+    let mut argv = vec![
+        "exec".to_string(),
+        "--prefix".into(),
+        text(prefix)?,
+        "--server".into(),
+        server.name.clone(),
+    ];
+    if let Some(file) = &server.declared_in {
+        argv.push("--config".into());
+        argv.push(text(file)?);
+    }
+    argv.push("--".into());
+    argv.extend(args.iter().cloned());
+    let mut raw = direct.raw.clone();
+    raw.insert("command".into(), Value::String(text(&launcher)?));
+    raw.insert("args".into(), serde_json::json!(argv));
+    Entry::from_value(&Value::Object(raw)).map_err(|r| RenderError::Shape {
+        server: server.name.clone(),
+        reason: r.to_string(),
+    })
+}
+
+/// Render `server`'s template for `prefix`, as declared: the entry that starts the server
+/// itself (what a checked launch checks and executes).
+pub(crate) fn render_direct(server: &Server, prefix: &Path) -> Result<Rendered, RenderError> {
     let prefix_str = prefix
         .to_str()
         .ok_or_else(|| RenderError::NonUtf8Prefix(prefix.to_path_buf()))?;

@@ -40,9 +40,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::deployment::declaration::{Layout, Server};
+use crate::deployment::declaration::{Launch, Layout, Server};
 use crate::deployment::layout::{self, LayoutError, Sha};
 use crate::deployment::release::Release;
+use crate::deployment::render;
 use crate::entry::{Entry, EntryError, Transport};
 use crate::identity::containment::{
     check_command_inside_via, check_stable_path_via, resolve_command_via, Against, ContainmentError,
@@ -157,6 +158,20 @@ pub(crate) struct Target<'a> {
     pub(crate) release: Release,
 }
 
+impl Target<'_> {
+    /// The entry that starts the server itself: the declared one, or under a checked launch
+    /// the one `mcp-deploy exec` checks and executes (the registered entry names the
+    /// launcher). What the gate, the commit evidence and promote's handshake look at.
+    pub(crate) fn direct(&self) -> Entry {
+        match self.server.launch {
+            Launch::Direct => self.declared.clone(),
+            Launch::Checked => render::render_direct(self.server, &self.prefix)
+                .map(|r| r.entry)
+                .unwrap_or_else(|_| self.declared.clone()),
+        }
+    }
+}
+
 /// Run every check for `target` against `registrations` (an `mcpServers` object).
 pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> ServerReport {
     let mut checks = Vec::new();
@@ -236,7 +251,8 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
     }
     checks.push(Check::from_result("commit", check_commit(target)));
     checks.extend(content_and_signature(target, false));
-    if let Transport::Stdio { command, .. } = &target.declared.transport {
+    let direct = target.direct();
+    if let Transport::Stdio { command, .. } = &direct.transport {
         let (layout, prefix) = (target.server.layout, &target.prefix);
         let via = target.release.via();
         let r = (|| -> Result<String, DeclaredCommandError> {
@@ -288,7 +304,8 @@ pub(crate) fn candidate_handshake(
     target: &Target,
     timeout: Duration,
 ) -> Result<String, HandshakeCheckError> {
-    let Transport::Stdio { command, args } = &target.declared.transport else {
+    let direct = target.direct();
+    let Transport::Stdio { command, args } = &direct.transport else {
         return Ok(
             "skipped: an http server is not started by its client; its URL answers for \
                    whatever serves it, which switching `current` does not start or restart"
@@ -320,7 +337,7 @@ pub(crate) fn candidate_handshake(
             }
         })
         .collect();
-    let mut raw = target.declared.raw.clone();
+    let mut raw = direct.raw.clone();
     raw.insert("command".into(), Value::from(real.display().to_string()));
     raw.insert("args".into(), Value::Array(args));
     let entry = Entry::from_value(&Value::Object(raw))?;
@@ -351,7 +368,8 @@ fn check_commit(target: &Target) -> Result<String, CommitError> {
             _ => Ok(format!("{evidence}, as expected")),
         };
     }
-    let command = match &target.declared.transport {
+    let direct = target.direct();
+    let command = match &direct.transport {
         Transport::Stdio { command, .. } => Some(Path::new(command.as_str())),
         Transport::Remote { .. } => None,
     };

@@ -3,10 +3,13 @@
 //! agree, no other scope shadows it, no config layer changes what runs, and every registered
 //! command stays inside the release ([`crate::identity::containment`]).
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use crate::deployment::declaration::Launch;
+use crate::deployment::render;
 use crate::entry::secrets::shown_url;
 use crate::entry::{normalized, Entry, Transport};
 use crate::identity::checks::{Target, DOCUMENT_ONLY};
@@ -155,6 +158,36 @@ fn finish_registration(
     let mut evidence = Vec::new();
     let (layer_problems, notes) = layer_problems(target);
     problems.extend(layer_problems);
+    // A checked launch: the registered command is the launcher, which must be one only root
+    // or the deploying user can replace; what it starts is the declared command, which must
+    // lie inside the release as a direct registration's does.
+    let checked = target.server.launch == Launch::Checked;
+    let mut launched = Vec::new();
+    let mut commands = commands.to_vec();
+    if checked && matches!(declared.transport, Transport::Stdio { .. }) {
+        let owner = std::fs::metadata(&target.prefix)
+            .map(|m| m.uid())
+            .unwrap_or(0);
+        for launcher in &commands {
+            match crate::fsio::only_owners_can_replace(Path::new(launcher), &[0, owner]) {
+                Ok(()) => launched.push(launcher.clone()),
+                Err(why) => problems.push(format!(
+                    "the launcher {launcher} can be replaced by someone other than root or the \
+                     deploying user: {why}"
+                )),
+            }
+        }
+        commands = match render::render_direct(target.server, &target.prefix) {
+            Ok(direct) => match direct.entry.transport {
+                Transport::Stdio { command, .. } => vec![command],
+                Transport::Remote { .. } => Vec::new(),
+            },
+            Err(e) => {
+                problems.push(e.to_string());
+                Vec::new()
+            }
+        };
+    }
     if matches!(declared.transport, Transport::Stdio { .. }) {
         match target.release.containment_root() {
             Err(e) => problems.push(e.to_string()),
@@ -171,7 +204,7 @@ fn finish_registration(
                 };
                 // Each failure with its cause and next step, as status words it.
                 let said = |e: ContainmentError| format!("{e}: {}", e.next_step(&against));
-                for command in commands {
+                for command in &commands {
                     let command = Path::new(command);
                     match check_command_inside_via(command, &root, via.as_ref()) {
                         Ok(e) => evidence.push(e),
@@ -192,6 +225,12 @@ fn finish_registration(
             problems,
             document_only: target.live.is_none(),
         });
+    }
+    if let Some(launcher) = launched.first() {
+        evidence.push(format!(
+            "checked at every launch by {launcher} (mcp-deploy exec: only the pinned release, \
+             the file it hashed, the declared environment)"
+        ));
     }
     let what = match &declared.transport {
         Transport::Stdio { .. } => format!("{}; as declared", evidence.join("; ")),

@@ -180,25 +180,14 @@ fn open_hashed(
     Ok(file)
 }
 
-/// Whether only root can replace `path`: it and every directory above it owned by root and
-/// writable by no one else.
+/// Whether only root can replace `path` ([`crate::fsio::only_owners_can_replace`]).
 pub(crate) fn only_root_can_replace(path: &Path) -> Result<(), String> {
-    let mut at = Some(path);
-    while let Some(p) = at {
-        let m = std::fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
-        if m.uid() != 0 || m.mode() & 0o022 != 0 {
-            return Err(format!(
-                "{} is outside the release and not a file only root can replace: {} is owned \
-                 by uid {} with mode {:o}",
-                path.display(),
-                p.display(),
-                m.uid(),
-                m.mode() & 0o7777
-            ));
-        }
-        at = p.parent();
-    }
-    Ok(())
+    crate::fsio::only_owners_can_replace(path, &[0]).map_err(|why| {
+        format!(
+            "{} is outside the release and not a file only root can replace: {why}",
+            path.display()
+        )
+    })
 }
 
 /// The arguments as the kernel takes them.

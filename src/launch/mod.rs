@@ -109,7 +109,7 @@ pub(crate) fn check(
     given: Vec<(OsString, OsString)>,
     seen: &mut Seen,
 ) -> Result<Checked, LaunchError> {
-    let rendered = crate::deployment::render::render(server, prefix)
+    let rendered = crate::deployment::render::render_direct(server, prefix)
         .map_err(|e| LaunchError::Declaration(e.to_string()))?;
     let Transport::Stdio {
         command,

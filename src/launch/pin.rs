@@ -84,27 +84,7 @@ pub(crate) fn read(prefix: &Path) -> Result<Pin, PinError> {
         Ok(m) if !m.is_file() => return Err(unsafe_("it is not a regular file".into())),
         Ok(_) => {}
     }
-    let mut at = Some(file.as_path());
-    while let Some(p) = at {
-        let m =
-            std::fs::symlink_metadata(p).map_err(|e| unsafe_(format!("{}: {e}", p.display())))?;
-        if m.uid() != 0 && m.uid() != owner {
-            return Err(unsafe_(format!(
-                "{} is owned by uid {}, neither root nor the prefix's owner (uid {owner})",
-                p.display(),
-                m.uid()
-            )));
-        }
-        let sticky_dir = m.is_dir() && m.mode() & 0o1000 != 0 && m.uid() == 0;
-        if m.mode() & 0o022 != 0 && !sticky_dir {
-            return Err(unsafe_(format!(
-                "{} is writable by group or others (mode {:o})",
-                p.display(),
-                m.mode() & 0o7777
-            )));
-        }
-        at = p.parent();
-    }
+    fsio::only_owners_can_replace(&file, &[0, owner]).map_err(unsafe_)?;
     let bytes =
         fsio::read_input_no_follow(&file, "pin", 64 * 1024).map_err(|e| PinError::Unreadable {
             path: file.clone(),

@@ -191,3 +191,123 @@ fn the_executable_swapped_after_the_hash_does_not_run() {
         rest.join("\n")
     );
 }
+
+/// The declaration's `"launch": "checked"`: install registers `mcp-deploy exec …` as the
+/// server's command (issue 37, part 2), and the real claude starts the server through it —
+/// `claude mcp list` connects (its health check runs the handshake through the launcher).
+/// verify-identity passes it, saying it is checked at every launch. Then a byte changed in the
+/// release: claude can no longer start it (the launcher refuses), and the refusal is in the
+/// ledger; verify-identity, which checks the registration, still passes, while status's and
+/// verify's `content` check (with a manifest) names the changed file.
+#[test]
+fn a_checked_launch_is_registered_and_claude_starts_the_server_through_it() {
+    let w = World::with_real_claude();
+    w.sample();
+    let release = fs::read_dir(w.opt().join("codetools/releases"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    let cfg = w.root().join("servers.json");
+    let doc = serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
+        "layout": "release", "launch": "checked",
+        "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}}]});
+    fs::write(&cfg, doc.to_string()).unwrap();
+    let config = cfg.to_str().unwrap();
+    w.on_sample("install", &["--config", config]).code(0);
+    let launcher = fs::canonicalize(env!("CARGO_BIN_EXE_mcp-deploy")).unwrap();
+    let got = w.claude(&["mcp", "get", "codetools-test"]);
+    got.code(0)
+        .stdout_has(&format!("Command: {}", launcher.display()))
+        .stdout_has(&format!(
+            "Args: exec --prefix {} --server codetools --config {} -- mcp serve",
+            w.opt().join("codetools").display(),
+            fs::canonicalize(&cfg).unwrap().display()
+        ));
+    let listed = w.claude(&["mcp", "list"]);
+    assert!(
+        listed
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("codetools-test: ") && l.contains("Connected")),
+        "{}",
+        listed.shown
+    );
+    let verified = w
+        .cmd()
+        .args(["verify-identity", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--name-suffix", "-test", "--config", config])
+        .args([
+            "--expect-commit",
+            "c0de7001c0de7001c0de7001c0de7001c0de7001",
+        ])
+        .run();
+    verified.code(0);
+    assert!(
+        unwrapped(&verified.stdout).contains(&format!(
+            "checked at every launch by {}",
+            launcher.display()
+        )),
+        "{}",
+        verified.shown
+    );
+
+    let exe = release.join("bin/codetools");
+    let mut text = fs::read(&exe).unwrap();
+    text.extend_from_slice(b"\n// changed\n");
+    fs::write(&exe, text).unwrap();
+    let listed = w.claude(&["mcp", "list"]);
+    assert!(
+        listed
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("codetools-test: ") && l.contains("Failed")),
+        "{}",
+        listed.shown
+    );
+    let ledger =
+        fs::read_to_string(w.root().join("home/.local/state/mcp-deploy/ledger.ndjson")).unwrap();
+    assert!(ledger.contains("\"launch refused\""), "{ledger}");
+}
+
+/// A launcher another user could replace (a copy of mcp-deploy in a directory anyone may
+/// write into): the registration it makes fails `mcp-registration`, naming the directory —
+/// whoever can swap the launcher decides what every start runs.
+#[test]
+fn a_launcher_another_user_could_replace_fails_verification() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    w.sample();
+    let lax = w.root().join("lax");
+    fs::create_dir(&lax).unwrap();
+    fs::set_permissions(&lax, fs::Permissions::from_mode(0o777)).unwrap();
+    let copy = lax.join("mcp-deploy");
+    fs::copy(env!("CARGO_BIN_EXE_mcp-deploy"), &copy).unwrap();
+    let cfg = w.root().join("servers.json");
+    let doc = serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
+        "layout": "release", "launch": "checked",
+        "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}}]});
+    fs::write(&cfg, doc.to_string()).unwrap();
+    let r = w
+        .program(&copy)
+        .args(["install", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--name-suffix", "-test", "--config", cfg.to_str().unwrap()])
+        .run();
+    r.code(1);
+    let said = unwrapped(&r.stdout);
+    assert!(
+        said.contains(&format!(
+            "the launcher {} can be replaced by someone other than root or the deploying user: {} \
+             is writable by group or others (mode 777)",
+            copy.display(),
+            lax.display()
+        )),
+        "{}",
+        r.shown
+    );
+}
