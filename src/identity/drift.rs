@@ -17,7 +17,7 @@
 use std::path::PathBuf;
 
 use crate::content::manifest::ManifestError;
-use crate::deployment::declaration::Layout;
+use crate::deployment::declaration::{Launch, Layout};
 use crate::deployment::layout::{self, LayoutError};
 use crate::deployment::release::Release;
 use crate::deployment::render::{self, RenderError, Rendered};
@@ -33,6 +33,9 @@ use crate::identity::report::{Check, ServerReport};
 pub(crate) enum Drift {
     #[error(transparent)]
     Layout(#[from] LayoutError),
+    /// A checked launch whose launcher someone else could replace.
+    #[error("{why}")]
+    Launcher { why: String },
     #[error("{} is missing; install would write it", .path.display())]
     RenderedMissing { path: PathBuf },
     #[error("{0}; install would replace it")]
@@ -106,7 +109,10 @@ pub(crate) fn server_status(
     let release = Release::resolve(&s.prefix, s.server.layout);
     checks.push(Check::from_result(
         "deployed",
-        deployed(&release, &rendered.entry),
+        deployed(
+            &release,
+            &render::render_direct(&s.server, &s.prefix)?.entry,
+        ),
     ));
     checks.push(Check::from_result(
         "rendered",
@@ -136,10 +142,30 @@ pub(crate) fn server_status(
     ));
     // What the agent would run now, whether or not it is what we render.
     if let Some(Ok(entry)) = &parsed {
-        checks.push(Check::from_result(
-            "target",
-            target(entry, &rendered.entry, &release),
-        ));
+        // A checked launch's registered command is the launcher: what the agent runs is the
+        // declared command it starts, once the launcher itself is one no one else can replace.
+        let checked =
+            s.server.launch == Launch::Checked && entry.same_registration(&rendered.entry);
+        let row = match (&entry.transport, checked) {
+            (Transport::Stdio { command, .. }, true) => {
+                match crate::identity::mcp_registration::checked_launch(
+                    &s.server, &s.prefix, command,
+                ) {
+                    Err(why) => Err(Drift::Launcher { why }),
+                    Ok(inner) => {
+                        let mut direct = entry.clone();
+                        direct.transport = Transport::Stdio {
+                            command: inner,
+                            args: Vec::new(),
+                        };
+                        target(&direct, &direct, &release)
+                            .map(|ok| format!("checked at every launch by {command}: {ok}"))
+                    }
+                }
+            }
+            _ => target(entry, &rendered.entry, &release),
+        };
+        checks.push(Check::from_result("target", row));
     }
     if let Some(content) = content(&release) {
         checks.push(Check::from_result("content", content));

@@ -165,28 +165,18 @@ fn finish_registration(
     let mut launched = Vec::new();
     let mut commands = commands.to_vec();
     if checked && matches!(declared.transport, Transport::Stdio { .. }) {
-        let owner = std::fs::metadata(&target.prefix)
-            .map(|m| m.uid())
-            .unwrap_or(0);
+        let mut inner = Vec::new();
         for launcher in &commands {
-            match crate::fsio::only_owners_can_replace(Path::new(launcher), &[0, owner]) {
-                Ok(()) => launched.push(launcher.clone()),
-                Err(why) => problems.push(format!(
-                    "the launcher {launcher} can be replaced by someone other than root or the \
-                     deploying user: {why}"
-                )),
+            match checked_launch(target.server, &target.prefix, launcher) {
+                Ok(command) => {
+                    launched.push(launcher.clone());
+                    inner.push(command);
+                }
+                Err(why) => problems.push(why),
             }
         }
-        commands = match render::render_direct(target.server, &target.prefix) {
-            Ok(direct) => match direct.entry.transport {
-                Transport::Stdio { command, .. } => vec![command],
-                Transport::Remote { .. } => Vec::new(),
-            },
-            Err(e) => {
-                problems.push(e.to_string());
-                Vec::new()
-            }
-        };
+        inner.dedup();
+        commands = inner;
     }
     if matches!(declared.transport, Transport::Stdio { .. }) {
         match target.release.containment_root() {
@@ -245,6 +235,36 @@ fn finish_registration(
         detail.push_str(&note);
     }
     Ok(detail)
+}
+
+/// A checked launch's registered command `launcher`, for `server` at `prefix`: the launcher
+/// must be a file only root or the deploying user (the prefix's owner) can replace along its
+/// whole path. `Ok`: the declared command it starts, whose containment is checked as a direct
+/// registration's is; `Err`: the problem, said as `mcp-registration` and status's `target`
+/// row say it.
+pub(crate) fn checked_launch(
+    server: &crate::deployment::declaration::Server,
+    prefix: &Path,
+    launcher: &str,
+) -> Result<String, String> {
+    let owner = std::fs::metadata(prefix).map(|m| m.uid()).unwrap_or(0);
+    crate::fsio::only_owners_can_replace(Path::new(launcher), &[0, owner]).map_err(|why| {
+        format!(
+            "the launcher {launcher} can be replaced by someone other than root or the \
+             deploying user: {why}"
+        )
+    })?;
+    match render::render_direct(server, prefix)
+        .map_err(|e| e.to_string())?
+        .entry
+        .transport
+    {
+        Transport::Stdio { command, .. } => Ok(command),
+        Transport::Remote { .. } => Err(format!(
+            "{} is a remote server: nothing to launch",
+            server.name
+        )),
+    }
 }
 
 fn as_map(v: &Value) -> &Map<String, Value> {

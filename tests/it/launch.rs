@@ -256,6 +256,24 @@ fn a_checked_launch_is_registered_and_claude_starts_the_server_through_it() {
         verified.shown
     );
 
+    // One state, one verdict: status, a no-op install and reconcile agree with verify-identity.
+    let codetools = w.opt().join("codetools");
+    let at = ["--name-suffix", "-test", "--config", config];
+    w.cmd()
+        .args(["status", "--prefix"])
+        .arg(&codetools)
+        .args(at)
+        .run()
+        .code(0);
+    let again = w.on_sample("install", &["--config", config]);
+    again.code(0);
+    assert!(
+        !unwrapped(&again.stdout).contains("updated"),
+        "{}",
+        again.shown
+    );
+    w.on_sample("reconcile", &["--config", config]).code(0);
+
     let exe = release.join("bin/codetools");
     let mut text = fs::read(&exe).unwrap();
     text.extend_from_slice(b"\n// changed\n");
