@@ -121,7 +121,19 @@ pub(crate) fn check(
             server.name
         )));
     };
-    if args != declared_args.as_slice() {
+    // A client expands `${VAR}` in the args it passes (from its environment, which is the one
+    // this launcher was given), or passes them as written: either form of the declared args.
+    let lookup = |name: &str| {
+        given
+            .iter()
+            .find(|(k, _)| k.as_encoded_bytes() == name.as_bytes())
+            .and_then(|(_, v)| v.to_str().map(str::to_string))
+    };
+    let expanded: Vec<String> = declared_args
+        .iter()
+        .map(|a| crate::identity::expand::expand(a, &lookup))
+        .collect();
+    if args != expanded.as_slice() && args != declared_args.as_slice() {
         return Err(LaunchError::Args {
             given: args.to_vec(),
             declared: declared_args.clone(),

@@ -329,3 +329,39 @@ fn a_launcher_another_user_could_replace_fails_verification() {
         r.shown
     );
 }
+
+/// Declared args with a `${VAR}` reference: a client expands it from its environment before it
+/// starts the launcher (claude does), or passes it as written; both are the declared args. A
+/// value the variable does not hold is refused.
+#[test]
+fn declared_args_are_compared_as_the_client_expands_them() {
+    let w = World::with_real_claude();
+    w.sample();
+    let release = fs::read_dir(w.opt().join("codetools/releases"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    let cfg = w.declare_codetools(serde_json::json!({"args": ["mcp", "serve", "${WHERE}"]}));
+    let config = cfg.to_str().unwrap();
+    w.cmd()
+        .args(["install", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args(["--name-suffix", "-test", "--config", config])
+        .run()
+        .code(0);
+    let exec_with = |arg: &str| {
+        w.cmd()
+            .args(["exec", "--prefix"])
+            .arg(w.opt().join("codetools"))
+            .args(["--config", config, "--", "mcp", "serve", arg])
+            .env("WHERE", "/srv/x")
+            .run_with_stdin(INITIALIZE)
+    };
+    exec_with("/srv/x").code(0).stdout_has("\"serverInfo\"");
+    exec_with("${WHERE}").code(0).stdout_has("\"serverInfo\"");
+    refused(&exec_with("/elsewhere"), "args");
+}
