@@ -9,9 +9,8 @@ use crate::harness::*;
 
 const INITIALIZE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
 
-/// The sample with a manifest in codetools' release, installed (so pinned); the release dir.
-fn pinned() -> (World, PathBuf) {
-    let w = World::with_real_claude();
+/// The sample laid out in `w`, codetools' release given a manifest: that release's directory.
+fn sample_with_a_manifest(w: &World) -> PathBuf {
     w.sample();
     let release = fs::read_dir(w.opt().join("codetools/releases"))
         .unwrap()
@@ -21,6 +20,24 @@ fn pinned() -> (World, PathBuf) {
         .path();
     w.run(&["manifest", "create", release.to_str().unwrap()])
         .code(0);
+    release
+}
+
+/// A declaration of codetools alone, `"launch": "checked"`, in `w`: its path.
+fn checked_declaration(w: &World) -> PathBuf {
+    w.declare_codetools(serde_json::json!({"args": ["mcp", "serve"]}));
+    let cfg = w.root().join("servers.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    doc["servers"][0]["launch"] = "checked".into();
+    fs::write(&cfg, doc.to_string()).unwrap();
+    cfg
+}
+
+/// The sample with a manifest in codetools' release, installed (so pinned); the release dir.
+fn pinned() -> (World, PathBuf) {
+    let w = World::with_real_claude();
+    let release = sample_with_a_manifest(&w);
     w.on_sample("install", &[]).code(0);
     assert!(w.opt().join("codetools/.mcp-deploy/pin.json").is_file());
     (w, release)
@@ -202,20 +219,8 @@ fn the_executable_swapped_after_the_hash_does_not_run() {
 #[test]
 fn a_checked_launch_is_registered_and_claude_starts_the_server_through_it() {
     let w = World::with_real_claude();
-    w.sample();
-    let release = fs::read_dir(w.opt().join("codetools/releases"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    w.run(&["manifest", "create", release.to_str().unwrap()])
-        .code(0);
-    let cfg = w.root().join("servers.json");
-    let doc = serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
-        "layout": "release", "launch": "checked",
-        "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}}]});
-    fs::write(&cfg, doc.to_string()).unwrap();
+    let release = sample_with_a_manifest(&w);
+    let cfg = checked_declaration(&w);
     let config = cfg.to_str().unwrap();
     w.on_sample("install", &["--config", config]).code(0);
     let launcher = fs::canonicalize(env!("CARGO_BIN_EXE_mcp-deploy")).unwrap();
@@ -305,11 +310,7 @@ fn a_launcher_another_user_could_replace_fails_verification() {
     fs::set_permissions(&lax, fs::Permissions::from_mode(0o777)).unwrap();
     let copy = lax.join("mcp-deploy");
     fs::copy(env!("CARGO_BIN_EXE_mcp-deploy"), &copy).unwrap();
-    let cfg = w.root().join("servers.json");
-    let doc = serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
-        "layout": "release", "launch": "checked",
-        "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}}]});
-    fs::write(&cfg, doc.to_string()).unwrap();
+    let cfg = checked_declaration(&w);
     let r = w
         .program(&copy)
         .args(["install", "--prefix"])
@@ -336,15 +337,7 @@ fn a_launcher_another_user_could_replace_fails_verification() {
 #[test]
 fn declared_args_are_compared_as_the_client_expands_them() {
     let w = World::with_real_claude();
-    w.sample();
-    let release = fs::read_dir(w.opt().join("codetools/releases"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    w.run(&["manifest", "create", release.to_str().unwrap()])
-        .code(0);
+    sample_with_a_manifest(&w);
     let cfg = w.declare_codetools(serde_json::json!({"args": ["mcp", "serve", "${WHERE}"]}));
     let config = cfg.to_str().unwrap();
     w.cmd()
