@@ -17,10 +17,12 @@
 //!
 //! What mcp-deploy itself writes into a prefix is not release content: in a `prefix` layout
 //! (orchestrata's) the release directory is the prefix, and install writes its rendered
-//! document `mcp/<name>.mcp.json` there. Exactly those files are left out of create and
-//! verify — a regular, non-executable file named `<server-name>.mcp.json` directly in `mcp/`
-//! at the top of the release — and nothing else under `mcp/`: an executable, a file with
-//! another name, a subdirectory's files are content like any other (docs/content.md).
+//! document `mcp/<name>.mcp.json` there, and the pin of checked launches,
+//! `.mcp-deploy/pin.json`. Exactly those files are left out of create and verify — a regular,
+//! non-executable file named `<server-name>.mcp.json` directly in `mcp/` at the top of the
+//! release, or `pin.json` directly in `.mcp-deploy/` — and nothing else under `mcp/` or
+//! `.mcp-deploy/`: an executable, a file with another name, a subdirectory's files are
+//! content like any other (docs/content.md).
 //!
 //! Verifying reports every difference at once — modified, missing and added files,
 //! escaping symlinks, unsupported file types — instead of stopping at the first.
@@ -250,12 +252,20 @@ struct Scan {
     not_content: Vec<PathBuf>,
 }
 
-/// Whether `rel` (relative to the release) is where install writes a rendered document:
-/// `mcp/<name>.mcp.json`, `<name>` a valid server name, directly under a top-level `mcp/`.
+/// Whether `rel` (relative to the release) is where install writes a document of its own: a
+/// rendered document, `mcp/<name>.mcp.json` (`<name>` a valid server name, directly under a
+/// top-level `mcp/`), or the pin of checked launches, `.mcp-deploy/pin.json` (in a prefix
+/// layout the release is the prefix, where the pin lives: before, the install after the one
+/// that pinned it failed `content` with "1 added (.mcp-deploy/pin.json)").
 pub(crate) fn is_rendered_document_path(rel: &Path) -> bool {
     use std::path::Component::Normal;
     let mut c = rel.components();
     match (c.next(), c.next(), c.next()) {
+        (Some(Normal(dir)), Some(Normal(file)), None)
+            if dir == crate::state::DIR && file == "pin.json" =>
+        {
+            true
+        }
         (Some(Normal(dir)), Some(Normal(file)), None) if dir == "mcp" => file
             .to_str()
             .and_then(|f| f.strip_suffix(".mcp.json"))

@@ -358,3 +358,38 @@ fn declared_args_are_compared_as_the_client_expands_them() {
     exec_with("${WHERE}").code(0).stdout_has("\"serverInfo\"");
     refused(&exec_with("/elsewhere"), "args");
 }
+
+/// The pin of a prefix layout lives inside its release (orchestrata's prefix is its release
+/// directory): it is what mcp-deploy writes, not content. Before, the install after the one
+/// that pinned it failed `content` with "1 added (.mcp-deploy/pin.json)"; another file there,
+/// or an executable pin, is still content.
+#[test]
+fn the_pin_inside_a_prefix_layout_release_is_not_content() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    w.sample();
+    let orchestrata = w.opt().join("orchestrata");
+    w.run(&["manifest", "create", orchestrata.to_str().unwrap()])
+        .code(0);
+    w.on_sample("install", &[]).code(0);
+    let pin = orchestrata.join(".mcp-deploy/pin.json");
+    assert!(pin.is_file());
+    w.on_sample("install", &[]).code(0);
+    w.write("opt/orchestrata/.mcp-deploy/other", "x");
+    let r = w.on_sample("install", &[]);
+    r.code(1);
+    assert!(
+        unwrapped(&r.stdout).contains("1 added (.mcp-deploy/other)"),
+        "{}",
+        r.shown
+    );
+    fs::remove_file(orchestrata.join(".mcp-deploy/other")).unwrap();
+    fs::set_permissions(&pin, fs::Permissions::from_mode(0o755)).unwrap();
+    let r = w.on_sample("install", &[]);
+    r.code(1);
+    assert!(
+        unwrapped(&r.stdout).contains(".mcp-deploy/pin.json"),
+        "{}",
+        r.shown
+    );
+}
