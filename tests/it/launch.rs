@@ -278,6 +278,18 @@ fn a_checked_launch_is_registered_and_claude_starts_the_server_through_it() {
         again.shown
     );
     w.on_sample("reconcile", &["--config", config]).code(0);
+    // The policy admits exactly the launcher's command line.
+    let policy = w
+        .cmd()
+        .args(["policy", "--root"])
+        .arg(w.opt())
+        .args(["--config", config])
+        .run();
+    policy.code(0).stdout_has(&format!(
+        "{{\"serverCommand\":[\"{}\",\"exec\",\"--prefix\",\"{}\"",
+        launcher.display(),
+        codetools.display()
+    ));
 
     let exe = release.join("bin/codetools");
     let mut text = fs::read(&exe).unwrap();
