@@ -95,6 +95,12 @@ pub(crate) fn opaque(v: &serde_json::Value) -> serde_json::Value {
     serde_json::json!({ "opaque_sha256": canonical_json_sha256(v) })
 }
 
+/// The SHA-256 of `bytes` in lowercase hex, as `sha256sum` prints it (a journal's text, a
+/// manifest's bytes).
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    to_hex(&Sha256::digest(bytes))
+}
+
 /// Lowercase hex, as `sha256sum` prints it.
 pub(crate) fn to_hex(bytes: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";

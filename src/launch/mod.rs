@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use crate::content::digest::{to_hex, Algorithm};
+use crate::content::digest::{sha256_hex, Algorithm};
 use crate::content::{manifest, sumfile};
 use crate::deployment::declaration::Server;
 use crate::deployment::release::Release;
@@ -160,7 +160,7 @@ pub(crate) fn check(
         });
     }
     let bytes = manifest::read_manifest(&dir).map_err(|e| LaunchError::Manifest(e.to_string()))?;
-    let found = to_hex(&sha2_of(&bytes));
+    let found = sha256_hex(&bytes);
     if found != pin.manifest_sha256 {
         return Err(LaunchError::ManifestChanged {
             found,
@@ -199,11 +199,6 @@ pub(crate) fn check(
         env,
         dropped,
     })
-}
-
-fn sha2_of(bytes: &[u8]) -> Vec<u8> {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes).to_vec()
 }
 
 /// Replace this process with the checked server; returns only when the exec failed.
@@ -247,7 +242,7 @@ pub(crate) fn record_pin(
     let pin = pin::Pin {
         server: server.name.clone(),
         commit: sha.to_string(),
-        manifest_sha256: to_hex(&sha2_of(&bytes)),
+        manifest_sha256: sha256_hex(&bytes),
         by: by.into(),
         at: crate::registration::ledger::rfc3339(std::time::SystemTime::now()),
     };

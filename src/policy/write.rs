@@ -188,8 +188,7 @@ fn put(
 
 /// The sha256 of a file's text (`None`: no file).
 fn sha256(text: Option<&str>) -> Option<String> {
-    use sha2::Digest;
-    text.map(|t| crate::content::digest::to_hex(&sha2::Sha256::digest(t.as_bytes())))
+    text.map(|t| crate::content::digest::sha256_hex(t.as_bytes()))
 }
 
 /// Put the journalled old text back, by compare-and-swap (see the module's header): only
