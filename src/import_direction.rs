@@ -37,7 +37,7 @@ fn allowed(module: &str) -> Option<BTreeSet<&'static str>> {
     let set: BTreeSet<&'static str> = match module {
         "cmd" => return Some(BTreeSet::from(["*"])),
         "output" | "error" => domain().chain(["exit"]).collect(),
-        "cli" => ["clients"].into(),
+        "cli" => ["clients", "deployment"].into(),
         "vendored_sdk" => ["content", "deployment", "entry"].into(),
         "state" | "notice" => ["fsio", "dirs"].into(),
         "fsio" => ["dirs"].into(),

@@ -44,7 +44,7 @@
 //!
 //! ```text
 //! cmd -> cli, output, error, the domain        output -> the domain        error -> the domain
-//! cli -> clients (ClientKind, the client table)
+//! cli -> clients (ClientKind, the client table), deployment (Launch, `--launch`'s values)
 //! policy -> promotion -> launch -> registration -> clients -> identity -> trust -> content -> deployment -> entry
 //! vendored_sdk -> content
 //! any of them -> the leaves: state, notice -> fsio -> dirs; usage; process; text; exit; format

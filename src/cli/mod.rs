@@ -341,6 +341,12 @@ pub struct DeclarationArgs {
     /// A server declaration file (JSON) that replaces the built-in one.
     #[arg(long, value_name = "FILE", help_heading = SELECTION)]
     pub config: Option<PathBuf>,
+    /// How a client starts every server: `direct`, the declared command inside the release;
+    /// `checked`, `mcp-deploy exec`, which checks the release at every start. Give the same
+    /// to install, verify-identity, status, policy, promote and reconcile [default: each
+    /// server's `launch` in the declaration, else direct]
+    #[arg(long, value_enum, value_name = "HOW", help_heading = SELECTION)]
+    pub launch: Option<crate::deployment::declaration::Launch>,
 }
 
 /// Options for talking to the client CLIs: `--client`, one binary flag per client of
@@ -668,8 +674,9 @@ pub struct ClientListArgs {
 pub struct ExecArgs {
     #[command(flatten)]
     pub at: ServerAtArgs,
-    #[command(flatten)]
-    pub declaration: DeclarationArgs,
+    /// The server declaration file (JSON) the registration names, else the built-in one.
+    #[arg(long, value_name = "FILE", help_heading = SELECTION)]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub ledger: LedgerArgs,
     /// The server's arguments, as declared (a client passes them after `--`).

@@ -3,7 +3,7 @@
 //! stderr (the client shows it as the server's failure to start), a ledger record, exit 1 or 2.
 
 use crate::cli::ExecArgs;
-use crate::deployment::declaration::Declaration;
+use crate::deployment::declaration::{Declaration, Source};
 use crate::deployment::selection;
 use crate::error::Error;
 use crate::exit::Exit;
@@ -11,7 +11,7 @@ use crate::launch::{self, LaunchError, Seen};
 use crate::registration::ledger::{self, Record};
 
 pub(crate) fn run(args: &ExecArgs) -> Result<Exit, Error> {
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let decl = Declaration::load(Source::file(args.config.as_deref()))?;
     let (server, prefix) = selection::single(
         &decl,
         &args.at.prefix,

@@ -27,6 +27,7 @@ use crate::cli::{
     Cli, ClientArgs, Command, DeclarationArgs, FlatDocumentArgs, SelectionArgs, ServerArgs,
 };
 use crate::clients::{ClientOptions, Scope};
+use crate::deployment::declaration::Source;
 use crate::deployment::selection::{Root, Selection};
 use crate::error::Error;
 use crate::exit::Exit;
@@ -127,13 +128,21 @@ pub(crate) fn servers(
     style: &Style,
 ) -> Result<Selection, Error> {
     Ok(Selection::load(
-        declaration.config.as_deref(),
+        self::declaration(declaration),
         root(which),
         &which.servers,
         &which.suffix.name_suffix,
         flat,
         &style.notify(),
     )?)
+}
+
+/// The declaration of `--config` (else the built-in one), with `--launch` over it.
+pub(crate) fn declaration(args: &DeclarationArgs) -> Source<'_> {
+    Source {
+        file: args.config.as_deref(),
+        launch: args.launch,
+    }
 }
 
 /// `--root`, else `--prefix`, else `-p` ([`Root::from_flags`]).

@@ -37,7 +37,7 @@ fn transition(
         action,
         want,
         prefix,
-        config: t.declaration.config.as_deref(),
+        declaration: super::declaration(&t.declaration),
         server: t.server.as_deref(),
         name_suffix: &t.suffix.name_suffix,
         flat_document: super::flat_document(&t.flat_document),
@@ -53,7 +53,7 @@ fn transition(
     let choice = super::client_choice(&t.client, t.scope.scope, t.mcp_timeout.mcp_timeout, style);
     let done = transition::run(&opts, &choice, &style.notify())?;
     if done.exit == Exit::Success && !opts.dry_run {
-        let decl = Declaration::load(opts.config)?;
+        let decl = Declaration::load(opts.declaration)?;
         let (server, prefix) = selection::single(&decl, prefix, opts.server, &Default::default())?;
         crate::launch::record_pins([(server, prefix.as_path())], action, &style.notify());
     }

@@ -11,7 +11,7 @@ use crate::exit::Exit;
 use crate::output::Style;
 
 pub(crate) fn run(args: &RenderArgs, style: &Style) -> Result<Exit, Error> {
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let decl = Declaration::load(super::declaration(&args.declaration))?;
     let (server, prefix) = selection::single(
         &decl,
         &args.at.prefix,

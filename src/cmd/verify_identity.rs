@@ -38,7 +38,7 @@ fn select(
     given: &[selection::ExpectCommit],
     style: &Style,
 ) -> Result<Selection, Error> {
-    let decl = Declaration::load(args.declaration.config.as_deref())?;
+    let decl = Declaration::load(super::declaration(&args.declaration))?;
     let at = match (&args.root, &args.prefix) {
         (Some(root), _) => selection::VerifyAt::Root(root),
         (None, Some(prefix)) => selection::VerifyAt::Prefix(prefix),

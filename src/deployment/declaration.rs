@@ -47,11 +47,14 @@ pub(crate) enum Layout {
 
 /// How a client starts a declared server (`launch`): the declared command itself, or
 /// `mcp-deploy exec`, which checks the release at every start (docs/commands.md#exec).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
-pub(crate) enum Launch {
+pub enum Launch {
+    /// The declared command, by its stable path inside the release.
     #[default]
     Direct,
+    /// `mcp-deploy exec`, which checks the pinned release, hashes the file it starts and
+    /// pins the environment at every start.
     Checked,
 }
 
@@ -75,6 +78,22 @@ pub(crate) struct Server {
     /// The declaration file it came from (absolute), `None` for the built-in one: a checked
     /// launch names it, so that `exec` reads the same declaration.
     pub(crate) declared_in: Option<PathBuf>,
+}
+
+/// Where a declaration comes from, and what the command line sets over it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Source<'a> {
+    /// `--config FILE`; `None`: the built-in declaration.
+    pub(crate) file: Option<&'a Path>,
+    /// `--launch`: every server's launch, over the declaration's `launch` keys.
+    pub(crate) launch: Option<Launch>,
+}
+
+impl<'a> Source<'a> {
+    /// The declaration in `file` (else the built-in one), as declared.
+    pub(crate) fn file(file: Option<&'a Path>) -> Source<'a> {
+        Source { file, launch: None }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -153,8 +172,19 @@ impl Declaration {
         .expect("the built-in declaration is valid (tested)")
     }
 
-    /// The built-in declaration, or the one in `file` when given.
-    pub(crate) fn load(file: Option<&Path>) -> Result<Declaration, DeclarationError> {
+    /// The built-in declaration, or the one in the source's file when given; with the
+    /// source's `--launch` for every server when given.
+    pub(crate) fn load(source: Source) -> Result<Declaration, DeclarationError> {
+        let mut decl = Self::load_file(source.file)?;
+        if let Some(launch) = source.launch {
+            for s in &mut decl.servers {
+                s.launch = launch;
+            }
+        }
+        Ok(decl)
+    }
+
+    fn load_file(file: Option<&Path>) -> Result<Declaration, DeclarationError> {
         let Some(file) = file else {
             return Ok(Self::builtin());
         };
@@ -330,7 +360,7 @@ mod tests {
                 {"name":"b","prefix":"/srv/b","layout":"release","entry":{"command":"{{prefix}}/b"}}]}"#,
         )
         .unwrap();
-        let d = Declaration::load(Some(&file)).unwrap();
+        let d = Declaration::load(Source::file(Some(&file))).unwrap();
         assert_eq!(d.names(), vec!["a", "b"]);
         assert_eq!(
             d.get("b").unwrap().template["mcpServers"]["{{name}}"]["command"],

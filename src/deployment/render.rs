@@ -101,6 +101,15 @@ pub(crate) fn launcher() -> Result<PathBuf, RenderError> {
         })
 }
 
+/// How an entry with these arguments starts its server: a checked launch's arguments begin
+/// `exec --prefix` ([`checked`]'s form).
+pub(crate) fn launched_as(args: &[String]) -> Launch {
+    match args {
+        [exec, prefix, ..] if exec == "exec" && prefix == "--prefix" => Launch::Checked,
+        _ => Launch::Direct,
+    }
+}
+
 /// The entry of a checked launch of `server` at `prefix`: `LAUNCHER exec --prefix PREFIX
 /// --server NAME [--config FILE] -- ARGS...`, the declared entry's other keys (its `env`)
 /// kept.

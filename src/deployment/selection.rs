@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::deployment::declaration::{
-    has_dot_components, validate_name, Declaration, DeclarationError, Layout, Server,
+    has_dot_components, validate_name, Declaration, DeclarationError, Layout, Server, Source,
 };
 use crate::deployment::layout::Sha;
 use crate::notice::{Notice, Notify};
@@ -292,17 +292,17 @@ pub(crate) struct Selection {
 }
 
 impl Selection {
-    /// `config`: `--config` (else the embedded declaration); `root`, `servers`, `name_suffix`
-    /// as [`many`] takes them; `flat_document`: the flat document.
+    /// `source`: `--config` (else the embedded declaration) and `--launch`; `root`,
+    /// `servers`, `name_suffix` as [`many`] takes them; `flat_document`: the flat document.
     pub(crate) fn load(
-        config: Option<&Path>,
+        source: Source,
         root: Option<Root>,
         servers: &[String],
         name_suffix: &str,
         flat_document: PathBuf,
         notify: Notify,
     ) -> Result<Selection, SelectionError> {
-        let decl = Declaration::load(config)?;
+        let decl = Declaration::load(source)?;
         let (servers, named) = many(&decl, root, servers, name_suffix, notify)?;
         Ok(Selection {
             servers,
@@ -814,7 +814,7 @@ mod tests {
 
     /// The built-in declaration's servers, `names` of them selected.
     fn selection(names: &[&str]) -> Selection {
-        let decl = Declaration::load(None).unwrap();
+        let decl = Declaration::load(Default::default()).unwrap();
         Selection {
             servers: names
                 .iter()

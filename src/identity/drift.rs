@@ -25,6 +25,7 @@ use crate::deployment::selection::Selected;
 use crate::entry::{Entry, EntryError, Transport};
 use crate::fsio::IoError;
 use crate::identity::containment::{self, ContainmentError};
+use crate::identity::mcp_registration;
 use crate::identity::report::{Check, ServerReport};
 
 /// A drift: what disagrees, with the paths and the (redacted) entries involved, and what
@@ -57,14 +58,13 @@ pub(crate) enum Drift {
         opaque: String,
     },
     /// Both entries as [`Entry::describe`] shows them (secrets redacted).
-    #[error(
-        "{name} is registered as {registered} but renders as {rendered} (edited by hand, or the \
-         template changed); install would update it"
-    )]
+    #[error("{name} is registered as {registered} but renders as {rendered} ({why})")]
     RegisteredOtherwise {
         name: String,
         registered: String,
         rendered: String,
+        /// The likely cause and the step: an edit, or the other `--launch`.
+        why: String,
     },
     /// The content check's summary of what differs.
     #[error("{0}")]
@@ -131,6 +131,7 @@ pub(crate) fn server_status(
             name: name.clone(),
             registered: e.describe(),
             rendered: rendered.entry.describe(),
+            why: otherwise(e, s.server.launch),
         }),
         Some(Ok(e)) => Ok(e.clone()),
     };
@@ -148,9 +149,7 @@ pub(crate) fn server_status(
             s.server.launch == Launch::Checked && entry.same_registration(&rendered.entry);
         let row = match (&entry.transport, checked) {
             (Transport::Stdio { command, .. }, true) => {
-                match crate::identity::mcp_registration::checked_launch(
-                    &s.server, &s.prefix, command,
-                ) {
+                match mcp_registration::checked_launch(&s.server, &s.prefix, command) {
                     Err(why) => Err(Drift::Launcher { why }),
                     Ok(inner) => {
                         let mut direct = entry.clone();
@@ -184,6 +183,17 @@ pub(crate) fn server_status(
         deployed: crate::identity::report::Deployed::of(&release),
         checks,
     })
+}
+
+/// Why a registered entry differs from the rendered one: started the other way than this
+/// run's launch (the step to take), else an edit or a changed template.
+fn otherwise(registered: &Entry, expected: Launch) -> String {
+    match &registered.transport {
+        Transport::Stdio { args, .. } if render::launched_as(args) != expected => {
+            mcp_registration::other_launch_step(render::launched_as(args)).to_string()
+        }
+        _ => "edited by hand, or the template changed; install would update it".to_string(),
+    }
 }
 
 fn deployed(release: &Release, declared: &Entry) -> Result<String, Drift> {

@@ -31,6 +31,54 @@ pub(crate) fn check_registration(
     target: &Target,
     registrations: &Map<String, Value>,
 ) -> Result<String, RegistrationMismatch> {
+    compare_registration(target, registrations).map_err(|mut m| {
+        m.problems.extend(other_launch(target, registrations));
+        m
+    })
+}
+
+/// When a registered entry starts the server the other way than this run expects (through
+/// `mcp-deploy exec` where a direct launch is expected, or directly where a checked one is),
+/// the step that makes the two agree: a run given the wrong `--launch` is told so rather than
+/// only that the command differs.
+fn other_launch(target: &Target, registrations: &Map<String, Value>) -> Option<String> {
+    let name = &target.registered_name;
+    let live = target.live.as_ref().and_then(|l| l.entries.get(name));
+    let registered = registrations.get(name).into_iter().chain(live);
+    let forms: Vec<Launch> = registered
+        .filter_map(|raw| Entry::from_value(raw).ok())
+        .filter_map(|e| match e.transport {
+            Transport::Stdio { args, .. } => Some(render::launched_as(&args)),
+            Transport::Remote { .. } => None,
+        })
+        .collect();
+    let expected = target.server.launch;
+    forms
+        .into_iter()
+        .find(|f| *f != expected)
+        .map(|f| other_launch_step(f).to_string())
+}
+
+/// What to do about an entry registered to start its server as `found`, the launch this run
+/// does not expect: status's `registered` row says it too.
+pub(crate) fn other_launch_step(found: Launch) -> &'static str {
+    match found {
+        Launch::Checked => {
+            "it is registered to start through `mcp-deploy exec` (a checked launch): check it \
+             with --launch checked, or install it again with --launch direct"
+        }
+        Launch::Direct => {
+            "it is registered to start directly, not through `mcp-deploy exec`: install it \
+             with --launch checked (or the declaration's \"launch\": \"checked\"), or check it \
+             with --launch direct"
+        }
+    }
+}
+
+fn compare_registration(
+    target: &Target,
+    registrations: &Map<String, Value>,
+) -> Result<String, RegistrationMismatch> {
     let name = &target.registered_name;
     let declared = &target.declared;
     let mut problems: Vec<String> = Vec::new();

@@ -125,7 +125,7 @@ pub(crate) fn run(opts: &PruneOptions, notify: Notify) -> Result<Pruned, PruneEr
     let given = opts.prefix;
     // A directory of deployments is refused with the --prefix that would work: prune takes no
     // --config, so the servers it can know of are the built-in ones.
-    let decl = Declaration::load(None)?;
+    let decl = Declaration::load(Default::default())?;
     selection::refuse_directory_of_deployments(&decl, given, None, &Default::default())?;
     let prefix = Prefix::open(given)?;
     // A dry run writes nothing, not even the lock or `<prefix>/.mcp-deploy/`: it only reads,

@@ -42,7 +42,7 @@ use std::time::SystemTime;
 
 use crate::clients::{Client, ClientError, ClientKind};
 use crate::deployment::declaration::{
-    validate_name, Declaration, DeclarationError, Layout, Server,
+    validate_name, Declaration, DeclarationError, Layout, Server, Source,
 };
 use crate::deployment::layout::Sha;
 use crate::deployment::release::Release;
@@ -127,7 +127,8 @@ pub(crate) struct TransitionOptions<'a> {
     /// in the history.
     pub(crate) want: Option<Sha>,
     pub(crate) prefix: &'a Path,
-    pub(crate) config: Option<&'a Path>,
+    /// `--config` and `--launch`.
+    pub(crate) declaration: Source<'a>,
     pub(crate) server: Option<&'a str>,
     pub(crate) name_suffix: &'a str,
     pub(crate) flat_document: PathBuf,
@@ -226,7 +227,7 @@ pub(crate) fn run(
 
 /// Step 1: validate (no client is opened yet).
 pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, TransitionError> {
-    let decl = Declaration::load(t.config)?;
+    let decl = Declaration::load(t.declaration)?;
     let (server, given) = selection::single(&decl, t.prefix, t.server, &Default::default())?;
     if server.layout != Layout::Release {
         return Err(usage(

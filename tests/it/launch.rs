@@ -405,3 +405,100 @@ fn the_pin_inside_a_prefix_layout_release_is_not_content() {
         r.shown
     );
 }
+
+/// `--launch checked` on the command line, with the built-in declaration: install registers
+/// the launcher; verify-identity and status given the same pass it, and without it fail
+/// saying which `--launch` the entry was registered with; a promote with it pins the new
+/// release, which claude then starts through the launcher; `--launch direct` puts the
+/// declared command back.
+#[test]
+fn the_launch_flag_registers_checks_and_promotes_a_checked_launch() {
+    let w = World::with_real_claude();
+    sample_with_a_manifest(&w);
+    let codetools = w.opt().join("codetools");
+    w.on_sample("install", &["--launch", "checked"]).code(0);
+    w.claude(&["mcp", "get", "codetools-test"])
+        .code(0)
+        .stdout_has(&format!(
+            "Args: exec --prefix {} --server codetools -- ",
+            codetools.display()
+        ));
+    let verify = |commit: &str, extra: &[&str]| {
+        w.cmd()
+            .args(["verify-identity", "--prefix"])
+            .arg(&codetools)
+            .args(["--name-suffix", "-test", "--expect-commit", commit])
+            .args(extra)
+            .run()
+    };
+    let status = |extra: &[&str]| {
+        w.cmd()
+            .args(["status", "--prefix"])
+            .arg(&codetools)
+            .args(["--name-suffix", "-test"])
+            .args(extra)
+            .run()
+    };
+    let hint = "registered to start through `mcp-deploy exec` (a checked launch): check it with \
+                --launch checked";
+    let v = verify(CT_SHA, &[]);
+    v.code(1);
+    assert!(unwrapped(&v.stdout).contains(hint), "{}", v.shown);
+    let s = status(&[]);
+    s.code(1);
+    assert!(unwrapped(&s.stdout).contains(hint), "{}", s.shown);
+    let v = verify(CT_SHA, &["--launch", "checked"]);
+    v.code(0);
+    assert!(
+        unwrapped(&v.stdout).contains("checked at every launch by"),
+        "{}",
+        v.shown
+    );
+    status(&["--launch", "checked"]).code(0);
+
+    // A promote given the same flag keeps the checked launch and pins the new release.
+    let new = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let release = crate::promote::add_sample_release(&w, new);
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    w.cmd()
+        .args(["promote", "--prefix"])
+        .arg(&codetools)
+        .args([
+            "--release",
+            new,
+            "--name-suffix",
+            "-test",
+            "--launch",
+            "checked",
+        ])
+        .run()
+        .code(0);
+    let pin = fs::read_to_string(codetools.join(".mcp-deploy/pin.json")).unwrap();
+    assert!(pin.contains(new), "{pin}");
+    let listed = w.claude(&["mcp", "list"]);
+    assert!(
+        listed
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("codetools-test: ") && l.contains("Connected")),
+        "{}",
+        listed.shown
+    );
+    // Checked where a direct launch is registered: the other step is named.
+    w.cmd()
+        .args(["install", "--prefix"])
+        .arg(&codetools)
+        .args(["--name-suffix", "-test", "--launch", "direct"])
+        .run()
+        .code(0);
+    verify(new, &[]).code(0);
+    let v = verify(new, &["--launch", "checked"]);
+    v.code(1);
+    assert!(
+        unwrapped(&v.stdout)
+            .contains("registered to start directly, not through `mcp-deploy exec`"),
+        "{}",
+        v.shown
+    );
+}
