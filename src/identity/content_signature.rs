@@ -111,7 +111,7 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
 
 /// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
 /// release can write the policy too. Compared by path components after resolving both.
-fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), TrustError> {
+pub(crate) fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), TrustError> {
     let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
         return Ok(());
     };

@@ -5,7 +5,10 @@
 //! 1. resolves the release once ([`Release::resolve`]) and checks its layout;
 //! 2. takes the deployment's pin ([`pin`]: the commit and the digest of `MANIFEST.sha256` the
 //!    last install or promote recorded) and requires the release to be that one: its
-//!    `VERSION`, and the SHA-256 of its manifest bytes;
+//!    `VERSION`, and the SHA-256 of its manifest bytes; when the declaration names a trust
+//!    policy (`trusted_signers`), its signature must vouch for those bytes too, and then a
+//!    missing pin is no refusal (the signature says which releases may start; a pin that is
+//!    there must still match);
 //! 3. opens the declared executable (and a script's interpreter) once, hashes it through that
 //!    handle against the manifest, and executes that handle ([`image`]);
 //! 4. gives it the declared environment and an allowlist of inherited variables ([`env`]),
@@ -23,6 +26,7 @@ pub(crate) mod pin;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::content::digest::{sha256_hex, Algorithm};
@@ -30,6 +34,9 @@ use crate::content::{manifest, sumfile};
 use crate::deployment::declaration::Server;
 use crate::deployment::release::Release;
 use crate::entry::Transport;
+use crate::identity::content_signature;
+use crate::trust::allowed_signers::Policy;
+use crate::trust::signature;
 
 /// Why a launch was refused: each names the check and its evidence.
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +53,10 @@ pub(crate) enum LaunchError {
     },
     #[error("manifest: {0}")]
     Manifest(String),
+    #[error("signature: {0}")]
+    Signature(String),
+    #[error("trust policy: {0}")]
+    TrustPolicy(String),
     #[error("manifest: the release's MANIFEST.sha256 has SHA-256 {found}, the pin {pinned}: it was rewritten since it was verified")]
     ManifestChanged { found: String, pinned: String },
     #[error("content: {} is not listed in the release's manifest", path.display())]
@@ -79,10 +90,40 @@ impl LaunchError {
         !matches!(
             self,
             LaunchError::Declaration(_)
+                | LaunchError::TrustPolicy(_)
                 | LaunchError::Exec { .. }
                 | LaunchError::Pin(pin::PinError::Unreadable { .. })
         )
     }
+}
+
+/// The `signature` check of a server whose declaration names a trust policy
+/// (`trusted_signers`): the policy must be a file only root or the deploying user (the
+/// prefix's owner) can replace, along its whole path, lie outside the prefix, and vouch for
+/// `manifest` (the bytes read once for the pin and the content). `Ok(false)`: no policy is
+/// declared, nothing vouches.
+fn signed(
+    server: &Server,
+    prefix: &Path,
+    dir: &Path,
+    manifest: &[u8],
+) -> Result<bool, LaunchError> {
+    let Some(file) = &server.trusted_signers else {
+        return Ok(false);
+    };
+    let refused = |why: String| LaunchError::Signature(format!("{}: {why}", file.display()));
+    let owner = std::fs::metadata(prefix)
+        .map_err(|e| refused(format!("{}: {e}", prefix.display())))?
+        .uid();
+    crate::fsio::only_owners_can_replace(file, &[0, owner]).map_err(|why| {
+        refused(format!("the trust policy can be replaced by someone other than root or the deploying user: {why}"))
+    })?;
+    let policy = Policy::load(file)
+        .map_err(|e| LaunchError::TrustPolicy(format!("{}: {e}", file.display())))?;
+    content_signature::policy_outside(&policy, prefix).map_err(|e| refused(e.to_string()))?;
+    signature::check(&policy, dir, manifest, std::time::SystemTime::now())
+        .map_err(|e| refused(e.to_string()))?;
+    Ok(true)
 }
 
 /// Everything checked, ready to run.
@@ -151,21 +192,29 @@ pub(crate) fn check(
         .deployed_commit()
         .map_err(|e| LaunchError::Release(e.to_string()))?;
     seen.commit = Some(sha.to_string());
-    let pin = pin::read(prefix)?;
-    if pin.commit != sha.as_str() || pin.server != server.name {
-        return Err(LaunchError::Commit {
-            found: format!("{} of {}", sha, server.name),
-            pinned: format!("{} of {}", pin.commit, pin.server),
-            by: pin.by,
-        });
-    }
     let bytes = manifest::read_manifest(&dir).map_err(|e| LaunchError::Manifest(e.to_string()))?;
-    let found = sha256_hex(&bytes);
-    if found != pin.manifest_sha256 {
-        return Err(LaunchError::ManifestChanged {
-            found,
-            pinned: pin.manifest_sha256,
-        });
+    // The declaration's trust policy, when it names one, must vouch for the manifest read
+    // here; then a missing pin is no refusal: the signature says which releases may start.
+    let vouched = signed(server, prefix, &dir, &bytes)?;
+    match pin::read(prefix) {
+        Err(pin::PinError::Missing { .. }) if vouched => {}
+        Err(e) => return Err(e.into()),
+        Ok(pin) => {
+            if pin.commit != sha.as_str() || pin.server != server.name {
+                return Err(LaunchError::Commit {
+                    found: format!("{} of {}", sha, server.name),
+                    pinned: format!("{} of {}", pin.commit, pin.server),
+                    by: pin.by,
+                });
+            }
+            let found = sha256_hex(&bytes);
+            if found != pin.manifest_sha256 {
+                return Err(LaunchError::ManifestChanged {
+                    found,
+                    pinned: pin.manifest_sha256,
+                });
+            }
+        }
     }
     let listed: HashMap<PathBuf, String> = sumfile::parse(
         Algorithm::Sha256,

@@ -1561,3 +1561,109 @@ exit 2
     let out = clients(&failing);
     assert!(!out.status.success(), "{out:?}");
 }
+
+/// A stand-in for a model provider's API on a loopback port: it records every request's body
+/// and answers each with a 400 that ends the agent's turn. A real agent session (`claude -p`,
+/// `codex exec`) sends the model the tools of every MCP server it started and listed, so the
+/// requests show what the agent was handed — offline, no model involved.
+pub struct ModelApi {
+    child: std::process::Child,
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+const MODEL_API: &str = r#"
+import http.server, json, os, sys
+out = sys.argv[1]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        with open(os.path.join(out, "requests.ndjson"), "ab") as f:
+            f.write(json.dumps({"path": self.path, "body": body.decode("utf-8", "replace")}).encode() + b"\n")
+        msg = json.dumps({"type": "error", "error": {"type": "invalid_request_error",
+                          "message": "mcp-deploy test API: recorded"}}).encode()
+        self.send_response(400)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(msg)))
+        self.end_headers()
+        self.wfile.write(msg)
+    do_GET = do_POST
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+with open(os.path.join(out, "port.tmp"), "w") as f:
+    f.write(str(s.server_address[1]))
+os.replace(os.path.join(out, "port.tmp"), os.path.join(out, "port"))
+s.serve_forever()
+"#;
+
+impl ModelApi {
+    pub fn start() -> ModelApi {
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new(system_tool("python3"))
+            .args(["-c", MODEL_API])
+            .arg(dir.path())
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .expect("start the model API stand-in");
+        let port_file = dir.path().join("port");
+        let started = std::time::Instant::now();
+        while !port_file.exists() {
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "the model API stand-in did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let port = fs::read_to_string(&port_file).unwrap().parse().unwrap();
+        ModelApi { child, dir, port }
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every tool name the recorded requests handed the model, once each, in order; a tool in
+    /// a namespace (codex's `{"type": "namespace", "name": "mcp__S", "tools": [...]}`) as
+    /// `mcp__S__tool`, as claude names its own.
+    pub fn tools(&self) -> Vec<String> {
+        let text = fs::read_to_string(self.dir.path().join("requests.ndjson")).unwrap_or_default();
+        let mut names = Vec::new();
+        for line in text.lines() {
+            let request: serde_json::Value = serde_json::from_str(line).unwrap();
+            let Ok(body) = serde_json::from_str::<serde_json::Value>(
+                request["body"].as_str().unwrap_or_default(),
+            ) else {
+                continue;
+            };
+            for tool in body["tools"].as_array().into_iter().flatten() {
+                let name = tool["name"].as_str().unwrap_or_default();
+                let inner = tool["tools"].as_array().into_iter().flatten();
+                let found: Vec<String> = match tool["type"].as_str() {
+                    Some("namespace") => inner
+                        .map(|t| format!("{name}__{}", t["name"].as_str().unwrap_or_default()))
+                        .collect(),
+                    _ => vec![name.to_string()],
+                };
+                for n in found {
+                    if !names.contains(&n) {
+                        names.push(n);
+                    }
+                }
+            }
+        }
+        names
+    }
+
+    /// Forget the requests recorded so far.
+    pub fn clear(&self) {
+        let _ = fs::remove_file(self.dir.path().join("requests.ndjson"));
+    }
+}
+
+impl Drop for ModelApi {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

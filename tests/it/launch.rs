@@ -502,3 +502,135 @@ fn the_launch_flag_registers_checks_and_promotes_a_checked_launch() {
         v.shown
     );
 }
+
+/// The agents themselves start the server through the launcher and hand its tools to the
+/// model: a real `claude -p` session and a real `codex exec` session, each against a model API
+/// stand-in on a loopback port that records what it was sent. Installed with `--launch
+/// checked`, each request lists the sample's `hello` tool; after a byte of the release's
+/// executable changes, the launcher refuses, the tool is gone from both sessions, and the
+/// ledger has the refusals.
+#[test]
+fn claude_and_codex_sessions_list_the_tools_of_a_server_they_start_through_the_launcher() {
+    let w = World::with_real_claude();
+    std::os::unix::fs::symlink(real_client("codex"), w.bin().join("codex")).unwrap();
+    let release = sample_with_a_manifest(&w);
+    w.on_sample(
+        "install",
+        &["--launch", "checked", "--client", "claude,codex"],
+    )
+    .code(0);
+    let api = ModelApi::start();
+    let work = w.root().join("work");
+    fs::create_dir_all(&work).unwrap();
+    // What each session handed the model: (claude's tools, codex's tools).
+    let sessions = || {
+        api.clear();
+        w.program(real_client("claude"))
+            .args(["-p", "list your tools"])
+            .env("ANTHROPIC_BASE_URL", api.url())
+            .env("ANTHROPIC_API_KEY", "mcp-deploy-test-not-a-key")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("MCP_TIMEOUT", "10000")
+            .current_dir(&work)
+            .run();
+        let claude = api.tools();
+        api.clear();
+        let provider = format!(
+            "model_providers.mock={{name=\"mock\",base_url=\"{}/v1\",wire_api=\"responses\",\
+             env_key=\"MOCK_API_KEY\",request_max_retries=0,stream_max_retries=0,\
+             supports_websockets=false}}",
+            api.url()
+        );
+        w.program(real_client("codex"))
+            .args(["exec", "--skip-git-repo-check", "-c", "model=mock"])
+            .args([
+                "-c",
+                "model_provider=mock",
+                "-c",
+                &provider,
+                "list your tools",
+            ])
+            .env("MOCK_API_KEY", "mcp-deploy-test-not-a-key")
+            .current_dir(&work)
+            .run();
+        (claude, api.tools())
+    };
+    // claude names the tool mcp__<server>__<tool>; codex puts it in the namespace
+    // mcp__<server>, its '-' made '_'.
+    let (claude, codex) = sessions();
+    assert!(
+        claude.iter().any(|t| t == "mcp__codetools-test__hello"),
+        "claude was not handed the tool: {claude:?}"
+    );
+    assert!(
+        codex.iter().any(|t| t == "mcp__codetools_test__hello"),
+        "codex was not handed the tool: {codex:?}"
+    );
+
+    let exe = release.join("bin/codetools");
+    let mut text = fs::read(&exe).unwrap();
+    text.extend_from_slice(b"\n// changed\n");
+    fs::write(&exe, text).unwrap();
+    let (claude, codex) = sessions();
+    for (client, handed) in [("claude", &claude), ("codex", &codex)] {
+        assert!(
+            !handed.is_empty() && !handed.iter().any(|t| t.ends_with("__hello")),
+            "{client} was handed the changed server's tool, or sent nothing: {handed:?}"
+        );
+    }
+    let ledger =
+        fs::read_to_string(w.root().join("home/.local/state/mcp-deploy/ledger.ndjson")).unwrap();
+    assert!(
+        ledger.matches("\"launch refused\"").count() >= 2,
+        "{ledger}"
+    );
+}
+
+/// A declaration that names a trust policy (`trusted_signers`): the signature must vouch for
+/// the release at every start, and then it stands in for a pin no install recorded. An
+/// unsigned manifest, one re-signed by a key the policy does not list, and a policy another
+/// user could rewrite are each refused at launch.
+#[test]
+fn a_signed_release_is_vouched_for_at_launch_by_the_declared_trust_policy() {
+    use crate::signatures::{ed25519, public, sign, NS, PRINCIPAL};
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let release = sample_with_a_manifest(&w);
+    let keys = w.root().join("keys");
+    fs::create_dir_all(&keys).unwrap();
+    let builder = ed25519(&keys, "builder");
+    let stranger = ed25519(&keys, "stranger");
+    let policy = w.write(
+        "allowed_signers",
+        format!("{PRINCIPAL} {}\n", public(&builder)),
+    );
+    let cfg = checked_declaration(&w);
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&cfg).unwrap()).unwrap();
+    doc["servers"][0]["trusted_signers"] = policy.to_str().unwrap().into();
+    fs::write(&cfg, doc.to_string()).unwrap();
+    let exec = || {
+        w.cmd()
+            .args(["exec", "--prefix"])
+            .arg(w.opt().join("codetools"))
+            .args(["--config", cfg.to_str().unwrap(), "--", "mcp", "serve"])
+            .run_with_stdin(INITIALIZE)
+    };
+    let manifest = release.join("MANIFEST.sha256");
+    // Unsigned: the declared policy does not vouch, and there is no pin either.
+    refused(&exec(), "signature");
+    sign(&builder, NS, &manifest);
+    assert!(!w.opt().join("codetools/.mcp-deploy/pin.json").exists());
+    exec().code(0).stdout_has("\"serverInfo\"");
+    // Re-signed by a key the policy does not list.
+    sign(&stranger, NS, &manifest);
+    let r = exec();
+    refused(&r, "signature");
+    r.stderr_has(policy.to_str().unwrap());
+    // The policy anyone may rewrite vouches for nothing.
+    sign(&builder, NS, &manifest);
+    fs::set_permissions(&policy, fs::Permissions::from_mode(0o666)).unwrap();
+    refused(&exec(), "signature");
+    fs::set_permissions(&policy, fs::Permissions::from_mode(0o644)).unwrap();
+    exec().code(0);
+}

@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 
 use crate::harness::*;
 
-const NS: &str = "mcp-deploy";
-const PRINCIPAL: &str = "builder@example.org";
+pub(crate) const NS: &str = "mcp-deploy";
+pub(crate) const PRINCIPAL: &str = "builder@example.org";
 
 fn ssh_keygen() -> PathBuf {
     // Fails, never skips, when openssh-client is missing (.ci/run installs it).
@@ -21,7 +21,7 @@ fn ssh_keygen() -> PathBuf {
 }
 
 /// `ssh-keygen -t KIND` into `dir/NAME`; returns the private key's path (`.pub` beside it).
-fn keygen(dir: &Path, name: &str, kind: &[&str]) -> PathBuf {
+pub(crate) fn keygen(dir: &Path, name: &str, kind: &[&str]) -> PathBuf {
     let key = dir.join(name);
     let out = Command::new(ssh_keygen())
         .args(["-q", "-N", "", "-C", name, "-f"])
@@ -33,11 +33,11 @@ fn keygen(dir: &Path, name: &str, kind: &[&str]) -> PathBuf {
     key
 }
 
-fn ed25519(dir: &Path, name: &str) -> PathBuf {
+pub(crate) fn ed25519(dir: &Path, name: &str) -> PathBuf {
     keygen(dir, name, &["-t", "ed25519"])
 }
 
-fn public(key: &Path) -> String {
+pub(crate) fn public(key: &Path) -> String {
     fs::read_to_string(key.with_extension("pub"))
         .unwrap()
         .trim()
@@ -45,7 +45,7 @@ fn public(key: &Path) -> String {
 }
 
 /// `ssh-keygen -Y sign -f KEY -n NS FILE`, which writes `FILE.sig`; returns that path.
-fn sign(key: &Path, ns: &str, file: &Path) -> PathBuf {
+pub(crate) fn sign(key: &Path, ns: &str, file: &Path) -> PathBuf {
     let sig = PathBuf::from(format!("{}.sig", file.display()));
     let _ = fs::remove_file(&sig);
     let out = Command::new(ssh_keygen())
