@@ -4,14 +4,18 @@
 
 use std::collections::BTreeMap;
 
+use crate::clients::Client;
+use crate::deployment::declaration::Launch;
 use crate::deployment::layout::Sha;
 use crate::deployment::release::Release;
+use crate::deployment::render;
+use crate::entry::{Entry, Transport};
 use crate::identity::checks::{self, Target};
-use crate::identity::report::ServerReport;
+use crate::identity::report::{Check, ServerReport};
 use crate::notice::Notice;
 use crate::promotion::transition::Run;
 use crate::promotion::Outcome;
-use crate::registration::gate::{gate_reports, Gate};
+use crate::registration::gate::{gate_reports, Candidate, Gate};
 
 /// Step 4: install's gate on the candidate release `to`, as if `current` already pointed at
 /// it; then, only when that passed (a release whose content or signature failed is never
@@ -34,6 +38,14 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
         &run.candidates,
         &expected,
     );
+    // A launch chosen by an earlier install (`--launch`) is kept unless this run names one.
+    if t.declaration.launch.is_none() {
+        for (c, report) in run.candidates.iter().zip(gate.iter_mut()) {
+            if let Some(check) = launch_changed(run.clients, c, run.action) {
+                report.checks.push(check);
+            }
+        }
+    }
     if !gate.iter().all(ServerReport::ok) {
         return gate;
     }
@@ -68,4 +80,43 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
         report.checks.push(c);
     }
     gate
+}
+
+/// The failing `launch` check of a candidate whose registered entry, in any of `clients`,
+/// starts the server the other way than the candidate renders (an install chose `--launch
+/// checked`, and a promote without the flag would register a direct launch over it, or the
+/// reverse): a switch of launch is made on purpose, never by forgetting a flag. A client
+/// whose entries cannot be read has nothing to say here (the registration step reads it).
+fn launch_changed(clients: &[Box<dyn Client>], c: &Candidate, action: &str) -> Option<Check> {
+    let name = &c.selected.registered_name;
+    let wanted = c.selected.server.launch;
+    let found: Vec<String> = clients
+        .iter()
+        .filter_map(|client| {
+            let entries = client.user_entries().ok()?;
+            let entry = Entry::from_value(entries.get(name)?).ok()?;
+            match entry.transport {
+                Transport::Stdio { args, .. } if render::launched_as(&args) != wanted => {
+                    Some(client.name().to_string())
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    if found.is_empty() {
+        return None;
+    }
+    let (registered, flag) = match wanted {
+        Launch::Direct => ("through `mcp-deploy exec` (a checked launch)", "checked"),
+        Launch::Checked => ("directly", "direct"),
+    };
+    Some(Check::from_result(
+        "launch",
+        Err::<String, _>(format!(
+            "{} starts {name} {registered}, which this {} would change: give --launch {flag} \
+             to keep it, or the other --launch to change it on purpose",
+            found.join(", "),
+            action
+        )),
+    ))
 }

@@ -21,10 +21,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clients::layers::Finding;
 use crate::clients::{Client, ClientError, ClientKind, ClientOptions};
+use crate::deployment::declaration::Launch;
 use crate::deployment::layout::Sha;
-use crate::deployment::render::RenderError;
+use crate::deployment::render::{self, RenderError};
 use crate::deployment::selection::{Selected, Selection};
-use crate::entry::Entry;
+use crate::entry::{Entry, Transport};
 use crate::identity::drift;
 use crate::identity::report::{Check, Report, ServerReport};
 use crate::notice::Notify;
@@ -137,7 +138,7 @@ pub(crate) fn read(
         for s in selected {
             let mut report =
                 drift::server_status(s, client.name(), &entries, recorded.as_ref(), flat_document)?;
-            let drift = healable(&report, entries.get(&s.registered_name));
+            let drift = healable(&report, entries.get(&s.registered_name), s.server.launch);
             if let Ok(r) = crate::deployment::render::render(&s.server, &s.prefix) {
                 let findings = findings(layers.as_ref(), &s.registered_name, &r.entry);
                 if !findings.is_empty() {
@@ -194,10 +195,26 @@ fn unjudged(selected: &[Selected], client: &str, why: &ClientError) -> Vec<Pair>
 }
 
 /// The failed checks of `report` that install heals, each as "check (what)": `entry` is the
-/// registered one, raw. An entry install refuses to touch (unparseable), and a `target` that
-/// fails while the entry is the rendered one (the deployment's own link), are not healable.
-fn healable(report: &ServerReport, entry: Option<&serde_json::Value>) -> Vec<String> {
-    let parseable = entry.is_none_or(|v| Entry::from_value(v).is_ok());
+/// registered one, raw; `launch` the one this run renders. An entry install refuses to touch
+/// (unparseable), and a `target` that fails while the entry is the rendered one (the
+/// deployment's own link), are not healable; nothing of a server is when its entry starts it
+/// the other way than `launch` (an install chose `--launch`, and any install a reconcile runs
+/// would register this run's launch over it: a reconcile without the same flag, a timer's,
+/// must not undo a checked launch silently).
+fn healable(
+    report: &ServerReport,
+    entry: Option<&serde_json::Value>,
+    launch: Launch,
+) -> Vec<String> {
+    let parsed = entry.map(Entry::from_value);
+    let other_launch = matches!(
+        &parsed,
+        Some(Ok(Entry { transport: Transport::Stdio { args, .. }, .. })) if render::launched_as(args) != launch
+    );
+    if other_launch {
+        return Vec::new();
+    }
+    let parseable = !matches!(parsed, Some(Err(_)));
     let registered_ok = report
         .checks
         .iter()
@@ -364,7 +381,7 @@ mod tests {
             ),
         ]);
         assert_eq!(
-            healable(&r, None),
+            healable(&r, None, Launch::Direct),
             [
                 "registered (codetools-test is not registered)",
                 "recorded (F does not record it)"
@@ -380,10 +397,10 @@ mod tests {
             ("content", false, "1 file differs"),
             ("layers", false, "an env override"),
         ]);
-        assert!(healable(&r, None).is_empty());
+        assert!(healable(&r, None, Launch::Direct).is_empty());
         // An entry install refuses to touch (it cannot be parsed).
         let r = report(&[("registered", false, "cannot be parsed")]);
-        assert!(healable(&r, Some(&json!({"command": 7}))).is_empty());
+        assert!(healable(&r, Some(&json!({"command": 7})), Launch::Direct).is_empty());
         // The registered entry is the rendered one and its target is wrong: the deployment's
         // own link, which re-registering does not change.
         let r = report(&[
@@ -395,7 +412,7 @@ mod tests {
             ("target", false, "the deployment's link leads elsewhere"),
         ]);
         let entry = json!({"command": "/opt/codetools/bin/codetools"});
-        assert!(healable(&r, Some(&entry)).is_empty());
+        assert!(healable(&r, Some(&entry), Launch::Direct).is_empty());
     }
 
     #[test]
@@ -413,7 +430,28 @@ mod tests {
             ),
         ]);
         let entry = json!({"command": "/opt/codetools/releases/old/bin/codetools"});
-        assert_eq!(healable(&r, Some(&entry)).len(), 2);
+        assert_eq!(healable(&r, Some(&entry), Launch::Direct).len(), 2);
+    }
+
+    /// A checked launch registered by `install --launch checked`, and a reconcile without the
+    /// flag (a timer's): the entry is the other launch, which a reconcile does not undo.
+    #[test]
+    fn an_entry_registered_for_the_other_launch_is_not_healed() {
+        let r = report(&[
+            (
+                "registered",
+                false,
+                "registered as A but renders as B (it is registered to start through `mcp-deploy exec`)",
+            ),
+            ("rendered", false, "F no longer matches the template"),
+        ]);
+        let checked = json!({"command": "/usr/bin/mcp-deploy",
+            "args": ["exec", "--prefix", "/opt/codetools", "--server", "codetools", "--"]});
+        assert!(healable(&r, Some(&checked), Launch::Direct).is_empty());
+        assert_eq!(healable(&r, Some(&checked), Launch::Checked).len(), 2);
+        let direct = json!({"command": "/opt/codetools/bin/codetools"});
+        assert!(healable(&r, Some(&direct), Launch::Checked).is_empty());
+        assert_eq!(healable(&r, Some(&direct), Launch::Direct).len(), 2);
     }
 
     #[test]

@@ -455,25 +455,48 @@ fn the_launch_flag_registers_checks_and_promotes_a_checked_launch() {
         v.shown
     );
     status(&["--launch", "checked"]).code(0);
+    // A reconcile without the flag (a timer's) does not undo the checked launch: it fails,
+    // saying which flag, and the entry stays the launcher.
+    let r = w.on_sample("reconcile", &[]);
+    r.code(1);
+    assert!(unwrapped(&r.stdout).contains(hint), "{}", r.shown);
+    w.claude(&["mcp", "get", "codetools-test"])
+        .code(0)
+        .stdout_has("Args: exec --prefix");
+    w.on_sample("reconcile", &["--launch", "checked"]).code(0);
 
     // A promote given the same flag keeps the checked launch and pins the new release.
     let new = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
     let release = crate::promote::add_sample_release(&w, new);
     w.run(&["manifest", "create", release.to_str().unwrap()])
         .code(0);
-    w.cmd()
-        .args(["promote", "--prefix"])
-        .arg(&codetools)
-        .args([
-            "--release",
-            new,
-            "--name-suffix",
-            "-test",
-            "--launch",
-            "checked",
-        ])
-        .run()
-        .code(0);
+    // Without the flag, the promote is refused before anything switches: it would register a
+    // direct launch over the checked one.
+    let promote = |extra: &[&str]| {
+        w.cmd()
+            .args(["promote", "--prefix"])
+            .arg(&codetools)
+            .args(["--release", new, "--name-suffix", "-test"])
+            .args(extra)
+            .run()
+    };
+    let refused = promote(&[]);
+    refused.code(1);
+    assert!(
+        unwrapped(&refused.stdout).contains(
+            "claude starts codetools-test through `mcp-deploy exec` (a checked launch), which \
+             this promote would change: give --launch checked"
+        ),
+        "{}",
+        refused.shown
+    );
+    assert!(
+        fs::read_link(codetools.join("current"))
+            .unwrap()
+            .ends_with(CT_SHA),
+        "current switched"
+    );
+    promote(&["--launch", "checked"]).code(0);
     let pin = fs::read_to_string(codetools.join(".mcp-deploy/pin.json")).unwrap();
     assert!(pin.contains(new), "{pin}");
     let listed = w.claude(&["mcp", "list"]);
