@@ -78,6 +78,27 @@ pub(crate) struct Server {
     /// The declaration file it came from (absolute), `None` for the built-in one: a checked
     /// launch names it, so that `exec` reads the same declaration.
     pub(crate) declared_in: Option<PathBuf>,
+    /// The template file its entry was read from, resolved against the declaration file's
+    /// directory; `None` for an inline `entry` or the built-in declaration.
+    pub(crate) template_file: Option<PathBuf>,
+}
+
+impl Server {
+    /// The files this server's declaration was read from — the declaration file, its
+    /// template, its trust policy — each one whoever can rewrite decides what a checked launch
+    /// starts: each must be replaceable only by one of `owners` (root, the deploying user),
+    /// along its whole path. `Err`: the first that is not, and why.
+    pub(crate) fn sources_guarded(&self, owners: &[u32]) -> Result<(), String> {
+        let files = [
+            &self.declared_in,
+            &self.template_file,
+            &self.trusted_signers,
+        ];
+        for file in files.into_iter().flatten() {
+            fsio::only_owners_can_replace(file, owners)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where a declaration comes from, and what the command line sets over it.
@@ -158,7 +179,7 @@ struct RawServer {
 impl Declaration {
     /// The embedded declaration of `codetools` and `orchestrata`.
     pub(crate) fn builtin() -> Declaration {
-        Self::parse(BUILTIN_DECLARATION, "built-in declaration", |name| {
+        let mut decl = Self::parse(BUILTIN_DECLARATION, "built-in declaration", |name| {
             BUILTIN_TEMPLATES
                 .iter()
                 .find(|(n, _)| Path::new(n) == name)
@@ -169,7 +190,12 @@ impl Declaration {
                     source: std::io::ErrorKind::NotFound.into(),
                 })
         })
-        .expect("the built-in declaration is valid (tested)")
+        .expect("the built-in declaration is valid (tested)");
+        // Its templates are in the binary, not files.
+        for s in &mut decl.servers {
+            s.template_file = None;
+        }
+        decl
     }
 
     /// The built-in declaration, or the one in the source's file when given; with the
@@ -199,6 +225,9 @@ impl Declaration {
         let declared_in = std::fs::canonicalize(file).ok();
         for s in &mut decl.servers {
             if let Some(p) = &mut s.trusted_signers {
+                *p = base.join(&*p);
+            }
+            if let Some(p) = &mut s.template_file {
                 *p = base.join(&*p);
             }
             s.declared_in.clone_from(&declared_in);
@@ -234,6 +263,7 @@ impl Declaration {
                     s.prefix.display()
                 )));
             }
+            let template_file = s.template.clone();
             let template = match (s.template, s.entry) {
                 (Some(t), None) => {
                     let text = read_template(&t).map_err(|e| malformed(e.to_string()))?;
@@ -281,6 +311,7 @@ impl Declaration {
                 inherit_env: s.inherit_env,
                 launch: s.launch,
                 declared_in: None,
+                template_file,
             });
         }
         Ok(Declaration {

@@ -302,6 +302,13 @@ pub(crate) fn checked_launch(
              deploying user: {why}"
         )
     })?;
+    server.sources_guarded(&[0, owner]).map_err(|why| {
+        format!(
+            "the launcher reads {}'s declaration at every start, and it can be rewritten by \
+             someone other than root or the deploying user: {why}",
+            server.name
+        )
+    })?;
     match render::render_direct(server, prefix)
         .map_err(|e| e.to_string())?
         .entry

@@ -80,6 +80,8 @@ pub(crate) enum LaunchError {
     },
     #[error("declaration: {0}")]
     Declaration(String),
+    #[error("declaration: it can be rewritten by someone other than root or the deploying user, who would decide what starts: {0}")]
+    Unguarded(String),
     #[error("exec: {what}: {why}")]
     Exec { what: String, why: String },
 }
@@ -97,6 +99,18 @@ impl LaunchError {
     }
 }
 
+/// The files the declaration of `server` was read from (the declaration, its template, its
+/// trust policy) must be replaceable only by root or the deploying user (the prefix's owner):
+/// whoever can rewrite one decides what this launch starts and with which environment.
+fn guarded(server: &Server, prefix: &Path) -> Result<(), LaunchError> {
+    let owner = std::fs::metadata(prefix)
+        .map_err(|e| LaunchError::Release(format!("{}: {e}", prefix.display())))?
+        .uid();
+    server
+        .sources_guarded(&[0, owner])
+        .map_err(LaunchError::Unguarded)
+}
+
 /// The `signature` check of a server whose declaration names a trust policy
 /// (`trusted_signers`): the policy must be a file only root or the deploying user (the
 /// prefix's owner) can replace, along its whole path, lie outside the prefix, and vouch for
@@ -111,13 +125,9 @@ fn signed(
     let Some(file) = &server.trusted_signers else {
         return Ok(false);
     };
+    // Only root or the deploying user can replace it: [`guarded`] checked it with the
+    // declaration.
     let refused = |why: String| LaunchError::Signature(format!("{}: {why}", file.display()));
-    let owner = std::fs::metadata(prefix)
-        .map_err(|e| refused(format!("{}: {e}", prefix.display())))?
-        .uid();
-    crate::fsio::only_owners_can_replace(file, &[0, owner]).map_err(|why| {
-        refused(format!("the trust policy can be replaced by someone other than root or the deploying user: {why}"))
-    })?;
     let policy = Policy::load(file)
         .map_err(|e| LaunchError::TrustPolicy(format!("{}: {e}", file.display())))?;
     content_signature::policy_outside(&policy, prefix).map_err(|e| refused(e.to_string()))?;
@@ -150,6 +160,7 @@ pub(crate) fn check(
     given: Vec<(OsString, OsString)>,
     seen: &mut Seen,
 ) -> Result<Checked, LaunchError> {
+    guarded(server, prefix)?;
     let rendered = crate::deployment::render::render_direct(server, prefix)
         .map_err(|e| LaunchError::Declaration(e.to_string()))?;
     let Transport::Stdio {

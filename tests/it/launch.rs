@@ -652,8 +652,65 @@ fn a_signed_release_is_vouched_for_at_launch_by_the_declared_trust_policy() {
     r.stderr_has(policy.to_str().unwrap());
     // The policy anyone may rewrite vouches for nothing.
     sign(&builder, NS, &manifest);
+    // (one of the files the declaration was read from: refused as the declaration is)
     fs::set_permissions(&policy, fs::Permissions::from_mode(0o666)).unwrap();
-    refused(&exec(), "signature");
+    let r = exec();
+    refused(&r, "declaration");
+    r.stderr_has(&format!("{} is writable by group or others", policy.display()));
     fs::set_permissions(&policy, fs::Permissions::from_mode(0o644)).unwrap();
+    exec().code(0);
+}
+
+/// The launcher reads the declaration the registration names at every start: a declaration
+/// or template file another user could rewrite (to declare `NODE_OPTIONS`, say) would decide
+/// what starts. Either is refused at launch and fails verify-identity, naming the file.
+#[test]
+fn a_declaration_or_template_others_could_rewrite_is_refused_at_launch_and_fails_verify() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::with_real_claude();
+    sample_with_a_manifest(&w);
+    let template = w.write(
+        "codetools.json",
+        r#"{"mcpServers": {"{{name}}": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]}}}"#,
+    );
+    let cfg = w.write(
+        "servers.json",
+        serde_json::json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools",
+            "layout": "release", "template": "codetools.json", "launch": "checked"}]})
+        .to_string(),
+    );
+    let config = cfg.to_str().unwrap();
+    w.on_sample("install", &["--config", config]).code(0);
+    let exec = || {
+        w.cmd()
+            .args(["exec", "--prefix"])
+            .arg(w.opt().join("codetools"))
+            .args(["--config", config, "--", "mcp", "serve"])
+            .run_with_stdin(INITIALIZE)
+    };
+    let verify = || {
+        w.cmd()
+            .args(["verify-identity", "--prefix"])
+            .arg(w.opt().join("codetools"))
+            .args(["--name-suffix", "-test", "--config", config])
+            .args(["--expect-commit", CT_SHA])
+            .run()
+    };
+    exec().code(0).stdout_has("\"serverInfo\"");
+    verify().code(0);
+    for file in [&cfg, &template] {
+        fs::set_permissions(file, fs::Permissions::from_mode(0o666)).unwrap();
+        let r = exec();
+        refused(&r, "declaration");
+        r.stderr_has(&file.display().to_string());
+        let v = verify();
+        v.code(1);
+        assert!(
+            unwrapped(&v.stdout).contains("can be rewritten by someone other than root"),
+            "{}",
+            v.shown
+        );
+        fs::set_permissions(file, fs::Permissions::from_mode(0o644)).unwrap();
+    }
     exec().code(0);
 }
