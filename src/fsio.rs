@@ -171,6 +171,8 @@ pub(crate) mod limits {
     /// `MANIFEST.sha256.sig`: an armored SSHSIG is about 300 bytes (Ed25519) to 3 KiB (RSA
     /// 16384).
     pub(crate) const SIGNATURE: u64 = 64 * KIB;
+    /// A builder trust policy (`--trusted-builder`, TOML): a few hundred bytes a builder.
+    pub(crate) const BUILDER_POLICY: u64 = MIB;
 }
 
 fn describe_type(t: fs::FileType) -> &'static str {

@@ -8,6 +8,7 @@
 //! over it covers the commit and every file; the `content` check ties the files to it.
 
 pub(crate) mod allowed_signers;
+pub(crate) mod provenance;
 pub(crate) mod signature;
 
 /// The SSHSIG namespace a release signature must be made for (`ssh-keygen -Y sign -n`). Fixed:

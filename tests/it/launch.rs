@@ -656,7 +656,10 @@ fn a_signed_release_is_vouched_for_at_launch_by_the_declared_trust_policy() {
     fs::set_permissions(&policy, fs::Permissions::from_mode(0o666)).unwrap();
     let r = exec();
     refused(&r, "declaration");
-    r.stderr_has(&format!("{} is writable by group or others", policy.display()));
+    r.stderr_has(&format!(
+        "{} is writable by group or others",
+        policy.display()
+    ));
     fs::set_permissions(&policy, fs::Permissions::from_mode(0o644)).unwrap();
     exec().code(0);
 }
