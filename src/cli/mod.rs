@@ -532,6 +532,16 @@ pub struct ReleaseChecksArgs {
     /// trusted_signers must pass too.
     #[arg(long, value_name = "FILE", help_heading = CHECKS)]
     pub trusted_signers: Option<PathBuf>,
+    /// A builder trust policy (TOML, one [[builder]] per allowed workflow): the release's
+    /// MANIFEST.sha256.sigstore.json must be a Sigstore bundle over its MANIFEST.sha256 that
+    /// verifies offline and names a build the policy allows. With --trusted-signers, both must
+    /// pass.
+    #[arg(long, value_name = "FILE", help_heading = CHECKS)]
+    pub trusted_builder: Option<PathBuf>,
+    /// The Sigstore trusted root (trusted_root.json) provenance bundles must chain to [default:
+    /// the public-good instance's and GitHub's, shipped with mcp-deploy].
+    #[arg(long, value_name = "FILE", help_heading = CHECKS, requires = "trusted_builder")]
+    pub trusted_root: Option<PathBuf>,
 }
 
 /// `--ledger`, `--dry-run` and the report's output: for the commands that change

@@ -74,7 +74,7 @@ pub(crate) fn options<'a>(
             ledger: ledger_path(args.change.ledger.ledger.as_deref()),
         },
         expected: selection::expect_commits(given, selection)?,
-        trusted_signers: args.release.trusted_signers.as_deref(),
+        trust: super::trust_flags(&args.release),
         clients: &args.client.clients,
         content: args.release.content,
         strict: args.strict.strict,

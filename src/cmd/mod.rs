@@ -137,6 +137,15 @@ pub(crate) fn servers(
     )?)
 }
 
+/// `--trusted-signers`, `--trusted-builder` and `--trusted-root`.
+pub(crate) fn trust_flags(args: &crate::cli::ReleaseChecksArgs) -> crate::trust::TrustFlags<'_> {
+    crate::trust::TrustFlags {
+        signers: args.trusted_signers.as_deref(),
+        builder: args.trusted_builder.as_deref(),
+        root: args.trusted_root.as_deref(),
+    }
+}
+
 /// The declaration of `--config` (else the built-in one), with `--launch` over it.
 pub(crate) fn declaration(args: &DeclarationArgs) -> Source<'_> {
     Source {

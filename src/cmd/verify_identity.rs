@@ -18,7 +18,7 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let opts = VerifyIdentityOptions {
         selection: &selection,
         expected: &expected,
-        trusted_signers: args.release.trusted_signers.as_deref(),
+        trust: super::trust_flags(&args.release),
         clients: &args.client.clients,
         require_content: args.release.content,
         handshake: args.handshake.then_some(args.handshake_timeout),

@@ -49,6 +49,11 @@ pub(crate) const MANIFEST_NAME: &str = "MANIFEST.sha256";
 /// (and the `signature` check refuses it).
 pub(crate) const SIGNATURE_NAME: &str = "MANIFEST.sha256.sig";
 
+/// The Sigstore bundle of the build that made the release (its provenance,
+/// [`crate::trust::provenance`]), beside the manifest: like the signature, made over the
+/// manifest and not content.
+pub(crate) const PROVENANCE_NAME: &str = "MANIFEST.sha256.sigstore.json";
+
 /// Why a manifest could not be created or checked (exit 2), as opposed to a check that ran
 /// and found differences ([`ContentReport`]).
 #[derive(Debug, thiserror::Error)]
@@ -435,7 +440,10 @@ fn scan(root: &Path) -> Result<Scan, ManifestError> {
         if kind.is_file() {
             if is_rendered_document(root, &rel) {
                 scan.not_content.push(rel);
-            } else if rel.as_os_str() != MANIFEST_NAME && rel.as_os_str() != SIGNATURE_NAME {
+            } else if ![MANIFEST_NAME, SIGNATURE_NAME, PROVENANCE_NAME]
+                .iter()
+                .any(|n| rel.as_os_str() == *n)
+            {
                 scan.files.push(rel);
             }
         } else if kind.is_symlink() {

@@ -52,7 +52,7 @@ use crate::identity::content_signature::content_and_signature;
 use crate::identity::handshake;
 use crate::identity::mcp_registration::check_registration;
 use crate::identity::report::{Check, ServerReport};
-use crate::trust::allowed_signers::Policy;
+use crate::trust::Trust;
 
 /// Why the `commit` check fails: the commit found, the one expected, and where it was read.
 #[derive(Debug, thiserror::Error)]
@@ -148,7 +148,7 @@ pub(crate) struct Target<'a> {
     /// The trust policies the release's manifest signature is checked against, each of which
     /// must pass (`--trusted-signers`, the server's `trusted_signers`, or both); none reports
     /// only whether the release is signed.
-    pub(crate) trust: &'a [Policy],
+    pub(crate) trust: &'a Trust,
     /// Every layer the client applies to the registered name beyond its user-scope entry
     /// (read per client by `clients::layers`): a finding that changes what runs, or leaves it
     /// unknown, fails `mcp-registration`; the client's own answers are named in its detail.

@@ -9,6 +9,7 @@ use crate::content::manifest::{self, ManifestError};
 use crate::identity::checks::Target;
 use crate::identity::report::Check;
 use crate::trust::allowed_signers::Policy;
+use crate::trust::provenance;
 use crate::trust::signature::{self, SignatureError};
 
 /// Why one trust policy does not vouch for the release.
@@ -34,13 +35,18 @@ pub(crate) enum TrustError {
 /// pass that only says whether the release is signed ("unsigned", "signed, not checked").
 pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
     let required = target.require_content || !target.trust.is_empty();
-    let signed = !target.trust.is_empty();
+    let signed = !target.trust.signers.is_empty();
+    let proven = target.trust.builders.as_ref();
     let mut checks = Vec::new();
     let dir = match target.release.dir() {
         Ok(dir) => dir,
         Err(e) => {
             if required {
                 checks.push(Check::from_result("content", Err(&e)));
+            }
+            if proven.is_some() {
+                let why = format!("no release to check: {e}");
+                checks.push(Check::from_result("provenance", Err(why)));
             }
             if signed {
                 let why = format!("no release to check: {e}");
@@ -69,6 +75,26 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
     if let Some(content) = content {
         checks.push(Check::from_result("content", content));
     }
+    if let Some((policy, roots)) = proven {
+        let result = match &bytes {
+            Err(e) => Err(format!(
+                "{}; a provenance bundle covers the manifest, so it must be there",
+                shown(e)
+            )),
+            Ok(manifest) => {
+                provenance::check(policy, roots, &dir, manifest).map_err(|e| e.to_string())
+            }
+        };
+        checks.push(Check::from_result("provenance", result));
+    } else if unchecked_row && dir.join(provenance::BUNDLE_NAME).exists() {
+        checks.push(Check::skipped(
+            "provenance",
+            format!(
+                "{} is present, not checked: no builder policy (--trusted-builder FILE checks it)",
+                provenance::BUNDLE_NAME
+            ),
+        ));
+    }
     if !signed {
         if unchecked_row {
             checks.push(Check::skipped("signature", signature::unchecked(&dir)));
@@ -84,6 +110,7 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
             let now = std::time::SystemTime::now();
             let verdicts: Vec<Result<String, TrustError>> = target
                 .trust
+                .signers
                 .iter()
                 .map(|p| {
                     policy_outside(p, &target.prefix)?;

@@ -66,7 +66,7 @@ use crate::registration::gate::{trust_policies, Candidate};
 use crate::registration::ledger;
 use crate::registration::session::{self, ClientChoice, SessionError};
 use crate::registration::transaction::{self, TransactionError};
-use crate::trust::allowed_signers::PolicyError;
+use crate::trust::{TrustFlags, TrustLoadError};
 use crate::usage::UsageError;
 
 /// Why a promote or rollback could not complete (exit 2).
@@ -85,7 +85,7 @@ pub(crate) enum TransitionError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]
-    Trust(#[from] PolicyError),
+    Trust(#[from] TrustLoadError),
     #[error(transparent)]
     Client(#[from] ClientError),
     #[error(transparent)]
@@ -133,7 +133,8 @@ pub(crate) struct TransitionOptions<'a> {
     pub(crate) name_suffix: &'a str,
     pub(crate) flat_document: PathBuf,
     pub(crate) ledger: PathBuf,
-    pub(crate) trusted_signers: Option<&'a Path>,
+    /// `--trusted-signers`, `--trusted-builder`, `--trusted-root`.
+    pub(crate) trust: TrustFlags<'a>,
     /// The clients of `--client`, in its order.
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
@@ -255,7 +256,7 @@ pub(crate) fn prepare<'a>(t: &'a TransitionOptions<'a>) -> Result<Prepared<'a>, 
     let prefix = Prefix::open(&given)?;
     let candidates = vec![Candidate {
         rendered: render::render(server, &given)?,
-        trust: trust_policies(t.trusted_signers, server)?,
+        trust: trust_policies(t.trust, server)?,
         selected,
     }];
     Ok(Prepared {

@@ -15,26 +15,14 @@ use crate::deployment::render::Rendered;
 use crate::deployment::selection::Selected;
 use crate::identity::checks::{self, Target};
 use crate::identity::report::ServerReport;
-use crate::trust::allowed_signers::{Policy, PolicyError};
+use crate::trust::{Trust, TrustFlags, TrustLoadError};
 
-/// The trust policies `server`'s release must satisfy, all of them: the command line's
-/// `--trusted-signers` (for every selected server) and the server's own `trusted_signers`.
-/// Both given means both must pass — the stricter reading. A policy that cannot be read or
-/// parsed is exit 2, before anything is checked or changed.
-pub(crate) fn trust_policies(
-    flag: Option<&Path>,
-    server: &Server,
-) -> Result<Vec<Policy>, PolicyError> {
-    let mut policies = Vec::new();
-    for path in [flag, server.trusted_signers.as_deref()]
-        .into_iter()
-        .flatten()
-    {
-        if !policies.iter().any(|p: &Policy| p.path == path) {
-            policies.push(Policy::load(path)?);
-        }
-    }
-    Ok(policies)
+/// What `server`'s release must be proven by ([`Trust::load`]): the command line's trust flags
+/// (for every selected server) and the server's own `trusted_signers`. Both given means both
+/// must pass — the stricter reading. A policy or root that cannot be read or parsed is exit 2,
+/// before anything is checked or changed.
+pub(crate) fn trust_policies(flags: TrustFlags, server: &Server) -> Result<Trust, TrustLoadError> {
+    Trust::load(flags, server.trusted_signers.as_deref())
 }
 
 /// One selected server as a run registers it: where it is deployed and under which name, its
@@ -44,7 +32,7 @@ pub(crate) fn trust_policies(
 pub(crate) struct Candidate {
     pub(crate) selected: Selected,
     pub(crate) rendered: Rendered,
-    pub(crate) trust: Vec<Policy>,
+    pub(crate) trust: Trust,
 }
 
 /// What the gate checks besides the deployment itself.

@@ -46,7 +46,7 @@ use crate::registration::session::{
     self, ChangeOptions, ClientChoice, Session, SessionError, Then, Write,
 };
 use crate::registration::verify::{self, Verify};
-use crate::trust::allowed_signers::PolicyError;
+use crate::trust::{TrustFlags, TrustLoadError};
 
 /// An install, its arguments validated.
 pub(crate) struct InstallOptions<'a> {
@@ -54,7 +54,8 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) change: ChangeOptions<'a>,
     /// `--expect-commit`, by server name.
     pub(crate) expected: BTreeMap<String, Sha>,
-    pub(crate) trusted_signers: Option<&'a Path>,
+    /// `--trusted-signers`, `--trusted-builder`, `--trusted-root`.
+    pub(crate) trust: TrustFlags<'a>,
     /// The clients of `--client`, in its order (named in the gate's report).
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
@@ -71,7 +72,7 @@ pub(crate) enum InstallError {
     #[error(transparent)]
     FlatDocument(#[from] FlatDocumentError),
     #[error(transparent)]
-    Trust(#[from] PolicyError),
+    Trust(#[from] TrustLoadError),
     #[error(transparent)]
     Client(#[from] ClientError),
     #[error(transparent)]
@@ -142,7 +143,7 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         render::check_deployed(&s.server, &s.prefix)?;
         candidates.push(Candidate {
             rendered: render::render(&s.server, &s.prefix)?,
-            trust: gate::trust_policies(opts.trusted_signers, &s.server)?,
+            trust: gate::trust_policies(opts.trust, &s.server)?,
             selected: s.clone(),
         });
     }

@@ -84,7 +84,7 @@ pub(crate) fn run(
             ..opts.change.clone()
         },
         expected: drifted.expected,
-        trusted_signers: opts.trusted_signers,
+        trust: opts.trust,
         clients: &drifted.clients,
         content: opts.content,
         strict: opts.strict,

@@ -25,7 +25,7 @@ use crate::identity::checks::{self, Target};
 use crate::identity::report::Report;
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::trust_policies;
-use crate::trust::allowed_signers::PolicyError;
+use crate::trust::{TrustFlags, TrustLoadError};
 
 /// What a verify-identity run checks, resolved from its command line.
 pub(crate) struct VerifyIdentityOptions<'a> {
@@ -33,8 +33,9 @@ pub(crate) struct VerifyIdentityOptions<'a> {
     pub(crate) selection: &'a Selection,
     /// The commit each server's release must be, by server name.
     pub(crate) expected: &'a BTreeMap<String, Sha>,
-    /// `--trusted-signers`, for every server besides its own `trusted_signers`.
-    pub(crate) trusted_signers: Option<&'a std::path::Path>,
+    /// `--trusted-signers`, `--trusted-builder`, `--trusted-root`, for every server (besides
+    /// its own `trusted_signers`).
+    pub(crate) trust: TrustFlags<'a>,
     /// `--client`, in the order given.
     pub(crate) clients: &'a [ClientKind],
     /// `--content`: a release must hold a manifest its files match.
@@ -55,7 +56,7 @@ pub(crate) enum VerifyIdentityError {
     #[error(transparent)]
     Render(#[from] RenderError),
     #[error(transparent)]
-    Trust(#[from] PolicyError),
+    Trust(#[from] TrustLoadError),
     #[error(transparent)]
     Client(#[from] ClientError),
 }
@@ -96,7 +97,7 @@ pub(crate) fn run(opts: &VerifyIdentityOptions) -> Result<Report, VerifyIdentity
         let server = &s.server;
         let registered_name = &s.registered_name;
         let entry = render::render(server, &s.prefix)?.entry;
-        let trust = trust_policies(opts.trusted_signers, server)?;
+        let trust = trust_policies(opts.trust, server)?;
         // Resolved once for every client's report of this server: one release throughout.
         let release = Release::resolve(&s.prefix, server.layout);
         for view in &views {

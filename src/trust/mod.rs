@@ -16,3 +16,82 @@ pub(crate) mod signature;
 pub(crate) const NAMESPACE: &str = "mcp-deploy";
 
 pub(crate) use crate::content::manifest::SIGNATURE_NAME;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use allowed_signers::{Policy, PolicyError};
+use provenance::{BuilderPolicy, BuilderPolicyError, Roots};
+
+/// The command line's trust flags: `--trusted-signers`, `--trusted-builder`, `--trusted-root`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct TrustFlags<'a> {
+    pub(crate) signers: Option<&'a Path>,
+    pub(crate) builder: Option<&'a Path>,
+    pub(crate) root: Option<&'a Path>,
+}
+
+/// What a release must be proven by: every SSH trust policy in `signers` (the flag's and the
+/// server's own, each must pass), and, with a builder policy, a Sigstore bundle that verifies
+/// against the roots and names a build it allows. Both kinds given: both must pass.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Trust {
+    pub(crate) signers: Vec<Policy>,
+    pub(crate) builders: Option<(BuilderPolicy, Arc<Roots>)>,
+}
+
+impl Trust {
+    /// Whether anything is required of the release (a signature or a provenance).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.signers.is_empty() && self.builders.is_none()
+    }
+
+    /// The trust of a server whose declaration names `own_signers`, under `flags`.
+    pub(crate) fn load(
+        flags: TrustFlags,
+        own_signers: Option<&Path>,
+    ) -> Result<Trust, TrustLoadError> {
+        let mut signers = Vec::new();
+        for path in [flags.signers, own_signers].into_iter().flatten() {
+            if !signers.iter().any(|p: &Policy| p.path == path) {
+                signers.push(Policy::load(path)?);
+            }
+        }
+        let builders = match flags.builder {
+            None if flags.root.is_some() => {
+                return Err(TrustLoadError::RootWithoutBuilder);
+            }
+            None => None,
+            Some(file) => Some((
+                BuilderPolicy::load(file)?,
+                Arc::new(Roots::load(flags.root)?),
+            )),
+        };
+        Ok(Trust { signers, builders })
+    }
+}
+
+/// Why the trust flags cannot be used (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TrustLoadError {
+    #[error(transparent)]
+    Signers(#[from] PolicyError),
+    #[error(transparent)]
+    Builders(#[from] BuilderPolicyError),
+    #[error("--trusted-root is given without --trusted-builder: a trusted root verifies provenance, which only a builder policy asks for")]
+    RootWithoutBuilder,
+}
+
+impl TrustLoadError {
+    pub(crate) fn help(&self) -> Option<String> {
+        match self {
+            TrustLoadError::Signers(e) => e.help(),
+            TrustLoadError::Builders(e) => Some(e.help()),
+            TrustLoadError::RootWithoutBuilder => Some(
+                "add --trusted-builder FILE (docs/formats.md#builder-trust-policy), or leave \
+                 --trusted-root out"
+                    .into(),
+            ),
+        }
+    }
+}

@@ -24,10 +24,7 @@ use sigstore_verify::{VerificationPolicy, Verifier};
 use crate::fsio;
 
 /// The bundle beside the manifest.
-pub(crate) const BUNDLE_NAME: &str = "MANIFEST.sha256.sigstore.json";
-
-/// GitHub Actions' OIDC issuer.
-pub(crate) const GITHUB_ACTIONS_ISSUER: &str = "https://token.actions.githubusercontent.com";
+pub(crate) use crate::content::manifest::PROVENANCE_NAME as BUNDLE_NAME;
 
 /// Why a builder policy or a trusted root cannot be used (exit 2: nothing could be checked).
 #[derive(Debug, thiserror::Error)]
@@ -484,6 +481,9 @@ pub(crate) fn allowed(policy: &BuilderPolicy, id: &BuildIdentity) -> Result<(), 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GitHub Actions' OIDC issuer.
+    const GITHUB_ACTIONS_ISSUER: &str = "https://token.actions.githubusercontent.com";
 
     const BEACON: &str = "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/.github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main";
 

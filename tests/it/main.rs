@@ -37,6 +37,7 @@ mod opencode_mcp_add;
 mod output;
 mod policy;
 mod promote;
+mod provenance;
 mod python;
 mod qwen;
 mod races;
