@@ -88,7 +88,7 @@ impl TrustLoadError {
             TrustLoadError::Signers(e) => e.help(),
             TrustLoadError::Builders(e) => Some(e.help()),
             TrustLoadError::RootWithoutBuilder => Some(
-                "add --trusted-builder FILE (docs/formats.md#builder-trust-policy), or leave \
+                "add --trusted-builder FILE (see /usr/share/doc/mcp-deploy/formats.md, Builder trust policy), or leave \
                  --trusted-root out"
                     .into(),
             ),

@@ -45,7 +45,7 @@ impl BuilderPolicyError {
             BuilderPolicyError::Malformed { .. } => {
                 "one [[builder]] table per builder, with issuer, repository and workflow; ref \
                  or ref_regex, host, signer_repository and hosted_runners_only optional \
-                 (docs/formats.md#builder-trust-policy)"
+                 (see /usr/share/doc/mcp-deploy/formats.md, Builder trust policy)"
                     .into()
             }
             BuilderPolicyError::Writable { .. } => {

