@@ -70,6 +70,10 @@ pub(crate) struct Server {
     /// The server's own trust policy (`trusted_signers`), resolved against the declaration
     /// file's directory.
     pub(crate) trusted_signers: Option<PathBuf>,
+    /// The server's own builder trust policy (`trusted_builder`, TOML) and the Sigstore
+    /// trusted root its provenance must chain to (`trusted_root`), resolved likewise.
+    pub(crate) trusted_builder: Option<PathBuf>,
+    pub(crate) trusted_root: Option<PathBuf>,
     /// The inherited variables a checked launch passes on besides its allowlist
     /// (`inherit_env`; [`crate::launch::env`]).
     pub(crate) inherit_env: Vec<String>,
@@ -93,6 +97,8 @@ impl Server {
             &self.declared_in,
             &self.template_file,
             &self.trusted_signers,
+            &self.trusted_builder,
+            &self.trusted_root,
         ];
         for file in files.into_iter().flatten() {
             fsio::only_owners_can_replace(file, owners)?;
@@ -170,6 +176,8 @@ struct RawServer {
     template: Option<PathBuf>,
     entry: Option<Value>,
     trusted_signers: Option<PathBuf>,
+    trusted_builder: Option<PathBuf>,
+    trusted_root: Option<PathBuf>,
     #[serde(default)]
     inherit_env: Vec<String>,
     #[serde(default)]
@@ -224,7 +232,14 @@ impl Declaration {
         // the command runs from.
         let declared_in = std::fs::canonicalize(file).ok();
         for s in &mut decl.servers {
-            if let Some(p) = &mut s.trusted_signers {
+            for p in [
+                &mut s.trusted_signers,
+                &mut s.trusted_builder,
+                &mut s.trusted_root,
+            ]
+            .into_iter()
+            .flatten()
+            {
                 *p = base.join(&*p);
             }
             if let Some(p) = &mut s.template_file {
@@ -283,12 +298,22 @@ impl Declaration {
                     )))
                 }
             };
-            if s.trusted_signers
-                .as_ref()
-                .is_some_and(|p| p.as_os_str().is_empty())
-            {
+            for (key, path) in [
+                ("trusted_signers", &s.trusted_signers),
+                ("trusted_builder", &s.trusted_builder),
+                ("trusted_root", &s.trusted_root),
+            ] {
+                if path.as_ref().is_some_and(|p| p.as_os_str().is_empty()) {
+                    return Err(malformed(format!(
+                        "server {:?}: {key} is an empty path",
+                        s.name
+                    )));
+                }
+            }
+            if s.trusted_root.is_some() && s.trusted_builder.is_none() {
                 return Err(malformed(format!(
-                    "server {:?}: trusted_signers is an empty path",
+                    "server {:?}: trusted_root without trusted_builder (a trusted root verifies \
+                     provenance, which only a builder policy asks for)",
                     s.name
                 )));
             }
@@ -308,6 +333,8 @@ impl Declaration {
                 layout: s.layout,
                 template,
                 trusted_signers: s.trusted_signers,
+                trusted_builder: s.trusted_builder,
+                trusted_root: s.trusted_root,
                 inherit_env: s.inherit_env,
                 launch: s.launch,
                 declared_in: None,

@@ -36,7 +36,7 @@ pub(crate) enum TrustError {
 pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec<Check> {
     let required = target.require_content || !target.trust.is_empty();
     let signed = !target.trust.signers.is_empty();
-    let proven = target.trust.builders.as_ref();
+    let proven = &target.trust.builders;
     let mut checks = Vec::new();
     let dir = match target.release.dir() {
         Ok(dir) => dir,
@@ -44,7 +44,7 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
             if required {
                 checks.push(Check::from_result("content", Err(&e)));
             }
-            if proven.is_some() {
+            if !proven.is_empty() {
                 let why = format!("no release to check: {e}");
                 checks.push(Check::from_result("provenance", Err(why)));
             }
@@ -75,14 +75,34 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
     if let Some(content) = content {
         checks.push(Check::from_result("content", content));
     }
-    if let Some((policy, roots)) = proven {
+    if !proven.is_empty() {
         let result = match &bytes {
             Err(e) => Err(format!(
                 "{}; a provenance bundle covers the manifest, so it must be there",
                 shown(e)
             )),
+            // Every builder policy must allow the build: their verdicts, joined.
             Ok(manifest) => {
-                provenance::check(policy, roots, &dir, manifest).map_err(|e| e.to_string())
+                let verdicts: Vec<Result<String, String>> = proven
+                    .iter()
+                    .map(|(policy, roots)| {
+                        provenance::check(policy, roots, &dir, manifest).map_err(|e| e.to_string())
+                    })
+                    .collect();
+                let failed: Vec<&String> =
+                    verdicts.iter().filter_map(|v| v.as_ref().err()).collect();
+                match failed.is_empty() {
+                    true => Ok(verdicts
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                    false => Err(failed
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; ")),
+                }
             }
         };
         checks.push(Check::from_result("provenance", result));

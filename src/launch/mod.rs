@@ -36,6 +36,7 @@ use crate::deployment::release::Release;
 use crate::entry::Transport;
 use crate::identity::content_signature;
 use crate::trust::allowed_signers::Policy;
+use crate::trust::provenance::{self, BuilderPolicy, Roots};
 use crate::trust::signature;
 
 /// Why a launch was refused: each names the check and its evidence.
@@ -57,6 +58,8 @@ pub(crate) enum LaunchError {
     Signature(String),
     #[error("trust policy: {0}")]
     TrustPolicy(String),
+    #[error("provenance: {0}")]
+    Provenance(String),
     #[error("manifest: the release's MANIFEST.sha256 has SHA-256 {found}, the pin {pinned}: it was rewritten since it was verified")]
     ManifestChanged { found: String, pinned: String },
     #[error("content: {} is not listed in the release's manifest", path.display())]
@@ -136,6 +139,23 @@ fn signed(
     Ok(true)
 }
 
+/// The `provenance` check of a server whose declaration names a builder trust policy
+/// (`trusted_builder`, with its `trusted_root` or the shipped roots): the release's Sigstore
+/// bundle must verify over `manifest` and name a build the policy allows. `Ok(false)`: no
+/// builder policy is declared, nothing vouches. The policy and root files are guarded with the
+/// declaration ([`guarded`]).
+fn proven(server: &Server, dir: &Path, manifest: &[u8]) -> Result<bool, LaunchError> {
+    let Some(file) = &server.trusted_builder else {
+        return Ok(false);
+    };
+    let unusable = |e: provenance::BuilderPolicyError| LaunchError::TrustPolicy(e.to_string());
+    let policy = BuilderPolicy::load(file).map_err(unusable)?;
+    let roots = Roots::load(server.trusted_root.as_deref()).map_err(unusable)?;
+    provenance::check(&policy, &roots, dir, manifest)
+        .map_err(|e| LaunchError::Provenance(e.to_string()))?;
+    Ok(true)
+}
+
 /// Everything checked, ready to run.
 pub(crate) struct Checked {
     pub(crate) image: image::Image,
@@ -206,7 +226,9 @@ pub(crate) fn check(
     let bytes = manifest::read_manifest(&dir).map_err(|e| LaunchError::Manifest(e.to_string()))?;
     // The declaration's trust policy, when it names one, must vouch for the manifest read
     // here; then a missing pin is no refusal: the signature says which releases may start.
-    let vouched = signed(server, prefix, &dir, &bytes)?;
+    let signed = signed(server, prefix, &dir, &bytes)?;
+    let proven = proven(server, &dir, &bytes)?;
+    let vouched = signed || proven;
     match pin::read(prefix) {
         Err(pin::PinError::Missing { .. }) if vouched => {}
         Err(e) => return Err(e.into()),

@@ -22,7 +22,14 @@ use crate::trust::{Trust, TrustFlags, TrustLoadError};
 /// must pass — the stricter reading. A policy or root that cannot be read or parsed is exit 2,
 /// before anything is checked or changed.
 pub(crate) fn trust_policies(flags: TrustFlags, server: &Server) -> Result<Trust, TrustLoadError> {
-    Trust::load(flags, server.trusted_signers.as_deref())
+    Trust::load(
+        flags,
+        TrustFlags {
+            signers: server.trusted_signers.as_deref(),
+            builder: server.trusted_builder.as_deref(),
+            root: server.trusted_root.as_deref(),
+        },
+    )
 }
 
 /// One selected server as a run registers it: where it is deployed and under which name, its

@@ -32,41 +32,42 @@ pub(crate) struct TrustFlags<'a> {
 }
 
 /// What a release must be proven by: every SSH trust policy in `signers` (the flag's and the
-/// server's own, each must pass), and, with a builder policy, a Sigstore bundle that verifies
-/// against the roots and names a build it allows. Both kinds given: both must pass.
+/// server's own, each must pass), and every builder policy in `builders` with the trusted
+/// roots it is judged against (the flag's with `--trusted-root`, the server's own with its
+/// `trusted_root`; else the shipped roots): a Sigstore bundle that verifies and names a build
+/// each allows. All given must pass.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Trust {
     pub(crate) signers: Vec<Policy>,
-    pub(crate) builders: Option<(BuilderPolicy, Arc<Roots>)>,
+    pub(crate) builders: Vec<(BuilderPolicy, Arc<Roots>)>,
 }
 
 impl Trust {
     /// Whether anything is required of the release (a signature or a provenance).
     pub(crate) fn is_empty(&self) -> bool {
-        self.signers.is_empty() && self.builders.is_none()
+        self.signers.is_empty() && self.builders.is_empty()
     }
 
-    /// The trust of a server whose declaration names `own_signers`, under `flags`.
-    pub(crate) fn load(
-        flags: TrustFlags,
-        own_signers: Option<&Path>,
-    ) -> Result<Trust, TrustLoadError> {
+    /// The trust of a server whose declaration names `own` (`trusted_signers`,
+    /// `trusted_builder`, `trusted_root`), under the command line's `flags`.
+    pub(crate) fn load(flags: TrustFlags, own: TrustFlags) -> Result<Trust, TrustLoadError> {
         let mut signers = Vec::new();
-        for path in [flags.signers, own_signers].into_iter().flatten() {
+        for path in [flags.signers, own.signers].into_iter().flatten() {
             if !signers.iter().any(|p: &Policy| p.path == path) {
                 signers.push(Policy::load(path)?);
             }
         }
-        let builders = match flags.builder {
-            None if flags.root.is_some() => {
-                return Err(TrustLoadError::RootWithoutBuilder);
+        let mut builders: Vec<(BuilderPolicy, Arc<Roots>)> = Vec::new();
+        for set in [flags, own] {
+            match set.builder {
+                None if set.root.is_some() => return Err(TrustLoadError::RootWithoutBuilder),
+                None => {}
+                Some(file) => {
+                    let roots = Arc::new(Roots::load(set.root)?);
+                    builders.push((BuilderPolicy::load(file)?, roots));
+                }
             }
-            None => None,
-            Some(file) => Some((
-                BuilderPolicy::load(file)?,
-                Arc::new(Roots::load(flags.root)?),
-            )),
-        };
+        }
         Ok(Trust { signers, builders })
     }
 }

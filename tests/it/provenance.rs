@@ -346,3 +346,149 @@ fn a_missing_bundle_a_ref_regex_and_a_malformed_policy() {
         .code(2)
         .stderr_has("missing field `workflow`");
 }
+
+/// Promote's gate: a candidate whose bundle names another build is refused before anything
+/// switches (`current` and the registration stay); one built by the allowed workflow is
+/// promoted, and the report names the build in every format (JSON, JUnit, GitHub).
+#[test]
+fn promote_refuses_a_candidate_built_elsewhere_and_every_format_names_the_build() {
+    let w = World::with_real_claude();
+    installed(&w);
+    let new = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let candidate = crate::promote::add_sample_release(&w, new);
+    w.run(&["manifest", "create", candidate.to_str().unwrap()])
+        .code(0);
+    let manifest = candidate.join("MANIFEST.sha256");
+    let out = make(
+        &w,
+        "instance",
+        &manifest,
+        vec![
+            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
+            json!({"name": "main", "claims": main_build()}),
+        ],
+    );
+    let root = out.join("trusted_root.json");
+    let policy = w.write("builders.toml", POLICY);
+    let codetools = w.opt().join("codetools");
+    let promote = || {
+        w.cmd()
+            .args(["promote", "--prefix"])
+            .arg(&codetools)
+            .args(["--release", new, "--name-suffix", "-test"])
+            .arg("--trusted-builder")
+            .arg(&policy)
+            .arg("--trusted-root")
+            .arg(&root)
+            .run()
+    };
+    let bundle = candidate.join("MANIFEST.sha256.sigstore.json");
+    fs::copy(out.join("fork.sigstore.json"), &bundle).unwrap();
+    let refused = promote();
+    refused.code(1);
+    assert!(
+        unwrapped(&refused.stdout).contains("the certificate https://github.com/mallory/codetools"),
+        "{}",
+        refused.shown
+    );
+    assert!(
+        fs::read_link(codetools.join("current"))
+            .unwrap()
+            .ends_with(CT_SHA),
+        "current switched"
+    );
+    fs::copy(out.join("main.sigstore.json"), &bundle).unwrap();
+    promote().code(0);
+    let built_by =
+        "built by https://github.com/acme/codetools/.github/workflows/release.yml@refs/heads/main";
+    for format in ["json", "junit", "github"] {
+        let r = w
+            .cmd()
+            .args(["verify-identity", "--prefix"])
+            .arg(&codetools)
+            .args([
+                "--name-suffix",
+                "-test",
+                "--expect-commit",
+                new,
+                "--format",
+                format,
+            ])
+            .arg("--trusted-builder")
+            .arg(&policy)
+            .arg("--trusted-root")
+            .arg(&root)
+            .run();
+        r.code(0);
+        assert!(r.stdout.contains(built_by), "{format}: {}", r.shown);
+    }
+}
+
+/// A server's own `trusted_builder` and `trusted_root` in the declaration: install's gate
+/// requires the provenance (a fork's build is refused, nothing registered), and a checked
+/// launch checks it at every start, where it stands in for a pin no install recorded.
+#[test]
+fn a_declared_builder_policy_gates_install_and_vouches_at_every_launch() {
+    const INITIALIZE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
+    let w = World::with_real_claude();
+    w.sample();
+    let release = w.opt().join("codetools/releases").join(CT_SHA);
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    let manifest = release.join("MANIFEST.sha256");
+    let out = make(
+        &w,
+        "instance",
+        &manifest,
+        vec![
+            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
+            json!({"name": "main", "claims": main_build()}),
+        ],
+    );
+    w.write("builders.toml", POLICY);
+    fs::copy(
+        out.join("trusted_root.json"),
+        w.root().join("trusted_root.json"),
+    )
+    .unwrap();
+    let cfg = w.write(
+        "servers.json",
+        json!({"servers": [{"name": "codetools", "prefix": "/opt/codetools", "layout": "release",
+            "entry": {"command": "{{prefix}}/bin/codetools", "args": ["mcp", "serve"]},
+            "launch": "checked", "trusted_builder": "builders.toml",
+            "trusted_root": "trusted_root.json"}]})
+        .to_string(),
+    );
+    let config = cfg.to_str().unwrap();
+    let exec = || {
+        w.cmd()
+            .args(["exec", "--prefix"])
+            .arg(w.opt().join("codetools"))
+            .args(["--config", config, "--", "mcp", "serve"])
+            .run_with_stdin(INITIALIZE)
+    };
+    let bundle = release.join("MANIFEST.sha256.sigstore.json");
+    fs::copy(out.join("fork.sigstore.json"), &bundle).unwrap();
+    let r = exec();
+    r.code(1).stderr_has("): provenance: built by");
+    assert!(r.stdout.is_empty(), "something ran: {}", r.shown);
+    let refused = w.on_sample("install", &["--config", config]);
+    refused.code(1);
+    assert!(
+        unwrapped(&refused.stdout).contains("the certificate https://github.com/mallory/codetools"),
+        "{}",
+        refused.shown
+    );
+    w.claude(&["mcp", "get", "codetools-test"]).code(1);
+
+    fs::copy(out.join("main.sigstore.json"), &bundle).unwrap();
+    assert!(!w.opt().join("codetools/.mcp-deploy/pin.json").exists());
+    exec().code(0).stdout_has("\"serverInfo\"");
+    let installed = w.on_sample("install", &["--config", config]);
+    installed.code(0);
+    assert!(
+        unwrapped(&installed.stdout).contains("built by https://github.com/acme/codetools/"),
+        "{}",
+        installed.shown
+    );
+}
