@@ -527,6 +527,14 @@ pub struct ReleaseChecksArgs {
     /// Require the release to hold a MANIFEST.sha256 that its files match.
     #[arg(long, help_heading = CHECKS)]
     pub content: bool,
+    #[command(flatten)]
+    pub trust: TrustArgs,
+}
+
+/// `--trusted-signers`, `--trusted-builder` and `--trusted-root`: what must vouch for a
+/// release (verify-identity, install, reconcile, promote, rollback, manifest verify).
+#[derive(Debug, Args, Clone)]
+pub struct TrustArgs {
     /// A trust policy (OpenSSH allowed_signers): the release's MANIFEST.sha256.sig must be a
     /// signature by a signer it allows for the mcp-deploy namespace. A server's own
     /// trusted_signers must pass too.
@@ -938,6 +946,8 @@ pub struct ManifestCreateArgs {
 pub struct ManifestVerifyArgs {
     #[command(flatten)]
     pub release: ManifestDirArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     #[command(flatten)]
     pub output: ReportOutputArgs,
 }

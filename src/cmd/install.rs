@@ -74,7 +74,7 @@ pub(crate) fn options<'a>(
             ledger: ledger_path(args.change.ledger.ledger.as_deref()),
         },
         expected: selection::expect_commits(given, selection)?,
-        trust: super::trust_flags(&args.release),
+        trust: super::trust_flags(&args.release.trust),
         clients: &args.client.clients,
         content: args.release.content,
         strict: args.strict.strict,

@@ -4,7 +4,9 @@ use crate::cli::{ManifestArgs, ManifestCommand, ManifestCreateArgs, ManifestVeri
 use crate::content::manifest::*;
 use crate::error::Error;
 use crate::exit::Exit;
+use crate::identity::content_signature;
 use crate::output::Style;
+use crate::trust::{Trust, TrustFlags};
 
 /// `mcp-deploy manifest create|verify`.
 pub(crate) fn run(args: &ManifestArgs, style: &Style) -> Result<Exit, Error> {
@@ -21,10 +23,20 @@ fn run_create(args: &ManifestCreateArgs, style: &Style) -> Result<Exit, Error> {
     Ok(Exit::Success)
 }
 
+/// The release's files against its manifest; with trust flags, the manifest's signature and
+/// provenance over the same bytes (read once), a trust file inside the release vouching for
+/// nothing.
 fn run_verify(args: &ManifestVerifyArgs, style: &Style) -> Result<Exit, Error> {
     let jobs = args.release.jobs.unwrap_or_else(default_jobs);
-    let report = verify_release_with(&args.release.dir, jobs)?;
-    let exit = Exit::from_checks(report.ok());
-    crate::output::content::print(&report, style, exit);
+    let trust = Trust::load(super::trust_flags(&args.trust), TrustFlags::default())?;
+    let dir = &args.release.dir;
+    let bytes = read_manifest(dir)?;
+    let report = verify_release_against(dir, &bytes, jobs)?;
+    let proofs = match trust.is_empty() {
+        true => Vec::new(),
+        false => content_signature::proofs(&trust, dir, dir, &Ok(bytes), false),
+    };
+    let exit = Exit::from_checks(report.ok() && proofs.iter().all(|c| c.ok));
+    crate::output::content::print(&report, &proofs, style, exit);
     Ok(exit)
 }

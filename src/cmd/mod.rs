@@ -138,7 +138,7 @@ pub(crate) fn servers(
 }
 
 /// `--trusted-signers`, `--trusted-builder` and `--trusted-root`.
-pub(crate) fn trust_flags(args: &crate::cli::ReleaseChecksArgs) -> crate::trust::TrustFlags<'_> {
+pub(crate) fn trust_flags(args: &crate::cli::TrustArgs) -> crate::trust::TrustFlags<'_> {
     crate::trust::TrustFlags {
         signers: args.trusted_signers.as_deref(),
         builder: args.trusted_builder.as_deref(),

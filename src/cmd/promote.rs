@@ -42,7 +42,7 @@ fn transition(
         name_suffix: &t.suffix.name_suffix,
         flat_document: super::flat_document(&t.flat_document),
         ledger: ledger_path(t.change.ledger.ledger.as_deref()),
-        trust: super::trust_flags(&t.release),
+        trust: super::trust_flags(&t.release.trust),
         clients: &t.client.clients,
         content: t.release.content,
         dry_run: t.change.dry_run,

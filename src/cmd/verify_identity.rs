@@ -18,7 +18,7 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
     let opts = VerifyIdentityOptions {
         selection: &selection,
         expected: &expected,
-        trust: super::trust_flags(&args.release),
+        trust: super::trust_flags(&args.release.trust),
         clients: &args.client.clients,
         require_content: args.release.content,
         handshake: args.handshake.then_some(args.handshake_timeout),

@@ -11,6 +11,7 @@ use crate::identity::report::Check;
 use crate::trust::allowed_signers::Policy;
 use crate::trust::provenance;
 use crate::trust::signature::{self, SignatureError};
+use crate::trust::Trust;
 
 /// Why one trust policy does not vouch for the release.
 #[derive(Debug, thiserror::Error)]
@@ -75,35 +76,51 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
     if let Some(content) = content {
         checks.push(Check::from_result("content", content));
     }
-    if !proven.is_empty() {
-        let result = match &bytes {
-            Err(e) => Err(format!(
-                "{}; a provenance bundle covers the manifest, so it must be there",
-                shown(e)
-            )),
-            // Every builder policy must allow the build: their verdicts, joined.
-            Ok(manifest) => {
-                let verdicts: Vec<Result<String, String>> = proven
-                    .iter()
-                    .map(|(policy, roots)| {
-                        provenance::check(policy, roots, &dir, manifest).map_err(|e| e.to_string())
-                    })
-                    .collect();
-                let failed: Vec<&String> =
-                    verdicts.iter().filter_map(|v| v.as_ref().err()).collect();
-                match failed.is_empty() {
-                    true => Ok(verdicts
-                        .into_iter()
-                        .flatten()
-                        .collect::<Vec<_>>()
-                        .join("; ")),
-                    false => Err(failed
-                        .iter()
-                        .map(|s| s.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; ")),
+    checks.extend(proofs(
+        target.trust,
+        &target.prefix,
+        &dir,
+        &bytes,
+        unchecked_row,
+    ));
+    checks
+}
+
+/// The `provenance` and `signature` rows of `trust` for the release directory `dir` of the
+/// deployment `prefix`, over the manifest as it was read once (`bytes`, the same the content
+/// check used). Each runs when `trust` asks for it, every policy of its kind having to pass;
+/// without a policy, `unchecked_row` adds rows that only say what the release holds ("signed,
+/// not checked", a bundle "present, not checked"). A policy or trusted root inside `prefix`
+/// vouches for nothing.
+pub(crate) fn proofs(
+    trust: &Trust,
+    prefix: &Path,
+    dir: &Path,
+    bytes: &Result<Vec<u8>, ManifestError>,
+    unchecked_row: bool,
+) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let missing = |e: &ManifestError, what: &str| {
+        let shown = match e.help() {
+            Some(help) => format!("{e} ({help})"),
+            None => e.to_string(),
+        };
+        Err(format!(
+            "{shown}; {what} covers the manifest, so it must be there"
+        ))
+    };
+    if !trust.builders.is_empty() {
+        let result = match bytes {
+            Err(e) => missing(e, "a provenance bundle"),
+            Ok(manifest) => joined(trust.builders.iter().map(|(policy, roots)| {
+                for file in [Some(policy.path.as_path()), roots.file()]
+                    .into_iter()
+                    .flatten()
+                {
+                    outside(file, prefix).map_err(|e| e.to_string())?;
                 }
-            }
+                provenance::check(policy, roots, dir, manifest).map_err(|e| e.to_string())
+            })),
         };
         checks.push(Check::from_result("provenance", result));
     } else if unchecked_row && dir.join(provenance::BUNDLE_NAME).exists() {
@@ -115,56 +132,56 @@ pub(crate) fn content_and_signature(target: &Target, unchecked_row: bool) -> Vec
             ),
         ));
     }
-    if !signed {
+    if trust.signers.is_empty() {
         if unchecked_row {
-            checks.push(Check::skipped("signature", signature::unchecked(&dir)));
+            checks.push(Check::skipped("signature", signature::unchecked(dir)));
         }
         return checks;
     }
-    let result = match &bytes {
-        Err(e) => Err(format!(
-            "{}; a signature covers the manifest, so it must be there",
-            shown(e)
-        )),
+    let result = match bytes {
+        Err(e) => missing(e, "a signature"),
         Ok(manifest) => {
             let now = std::time::SystemTime::now();
-            let verdicts: Vec<Result<String, TrustError>> = target
-                .trust
-                .signers
-                .iter()
-                .map(|p| {
-                    policy_outside(p, &target.prefix)?;
-                    Ok(signature::check(p, &dir, manifest, now)?)
-                })
-                .collect();
-            let failed: Vec<String> = verdicts
-                .iter()
-                .filter_map(|v| v.as_ref().err().map(TrustError::to_string))
-                .collect();
-            if failed.is_empty() {
-                let passed: Vec<&str> = verdicts
-                    .iter()
-                    .filter_map(|v| v.as_ref().ok().map(String::as_str))
-                    .collect();
-                Ok(passed.join("; "))
-            } else {
-                Err(failed.join("; "))
-            }
+            joined(trust.signers.iter().map(|p| {
+                policy_outside(p, prefix).map_err(|e| e.to_string())?;
+                signature::check(p, dir, manifest, now).map_err(|e| e.to_string())
+            }))
         }
     };
     checks.push(Check::from_result("signature", result));
     checks
 }
 
+/// Every verdict passed: their evidence joined; else every failure joined.
+fn joined(verdicts: impl Iterator<Item = Result<String, String>>) -> Result<String, String> {
+    let (passed, failed): (Vec<_>, Vec<_>) = verdicts.partition(Result::is_ok);
+    let text = |v: Vec<Result<String, String>>| {
+        v.into_iter()
+            .map(|r| r.unwrap_or_else(|e| e))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    match failed.is_empty() {
+        true => Ok(text(passed)),
+        false => Err(text(failed)),
+    }
+}
+
 /// A trust policy inside the prefix it vouches for vouches for nothing: whoever can write the
 /// release can write the policy too. Compared by path components after resolving both.
 pub(crate) fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), TrustError> {
-    let (Ok(file), Ok(root)) = (fs::canonicalize(&policy.path), fs::canonicalize(prefix)) else {
+    outside(&policy.path, prefix)
+}
+
+/// The trust file `file` (a policy, a trusted root) lies outside `prefix`, by path components
+/// after resolving both.
+fn outside(file: &Path, prefix: &Path) -> Result<(), TrustError> {
+    let (Ok(resolved), Ok(root)) = (fs::canonicalize(file), fs::canonicalize(prefix)) else {
         return Ok(());
     };
-    if file.starts_with(&root) {
+    if resolved.starts_with(&root) {
         return Err(TrustError::PolicyInsidePrefix {
-            policy: policy.path.clone(),
+            policy: file.to_path_buf(),
             prefix: prefix.to_path_buf(),
         });
     }

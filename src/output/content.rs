@@ -9,6 +9,7 @@ use super::{Format, Style};
 use crate::content::manifest::{list_links, ContentReport};
 use crate::content::sumfile::display_path;
 use crate::exit::Exit;
+use crate::identity::report::Check;
 
 /// `manifest create`: the manifest written at `manifest` and how many files it lists.
 pub(crate) fn created(manifest: &std::path::Path, files: usize, style: &Style) {
@@ -27,11 +28,24 @@ pub(crate) fn created(manifest: &std::path::Path, files: usize, style: &Style) {
     );
 }
 
-pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
+/// `manifest verify`'s report, and the rows of the trust flags (`proofs`: `signature`,
+/// `provenance`) checked over the same manifest bytes: in JSON as `proofs`, `ok` only when
+/// every one passed too; in JUnit and GitHub a case each; for people a line each.
+pub(crate) fn print(report: &ContentReport, proofs: &[Check], style: &Style, exit: Exit) {
     match style.format {
-        Format::Json => return super::emit_json_line(style, &report.to_json(), exit),
+        Format::Json => {
+            let mut doc = report.to_json();
+            if !proofs.is_empty() {
+                doc["ok"] = (report.ok() && proofs.iter().all(|c| c.ok)).into();
+                doc["proofs"] = proofs
+                    .iter()
+                    .map(|c| serde_json::json!({"check": c.check, "ok": c.ok, "detail": c.detail}))
+                    .collect();
+            }
+            return super::emit_json_line(style, &doc, exit);
+        }
         Format::Junit | Format::Github => {
-            return super::emit_machine(style, &suites(report, style, exit))
+            return super::emit_machine(style, &suites(report, proofs, style, exit))
         }
         // `style` refuses prometheus here.
         Format::Human | Format::Prometheus => {}
@@ -39,12 +53,21 @@ pub(crate) fn print(report: &ContentReport, style: &Style, exit: Exit) {
     let mut out = Vec::new();
     let colour = style.colour;
     write_human(&mut out, report, colour).expect("writing into a Vec cannot fail");
+    for c in proofs {
+        let verdict = match (c.ok, colour) {
+            (true, true) => "\x1b[32mok\x1b[0m",
+            (true, false) => "ok",
+            (false, true) => "\x1b[1;31mFAILED\x1b[0m",
+            (false, false) => "FAILED",
+        };
+        writeln!(out, "{verdict}: {}: {}", c.check, c.detail).expect("writing into a Vec");
+    }
     super::emit(style, &String::from_utf8_lossy(&out));
 }
 
 /// One suite, the release, with one case, `content`: its detail the summary and then each
 /// difference on a line of its own.
-fn suites(r: &ContentReport, style: &Style, exit: Exit) -> Suites {
+fn suites(r: &ContentReport, proofs: &[Check], style: &Style, exit: Exit) -> Suites {
     let mut lines = Vec::new();
     write_human(&mut lines, r, false).expect("writing into a Vec cannot fail");
     let lines = String::from_utf8_lossy(&lines);
@@ -59,13 +82,21 @@ fn suites(r: &ContentReport, style: &Style, exit: Exit) -> Suites {
         suites: vec![Suite {
             name: dir.clone(),
             classname: dir,
-            cases: vec![Case {
+            cases: std::iter::once(Case {
                 skipped: false,
                 classname: None,
                 name: "content".into(),
                 ok: r.ok(),
                 detail,
-            }],
+            })
+            .chain(proofs.iter().map(|c| Case {
+                skipped: c.skipped,
+                classname: None,
+                name: c.check.into(),
+                ok: c.ok,
+                detail: c.detail.clone(),
+            }))
+            .collect(),
             out: Vec::new(),
         }],
         ok: exit == Exit::Success,

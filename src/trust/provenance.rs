@@ -216,9 +216,15 @@ fn writable_only_by_trusted(path: &Path) -> Result<(), BuilderPolicyError> {
 #[derive(Debug)]
 pub(crate) struct Roots {
     roots: Vec<(String, TrustedRoot)>,
+    /// The file they came from (`--trusted-root`), `None` for the shipped ones.
+    file: Option<PathBuf>,
 }
 
 impl Roots {
+    pub(crate) fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
     pub(crate) fn load(file: Option<&Path>) -> Result<Roots, BuilderPolicyError> {
         let Some(file) = file else {
             let shipped = |name: &str, json: &str| {
@@ -237,6 +243,7 @@ impl Roots {
                     )?,
                     shipped("GitHub's instance", SIGSTORE_GITHUB_TRUSTED_ROOT)?,
                 ],
+                file: None,
             });
         };
         let text = fsio::read_input_string(file, "trusted root", fsio::limits::DOCUMENT)?;
@@ -247,6 +254,7 @@ impl Roots {
         })?;
         Ok(Roots {
             roots: vec![(file.display().to_string(), root)],
+            file: Some(file.to_path_buf()),
         })
     }
 }

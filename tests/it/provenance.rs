@@ -492,3 +492,58 @@ fn a_declared_builder_policy_gates_install_and_vouches_at_every_launch() {
         installed.shown
     );
 }
+
+/// `manifest verify DIR --trusted-builder P --trusted-root R` (a builder's own check before a
+/// release is shipped, or a host's on a directory): the content and the provenance over the
+/// same manifest bytes, in every format; a fork's build fails it (exit 1).
+#[test]
+fn manifest_verify_checks_the_provenance_beside_the_content() {
+    let w = World::new();
+    w.sample();
+    let release = w.opt().join("codetools/releases").join(CT_SHA);
+    w.run(&["manifest", "create", release.to_str().unwrap()])
+        .code(0);
+    let manifest = release.join("MANIFEST.sha256");
+    let out = make(
+        &w,
+        "instance",
+        &manifest,
+        vec![
+            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
+            json!({"name": "main", "claims": main_build()}),
+        ],
+    );
+    let policy = w.write("builders.toml", POLICY);
+    let root = out.join("trusted_root.json");
+    let verify = |format: &str| {
+        w.cmd()
+            .args(["manifest", "verify"])
+            .arg(&release)
+            .arg("--trusted-builder")
+            .arg(&policy)
+            .arg("--trusted-root")
+            .arg(&root)
+            .args(["--format", format])
+            .run()
+    };
+    let bundle = release.join("MANIFEST.sha256.sigstore.json");
+    fs::copy(out.join("main.sigstore.json"), &bundle).unwrap();
+    verify("human")
+        .code(0)
+        .stdout_has("files match MANIFEST.sha256")
+        .stdout_has("ok: provenance: built by https://github.com/acme/codetools/");
+    let json = verify("json");
+    json.code(0);
+    let doc: Value = serde_json::from_str(json.stdout.trim()).unwrap();
+    assert_eq!(doc["ok"], true, "{}", json.shown);
+    assert_eq!(doc["proofs"][0]["check"], "provenance", "{}", json.shown);
+    verify("junit").code(0).stdout_has("name=\"provenance\"");
+    fs::copy(out.join("fork.sigstore.json"), &bundle).unwrap();
+    verify("human")
+        .code(1)
+        .stdout_has("FAILED: provenance: built by https://github.com/mallory/codetools/");
+    let json = verify("json");
+    json.code(1);
+    let doc: Value = serde_json::from_str(json.stdout.trim()).unwrap();
+    assert_eq!(doc["ok"], false, "{}", json.shown);
+}
