@@ -175,7 +175,7 @@ pub(crate) fn policy_outside(policy: &Policy, prefix: &Path) -> Result<(), Trust
 
 /// The trust file `file` (a policy, a trusted root) lies outside `prefix`, by path components
 /// after resolving both.
-fn outside(file: &Path, prefix: &Path) -> Result<(), TrustError> {
+pub(crate) fn outside(file: &Path, prefix: &Path) -> Result<(), TrustError> {
     let (Ok(resolved), Ok(root)) = (fs::canonicalize(file), fs::canonicalize(prefix)) else {
         return Ok(());
     };

@@ -144,10 +144,23 @@ fn signed(
 /// bundle must verify over `manifest` and name a build the policy allows. `Ok(false)`: no
 /// builder policy is declared, nothing vouches. The policy and root files are guarded with the
 /// declaration ([`guarded`]).
-fn proven(server: &Server, dir: &Path, manifest: &[u8]) -> Result<bool, LaunchError> {
+fn proven(
+    server: &Server,
+    prefix: &Path,
+    dir: &Path,
+    manifest: &[u8],
+) -> Result<bool, LaunchError> {
     let Some(file) = &server.trusted_builder else {
         return Ok(false);
     };
+    // Whoever can write the release can write a policy or root kept inside its prefix.
+    for f in [Some(file), server.trusted_root.as_ref()]
+        .into_iter()
+        .flatten()
+    {
+        content_signature::outside(f, prefix)
+            .map_err(|e| LaunchError::Provenance(e.to_string()))?;
+    }
     let unusable = |e: provenance::BuilderPolicyError| LaunchError::TrustPolicy(e.to_string());
     let policy = BuilderPolicy::load(file).map_err(unusable)?;
     let roots = Roots::load(server.trusted_root.as_deref()).map_err(unusable)?;
@@ -227,7 +240,7 @@ pub(crate) fn check(
     // The declaration's trust policy, when it names one, must vouch for the manifest read
     // here; then a missing pin is no refusal: the signature says which releases may start.
     let signed = signed(server, prefix, &dir, &bytes)?;
-    let proven = proven(server, &dir, &bytes)?;
+    let proven = proven(server, prefix, &dir, &bytes)?;
     let vouched = signed || proven;
     match pin::read(prefix) {
         Err(pin::PinError::Missing { .. }) if vouched => {}

@@ -306,11 +306,28 @@ fn a_missing_bundle_a_ref_regex_and_a_malformed_policy() {
         "{}",
         r.shown
     );
-    fs::copy(
-        out.join("main.sigstore.json"),
-        release.join("MANIFEST.sha256.sigstore.json"),
-    )
-    .unwrap();
+    // A FIFO or a symlink in the bundle's place is refused, never read through or waited on.
+    let bundle = release.join("MANIFEST.sha256.sigstore.json");
+    let fifo = Command::new("mkfifo").arg(&bundle).status().unwrap();
+    assert!(fifo.success());
+    let r = verify(&w, &policy, &root);
+    r.code(1);
+    assert!(
+        unwrapped(&r.stdout).contains("this is a FIFO"),
+        "{}",
+        r.shown
+    );
+    fs::remove_file(&bundle).unwrap();
+    std::os::unix::fs::symlink(out.join("main.sigstore.json"), &bundle).unwrap();
+    let r = verify(&w, &policy, &root);
+    r.code(1);
+    assert!(
+        unwrapped(&r.stdout).contains("this is a symlink"),
+        "{}",
+        r.shown
+    );
+    fs::remove_file(&bundle).unwrap();
+    fs::copy(out.join("main.sigstore.json"), &bundle).unwrap();
     // The bundle is not content: the content check still passes.
     let regex = w.write(
         "regex.toml",

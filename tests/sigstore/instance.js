@@ -68,8 +68,9 @@ async function make(planFile, outDir) {
     );
     let signature = crypto.sign('sha256', artifact, signer.privateKey);
     let digest = crypto.createHash('sha256').update(artifact).digest();
+    // PEM: the base64 in lines of 64, no blank line (whatever the certificate's length).
     const certPem =
-      '-----BEGIN CERTIFICATE-----\n' + b64(cert).replace(/(.{64})/g, '$1\n') + '\n-----END CERTIFICATE-----\n';
+      '-----BEGIN CERTIFICATE-----\n' + b64(cert).match(/.{1,64}/g).join('\n') + '\n-----END CERTIFICATE-----\n';
     const body = {
       apiVersion: '0.0.1',
       kind: 'hashedrekord',
