@@ -824,6 +824,8 @@ pub struct InstallArgs {
     #[command(flatten)]
     pub release: ReleaseChecksArgs,
     #[command(flatten)]
+    pub tools: ToolsGateArgs,
+    #[command(flatten)]
     pub change: ChangeArgs,
     #[command(flatten)]
     pub client: ClientArgs,
@@ -835,6 +837,31 @@ pub struct InstallArgs {
     pub strict: StrictArgs,
     #[command(flatten)]
     pub scope: ScopeArgs,
+}
+
+/// install's and reconcile's handshake gate and the tool surface it records.
+#[derive(Debug, Args, Clone)]
+pub struct ToolsGateArgs {
+    /// Start each server before registering it (it must answer MCP's initialize and
+    /// tools/list), record its tool surface when its release has none, and require the
+    /// recorded one otherwise.
+    #[arg(long, help_heading = CHECKS)]
+    pub handshake: bool,
+    /// How long the whole handshake may take before the server is killed, e.g. 10s, 500ms (a
+    /// bare number is seconds).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        requires = "handshake",
+        value_parser = duration::seconds,
+        help_heading = CHECKS
+    )]
+    pub handshake_timeout: Duration,
+    /// Record a tool surface that differs from the one recorded for the same release, on
+    /// purpose: the ledger says who accepted which change (install only).
+    #[arg(long, requires = "handshake", help_heading = CHECKS)]
+    pub accept_tools: bool,
 }
 
 #[derive(Debug, Args)]

@@ -78,5 +78,12 @@ pub(crate) fn options<'a>(
         clients: &args.client.clients,
         content: args.release.content,
         strict: args.strict.strict,
+        tools: args
+            .tools
+            .handshake
+            .then_some(crate::registration::gate::ToolsGate {
+                timeout: args.tools.handshake_timeout,
+                accept: args.tools.accept_tools,
+            }),
     })
 }

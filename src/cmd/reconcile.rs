@@ -19,6 +19,14 @@ pub(crate) fn reconcile(args: &InstallArgs, style: &Style) -> Result<Exit, Error
              when nothing changed), and check it with `verify-identity`",
         ));
     }
+    // Nothing accepts a changed tool surface silently, a timer's run included.
+    if args.tools.accept_tools {
+        return Err(Error::usage(
+            "reconcile does not accept a changed tool surface",
+            "accept it with `mcp-deploy install --handshake --accept-tools`, which the ledger \
+             records; reconcile --handshake then compares against it",
+        ));
+    }
     let (selection, given) = super::install::selected(args, style)?;
     let opts = super::install::options(args, &selection, &given)?;
     let options = super::client_options(&args.client, args.mcp_timeout.mcp_timeout, style);

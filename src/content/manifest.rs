@@ -267,7 +267,7 @@ pub(crate) fn is_rendered_document_path(rel: &Path) -> bool {
     let mut c = rel.components();
     match (c.next(), c.next(), c.next()) {
         (Some(Normal(dir)), Some(Normal(file)), None)
-            if dir == crate::state::DIR && file == "pin.json" =>
+            if dir == crate::state::DIR && (file == "pin.json" || file == "tools.json") =>
         {
             true
         }

@@ -323,6 +323,20 @@ pub(crate) fn shown_url(url: &str) -> String {
 /// containing another is replaced whole. Values shorter than four characters are left: they
 /// are no secret, and replacing them would garble the text.
 pub(crate) fn redact<S: AsRef<str>>(text: &str, values: &[S]) -> String {
+    replace_values(text, values, |_| REDACTED.to_string())
+}
+
+/// [`redact`], each value replaced by its [`recorded_value`] (`<sha256:HEX>`) instead: what is
+/// recorded (a server's tool surface) then changes when the value does, and never holds it.
+pub(crate) fn redact_as_recorded<S: AsRef<str>>(text: &str, values: &[S]) -> String {
+    replace_values(text, values, recorded_value)
+}
+
+fn replace_values<S: AsRef<str>>(
+    text: &str,
+    values: &[S],
+    with: impl Fn(&str) -> String,
+) -> String {
     let mut values: Vec<&str> = values
         .iter()
         .map(AsRef::as_ref)
@@ -331,7 +345,7 @@ pub(crate) fn redact<S: AsRef<str>>(text: &str, values: &[S]) -> String {
     values.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let mut out = text.to_string();
     for v in values {
-        out = out.replace(v, REDACTED);
+        out = out.replace(v, &with(v));
     }
     out
 }

@@ -52,6 +52,7 @@ use crate::identity::content_signature::content_and_signature;
 use crate::identity::handshake;
 use crate::identity::mcp_registration::check_registration;
 use crate::identity::report::{Check, ServerReport};
+use crate::identity::surface::{self, Surface};
 use crate::trust::Trust;
 
 /// Why the `commit` check fails: the commit found, the one expected, and where it was read.
@@ -214,10 +215,15 @@ pub(crate) fn verify(target: &Target, registrations: &Map<String, Value>) -> Ser
         });
     }
     if let Some(timeout) = target.handshake {
+        let shaken = check_handshake(target, registrations, registration_ok, timeout);
+        let surface = shaken.as_ref().ok().map(|info| info.surface.clone());
         checks.push(Check::from_result(
             "handshake",
-            check_handshake(target, registrations, registration_ok, timeout),
+            shaken.map(|info| info.to_string()),
         ));
+        if let Some(surface) = surface {
+            checks.push(tools_check(target, &surface));
+        }
     }
     ServerReport {
         name: target.server.name.clone(),
@@ -405,7 +411,7 @@ fn check_handshake(
     registrations: &Map<String, Value>,
     registration_ok: bool,
     timeout: Duration,
-) -> Result<String, HandshakeCheckError> {
+) -> Result<handshake::ServerInfo, HandshakeCheckError> {
     if !registration_ok {
         return Err(HandshakeCheckError::RegistrationFailed);
     }
@@ -422,7 +428,36 @@ fn check_handshake(
         .map(Entry::from_value)
         .transpose()?;
     let entry = live.unwrap_or_else(|| target.declared.clone());
-    handshake::handshake(&entry, timeout)
-        .map(|info| info.to_string())
-        .map_err(|f| HandshakeCheckError::Failed(Box::new(f)))
+    handshake::handshake(&entry, timeout).map_err(|f| HandshakeCheckError::Failed(Box::new(f)))
+}
+
+/// The `tools` row: the surface the server handed over now against the one recorded for its
+/// release ([`surface::seen`]). Nothing recorded yet is a row that says so, not a verdict;
+/// records that cannot be read, or a release whose commit is unknown, fail it.
+pub(crate) fn tools_check(target: &Target, now: &Surface) -> Check {
+    let commit = match target.release.deployed_commit() {
+        Ok((sha, _)) => sha.to_string(),
+        Err(e) => {
+            return Check::from_result(
+                "tools",
+                Err(format!(
+                    "{}; its release's commit is unknown: {e}",
+                    now.describe()
+                )),
+            )
+        }
+    };
+    match surface::seen(&target.prefix, &commit, now) {
+        Err(e) => Check::from_result("tools", Err(e.to_string())),
+        Ok(surface::Seen::New) => Check::skipped(
+            "tools",
+            format!(
+                "{}: not compared, no surface recorded for release {} (install and promote record it \
+                 when they first start the server)",
+                now.describe(),
+                &commit[..commit.len().min(12)]
+            ),
+        ),
+        Ok(seen) => Check::from_result("tools", surface::verdict(&seen, now, &commit)),
+    }
 }

@@ -58,7 +58,7 @@ pub(crate) enum Drift {
         opaque: String,
     },
     /// Both entries as [`Entry::describe`] shows them (secrets redacted).
-    #[error("{name} is registered as {registered} but renders as {rendered} ({why})")]
+    #[error("{name} is registered as {registered} but renders as {rendered} {why}")]
     RegisteredOtherwise {
         name: String,
         registered: String,
@@ -190,9 +190,12 @@ pub(crate) fn server_status(
 fn otherwise(registered: &Entry, expected: Launch) -> String {
     match &registered.transport {
         Transport::Stdio { args, .. } if render::launched_as(args) != expected => {
-            mcp_registration::other_launch_step(render::launched_as(args)).to_string()
+            format!(
+                "({})",
+                mcp_registration::other_launch_step(render::launched_as(args))
+            )
         }
-        _ => "edited by hand, or the template changed; install would update it".to_string(),
+        _ => "(edited by hand, or the template changed); install would update it".to_string(),
     }
 }
 

@@ -44,6 +44,7 @@ use serde_json::{json, Value};
 
 use crate::entry::secrets::redact;
 use crate::entry::{Entry, Transport};
+use crate::identity::surface::Surface;
 // Where clients/claude.rs reads it too.
 pub(crate) use crate::identity::expand::expand;
 
@@ -57,6 +58,8 @@ pub(crate) const STDERR_KEEP: usize = 8 * 1024;
 const MAX_LINE: usize = 16 * 1024 * 1024;
 /// `tools/list` pages followed before we call it a loop.
 const MAX_PAGES: usize = 1000;
+/// Tools kept from `tools/list` (each held in memory for the surface).
+const MAX_TOOLS: usize = 100_000;
 
 /// Who the server says it is.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +70,9 @@ pub(crate) struct ServerInfo {
     pub(crate) protocol_version: String,
     /// The number of tools, `None` when the server declares no `tools` capability.
     pub(crate) tools: Option<usize>,
+    /// What it hands the agent: its tool surface, the entry's secrets redacted
+    /// ([`crate::identity::surface`]).
+    pub(crate) surface: Surface,
 }
 
 impl fmt::Display for ServerInfo {
@@ -195,11 +201,15 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
     server.end();
     match result {
         // A server may echo its environment in serverInfo: what we show goes through redact.
-        Ok(info) => Ok(ServerInfo {
-            name: redact(&info.name, &secrets),
-            version: redact(&info.version, &secrets),
-            ..info
-        }),
+        Ok((info, capabilities, tools)) => {
+            let surface = Surface::of(&info.name, &info.version, &capabilities, &tools, &secrets);
+            Ok(ServerInfo {
+                name: redact(&info.name, &secrets),
+                version: redact(&info.version, &secrets),
+                surface,
+                ..info
+            })
+        }
         Err(e) => Err(fail(e, server.stderr_tail())),
     }
 }
@@ -280,8 +290,12 @@ impl Server {
         })
     }
 
-    /// Steps 2–4.
-    fn talk(&mut self, deadline: Instant, timeout: Duration) -> Result<ServerInfo, HandshakeError> {
+    /// Steps 2–4: who the server is (its surface still empty), its capabilities and its tools.
+    fn talk(
+        &mut self,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<(ServerInfo, Value, Vec<Value>), HandshakeError> {
         let init = self.request(
             "initialize",
             json!({
@@ -312,30 +326,33 @@ impl Server {
             .get("capabilities")
             .and_then(|c| c.get("tools"))
             .is_some_and(|t| !t.is_null());
+        let capabilities = init.get("capabilities").cloned().unwrap_or(Value::Null);
         self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        let tools = if has_tools {
-            Some(self.count_tools(deadline, timeout)?)
+        let listed = if has_tools {
+            Some(self.list_tools(deadline, timeout)?)
         } else {
             None
         };
-        Ok(ServerInfo {
+        let info = ServerInfo {
             name,
             version,
             protocol_version,
-            tools,
-        })
+            tools: listed.as_ref().map(Vec::len),
+            surface: Surface::of("", "", &Value::Null, &[], &[]),
+        };
+        Ok((info, capabilities, listed.unwrap_or_default()))
     }
 
-    fn count_tools(
+    fn list_tools(
         &mut self,
         deadline: Instant,
         timeout: Duration,
-    ) -> Result<usize, HandshakeError> {
+    ) -> Result<Vec<Value>, HandshakeError> {
         let bad = |what: String| HandshakeError::BadResult {
             step: "tools/list",
             what,
         };
-        let mut count = 0;
+        let mut listed = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let params = match &cursor {
@@ -347,9 +364,12 @@ impl Server {
                 .get("tools")
                 .and_then(Value::as_array)
                 .ok_or_else(|| bad("no tools array".into()))?;
-            count += tools.len();
+            if listed.len() + tools.len() > MAX_TOOLS {
+                return Err(bad(format!("more than {MAX_TOOLS} tools")));
+            }
+            listed.extend(tools.iter().cloned());
             match page.get("nextCursor") {
-                None | Some(Value::Null) => return Ok(count),
+                None | Some(Value::Null) => return Ok(listed),
                 Some(Value::String(next)) if cursor.as_deref() == Some(next.as_str()) => {
                     return Err(bad(format!(
                         "nextCursor {next:?} repeats the cursor asked for"

@@ -15,4 +15,5 @@ pub(crate) mod layer;
 pub(crate) mod mcp_registration;
 pub(crate) mod report;
 pub(crate) mod shadow;
+pub(crate) mod surface;
 pub(crate) mod url;

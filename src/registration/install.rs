@@ -60,6 +60,8 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
     pub(crate) strict: bool,
+    /// `--handshake` (and `--accept-tools`): the handshake gate and the tool surface.
+    pub(crate) tools: Option<gate::ToolsGate>,
 }
 
 /// Why an install could not run (exit 2).
@@ -156,6 +158,18 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         &candidates,
         &opts.expected,
     );
+    let mut gate = gate;
+    if let Some(tools) = opts.tools {
+        if gate.iter().all(ServerReport::ok) {
+            gate::tools_gate(
+                &candidates,
+                &mut gate,
+                tools,
+                opts.change.dry_run,
+                &opts.change.ledger,
+            );
+        }
+    }
     let ok = gate.iter().all(ServerReport::ok);
     if ok || opts.change.dry_run {
         ledger::check_appendable(&opts.change.ledger)?;
@@ -246,6 +260,18 @@ pub(crate) fn install(
             shadows: true,
         },
     )?;
+    let mut reports = reports;
+    // The handshake gate's rows (`--handshake`) are what this install saw of each server
+    // before it registered it: each server's report carries them.
+    for r in reports.iter_mut() {
+        let gate_rows = gated
+            .gate
+            .iter()
+            .filter(|g| g.name == r.name)
+            .flat_map(|g| g.checks.iter())
+            .filter(|c| c.check == "handshake" || c.check == "tools");
+        r.checks.extend(gate_rows.cloned());
+    }
     Ok(Installed::Done(Report::new(
         reports,
         Some(flat_document.display().to_string()),

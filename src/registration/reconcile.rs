@@ -88,6 +88,10 @@ pub(crate) fn run(
         clients: &drifted.clients,
         content: opts.content,
         strict: opts.strict,
+        // A reconcile (a timer's too) never accepts a changed surface.
+        tools: opts
+            .tools
+            .map(|t| crate::registration::gate::ToolsGate { accept: false, ..t }),
     };
     let gated = install::gate(&narrowed)?;
     let clients = open_named(&drifted.clients, options)?;

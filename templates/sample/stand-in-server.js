@@ -14,7 +14,8 @@ rl.on("line", (line) => {
       return ok({ protocolVersion: msg.params?.protocolVersion ?? "2025-06-18",
         capabilities: { tools: {} }, serverInfo: { name: `${name}-sample`, version: "0.0.0" } });
     case "tools/list":
-      return ok({ tools: [{ name: "hello", description: "Says hello.",
+      // The description may come from the environment (the tool-surface tests change it so).
+      return ok({ tools: [{ name: "hello", description: process.env.SAMPLE_HELLO_DESCRIPTION || "Says hello.",
         inputSchema: { type: "object", properties: {} } }] });
     case "ping":
       return ok({});

@@ -118,7 +118,18 @@ fn real_server_everything_reports_its_name_version_and_tool_count() {
     );
     let r = handshake(&w, &prefix, &doc, &[]);
     r.code(0);
-    assert_eq!(r.checks().last().unwrap(), &("handshake".to_string(), true));
+    // The handshake, then the tool surface it was handed (nothing recorded for it here).
+    let checks = r.checks();
+    assert_eq!(
+        checks[checks.len() - 2..],
+        [("handshake".to_string(), true), ("tools".to_string(), true)]
+    );
+    assert!(
+        r.detail("tools")
+            .contains("not compared, no surface recorded"),
+        "{}",
+        r.shown
+    );
     let detail = r.detail("handshake");
     assert!(
         detail.starts_with("server \"mcp-servers/everything\" version \"2.0.0\", protocol "),

@@ -47,6 +47,7 @@ mod report;
 mod secrets;
 mod signatures;
 mod status;
+mod tools_surface;
 mod transaction;
 mod vendor;
 mod versions;
