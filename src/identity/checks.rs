@@ -309,14 +309,15 @@ pub(crate) fn deployment_checks(target: &Target) -> Vec<Check> {
 pub(crate) fn candidate_handshake(
     target: &Target,
     timeout: Duration,
-) -> Result<String, HandshakeCheckError> {
+) -> Result<(String, Option<Surface>), HandshakeCheckError> {
     let direct = target.direct();
     let Transport::Stdio { command, args } = &direct.transport else {
-        return Ok(
+        return Ok((
             "skipped: an http server is not started by its client; its URL answers for \
                    whatever serves it, which switching `current` does not start or restart"
                 .into(),
-        );
+            None,
+        ));
     };
     let via = match target.release.is_candidate() {
         true => target.release.via(),
@@ -348,7 +349,10 @@ pub(crate) fn candidate_handshake(
     raw.insert("args".into(), Value::Array(args));
     let entry = Entry::from_value(&Value::Object(raw))?;
     match handshake::handshake(&entry, timeout) {
-        Ok(info) => Ok(format!("{} started as {}: {info}", command, real.display())),
+        Ok(info) => Ok((
+            format!("{} started as {}: {info}", command, real.display()),
+            Some(info.surface),
+        )),
         Err(failure) => Err(HandshakeCheckError::CandidateFailed {
             command: command.clone(),
             real,

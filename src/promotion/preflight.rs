@@ -12,6 +12,7 @@ use crate::deployment::render;
 use crate::entry::{Entry, Transport};
 use crate::identity::checks::{self, Target};
 use crate::identity::report::{Check, ServerReport};
+use crate::identity::surface::{self, Seen, Surface};
 use crate::notice::Notice;
 use crate::promotion::transition::Run;
 use crate::promotion::Outcome;
@@ -21,7 +22,11 @@ use crate::registration::gate::{gate_reports, Candidate, Gate};
 /// it; then, only when that passed (a release whose content or signature failed is never
 /// executed), the handshake gate: the candidate's server must answer before anything
 /// switches. Says the handshake's result in `outcome`.
-pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<ServerReport> {
+pub(super) fn preflight(
+    run: &Run,
+    to: &Sha,
+    outcome: &mut Outcome,
+) -> (Vec<ServerReport>, Vec<Option<Surface>>) {
     let t = run.t;
     let candidate = run.prefix.release(&to.to_string());
     let expected: BTreeMap<String, Sha> = run
@@ -46,17 +51,23 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
             }
         }
     }
+    let mut surfaces = vec![None; run.candidates.len()];
     if !gate.iter().all(ServerReport::ok) {
-        return gate;
+        return (gate, surfaces);
     }
     if t.no_handshake {
         outcome.handshake = Some("skipped (--no-handshake)".into());
-        return gate;
+        return (gate, surfaces);
     }
     (run.notify)(Notice::Progress(format!("handshaking with releases/{to}…")));
     let timeout = t.handshake_timeout;
     // The gate's reports are the candidates', in their order.
-    for (c, report) in run.candidates.iter().zip(gate.iter_mut()) {
+    for ((c, report), kept) in run
+        .candidates
+        .iter()
+        .zip(gate.iter_mut())
+        .zip(surfaces.iter_mut())
+    {
         let (s, r, trust) = (&c.selected, &c.rendered, &c.trust);
         let target = Target {
             server: &s.server,
@@ -72,14 +83,29 @@ pub(super) fn preflight(run: &Run, to: &Sha, outcome: &mut Outcome) -> Vec<Serve
             release: Release::candidate(&s.prefix, s.server.layout, &candidate),
             trust,
         };
-        let c = crate::identity::report::Check::from_result(
-            "handshake",
-            checks::candidate_handshake(&target, timeout),
-        );
+        let shaken = checks::candidate_handshake(&target, timeout);
+        let surface = shaken.as_ref().ok().and_then(|(_, s)| s.clone());
+        let c = Check::from_result("handshake", shaken.map(|(said, _)| said));
         outcome.handshake = Some(c.detail.clone());
         report.checks.push(c);
+        // The candidate's surface against its release's record: the same release answering
+        // otherwise is refused here, before the switch; a new one is recorded at commit.
+        if let Some(now) = surface {
+            let commit = to.to_string();
+            let row = match surface::seen(&s.prefix, &commit, &now) {
+                Err(e) => Err(e.to_string()),
+                Ok(Seen::New) => Ok(format!(
+                    "{}: the first seen of release {}, recorded when the switch commits",
+                    now.describe(),
+                    &commit[..commit.len().min(12)]
+                )),
+                Ok(seen) => surface::verdict(&seen, &now, &commit),
+            };
+            report.checks.push(Check::from_result("tools", row));
+            *kept = Some(now);
+        }
     }
-    gate
+    (gate, surfaces)
 }
 
 /// The failing `launch` check of a candidate whose registered entry, in any of `clients`,

@@ -53,6 +53,7 @@ use crate::entry::Transport;
 use crate::exit::Exit;
 use crate::fsio::IoError;
 use crate::identity::report::ServerReport;
+use crate::identity::surface::{self, Seen, Surface};
 use crate::notice::Notify;
 use crate::promotion::history::{By, History, Record};
 use crate::promotion::prefix::{Journal, Prefix};
@@ -285,7 +286,7 @@ pub(crate) fn transition(
 
     // 4. Preflight: install's gate, on the release about to be live.
     let mut outcome = new_outcome(&run, from.clone(), to.clone(), &locked.history);
-    let gate = preflight(&run, &to_sha, &mut outcome);
+    let (gate, surfaces) = preflight(&run, &to_sha, &mut outcome);
     if !gate.iter().all(ServerReport::ok) {
         return Ok(failed_preflight(outcome, gate));
     }
@@ -337,7 +338,7 @@ pub(crate) fn transition(
     if !registration.verified {
         return Ok(failed_checks(&run, &sw, outcome, registration));
     }
-    let done = commit(
+    let mut done = commit(
         &run,
         &sw,
         &journal,
@@ -346,8 +347,66 @@ pub(crate) fn transition(
         registration,
         outcome,
     )?;
+    record_surfaces(&run, &sw, &surfaces, &mut done.outcome);
     drop(locked.lock);
     Ok(done)
+}
+
+/// After a committed switch: record each candidate's tool surface when its release had none
+/// (first seen), and say — in the outcome and the ledger — what changed from the surface
+/// recorded for the release that was live before. A record or ledger line that cannot be
+/// written is said in the outcome: the switch stands (it is verified), the record is not made.
+fn record_surfaces(run: &Run, sw: &Switch, surfaces: &[Option<Surface>], outcome: &mut Outcome) {
+    let by = ledger::Actor::me().user;
+    let clients: Vec<&str> = run.clients.iter().map(|c| c.name()).collect();
+    for (c, now) in run.candidates.iter().zip(surfaces) {
+        let Some(now) = now else { continue };
+        let s = &c.selected;
+        let mut said = Vec::new();
+        if let Ok(Seen::New) = surface::seen(&s.prefix, &sw.to, now) {
+            match surface::record(&s.prefix, &sw.to, now, "first seen", &by) {
+                Ok(_) => said.push(format!(
+                    "recorded the tool surface of releases/{} ({})",
+                    sw.to,
+                    now.describe()
+                )),
+                Err(e) => said.push(format!("the tool surface was not recorded: {e}")),
+            }
+        }
+        let before = sw.from.as_ref().and_then(|from| {
+            surface::Records::read(&s.prefix)
+                .ok()
+                .and_then(|r| r.releases.get(from).cloned())
+                .map(|r| (from.clone(), r))
+        });
+        if let Some((from, was)) = before {
+            let changes = surface::diff(&was.surface, now);
+            if !changes.is_empty() {
+                said.push(format!(
+                    "the tools changed from releases/{from}: {}",
+                    changes.join("; ")
+                ));
+                let mut r = ledger::Record::now(
+                    &clients.join(","),
+                    &s.server.name,
+                    &s.registered_name,
+                    "tools changed",
+                );
+                r.old = Some(serde_json::json!({"release": from, "tools": was.surface.digest}));
+                r.new = Some(
+                    serde_json::json!({"release": sw.to, "tools": now.digest, "changes": changes}),
+                );
+                r.commit = Some(sw.to.clone());
+                if let Err(e) = ledger::append(&run.ledger_file, &[r]) {
+                    said.push(format!("the ledger was not written: {e}"));
+                }
+            }
+        }
+        for line in said {
+            outcome.result.push_str("; ");
+            outcome.result.push_str(&line);
+        }
+    }
 }
 
 /// The stable links the candidate `to` needs and the prefix lacks (the first promote of a new

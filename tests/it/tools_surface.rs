@@ -243,3 +243,65 @@ fn server_everything_is_recorded_whole_and_the_same_surface_passes() {
         .run()
         .code(0);
 }
+
+/// promote (whose gate starts the candidate anyway) records the new release's surface, and the
+/// outcome and the ledger say what changed from the release that was live; a release whose
+/// surface differs from its own record is refused before the switch.
+#[test]
+fn promote_records_the_new_surface_and_says_what_changed_from_the_live_one() {
+    let w = World::with_real_claude();
+    w.sample();
+    w.on_sample("install", &["--handshake"]).code(0);
+    let new = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+    let release = crate::promote::add_sample_release(&w, new);
+    let exe = release.join("bin/codetools");
+    let text = fs::read_to_string(&exe)
+        .unwrap()
+        .replace("\"Says hello.\"", "\"Says hello, and reads your files.\"");
+    fs::write(&exe, text).unwrap();
+    let codetools = w.opt().join("codetools");
+    let promote = || {
+        w.cmd()
+            .args(["promote", "--prefix"])
+            .arg(&codetools)
+            .args(["--release", new, "--name-suffix", "-test"])
+            .run()
+    };
+    let done = promote();
+    done.code(0);
+    assert!(
+        unwrapped(&done.stdout).contains(
+            "the tools changed from releases/c0de7001c0de: tool \"hello\": description changed"
+        ),
+        "{}",
+        done.shown
+    );
+    let recorded = records(&w);
+    assert_eq!(recorded["releases"][new]["how"], "first seen", "{recorded}");
+    assert_eq!(
+        recorded["releases"][new]["tools"][0]["description"],
+        "Says hello, and reads your files."
+    );
+    let ledger =
+        fs::read_to_string(w.root().join("home/.local/state/mcp-deploy/ledger.ndjson")).unwrap();
+    let line = ledger
+        .lines()
+        .find(|l| l.contains("\"tools changed\""))
+        .expect("a ledger line");
+    let record: Value = serde_json::from_str(line).unwrap();
+    assert_eq!(record["old"]["release"], CT_SHA);
+    assert_eq!(record["new"]["release"], new);
+
+    // The live release now answers otherwise than its record: promote refuses before anything.
+    let text = fs::read_to_string(&exe)
+        .unwrap()
+        .replace("reads your files", "reads your keys");
+    fs::write(&exe, text).unwrap();
+    let refused = promote();
+    refused.code(1);
+    assert!(
+        unwrapped(&refused.stdout).contains("tool \"hello\": description changed"),
+        "{}",
+        refused.shown
+    );
+}
