@@ -73,7 +73,8 @@ declare_with ', "trusted_builder": "builders.toml", "trusted_root": "trusted_roo
 
 launch() { echo "env -i PATH=$PATH HOME=$HOME $ours exec --prefix $prefix --config $scratch/$1.json"; }
 for kind in pin signature provenance; do
-  $(launch "$kind") || { echo "$0: the $kind launch was refused" >&2; exit 1; }
+  env -i "PATH=$PATH" "HOME=$HOME" "$ours" exec --prefix "$prefix" --config "$scratch/$kind.json" ||
+    { echo "$0: the $kind launch was refused" >&2; exit 1; }
 done
 
 echo "machine: $(nproc) cores; launcher: $(file -b "$ours" | cut -d, -f1-2)"
