@@ -342,6 +342,7 @@ fn merge_read(mut read: Vec<Read>, expect: &Expect, now: SystemTime) -> Fleet {
     }
     rows.sort_by(|a, b| (&a.host, &a.machine, &a.file).cmp(&(&b.host, &b.machine, &b.file)));
     mark_clashes(&mut rows);
+    mark_surface_splits(&mut rows);
     superseded.sort_by(|a, b| {
         (&a.host, &a.file, &a.at, &a.by, a.why).cmp(&(&b.host, &b.file, &b.at, &b.by, b.why))
     });
@@ -500,6 +501,71 @@ fn mark_clashes(hosts: &mut [Host]) {
             h.ok = false;
         }
     }
+}
+
+/// Fail every host whose server, on one commit, hands the agent another tool surface than the
+/// same server on the same commit on another host (issue 39): the digests of their `tools`
+/// rows (`verify-identity --handshake`, `install --handshake`) differ. Each such server gets a
+/// failing `fleet tools` check naming every host and digest of the split.
+fn mark_surface_splits(hosts: &mut [Host]) {
+    // (server, commit) -> each (host index, server index, digest) that reports it.
+    type Seen = Vec<(usize, usize, String)>;
+    let mut by_commit: std::collections::BTreeMap<(String, String), Seen> =
+        std::collections::BTreeMap::new();
+    for (hi, h) in hosts.iter().enumerate() {
+        for (si, s) in h.servers.iter().enumerate() {
+            let Some(commit) = &s.commit else { continue };
+            let digest = s
+                .checks
+                .iter()
+                .find(|c| c.check == "tools")
+                .and_then(|c| surface_digest(&c.detail));
+            if let Some(d) = digest {
+                by_commit
+                    .entry((s.name.clone(), commit.clone()))
+                    .or_default()
+                    .push((hi, si, d));
+            }
+        }
+    }
+    for ((name, commit), list) in by_commit {
+        let mut digests: Vec<&str> = list.iter().map(|(_, _, d)| d.as_str()).collect();
+        digests.sort();
+        digests.dedup();
+        if digests.len() < 2 {
+            continue;
+        }
+        let who = list
+            .iter()
+            .map(|(hi, _, d)| format!("{} {d}", hosts[*hi].host))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let detail = format!(
+            "hosts on commit {commit} hand the agent different tool surfaces of {name}: {who}"
+        );
+        for (hi, si, _) in &list {
+            let h = &mut hosts[*hi];
+            let s = &mut h.servers[*si];
+            s.checks.push(HostCheck {
+                check: "fleet tools".into(),
+                ok: false,
+                detail: detail.clone(),
+            });
+            s.drift.push("fleet tools".into());
+            s.ok = false;
+            h.ok = false;
+        }
+    }
+}
+
+/// The first `sha256:` and 64 hex digits in `text`: a `tools` row's surface digest.
+fn surface_digest(text: &str) -> Option<String> {
+    text.match_indices("sha256:").find_map(|(at, _)| {
+        let hex = text.get(at + 7..at + 7 + 64)?;
+        hex.chars()
+            .all(|c| c.is_ascii_hexdigit())
+            .then(|| format!("sha256:{hex}"))
+    })
 }
 
 impl Host {
@@ -666,6 +732,58 @@ mod tests {
             {"name": "codetools", "client": "claude", "registered_name": "codetools",
              "commit": "c0de", "checks": [{"check": "commit", "ok": ok, "detail": "d"}]}
         ]})
+    }
+
+    /// Issue 39: hosts on one commit whose `tools` rows name different surfaces both fail,
+    /// each naming every host and digest; the same surface on every host, or different
+    /// surfaces on different commits, pass.
+    #[test]
+    fn hosts_on_one_commit_with_different_tool_surfaces_fail_the_fleet() {
+        let with = |host: &str, commit: &str, digest: char| {
+            json!({"ok": true, "exit": 0, "host": host, "at": "2026-12-05T10:00:00Z", "servers": [
+                {"name": "codetools", "client": "claude", "registered_name": "codetools",
+                 "commit": commit, "checks": [
+                    {"check": "commit", "ok": true, "detail": "d"},
+                    {"check": "tools", "ok": true, "detail": format!("1 tool, sha256:{}: the surface recorded", digest.to_string().repeat(64))}]}
+            ]})
+        };
+        let now = "2026-12-05T10:01:00Z";
+        let same = merged(
+            &[with("a", "c0de", 'a'), with("b", "c0de", 'a')],
+            &Expect::default(),
+            now,
+        );
+        assert!(same.ok);
+        let apart = merged(
+            &[with("a", "c0de", 'a'), with("b", "beef", 'b')],
+            &Expect::default(),
+            now,
+        );
+        assert!(apart.ok);
+        let split = merged(
+            &[with("a", "c0de", 'a'), with("b", "c0de", 'b')],
+            &Expect::default(),
+            now,
+        );
+        assert!(!split.ok);
+        for h in &split.hosts {
+            assert!(!h.ok, "{}", h.host);
+            let row = h.servers[0]
+                .checks
+                .iter()
+                .find(|c| c.check == "fleet tools")
+                .unwrap();
+            assert!(
+                row.detail.contains(&format!("a sha256:{}", "a".repeat(64))),
+                "{}",
+                row.detail
+            );
+            assert!(
+                row.detail.contains(&format!("b sha256:{}", "b".repeat(64))),
+                "{}",
+                row.detail
+            );
+        }
     }
 
     #[test]
