@@ -779,20 +779,8 @@ pub struct VerifyArgs {
     /// (named as the evidence), and every file it reads must be readable.
     #[arg(long, help_heading = CHECKS)]
     pub only_deployed: bool,
-    /// Start the registered server and check that it answers MCP's initialize and tools/list.
-    #[arg(long, help_heading = CHECKS)]
-    pub handshake: bool,
-    /// How long the whole handshake may take before the server is killed, e.g. 10s, 500ms (a
-    /// bare number is seconds).
-    #[arg(
-        long,
-        value_name = "DURATION",
-        default_value = "10s",
-        requires = "handshake",
-        value_parser = duration::seconds,
-        help_heading = CHECKS
-    )]
-    pub handshake_timeout: Duration,
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
     #[command(flatten)]
     pub client: ClientListArgs,
     #[command(flatten)]
@@ -839,12 +827,12 @@ pub struct InstallArgs {
     pub scope: ScopeArgs,
 }
 
-/// install's and reconcile's handshake gate and the tool surface it records.
+/// `--handshake` and `--handshake-timeout` (verify-identity; install and reconcile word the
+/// first for themselves, [`ToolsGateArgs`]).
 #[derive(Debug, Args, Clone)]
-pub struct ToolsGateArgs {
-    /// Start each server before registering it (it must answer MCP's initialize and
-    /// tools/list), record its tool surface when its release has none, and require the
-    /// recorded one otherwise.
+pub struct HandshakeArgs {
+    /// Start the registered server and check that it answers MCP's initialize and tools/list,
+    /// and that it hands over the tool surface recorded for its release.
     #[arg(long, help_heading = CHECKS)]
     pub handshake: bool,
     /// How long the whole handshake may take before the server is killed, e.g. 10s, 500ms (a
@@ -858,6 +846,19 @@ pub struct ToolsGateArgs {
         help_heading = CHECKS
     )]
     pub handshake_timeout: Duration,
+}
+
+/// install's and reconcile's handshake gate and the tool surface it records.
+#[derive(Debug, Args, Clone)]
+#[command(mut_args(reword(
+    "handshake",
+    "Start each server before registering it (it must answer MCP's initialize and \
+     tools/list), record its tool surface when its release has none, and require the recorded \
+     one otherwise"
+)))]
+pub struct ToolsGateArgs {
+    #[command(flatten)]
+    pub shake: HandshakeArgs,
     /// Record a tool surface that differs from the one recorded for the same release, on
     /// purpose: the ledger says who accepted which change (install only).
     #[arg(long, requires = "handshake", help_heading = CHECKS)]

@@ -80,9 +80,10 @@ pub(crate) fn options<'a>(
         strict: args.strict.strict,
         tools: args
             .tools
+            .shake
             .handshake
             .then_some(crate::registration::gate::ToolsGate {
-                timeout: args.tools.handshake_timeout,
+                timeout: args.tools.shake.handshake_timeout,
                 accept: args.tools.accept_tools,
             }),
     })

@@ -21,7 +21,10 @@ pub(crate) fn run(args: &VerifyArgs, style: &Style) -> Result<Exit, Error> {
         trust: super::trust_flags(&args.release.trust),
         clients: &args.client.clients,
         require_content: args.release.content,
-        handshake: args.handshake.then_some(args.handshake_timeout),
+        handshake: args
+            .handshake
+            .handshake
+            .then_some(args.handshake.handshake_timeout),
         require_live: args.require_live,
         only_deployed: args.only_deployed,
     };

@@ -58,6 +58,26 @@ fn main_build() -> Value {
     )
 }
 
+/// The instance's bundles over `manifest` of a fork's build (`fork`) and of the allowed one
+/// (`main`): the output directory.
+fn fork_and_main(w: &World, manifest: &Path) -> PathBuf {
+    let fork = claims(
+        "mallory/codetools",
+        ".github/workflows/release.yml",
+        "refs/heads/main",
+        "github-hosted",
+    );
+    make(
+        w,
+        "instance",
+        manifest,
+        vec![
+            json!({"name": "fork", "claims": fork}),
+            json!({"name": "main", "claims": main_build()}),
+        ],
+    )
+}
+
 /// Run the instance on `bundles` (each a plan entry without `artifact`, which is `manifest`);
 /// the output directory: `trusted_root.json` and `NAME.sigstore.json` each.
 fn make(w: &World, out: &str, manifest: &Path, bundles: Vec<Value>) -> PathBuf {
@@ -100,12 +120,18 @@ fn oracle(root: &Path, bundle: &Path, manifest: &Path) -> (bool, String) {
     (said["ok"] == true, said.to_string())
 }
 
-/// The sample installed with the real claude, codetools' release given a manifest: the release.
-fn installed(w: &World) -> PathBuf {
+/// The sample laid out, codetools' release given a manifest: the release.
+fn sample_release(w: &World) -> PathBuf {
     w.sample();
     let release = w.opt().join("codetools/releases").join(CT_SHA);
     w.run(&["manifest", "create", release.to_str().unwrap()])
         .code(0);
+    release
+}
+
+/// The sample installed with the real claude, codetools' release given a manifest: the release.
+fn installed(w: &World) -> PathBuf {
+    let release = sample_release(w);
     w.on_sample("install", &[]).code(0);
     release
 }
@@ -376,15 +402,7 @@ fn promote_refuses_a_candidate_built_elsewhere_and_every_format_names_the_build(
     w.run(&["manifest", "create", candidate.to_str().unwrap()])
         .code(0);
     let manifest = candidate.join("MANIFEST.sha256");
-    let out = make(
-        &w,
-        "instance",
-        &manifest,
-        vec![
-            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
-            json!({"name": "main", "claims": main_build()}),
-        ],
-    );
+    let out = fork_and_main(&w, &manifest);
     let root = out.join("trusted_root.json");
     let policy = w.write("builders.toml", POLICY);
     let codetools = w.opt().join("codetools");
@@ -448,20 +466,9 @@ fn promote_refuses_a_candidate_built_elsewhere_and_every_format_names_the_build(
 fn a_declared_builder_policy_gates_install_and_vouches_at_every_launch() {
     const INITIALIZE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2024-11-05\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n";
     let w = World::with_real_claude();
-    w.sample();
-    let release = w.opt().join("codetools/releases").join(CT_SHA);
-    w.run(&["manifest", "create", release.to_str().unwrap()])
-        .code(0);
+    let release = sample_release(&w);
     let manifest = release.join("MANIFEST.sha256");
-    let out = make(
-        &w,
-        "instance",
-        &manifest,
-        vec![
-            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
-            json!({"name": "main", "claims": main_build()}),
-        ],
-    );
+    let out = fork_and_main(&w, &manifest);
     w.write("builders.toml", POLICY);
     fs::copy(
         out.join("trusted_root.json"),
@@ -516,20 +523,9 @@ fn a_declared_builder_policy_gates_install_and_vouches_at_every_launch() {
 #[test]
 fn manifest_verify_checks_the_provenance_beside_the_content() {
     let w = World::new();
-    w.sample();
-    let release = w.opt().join("codetools/releases").join(CT_SHA);
-    w.run(&["manifest", "create", release.to_str().unwrap()])
-        .code(0);
+    let release = sample_release(&w);
     let manifest = release.join("MANIFEST.sha256");
-    let out = make(
-        &w,
-        "instance",
-        &manifest,
-        vec![
-            json!({"name": "fork", "claims": claims("mallory/codetools", ".github/workflows/release.yml", "refs/heads/main", "github-hosted")}),
-            json!({"name": "main", "claims": main_build()}),
-        ],
-    );
+    let out = fork_and_main(&w, &manifest);
     let policy = w.write("builders.toml", POLICY);
     let root = out.join("trusted_root.json");
     let verify = |format: &str| {
