@@ -206,6 +206,12 @@ pub(crate) enum RecordsError {
     Io(#[from] fsio::IoError),
     #[error("{} is not a tool-surface record: {why}", .path.display())]
     Malformed { path: PathBuf, why: String },
+    #[error(
+        "{} can be rewritten by someone other than root or the deploying user, so it proves \
+         nothing: {why}",
+        .path.display()
+    )]
+    Unsafe { path: PathBuf, why: String },
 }
 
 impl Records {
@@ -219,6 +225,13 @@ impl Records {
                 releases: BTreeMap::new(),
             });
         }
+        // Like the pin: whoever could rewrite it could make any surface "the recorded one".
+        use std::os::unix::fs::MetadataExt;
+        let owner = std::fs::metadata(prefix).map(|m| m.uid()).unwrap_or(0);
+        fsio::only_owners_can_replace(&path, &[0, owner]).map_err(|why| RecordsError::Unsafe {
+            path: path.clone(),
+            why,
+        })?;
         let bytes =
             fsio::read_input_no_follow(&path, "tool-surface record", fsio::limits::DOCUMENT)?;
         let records: Records =

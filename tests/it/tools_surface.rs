@@ -154,6 +154,17 @@ fn a_description_changed_through_the_environment_is_refused_then_accepted_on_pur
     );
     // Accepted: verify-identity --handshake passes on the accepted surface.
     verify(&poisoned).code(0);
+    // A record anyone could rewrite proves nothing: the tools row fails, naming it.
+    use std::os::unix::fs::PermissionsExt;
+    let file = w.opt().join("codetools/.mcp-deploy/tools.json");
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o666)).unwrap();
+    let v = verify(&poisoned);
+    v.code(1);
+    assert!(
+        unwrapped(&v.stdout).contains("can be rewritten by someone other than root"),
+        "{}",
+        v.shown
+    );
 }
 
 /// The real server-everything (its release's `bin/everything` starts the pinned package):
