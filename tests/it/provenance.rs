@@ -1,8 +1,9 @@
 //! Issue 38: releases proven by the build that made them. A Sigstore instance made here,
 //! offline (tests/sigstore/instance.js: @sigstore/mock's CA with GitHub Actions' Fulcio
 //! claims and an SCT from its CT log, a transparency log with inclusion proofs, signed
-//! checkpoints and signed entry timestamps, and the trusted_root.json naming them), signs the
-//! sample release's MANIFEST.sha256 in every way a row needs; verify-identity with
+//! checkpoints and signed entry timestamps, a timestamp authority, and the trusted_root.json
+//! naming them), signs the sample release's MANIFEST.sha256 in every way a row needs;
+//! verify-identity with
 //! `--trusted-builder` and `--trusted-root` judges each, and every cryptographic verdict is
 //! set beside @sigstore/verify's on the same files (the second oracle). The sigstore-conformance
 //! cases run in the unit tests (src/trust/provenance.rs).
@@ -175,6 +176,13 @@ fn each_provenance_row_is_judged_with_its_reason_and_agrees_with_sigstore_js() {
             verifies: true,
             passes: true,
             evidence: "built by https://github.com/acme/codetools/.github/workflows/release.yml@refs/heads/main (repository https://github.com/acme/codetools, ref refs/heads/main, runner github-hosted",
+        },
+        Row {
+            name: "main-timestamped",
+            bundle: json!({"claims": main_build(), "tsa": true}),
+            verifies: true,
+            passes: true,
+            evidence: "built by https://github.com/acme/codetools/.github/workflows/release.yml@refs/heads/main",
         },
         Row {
             name: "other-repository",

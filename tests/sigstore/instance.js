@@ -44,7 +44,11 @@ async function make(planFile, outDir) {
   const tlogKeys = keyPair();
   const tsaKeys = keyPair();
   const ctLog = await initializeCTLog(ctKeys);
-  const tsa = await initializeTSA(tsaKeys);
+  // The TSA's clock on a whole second: asn1js writes a GeneralizedTime's milliseconds with
+  // trailing zeros (".120Z"), which DER forbids and sigstore-rust refuses; a whole second has
+  // no fraction at all.
+  const wholeSecond = (d) => new Date(Math.floor(d.getTime() / 1000) * 1000);
+  let tsa = await initializeTSA(tsaKeys, wholeSecond(new Date()));
   // One CA for every signing time: the same key, one root certificate each, all trusted.
   const roots = [];
   for (const spec of plan.bundles) {
@@ -113,6 +117,7 @@ async function make(planFile, outDir) {
       });
     }
     if (spec.tsa) {
+      tsa = await initializeTSA(tsaKeys, wholeSecond(loggedAt));
       const signed = await tsa.timestamp({
         artifactHash: crypto.createHash('sha256').update(signature).digest(),
         hashAlgorithmOID: '2.16.840.1.101.3.4.2.1',
