@@ -421,15 +421,33 @@ fn is_under_home(path: &Path) -> bool {
     parent.starts_with(&home)
 }
 
-/// Whether only the users `owners` can replace `path`: it and every directory above it (its
-/// links not followed) owned by one of them, and writable by no one else — except a directory
-/// owned by root with the sticky bit (`/tmp`), where no one replaces what another user owns.
-/// `Err`: the first place that lets someone else in, and why.
+/// Whether only the users `owners` can replace `path`: it and every directory above it owned
+/// by one of them, and writable by no one else — except a directory owned by root with the
+/// sticky bit (`/tmp`), where no one replaces what another user owns — both along the path as
+/// given (a symlinked component is judged by the directory that holds it) and along the real
+/// path it resolves to. `Err`: the first place that lets someone else in, and why.
 pub(crate) fn only_owners_can_replace(path: &Path, owners: &[u32]) -> Result<(), String> {
+    // The path as given, then the real one it resolves to: a symlinked component is replaced
+    // only through the directory that holds it (checked on the way up), and what it leads to
+    // is checked on the real path. A symlink's own mode (always 0777) says nothing.
+    owners_along(path, owners)?;
+    if let Ok(real) = fs::canonicalize(path) {
+        if real != path {
+            owners_along(&real, owners)?;
+        }
+    }
+    Ok(())
+}
+
+fn owners_along(path: &Path, owners: &[u32]) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let mut at = Some(path);
     while let Some(p) = at {
         let m = fs::symlink_metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if m.file_type().is_symlink() {
+            at = p.parent();
+            continue;
+        }
         if !owners.contains(&m.uid()) {
             return Err(format!(
                 "{} is owned by uid {}, not by {}",
@@ -608,5 +626,25 @@ mod tests {
             read_input_if_exists(&d.join("absent"), "journal", 10).unwrap(),
             None
         );
+    }
+
+    /// A prefix reached through a symlinked component (the promote test's `link -> opt`):
+    /// the link's own mode 0777 says nothing; what it leads to is judged on the real path.
+    #[test]
+    fn a_symlinked_component_is_judged_by_what_it_leads_to() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o755)).unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(real.join("pin.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(&real, dir.path().join("link")).unwrap();
+        let me = rustix::process::geteuid().as_raw();
+        let via_link = dir.path().join("link/pin.json");
+        assert_eq!(only_owners_can_replace(&via_link, &[0, me]), Ok(()));
+        fs::set_permissions(&real, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = only_owners_can_replace(&via_link, &[0, me]).unwrap_err();
+        assert!(err.contains("writable by group or others"), "{err}");
     }
 }
