@@ -2,13 +2,15 @@
 //! server, so that the release is checked at every start, not only when `verify-identity`
 //! ran. At each start it
 //!
+//! 0. requires the files the server's declaration was read from (the declaration, its
+//!    template, its trust policies) to be replaceable only by root or the deploying user;
 //! 1. resolves the release once ([`Release::resolve`]) and checks its layout;
 //! 2. takes the deployment's pin ([`pin`]: the commit and the digest of `MANIFEST.sha256` the
 //!    last install or promote recorded) and requires the release to be that one: its
 //!    `VERSION`, and the SHA-256 of its manifest bytes; when the declaration names a trust
-//!    policy (`trusted_signers`), its signature must vouch for those bytes too, and then a
-//!    missing pin is no refusal (the signature says which releases may start; a pin that is
-//!    there must still match);
+//!    policy (`trusted_signers`) or a builder policy (`trusted_builder`), the signature or the
+//!    provenance bundle must vouch for those bytes too, and then a missing pin is no refusal
+//!    (they say which releases may start; a pin that is there must still match);
 //! 3. opens the declared executable (and a script's interpreter) once, hashes it through that
 //!    handle against the manifest, and executes that handle ([`image`]);
 //! 4. gives it the declared environment and an allowlist of inherited variables ([`env`]),
