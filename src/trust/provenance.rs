@@ -328,12 +328,13 @@ impl Builder {
             "https://{}/{}/{}",
             self.host, self.signer_repository, self.workflow
         );
-        let signer_path = id
+        // `WORKFLOW@REF`, the ref whatever it holds (a git ref may hold `@`).
+        let signed_by_it = id
             .signer
             .as_deref()
-            .and_then(|s| s.rsplit_once('@'))
-            .map(|(p, _)| p);
-        if signer_path != Some(workflow.as_str()) {
+            .and_then(|s| s.strip_prefix(workflow.as_str()))
+            .is_some_and(|rest| rest.starts_with('@'));
+        if !signed_by_it {
             return Err(differs("workflow", &format!("{workflow}@…"), &id.signer));
         }
         match &self.git_ref {
@@ -505,6 +506,29 @@ mod tests {
     /// its trusted root (else the shipped roots), and signed by the identity and issuer it
     /// names. The managed-key cases are refused on purpose: a bundle signed with a bare key
     /// names no build, so it can never prove one.
+    /// The workflow is the signer URI's part before `@REF`, the ref holding `@` or not; a
+    /// workflow whose path merely begins like the allowed one is another workflow.
+    #[test]
+    fn the_workflow_is_matched_whole_before_its_ref() {
+        let policy = BuilderPolicy::parse(
+            Path::new("b.toml"),
+            "[[builder]]\nissuer = \"i\"\nrepository = \"acme/x\"\nworkflow = \".github/workflows/release.yml\"\nhosted_runners_only = false\n",
+        )
+        .unwrap();
+        let id = |signer: &str| BuildIdentity {
+            issuer: Some("i".into()),
+            repository: Some("https://github.com/acme/x".into()),
+            signer: Some(signer.into()),
+            ..Default::default()
+        };
+        let w = "https://github.com/acme/x/.github/workflows/release.yml";
+        assert!(allowed(&policy, &id(&format!("{w}@refs/heads/main"))).is_ok());
+        assert!(allowed(&policy, &id(&format!("{w}@refs/heads/a@b"))).is_ok());
+        assert!(allowed(&policy, &id(&format!("{w}x@refs/heads/main"))).is_err());
+        assert!(allowed(&policy, &id(&format!("{w}.bak@refs/heads/main"))).is_err());
+        assert!(allowed(&policy, &id(w)).is_err());
+    }
+
     #[test]
     fn every_sigstore_conformance_bundle_case_has_the_expected_outcome() {
         let dir = conformance();
