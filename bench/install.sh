@@ -6,13 +6,20 @@
 #   bench/install.sh [RUNS]          (RUNS defaults to 5)
 #
 # Measures (mean wall-clock seconds over RUNS runs, after one warm-up run):
-#   ours  first install   fresh client config before each run
-#   ours  no-op re-run    everything already installed
+#   ours  first install   fresh client config before each run (the handshake gate on, the
+#                         default: each sample server started and its tool surface recorded)
+#   ours  --no-handshake  the same without the gate: the figure before issue 39
+#   calls alone           install's unavoidable client calls, made by bash as install makes
+#                         them (two `add-json` one after the other, then both `get`s side by
+#                         side), fresh client config before each run
+#   ours  no-op re-run    everything already installed (the gate on)
 #   bash  first install   fresh client config before each run
 #   bash  re-run          everything already installed
 # and one bare `claude mcp get` for reference. Both installers get MCP_TIMEOUT=5000 (our
 # --mcp-timeout default). Uses hyperfine when present, else a `date +%s%N` loop.
 # Targets (issue 2): first install >= 2x faster than bash; no-op re-run >= 5x faster.
+# Targets (issue 39): a first install at most 1.10x its client calls alone; the no-op re-run,
+# the gate on, still >= 5x faster than bash.
 set -euo pipefail
 
 runs="${1:-5}"
@@ -53,6 +60,20 @@ q() { printf '%q' "$1"; }
 reset_cmd="rm -rf $(q "$HOME") && mkdir -p $(q "$CLAUDE_CONFIG_DIR")"
 ours_cmd="$(q "$ours") install --prefix $(q "$root") --name-suffix -bench --mcp-timeout 5000"
 plain_cmd="$(q "$plain") --prefix $(q "$root") --name-suffix -bench"
+nohs_cmd="$ours_cmd --no-handshake"
+# install's client calls, as it makes them on a first install, and nothing else.
+calls="$scratch/calls.sh"
+cat >"$calls" <<CALLS
+#!/usr/bin/env bash
+set -e
+claude mcp add-json -s user codetools-bench '{"command":"$root/codetools/bin/codetools","args":["mcp","serve"]}' >/dev/null
+claude mcp add-json -s user orchestrata-bench '{"command":"$root/orchestrata/bin/orchestrata-mcp","args":[]}' >/dev/null
+claude mcp get codetools-bench >/dev/null & a=\$!
+claude mcp get orchestrata-bench >/dev/null
+wait "\$a"
+CALLS
+chmod +x "$calls"
+calls_cmd="$(q "$calls")"
 get_cmd="claude mcp get codetools-bench"
 
 # measure KEY PREPARE COMMAND: mean and stddev (seconds) into $scratch/KEY.{mean,sd}.
@@ -84,6 +105,8 @@ measure() {
 
 # Ours, then bash; each first install from a fresh config, each re-run on top of an install.
 measure ours_first "$reset_cmd" "$ours_cmd"
+measure ours_nohs "$reset_cmd" "$nohs_cmd"
+measure calls_first "$reset_cmd" "$calls_cmd"
 bash -c "$reset_cmd" && bash -c "$ours_cmd" >/dev/null
 measure ours_rerun "" "$ours_cmd"
 measure bash_first "$reset_cmd" "$plain_cmd"
@@ -105,15 +128,19 @@ echo
 echo "load average (1/5/15 min) before: $load_before; after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-34s %8s %8s %8s\n' "scenario ($runs runs, MCP_TIMEOUT=5000)" "mean s" "stddev" "min s"
 row "ours  first install" ours_first
+row "ours  first, --no-handshake" ours_nohs
+row "calls alone (first install)" calls_first
 row "ours  no-op re-run" ours_rerun
 row "bash  first install" bash_first
 row "bash  re-run" bash_rerun
 row "one 'claude mcp get' (reference)" claude_get
 echo
 awk -v of="$(m ours_first)" -v orr="$(m ours_rerun)" -v bf="$(m bash_first)" \
-    -v br="$(m bash_rerun)" 'BEGIN {
-    r1 = bf / of; r2 = br / orr
+    -v br="$(m bash_rerun)" -v cf="$(m calls_first)" -v nh="$(m ours_nohs)" 'BEGIN {
+    r1 = bf / of; r2 = br / orr; r3 = of / cf; r4 = nh / cf
     printf "first install  bash/ours = %5.2fx  (target >= 2x): %s\n", r1, (r1 >= 2 ? "met" : "MISSED")
     printf "no-op re-run   bash/ours = %5.2fx  (target >= 5x): %s\n", r2, (r2 >= 5 ? "met" : "MISSED")
+    printf "first install  ours/calls alone = %5.2fx  (target <= 1.10x): %s\n", r3, (r3 <= 1.10 ? "met" : "MISSED")
+    printf "first install, --no-handshake: ours/calls alone = %5.2fx\n", r4
 }'
 echo "same flat document recorded by both: $same"

@@ -69,7 +69,7 @@ declare_with() {
 declare_with '' pin
 declare_with ', "trusted_signers": "allowed_signers"' signature
 declare_with ', "trusted_builder": "builders.toml", "trusted_root": "trusted_root.json"' provenance
-"$ours" install --prefix "$prefix" --config "$scratch/provenance.json" --client cursor -q >/dev/null
+"$ours" install --prefix "$prefix" --config "$scratch/provenance.json" --client cursor --no-handshake -q >/dev/null
 
 launch() { echo "env -i PATH=$PATH HOME=$HOME $ours exec --prefix $prefix --config $scratch/$1.json"; }
 for kind in pin signature provenance; do

@@ -74,15 +74,17 @@ measure() {
 
 for n in 2 8 32; do
     deployment "$n"
+    # Issue 26 compares the reading: the handshake gate (issue 39; each server started, see
+    # bench/surface.sh) is left out of every command timed here.
     args=(--root "$scratch/$n/root" --config "$scratch/$n/servers.json")
     sel="$(printf '%q ' "${args[@]}")" # the same, for hyperfine's shell
-    "$ours" install "${args[@]}" >/dev/null # the state every timed command starts from
+    "$ours" install "${args[@]}" --no-handshake >/dev/null # the state every timed command starts from
     measure "status-$n" "$runs" "$(q "$ours") status $sel"
-    measure "reconcile-$n" "$runs" "$(q "$ours") reconcile $sel"
+    measure "reconcile-$n" "$runs" "$(q "$ours") reconcile $sel --no-handshake"
     # Nothing drifted, so none of the runs above may have changed or healed anything.
-    "$ours" reconcile "${args[@]}" --json | jq -e '[.servers[].registration] | all(. == "ok")' >/dev/null ||
+    "$ours" reconcile "${args[@]}" --no-handshake --json | jq -e '[.servers[].registration] | all(. == "ok")' >/dev/null ||
         { echo "$0: the no-op reconcile at $n servers was not a no-op" >&2; exit 1; }
-    measure "install-$n" "$slow_runs" "$(q "$ours") install $sel"
+    measure "install-$n" "$slow_runs" "$(q "$ours") install $sel --no-handshake"
     measure "bash-$n" "$slow_runs" "$(q "$repo/deploy/install-claude-config.sh") $sel"
 done
 "$ours" install --prefix "$scratch/sample" --name-suffix -bench >/dev/null

@@ -86,6 +86,14 @@ pub fn client_binaries() -> Vec<&'static str> {
     clients::binaries()
 }
 
+/// The tool-surface digest ([`identity::surface`]) of a server whose `tools/list` answered
+/// `tools`: for `benches/surface_digest.rs` (bench/surface.sh), which times it beside the
+/// handshake.
+#[doc(hidden)]
+pub fn surface_digest(tools: &[serde_json::Value]) -> String {
+    identity::surface::Surface::of("bench", "0", &serde_json::Value::Null, tools, &[]).digest
+}
+
 /// Every client's name, in the client table's order (`--client`'s values): what the tests
 /// mean by "every client".
 #[doc(hidden)]

@@ -848,20 +848,33 @@ pub struct HandshakeArgs {
     pub handshake_timeout: Duration,
 }
 
-/// install's and reconcile's handshake gate and the tool surface it records.
+/// install's and reconcile's handshake gate and the tool surface it records: on unless
+/// `--no-handshake`.
 #[derive(Debug, Args, Clone)]
-#[command(mut_args(reword(
-    "handshake",
-    "Start each server before registering it (it must answer MCP's initialize and \
-     tools/list), record its tool surface when its release has none, and require the recorded \
-     one otherwise"
-)))]
 pub struct ToolsGateArgs {
-    #[command(flatten)]
-    pub shake: HandshakeArgs,
+    /// Do not start the servers before registering them (the handshake gate: each must answer
+    /// MCP's initialize and tools/list, and hand over the tool surface recorded for its
+    /// release, or have it recorded when there is none): nothing is recorded or compared, and
+    /// the report says so.
+    #[arg(long, help_heading = CHECKS)]
+    pub no_handshake: bool,
+    /// The handshake gate is on by default; accepted for scripts written when it was not.
+    #[arg(long, hide = true, conflicts_with = "no_handshake")]
+    pub handshake: bool,
+    /// How long each server's handshake may take before it is killed and the install
+    /// refused, e.g. 10s, 500ms (a bare number is seconds).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "10s",
+        conflicts_with = "no_handshake",
+        value_parser = duration::seconds,
+        help_heading = CHECKS
+    )]
+    pub handshake_timeout: Duration,
     /// Record a tool surface that differs from the one recorded for the same release, on
     /// purpose: the ledger says who accepted which change (install only).
-    #[arg(long, requires = "handshake", help_heading = CHECKS)]
+    #[arg(long, conflicts_with = "no_handshake", help_heading = CHECKS)]
     pub accept_tools: bool,
 }
 

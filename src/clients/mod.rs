@@ -81,6 +81,10 @@ pub(crate) enum ClientError {
     Spawn { step: String, reason: String },
     #[error("`{step}` was stopped: mcp-deploy was interrupted (SIGINT or SIGTERM)")]
     Interrupted { step: String },
+    /// install's handshake gate did not pass `name` (or, after the changes, the install):
+    /// no call was made for it, and what was changed is rolled back.
+    #[error("{name} failed the handshake gate: its registration was not made")]
+    NotAdmitted { name: String },
     #[error("`{step}` timed out after {} and was killed", humantime::format_duration(*timeout))]
     TimedOut {
         step: String,
@@ -182,6 +186,11 @@ impl ClientError {
                     .join(", ")
             )),
             ClientError::Version(e) => Some(e.help()),
+            ClientError::NotAdmitted { .. } => Some(
+                "its handshake and tools rows say why; --no-handshake registers without the \
+                 gate"
+                    .into(),
+            ),
             ClientError::WorkDir { path, .. } => Some(format!(
                 "mcp-deploy keeps {} empty and private (0700) for its client calls: remove it \
                  (it is created again), or set TMPDIR to a private directory",

@@ -78,13 +78,9 @@ pub(crate) fn options<'a>(
         clients: &args.client.clients,
         content: args.release.content,
         strict: args.strict.strict,
-        tools: args
-            .tools
-            .shake
-            .handshake
-            .then_some(crate::registration::gate::ToolsGate {
-                timeout: args.tools.shake.handshake_timeout,
-                accept: args.tools.accept_tools,
-            }),
+        tools: (!args.tools.no_handshake).then_some(crate::registration::gate::ToolsGate {
+            timeout: args.tools.handshake_timeout,
+            accept: args.tools.accept_tools,
+        }),
     })
 }

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::clients::ClientKind;
@@ -14,7 +15,6 @@ use crate::deployment::layout::Sha;
 use crate::deployment::release::Release;
 use crate::deployment::render::{self, Rendered};
 use crate::deployment::selection::Selected;
-use crate::entry::Transport;
 use crate::identity::checks::{self, Target};
 use crate::identity::handshake;
 use crate::identity::report::{Check, ServerReport};
@@ -116,110 +116,253 @@ pub(crate) struct ToolsGate {
 }
 
 /// The handshake gate, run when the deployment gate passed (a release whose content or
-/// signature failed is never executed): for each candidate, in `reports`' order, a `handshake`
-/// row (its server started as the agent will start it, the declared command directly) and a
-/// `tools` row — the surface recorded now when its release has none ("first seen"), the
-/// recorded one required otherwise, a changed one recorded only with `accept`, which the
-/// ledger `ledger` then says, with who and what changed. A dry run records nothing.
-pub(crate) fn tools_gate(
-    candidates: &[Candidate],
-    reports: &mut [ServerReport],
-    tools: ToolsGate,
-    dry_run: bool,
-    ledger_path: &Path,
-) {
-    for (c, report) in candidates.iter().zip(reports.iter_mut()) {
-        let s = &c.selected;
+/// signature failed is never executed), in halves so that the servers start while the clients
+/// are opened and read, and each server's verdict is waited for only before its own first
+/// change: [`start_tools`] starts every candidate's handshake at once, each on a thread of
+/// its own; [`PendingTools::admits`] waits for one and says whether it passes (judged as a
+/// dry run, writing nothing); [`PendingTools::finish`] waits for them all and adds, for each
+/// candidate in `reports`' order, a `handshake` row (its server started as the agent will
+/// start it, the declared command directly) and a `tools` row — the surface recorded now when
+/// its release has none ("first seen"), the recorded one required otherwise, a changed one
+/// recorded only with `accept`, which the ledger then says, with who and what changed. A dry
+/// run records nothing. A `PendingTools` is the handshakes under way, one per candidate, in
+/// their order; clones share them.
+#[derive(Clone)]
+pub(crate) struct PendingTools {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    servers: Vec<(Candidate, Slot)>,
+    accept: bool,
+    /// Handshakes that may still start now ([`at_once`]): a host with a hundred servers does
+    /// not start a hundred at a time.
+    free: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// How many servers are started at a time: the processors, at least 2 and at most 8.
+fn at_once() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 8))
+}
+
+impl Shared {
+    /// Run `f` once fewer than [`at_once`] others run.
+    fn limited<T>(&self, f: impl FnOnce() -> T) -> T {
+        if let Ok(mut free) = self.free.lock() {
+            while *free == 0 {
+                free = match self.freed.wait(free) {
+                    Ok(f) => f,
+                    Err(_) => return f(),
+                };
+            }
+            *free -= 1;
+        }
+        let out = f();
+        if let Ok(mut free) = self.free.lock() {
+            *free += 1;
+        }
+        self.freed.notify_one();
+        out
+    }
+}
+
+/// One candidate's handshake: filled once, by its thread or at once.
+#[derive(Default)]
+struct Slot {
+    shaken: Mutex<Option<Shaken>>,
+    ready: Condvar,
+}
+
+#[derive(Clone)]
+enum Shaken {
+    /// A row known without starting anything (its entry cannot be rendered).
+    Known(Check),
+    /// What the server answered (a remote server's too: the same handshake over HTTP).
+    Answered(Result<handshake::ServerInfo, String>),
+}
+
+impl Slot {
+    fn fill(&self, shaken: Shaken) {
+        if let Ok(mut slot) = self.shaken.lock() {
+            *slot = Some(shaken);
+        }
+        self.ready.notify_all();
+    }
+
+    fn wait(&self) -> Shaken {
+        let gone = || Shaken::Answered(Err("the handshake's thread failed".into()));
+        let Ok(mut slot) = self.shaken.lock() else {
+            return gone();
+        };
+        loop {
+            if let Some(shaken) = slot.as_ref() {
+                return shaken.clone();
+            }
+            slot = match self.ready.wait(slot) {
+                Ok(s) => s,
+                Err(_) => return gone(),
+            };
+        }
+    }
+}
+
+/// Start every candidate's handshake, each on a thread of its own, at most [`at_once`]
+/// servers running at a time.
+pub(crate) fn start_tools(candidates: &[Candidate], tools: ToolsGate) -> PendingTools {
+    let shared = Arc::new(Shared {
+        servers: candidates
+            .iter()
+            .map(|c| (c.clone(), Slot::default()))
+            .collect(),
+        accept: tools.accept,
+        free: Mutex::new(at_once()),
+        freed: Condvar::new(),
+    });
+    for i in 0..shared.servers.len() {
+        let s = &shared.servers[i].0.selected;
         let direct = match render::render_direct(&s.server, &s.prefix) {
             Ok(r) => r.entry,
             Err(e) => {
-                report.checks.push(Check::from_result("handshake", Err(e)));
+                let row = Check::from_result("handshake", Err(e));
+                shared.servers[i].1.fill(Shaken::Known(row));
                 continue;
             }
         };
-        if let Transport::Remote { kind, .. } = &direct.transport {
-            report.checks.push(Check::skipped(
-                "handshake",
-                format!("not started: a {kind} server is not started by its client"),
-            ));
-            continue;
+        let (timeout, shared) = (tools.timeout, Arc::clone(&shared));
+        std::thread::spawn(move || {
+            // The slot is filled whatever happens: a waiter never waits forever.
+            let answered = std::panic::catch_unwind(|| {
+                shared.limited(|| handshake::handshake(&direct, timeout))
+            })
+            .map_err(|_| "the handshake failed unexpectedly".to_string())
+            .and_then(|r| r.map_err(|f| f.to_string()));
+            shared.servers[i].1.fill(Shaken::Answered(answered));
+        });
+    }
+    PendingTools { shared }
+}
+
+impl PendingTools {
+    /// Whether the server registered as `name` passes the gate, waiting for its handshake
+    /// (judged as a dry run: nothing recorded). A name the gate does not know does not pass.
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        let accept = self.shared.accept;
+        let Some((c, slot)) = self
+            .shared
+            .servers
+            .iter()
+            .find(|(c, _)| c.selected.registered_name == name)
+        else {
+            return false;
+        };
+        match slot.wait() {
+            Shaken::Known(row) => row.ok,
+            Shaken::Answered(Err(_)) => false,
+            Shaken::Answered(Ok(info)) => tools_check(c, "", &info, accept, true, Path::new("")).ok,
         }
-        let info = match handshake::handshake(&direct, tools.timeout) {
-            Ok(info) => info,
-            Err(failure) => {
-                report
-                    .checks
-                    .push(Check::from_result("handshake", Err(failure)));
-                continue;
-            }
-        };
-        report.checks.push(Check::from_result::<String>(
-            "handshake",
-            Ok(info.to_string()),
-        ));
-        let now = &info.surface;
-        let commit = match Release::resolve(&s.prefix, s.server.layout).deployed_commit() {
-            Ok((sha, _)) => sha.to_string(),
-            Err(e) => {
-                let why = format!("{}; its release's commit is unknown: {e}", now.describe());
-                report.checks.push(Check::from_result("tools", Err(why)));
-                continue;
-            }
-        };
-        let short = &commit[..commit.len().min(12)];
-        let by = ledger::Actor::me().user;
-        let row = match surface::seen(&s.prefix, &commit, now) {
-            Err(e) => Err(e.to_string()),
-            Ok(Seen::New) => match dry_run {
-                true => Ok(format!(
-                    "{}: would be recorded as release {short}'s",
-                    now.describe()
-                )),
-                false => surface::record(&s.prefix, &commit, now, "first seen", &by)
-                    .map(|path| {
-                        format!(
-                            "{}: recorded as release {short}'s in {}",
-                            now.describe(),
-                            path.display()
-                        )
-                    })
-                    .map_err(|e| e.to_string()),
-            },
-            Ok(seen @ Seen::Recorded(_)) => surface::verdict(&seen, now, &commit),
-            Ok(Seen::Changed(was, changes)) if tools.accept => {
-                let said = format!(
-                    "{}: accepted over the surface recorded {} by {} ({}): {}",
-                    now.describe(),
-                    was.at,
-                    was.by,
-                    was.surface.describe(),
-                    changes.join("; ")
-                );
-                match dry_run {
-                    true => Ok(format!("{said} (a dry run: not recorded)")),
-                    // The ledger first: an acceptance nobody can read of is not made.
-                    false => {
-                        let mut r = ledger::Record::now(
-                            &report.client,
-                            &s.server.name,
-                            &s.registered_name,
-                            "tools accepted",
-                        );
-                        r.old = Some(serde_json::json!({"tools": was.surface.digest}));
-                        r.new = Some(serde_json::json!({"tools": now.digest, "changes": changes}));
-                        r.commit = Some(commit.clone());
-                        ledger::append(ledger_path, &[r])
-                            .map_err(|e| format!("not accepted: the ledger cannot be written: {e}"))
-                            .and_then(|()| {
-                                surface::record(&s.prefix, &commit, now, "accepted", &by)
-                                    .map_err(|e| e.to_string())
-                            })
-                            .map(|_| said)
-                    }
+    }
+
+    /// Wait for every handshake and add its rows to `reports`, which are the candidates', in
+    /// their order.
+    pub(crate) fn finish(self, reports: &mut [ServerReport], dry_run: bool, ledger_path: &Path) {
+        let accept = self.shared.accept;
+        for ((c, slot), report) in self.shared.servers.iter().zip(reports.iter_mut()) {
+            let info = match slot.wait() {
+                Shaken::Known(row) => {
+                    report.checks.push(row);
+                    continue;
+                }
+                Shaken::Answered(Err(failure)) => {
+                    report
+                        .checks
+                        .push(Check::from_result("handshake", Err(failure)));
+                    continue;
+                }
+                Shaken::Answered(Ok(info)) => info,
+            };
+            report.checks.push(Check::from_result::<String>(
+                "handshake",
+                Ok(info.to_string()),
+            ));
+            let row = tools_check(c, &report.client, &info, accept, dry_run, ledger_path);
+            report.checks.push(row);
+        }
+    }
+}
+
+/// The `tools` row of a candidate whose server answered with `info` (for `client`, named in
+/// the ledger).
+fn tools_check(
+    c: &Candidate,
+    client: &str,
+    info: &handshake::ServerInfo,
+    accept: bool,
+    dry_run: bool,
+    ledger_path: &Path,
+) -> Check {
+    let s = &c.selected;
+    let now = &info.surface;
+    let commit = match Release::resolve(&s.prefix, s.server.layout).deployed_commit() {
+        Ok((sha, _)) => sha.to_string(),
+        Err(e) => {
+            let why = format!("{}; its release's commit is unknown: {e}", now.describe());
+            return Check::from_result("tools", Err(why));
+        }
+    };
+    let short = &commit[..commit.len().min(12)];
+    let by = ledger::Actor::me().user;
+    let row = match surface::seen(&s.prefix, &commit, now) {
+        Err(e) => Err(e.to_string()),
+        Ok(Seen::New) => match dry_run {
+            true => Ok(format!(
+                "{}: would be recorded as release {short}'s",
+                now.describe()
+            )),
+            false => surface::record(&s.prefix, &commit, now, "first seen", &by)
+                .map(|path| {
+                    format!(
+                        "{}: recorded as release {short}'s in {}",
+                        now.describe(),
+                        path.display()
+                    )
+                })
+                .map_err(|e| e.to_string()),
+        },
+        Ok(seen @ Seen::Recorded(_)) => surface::verdict(&seen, now, &commit),
+        Ok(Seen::Changed(was, changes)) if accept => {
+            let said = format!(
+                "{}: accepted over the surface recorded {} by {} ({}): {}",
+                now.describe(),
+                was.at,
+                was.by,
+                was.surface.describe(),
+                changes.join("; ")
+            );
+            match dry_run {
+                true => Ok(format!("{said} (a dry run: not recorded)")),
+                // The ledger first: an acceptance nobody can read of is not made.
+                false => {
+                    let mut r = ledger::Record::now(
+                        client,
+                        &s.server.name,
+                        &s.registered_name,
+                        "tools accepted",
+                    );
+                    r.old = Some(serde_json::json!({"tools": was.surface.digest}));
+                    r.new = Some(serde_json::json!({"tools": now.digest, "changes": changes}));
+                    r.commit = Some(commit.clone());
+                    ledger::append(ledger_path, &[r])
+                        .map_err(|e| format!("not accepted: the ledger cannot be written: {e}"))
+                        .and_then(|()| {
+                            surface::record(&s.prefix, &commit, now, "accepted", &by)
+                                .map_err(|e| e.to_string())
+                        })
+                        .map(|_| said)
                 }
             }
-            Ok(seen) => surface::verdict(&seen, now, &commit),
-        };
-        report.checks.push(Check::from_result("tools", row));
-    }
+        }
+        Ok(seen) => surface::verdict(&seen, now, &commit),
+    };
+    Check::from_result("tools", row)
 }

@@ -6,7 +6,12 @@
 //!    selected servers and their registered names, `--expect-commit NAME=SHA`, the flat
 //!    document (a malformed one is refused, never overwritten), and that each prefix holds a
 //!    deployed server. 1b. The gate ([`crate::registration::gate`]): the deployment is checked
-//!    before anything is written or registered.
+//!    before anything is written or registered. When it passes, the handshake gate starts
+//!    every server (unless `--no-handshake`), each on a thread, while steps 2–4 open and read
+//!    the clients: its `handshake` and `tools` rows are waited for before the first write or
+//!    mutating call, and a failed one refuses the install there, nothing changed. When
+//!    nothing is to change, the rows are waited for beside step 7's reads instead, and before
+//!    step 8's write.
 //! 2. The session ([`crate::registration::session`]) takes every lock the run needs and rolls
 //!    back what an interrupted earlier run journalled, saying so; the flat document is read
 //!    only now, under its lock.
@@ -31,12 +36,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::clients::{Client, ClientError, ClientKind, Op, Scope};
 use crate::deployment::layout::Sha;
 use crate::deployment::render::{self, RenderError};
 use crate::fsio::IoError;
-use crate::identity::report::{Report, ServerReport};
+use crate::identity::report::{Check, Report, ServerReport};
 use crate::notice::{Notice, Notify};
 use crate::registration::flat_document::{FlatDocument, FlatDocumentError};
 use crate::registration::gate::{self, Candidate, Gate};
@@ -45,6 +51,7 @@ use crate::registration::plan::{plan_client, Action, ClientPlan, DryRun, Planned
 use crate::registration::session::{
     self, ChangeOptions, ClientChoice, Session, SessionError, Then, Write,
 };
+use crate::registration::transaction::Admits;
 use crate::registration::verify::{self, Verify};
 use crate::trust::{TrustFlags, TrustLoadError};
 
@@ -60,7 +67,8 @@ pub(crate) struct InstallOptions<'a> {
     pub(crate) clients: &'a [ClientKind],
     pub(crate) content: bool,
     pub(crate) strict: bool,
-    /// `--handshake` (and `--accept-tools`): the handshake gate and the tool surface.
+    /// The handshake gate and the tool surface (`--accept-tools`); `None` is
+    /// `--no-handshake`.
     pub(crate) tools: Option<gate::ToolsGate>,
 }
 
@@ -92,8 +100,22 @@ impl From<SessionError> for InstallError {
 pub(crate) struct Gated {
     pub(crate) candidates: Vec<Candidate>,
     pub(crate) gate: Vec<ServerReport>,
-    /// Whether the deployment passed the gate.
+    /// Whether the deployment passed the gate (and, once [`Gated::settle`]d, the handshakes).
     pub(crate) ok: bool,
+    /// The handshakes under way, until [`Gated::settle`].
+    pending: Option<gate::PendingTools>,
+}
+
+impl Gated {
+    /// Wait for the handshakes under way and add their rows (once; later calls do nothing).
+    /// Returns whether every server passed the whole gate.
+    pub(crate) fn settle(&mut self, dry_run: bool, ledger: &Path) -> bool {
+        if let Some(pending) = self.pending.take() {
+            pending.finish(&mut self.gate, dry_run, ledger);
+            self.ok = self.gate.iter().all(ServerReport::ok);
+        }
+        self.ok
+    }
 }
 
 /// What an install ended with.
@@ -159,18 +181,21 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         &opts.expected,
     );
     let mut gate = gate;
-    if let Some(tools) = opts.tools {
-        if gate.iter().all(ServerReport::ok) {
-            gate::tools_gate(
-                &candidates,
-                &mut gate,
-                tools,
-                opts.change.dry_run,
-                &opts.change.ledger,
-            );
-        }
-    }
     let ok = gate.iter().all(ServerReport::ok);
+    let pending = match opts.tools {
+        // A release whose deployment failed is never executed.
+        Some(tools) if ok => Some(gate::start_tools(&candidates, tools)),
+        Some(_) => None,
+        None => {
+            for r in &mut gate {
+                r.checks.push(Check::skipped(
+                    "handshake",
+                    "not started (--no-handshake): no tool surface recorded or compared".into(),
+                ));
+            }
+            None
+        }
+    };
     if ok || opts.change.dry_run {
         ledger::check_appendable(&opts.change.ledger)?;
     }
@@ -178,6 +203,7 @@ pub(crate) fn gate(opts: &InstallOptions) -> Result<Gated, InstallError> {
         candidates,
         gate,
         ok,
+        pending,
     })
 }
 
@@ -216,25 +242,28 @@ pub(crate) fn not_changed(reports: &mut [ServerReport]) {
 /// a dry run, whatever it found).
 pub(crate) fn install(
     opts: &InstallOptions,
-    gated: Gated,
+    mut gated: Gated,
     clients: &[Box<dyn Client>],
     notify: Notify,
 ) -> Result<Installed, InstallError> {
     let selected = &opts.change.selection.servers;
     let flat_document = &opts.change.selection.flat_document;
-    let candidates = &gated.candidates;
+    // The handshakes keep their own copy: `gated` is settled while the plans hold these.
+    let candidates = std::mem::take(&mut gated.candidates);
     // 2. Lock and recover, every client before any change (a dry run only reads: no lock).
     let mut session = Session::open(clients, &opts.change.opening(true), notify)?;
     // 3. Read; 4. plan.
     let plans: Vec<ClientPlan> = clients
         .iter()
-        .map(|c| plan_client(c.as_ref(), candidates))
+        .map(|c| plan_client(c.as_ref(), &candidates))
         .collect::<Result<_, _>>()
         .map_err(SessionError::from)?;
     warn_managed(&plans, opts.change.dry_run, notify);
-    if opts.change.dry_run {
+    let (dry, ledger_path) = (opts.change.dry_run, opts.change.ledger.as_path());
+    if dry {
+        gated.settle(dry, ledger_path);
         return Ok(Installed::DryRun(dry_run(
-            candidates,
+            &candidates,
             &plans,
             &gated.gate,
             session.flat(),
@@ -242,12 +271,30 @@ pub(crate) fn install(
             &opts.change.ledger,
         )));
     }
-    // 5. Write the rendered documents.
-    for c in candidates {
+    // 5. Write the rendered documents (the declaration's, whatever the servers answer).
+    for c in &candidates {
         render::write_rendered(&c.rendered, &c.selected.prefix)?;
     }
-    // 6–8. The transactions: all clients change, or none does.
-    session.apply(&plans, selected, Then::Observe, Write::Always)?;
+    // 6–8. The transactions: all clients change, or none does. Each server's handshake is
+    // waited for before its own first mutating call (the others' run beside it), every row
+    // before anything is recorded; a refusal rolls back what was changed.
+    let admits: Option<Admits> = gated
+        .pending
+        .clone()
+        .map(|pending| Arc::new(move |name: &str| pending.admits(name)) as Admits);
+    let passed = session.apply_gated(
+        &plans,
+        selected,
+        Then::Observe,
+        Write::Always,
+        admits,
+        || gated.settle(dry, ledger_path),
+    )?;
+    if !passed {
+        // Refused: the rows say why; nothing of this run is recorded (a dry run's wording).
+        gated.settle(true, ledger_path);
+        return Ok(Installed::Refused(refused(gated.gate)));
+    }
     session.ledger(&verify::change_records(&plans));
     let flat = session.close();
     // 9. Verify and report.

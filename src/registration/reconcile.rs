@@ -53,11 +53,12 @@ pub(crate) fn run(
     // 1. The gate, as install's: read-only, no client.
     install::check(opts)?;
     crate::deployment::layout::warn_interrupted(&opts.change.selection.servers, notify);
-    let gated = install::gate(opts)?;
+    let mut gated = install::gate(opts)?;
     if !gated.ok {
         return Ok(Reconciled::Refused(install::refused(gated.gate)));
     }
-    // 2–3. status's reading: the clients' files and the flat document, no client process.
+    // 2–3. status's reading: the clients' files and the flat document, no client process,
+    // while the handshakes run.
     let flat_document = &opts.change.selection.flat_document;
     let flat = crate::registration::flat_document::read_if_exists(flat_document)?;
     let readers = open_named(opts.clients, &ClientOptions::files_only())?;
@@ -67,6 +68,9 @@ pub(crate) fn run(
         flat.as_ref(),
         flat_document,
     )?;
+    if !gated.settle(opts.change.dry_run, &opts.change.ledger) {
+        return Ok(Reconciled::Refused(install::refused(gated.gate)));
+    }
     let finish = |servers| {
         Ok(Reconciled::Done(Report::new(
             servers,

@@ -33,6 +33,7 @@ use crate::registration::flat_document::{self, FlatDocument, FlatDocumentError};
 use crate::registration::ledger::{self, Record};
 use crate::registration::lock::{self, Lock, LockError};
 use crate::registration::plan::{observe_all, ClientPlan, PlanError};
+use crate::registration::transaction::Admits;
 use crate::registration::transaction::{self, Change, Failure, Transaction, TransactionError};
 use crate::usage::UsageError;
 use serde_json::{Map, Value};
@@ -95,6 +96,7 @@ impl<'a> Changes<'a> for ClientPlan<'a> {
 struct Work<'a> {
     pub(crate) client: &'a dyn Client,
     pub(crate) changes: Vec<Change>,
+    pub(crate) admits: Option<Admits>,
 }
 
 /// Steps 1–2 done, 4–8 to do: the locks held and the flat document read under them.
@@ -198,6 +200,30 @@ impl<'a> Session<'a> {
         then: Then,
         write: Write,
     ) -> Result<(), SessionError> {
+        self.apply_gated(plans, selected, then, write, None, || true)
+            .map(|_| ())
+    }
+
+    /// [`Session::apply`] behind install's handshake gate: `admits` asked before each name's
+    /// first mutating call (the handshakes of the others run beside it), and `settle` (every
+    /// row waited for, surfaces recorded) after every client's steps and before anything is
+    /// recorded. Without `admits`, `settle` is asked first when anything is to change. A gate
+    /// that says no ends the run with every change rolled back and nothing recorded:
+    /// `Ok(false)`; a rollback that could not restore everything is the error it is.
+    pub(crate) fn apply_gated<'s>(
+        &mut self,
+        plans: &[impl Changes<'a>],
+        selected: impl IntoIterator<Item = &'s Selected>,
+        then: Then,
+        write: Write,
+        admits: Option<Admits>,
+        settle: impl FnOnce() -> bool,
+    ) -> Result<bool, SessionError> {
+        let mutates = plans.iter().any(|p| !p.changes().is_empty());
+        let mut settle = Some(settle);
+        if mutates && admits.is_none() && !settle.take().is_some_and(|g| g()) {
+            return Ok(false);
+        }
         let names: Vec<&str> = selected
             .into_iter()
             .map(|s| s.registered_name.as_str())
@@ -208,6 +234,7 @@ impl<'a> Session<'a> {
             .map(|p| Work {
                 client: p.client(),
                 changes: p.changes().to_vec(),
+                admits: admits.clone(),
             })
             .collect();
         let work = work.as_slice();
@@ -236,11 +263,18 @@ impl<'a> Session<'a> {
                 }
             }
         }
+        let refused = |name: String| SessionError::from(ClientError::NotAdmitted { name });
         let outcome = match failure {
+            Some(e @ SessionError::Client(ClientError::NotAdmitted { .. })) => {
+                return refused_rollback(txs, e)
+            }
             Some(e) => Err(e),
+            None if settle.take().is_some_and(|g| !g()) => {
+                return refused_rollback(txs, refused("a server of this run".into()));
+            }
             None => self.record(&observed, then, names, write),
         };
-        finish_all(txs, outcome)
+        finish_all(txs, outcome).map(|()| true)
     }
 
     /// Step 6, after every client's steps succeeded.
@@ -318,7 +352,10 @@ fn client_steps<'a>(
 ) -> Ran<'a> {
     let name = w.client.name();
     let mut tx = match Transaction::begin(w.client, w.changes.clone(), ledger, notify) {
-        Ok(tx) => tx,
+        Ok(mut tx) => {
+            tx.gated(w.admits.clone());
+            tx
+        }
         Err(e) => {
             return Ran {
                 tx: None,
@@ -539,6 +576,18 @@ pub(crate) fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
 /// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
 /// else undo them all, the last begun first. `E` is the caller's error, which a rollback
 /// carries as its cause.
+/// Roll every client back after the handshake gate refused (`e`): `Ok(false)` when every
+/// name is back at its previous entry, else the rollback's error, naming what is not.
+fn refused_rollback(txs: Vec<Transaction>, e: SessionError) -> Result<bool, SessionError> {
+    match finish_all(txs, Err(e)) {
+        Ok(())
+        | Err(SessionError::Transaction(TransactionError::RolledBack { restored: true, .. })) => {
+            Ok(false)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 pub(crate) fn finish_all<E: Failure + From<TransactionError>>(
     txs: Vec<transaction::Transaction>,
     outcome: Result<(), E>,

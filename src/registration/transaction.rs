@@ -317,7 +317,14 @@ pub(crate) struct Transaction<'a> {
     started: usize,
     /// The names this run may have left absent, as the journal names them.
     absent: BTreeSet<String>,
+    /// install's handshake gate, asked for each name before its first call ([`Admits`]).
+    admits: Option<Admits>,
 }
+
+/// Whether a registered name passed install's handshake gate, waiting for its handshake:
+/// asked before the name's first mutating call, so that one server's handshake runs beside
+/// another's client calls, and a server is registered only once its own gate passed.
+pub(crate) type Admits = std::sync::Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 impl<'a> Transaction<'a> {
     /// Step 1: write the journal, when there is anything to change. Restores are recorded in
@@ -342,6 +349,7 @@ impl<'a> Transaction<'a> {
             changes,
             started: 0,
             absent: BTreeSet::new(),
+            admits: None,
         })
     }
 
@@ -362,10 +370,20 @@ impl<'a> Transaction<'a> {
     }
 
     /// Step 2: apply every change, one call at a time.
+    /// Ask `admits` before each name's first call ([`Admits`]).
+    pub(crate) fn gated(&mut self, admits: Option<Admits>) {
+        self.admits = admits;
+    }
+
     pub(crate) fn apply(&mut self) -> Result<(), ClientError> {
         for i in 0..self.changes.len() {
-            self.started = i + 1;
             let c = self.changes[i].clone();
+            if let Some(admits) = &self.admits {
+                if !admits(&c.name) {
+                    return Err(ClientError::NotAdmitted { name: c.name });
+                }
+            }
+            self.started = i + 1;
             let replace = c.previous.is_some() && c.target.is_some();
             checkpoint(&format!("before-change:{}", c.name));
             if c.previous.is_some() {

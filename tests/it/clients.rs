@@ -43,7 +43,11 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     let cfg = declare_third(&w);
     let c = cfg.to_str().unwrap();
     let third = w.opt().join("thirdparty");
-    let r = w.on_sample("install", &["--config", c, "--client", every, "--json"]);
+    // thirdparty's command is no MCP server: the handshake gate is not this test's subject.
+    let r = w.on_sample(
+        "install",
+        &["--config", c, "--client", every, "--json", "--no-handshake"],
+    );
     r.code(0);
     let servers = r.json()["servers"].as_array().unwrap().clone();
     assert_eq!(servers.len(), 18, "{}", r.shown);
@@ -147,7 +151,10 @@ fn a_third_server_declared_by_data_reaches_every_client_and_verifies() {
     };
     let before: Vec<_> = files.iter().map(stamp).collect();
     clock_past(w.root(), before.iter().map(|b| b.1).max().unwrap());
-    let r = w.on_sample("install", &["--config", c, "--client", every, "--json"]);
+    let r = w.on_sample(
+        "install",
+        &["--config", c, "--client", every, "--json", "--no-handshake"],
+    );
     r.code(0);
     for s in r.json()["servers"].as_array().unwrap() {
         assert_eq!(s["registration"], "unchanged", "{}", r.shown);

@@ -608,7 +608,7 @@ fn verbose_says_every_client_call_and_the_progress_even_on_a_pipe() {
     let quiet = w.on_sample("install", &["-q"]);
     quiet.code(0);
     assert_eq!(
-        quiet.stdout, "ok: 5 check(s) passed, 2 not run\n",
+        quiet.stdout, "ok: 9 check(s) passed, 2 not run\n",
         "{quiet}"
     );
     // uninstall's report has no check: quiet, it says nothing.

@@ -272,6 +272,8 @@ fn handshake_expands_references_exactly_as_claude_does() {
             "codetools",
             "--config",
             c,
+            // The server dumps what it was handed and exits: no MCP server for the gate.
+            "--no-handshake",
         ],
         &env,
     )
@@ -522,7 +524,7 @@ fn without_the_flag_no_server_is_started() {
 }
 
 #[test]
-fn an_http_entry_is_reported_as_unsupported() {
+fn an_http_entry_nothing_answers_fails_naming_its_url() {
     let w = World::new();
     let prefix = w.opt().join("webby");
     fs::create_dir_all(&prefix).unwrap();
@@ -567,7 +569,7 @@ fn an_http_entry_is_reported_as_unsupported() {
     );
     assert!(
         r.detail("handshake")
-            .contains("a http entry (http://127.0.0.1:9/mcp) cannot be handshaken"),
+            .contains("cannot reach http://127.0.0.1:9/mcp"),
         "{}",
         r.shown
     );

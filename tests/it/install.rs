@@ -122,10 +122,16 @@ fn a_promoted_release_is_reverified_against_the_new_commit() {
     let new = "feed".repeat(10);
     add_release(&ct, &new);
     promote(&ct, &new);
-    // The prefix-level VERSION follows current (it is a symlink to current/VERSION).
+    // The prefix-level VERSION follows current (it is a symlink to current/VERSION). The new
+    // release's server is a stub that exits: no MCP server for the handshake gate.
     let r = install(
         &w,
-        &["--expect-commit", &format!("codetools={new}"), "--json"],
+        &[
+            "--expect-commit",
+            &format!("codetools={new}"),
+            "--json",
+            "--no-handshake",
+        ],
     );
     r.code(0);
     let s = &r.json()["servers"][0];
@@ -430,7 +436,9 @@ fn an_http_server_is_registered_and_its_endpoint_verified() {
     fs::create_dir_all(&gw).unwrap();
     fs::write(gw.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
     let c = cfg.to_str().unwrap();
-    install(&w, &["--config", c])
+    // Nothing answers at port 9: the registration is this test's subject, not the handshake
+    // gate (remote_handshake:: runs a real one).
+    install(&w, &["--config", c, "--no-handshake"])
         .code(0)
         .stdout_has("gateway-test): added");
     assert_eq!(
@@ -445,7 +453,7 @@ fn an_http_server_is_registered_and_its_endpoint_verified() {
         serde_json::json!({"type": "http", "url": "http://127.0.0.1:9/mcp",
             "headers": {"Authorization": "Bearer ${GATEWAY_TOKEN}"}})
     );
-    install(&w, &["--config", c])
+    install(&w, &["--config", c, "--no-handshake"])
         .code(0)
         .stdout_has("unchanged");
 

@@ -42,6 +42,7 @@ mod python;
 mod qwen;
 mod races;
 mod reconcile;
+mod remote_handshake;
 mod render;
 mod report;
 mod secrets;

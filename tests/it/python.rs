@@ -147,6 +147,8 @@ fn a_venv_prefix_proves_its_commit_through_pips_direct_url() {
         "--ledger",
         ledger.to_str().unwrap(),
         "--json",
+        // tiny-mcp is a console script, no MCP server: the gate is not this test's subject.
+        "--no-handshake",
     ]);
     r.code(0);
     assert!(

@@ -31,13 +31,11 @@
 //! `handshake_expands_references_exactly_as_claude_does`), and the expanded `env` is added to
 //! the environment the server inherits.
 
+mod http;
+mod stdio;
+
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
-use std::process::{Child, ChildStdin, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -55,7 +53,7 @@ pub(crate) const GRACE: Duration = Duration::from_secs(2);
 /// How much of the server's stderr is kept.
 pub(crate) const STDERR_KEEP: usize = 8 * 1024;
 /// A stdout line longer than this is not a message we will buffer.
-const MAX_LINE: usize = 16 * 1024 * 1024;
+pub(super) const MAX_LINE: usize = 16 * 1024 * 1024;
 /// `tools/list` pages followed before we call it a loop.
 const MAX_PAGES: usize = 1000;
 /// Tools kept from `tools/list` (each held in memory for the surface).
@@ -93,8 +91,23 @@ impl fmt::Display for ServerInfo {
 /// Why a handshake failed. `step` names the request that was in flight.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum HandshakeError {
-    #[error("a {kind} entry ({url}) cannot be handshaken: only stdio servers are supported")]
-    Unsupported { kind: String, url: String },
+    #[error(
+        "a {kind} entry with {key} cannot be handshaken as its client connects: mcp-deploy \
+         neither runs a headersHelper nor holds the client's OAuth token (--no-handshake skips \
+         the gate)"
+    )]
+    NotAsTheClient { kind: String, key: &'static str },
+    #[error("{step}: {what}")]
+    Http { step: &'static str, what: String },
+    #[error(
+        "{step}: the server answered HTTP {status}: it wants authorization that the entry's \
+         headers do not give{challenge} (--no-handshake skips the gate)"
+    )]
+    Unauthorized {
+        step: &'static str,
+        status: u16,
+        challenge: String,
+    },
     #[error("cannot start {command}: {source}")]
     Spawn {
         command: String,
@@ -155,8 +168,8 @@ impl fmt::Debug for Failure {
     }
 }
 
-/// Start the server `entry` registers, handshake, list its tools, end it. Never takes much
-/// longer than `timeout` plus [`GRACE`].
+/// Start the server `entry` registers (or, for a remote one, connect to it), handshake, list
+/// its tools, end it. Never takes much longer than `timeout` plus [`GRACE`].
 pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
     // Every variable a reference reads is remembered: `--token ${API_TOKEN}` in args hands
     // the server the token, and a server that echoes its argv must not make us print it.
@@ -172,15 +185,20 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
         .into_iter()
         .map(|(k, v)| (k, expand(&v, &lookup)))
         .collect();
-    let (command, args) = match &entry.transport {
-        Transport::Stdio { command, args } => (
+    let headers: Vec<(String, String)> = crate::entry::string_map(&entry.raw, "headers")
+        .into_iter()
+        .map(|(k, v)| (k, expand(&v, &lookup)))
+        .collect();
+    let target = match &entry.transport {
+        Transport::Stdio { command, args } => Target::Stdio(
             expand(command, &lookup),
             args.iter().map(|a| expand(a, &lookup)).collect::<Vec<_>>(),
         ),
-        Transport::Remote { .. } => (String::new(), Vec::new()),
+        Transport::Remote { kind, url } => Target::Remote(kind, expand(url, &lookup)),
     };
     // What the entry holds, and what it expands to, may both be secrets.
     let mut secrets: Vec<String> = env.values().cloned().collect();
+    secrets.extend(headers.iter().map(|(_, v)| v.clone()));
     secrets.extend(expanded.into_inner());
     secrets.extend(crate::entry::secrets::secret_values(&entry.raw));
     let fail = |error, stderr_tail| Failure {
@@ -188,106 +206,75 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
         stderr_tail,
         secrets: secrets.clone(),
     };
-    if let Transport::Remote { kind, url } = &entry.transport {
-        let error = HandshakeError::Unsupported {
-            kind: kind.clone(),
-            url: url.clone(),
-        };
-        return Err(fail(error, String::new()));
-    }
-    let mut server = Server::start(&command, &args, &env).map_err(|e| fail(e, String::new()))?;
     let deadline = Instant::now() + timeout;
-    let result = server.talk(deadline, timeout);
-    server.end();
-    match result {
-        // A server may echo its environment in serverInfo: what we show goes through redact.
-        Ok((info, capabilities, tools)) => {
-            let surface = Surface::of(&info.name, &info.version, &capabilities, &tools, &secrets);
-            Ok(ServerInfo {
-                name: redact(&info.name, &secrets),
-                version: redact(&info.version, &secrets),
-                surface,
-                ..info
-            })
+    let result = match target {
+        Target::Stdio(command, args) => {
+            let mut server =
+                stdio::Server::start(&command, &args, &env).map_err(|e| fail(e, String::new()))?;
+            let result = Talk::over(&mut server).talk(deadline, timeout);
+            server.end();
+            result.map_err(|e| fail(e, server.stderr_tail()))
         }
-        Err(e) => Err(fail(e, server.stderr_tail())),
-    }
+        Target::Remote(kind, url) => {
+            // What the client would add that we cannot: a program's headers, an OAuth token.
+            for key in ["headersHelper", "oauth"] {
+                if entry.raw.get(key).is_some_and(|v| !v.is_null()) {
+                    let error = HandshakeError::NotAsTheClient {
+                        kind: kind.to_string(),
+                        key,
+                    };
+                    return Err(fail(error, String::new()));
+                }
+            }
+            let mut remote = http::Remote::open(kind, &url, &headers, timeout)
+                .map_err(|e| fail(e, String::new()))?;
+            let result = Talk::over(&mut remote).talk(deadline, timeout);
+            remote.end();
+            result.map_err(|e| fail(e, String::new()))
+        }
+    };
+    // A server may echo its environment in serverInfo: what we show goes through redact.
+    let (info, capabilities, tools) = result?;
+    let surface = Surface::of(&info.name, &info.version, &capabilities, &tools, &secrets);
+    Ok(ServerInfo {
+        name: redact(&info.name, &secrets),
+        version: redact(&info.version, &secrets),
+        surface,
+        ..info
+    })
 }
 
-fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
-    crate::entry::string_map(&entry.raw, "env")
-        .into_iter()
-        .collect()
+/// Where the handshake goes: a command to start, or a remote server's kind and URL.
+enum Target<'a> {
+    Stdio(String, Vec<String>),
+    Remote(&'a str, String),
 }
 
-/// What the stdout reader hands over.
-enum Line {
-    Text(String),
-    TooLong,
-    Eof,
+/// One transport of the handshake: stdio ([`stdio::Server`]) or HTTP ([`http`]).
+pub(super) trait Rpc {
+    /// Hand the server one JSON-RPC message (a request, a notification or our answer);
+    /// `step` names the request in flight, for the evidence.
+    fn send(&mut self, msg: &Value, step: &'static str) -> Result<(), HandshakeError>;
+    /// The next message from the server, waiting until `deadline`; `None` is nothing to read
+    /// (a blank line), not an end.
+    fn next(
+        &mut self,
+        step: &'static str,
+        deadline: Instant,
+        timeout: Duration,
+    ) -> Result<Option<Value>, HandshakeError>;
 }
 
-struct Server {
-    child: Child,
-    pgid: rustix::process::Pid,
-    /// Messages to write; the writer thread owns stdin so that a server that stops reading
-    /// can never block us. Dropping the sender closes stdin.
-    to_server: Option<Sender<String>>,
-    lines: Receiver<Line>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    stderr_done: Receiver<()>,
-    status: Option<ExitStatus>,
+/// Steps 2–4 over a transport: the requests, their ids, and the server's own requests
+/// answered while we wait.
+struct Talk<'a> {
+    rpc: &'a mut dyn Rpc,
     next_id: u64,
-    _cwd: tempfile::TempDir,
 }
 
-impl Server {
-    fn start(
-        command: &str,
-        args: &[String],
-        env: &BTreeMap<String, String>,
-    ) -> Result<Server, HandshakeError> {
-        let spawn_err = |source| HandshakeError::Spawn {
-            command: command.to_string(),
-            source,
-        };
-        // An empty directory, as for client calls: the server's idea of "here" is no project.
-        let cwd = tempfile::tempdir().map_err(spawn_err)?;
-        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
-        let (mut child, pgid) =
-            crate::process::spawn_group(Path::new(command), &args, false, |cmd| {
-                cmd.envs(env)
-                    .current_dir(cwd.path())
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .stderr(Stdio::piped());
-            })
-            .map_err(spawn_err)?;
-        let stdin = child.stdin.take().expect("stdin is piped");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let stderr_pipe = child.stderr.take().expect("stderr is piped");
-        let (to_server, outgoing) = mpsc::channel();
-        std::thread::spawn(move || write_messages(stdin, outgoing));
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || read_lines(stdout, tx));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let (done_tx, stderr_done) = mpsc::channel();
-        let keep = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            keep_tail(stderr_pipe, &keep);
-            let _ = done_tx.send(());
-        });
-        Ok(Server {
-            child,
-            pgid,
-            to_server: Some(to_server),
-            lines,
-            stderr,
-            stderr_done,
-            status: None,
-            next_id: 1,
-            _cwd: cwd,
-        })
+impl<'a> Talk<'a> {
+    fn over(rpc: &'a mut dyn Rpc) -> Talk<'a> {
+        Talk { rpc, next_id: 1 }
     }
 
     /// Steps 2–4: who the server is (its surface still empty), its capabilities and its tools.
@@ -327,7 +314,8 @@ impl Server {
             .and_then(|c| c.get("tools"))
             .is_some_and(|t| !t.is_null());
         let capabilities = init.get("capabilities").cloned().unwrap_or(Value::Null);
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.rpc.send(&initialized, "notifications/initialized")?;
         let listed = if has_tools {
             Some(self.list_tools(deadline, timeout)?)
         } else {
@@ -382,13 +370,6 @@ impl Server {
         Err(bad(format!("more than {MAX_PAGES} pages")))
     }
 
-    fn send(&self, msg: Value) {
-        if let Some(tx) = &self.to_server {
-            // A server that has gone is found out by the reader; nothing to do here.
-            let _ = tx.send(msg.to_string());
-        }
-    }
-
     /// Send a request and wait for its response's `result`.
     fn request(
         &mut self,
@@ -399,35 +380,16 @@ impl Server {
     ) -> Result<Value, HandshakeError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": step, "params": params}));
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": step, "params": params});
+        self.rpc.send(&req, step)?;
         loop {
-            let now = Instant::now();
-            let line = if now >= deadline {
-                Err(RecvTimeoutError::Timeout)
-            } else {
-                self.lines.recv_timeout(deadline - now)
-            };
-            let text = match line {
-                Ok(Line::Text(t)) => t,
-                Ok(Line::TooLong) => return Err(HandshakeError::LineTooLong { step }),
-                Ok(Line::Eof) | Err(RecvTimeoutError::Disconnected) => {
-                    return Err(HandshakeError::Exited {
-                        step,
-                        status: self.exit_status(),
-                    })
-                }
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(HandshakeError::TimedOut { step, timeout })
-                }
-            };
-            if text.trim().is_empty() {
+            let Some(msg) = self.rpc.next(step, deadline, timeout)? else {
                 continue;
-            }
+            };
             let not_rpc = || HandshakeError::NotJsonRpc {
                 step,
-                line: shorten(&text, 200),
+                line: shorten(&msg.to_string(), 200),
             };
-            let msg: Value = serde_json::from_str(&text).map_err(|_| not_rpc())?;
             if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
                 return Err(not_rpc());
             }
@@ -436,7 +398,7 @@ impl Server {
                 // A notification (logging, list_changed): not what we wait for.
                 (Some(_), None) => continue,
                 (Some(m), Some(rid)) => {
-                    self.answer(m, rid.clone());
+                    self.answer(m, rid.clone(), step)?;
                     continue;
                 }
                 (None, Some(rid)) => {
@@ -473,121 +435,26 @@ impl Server {
     }
 
     /// Answer a request the server makes of us: we are a client with no capabilities.
-    fn answer(&self, method: &str, id: Value) {
+    fn answer(
+        &mut self,
+        method: &str,
+        id: Value,
+        step: &'static str,
+    ) -> Result<(), HandshakeError> {
         let reply = if method == "ping" {
             json!({"jsonrpc": "2.0", "id": id, "result": {}})
         } else {
             json!({"jsonrpc": "2.0", "id": id,
                    "error": {"code": -32601, "message": format!("mcp-deploy does not support {method}")}})
         };
-        self.send(reply);
-    }
-
-    /// How the server ended, waiting a moment: its stdout closes just before it exits.
-    fn exit_status(&mut self) -> String {
-        let until = Instant::now() + Duration::from_millis(500);
-        while self.status.is_none() && Instant::now() < until {
-            match self.child.try_wait() {
-                Ok(Some(s)) => self.status = Some(s),
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(_) => break,
-            }
-        }
-        match self.status {
-            Some(s) => describe_status(s),
-            None => "still running".into(),
-        }
-    }
-
-    /// Step 5: close stdin, SIGTERM the group, SIGKILL it after the grace, reap the child.
-    fn end(&mut self) {
-        self.to_server = None;
-        crate::process::signal_group(self.pgid, rustix::process::Signal::TERM);
-        let until = Instant::now() + GRACE;
-        while self.status.is_none() && Instant::now() < until {
-            match self.child.try_wait() {
-                Ok(Some(s)) => self.status = Some(s),
-                Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-                Err(_) => break,
-            }
-        }
-        // Always: a grandchild that ignored SIGTERM goes too.
-        crate::process::signal_group(self.pgid, rustix::process::Signal::KILL);
-        if self.status.is_none() {
-            self.status = self.child.wait().ok();
-        }
-    }
-
-    /// The last lines of stderr, on one line. Waits briefly for the pipe to close so that a
-    /// crashing server's last words are in it.
-    fn stderr_tail(&self) -> String {
-        let _ = self.stderr_done.recv_timeout(Duration::from_millis(500));
-        let bytes = self.stderr.lock().map(|b| b.clone()).unwrap_or_default();
-        tail(&String::from_utf8_lossy(&bytes), 5, 400)
+        self.rpc.send(&reply, step)
     }
 }
 
-fn write_messages(mut stdin: ChildStdin, outgoing: Receiver<String>) {
-    for msg in outgoing {
-        if stdin
-            .write_all(msg.as_bytes())
-            .and_then(|()| stdin.write_all(b"\n"))
-            .and_then(|()| stdin.flush())
-            .is_err()
-        {
-            return;
-        }
-    }
-}
-
-fn read_lines(stdout: impl Read, tx: Sender<Line>) {
-    let mut reader = BufReader::new(stdout);
-    loop {
-        let mut buf = Vec::new();
-        // A read error ends the stream like EOF does: either way no more messages come.
-        let n: usize = (&mut reader)
-            .take(MAX_LINE as u64 + 1)
-            .read_until(b'\n', &mut buf)
-            .unwrap_or_default();
-        let msg = if n == 0 {
-            Line::Eof
-        } else if buf.len() > MAX_LINE {
-            Line::TooLong
-        } else {
-            Line::Text(String::from_utf8_lossy(&buf).into_owned())
-        };
-        let last = !matches!(msg, Line::Text(_));
-        if tx.send(msg).is_err() || last {
-            return;
-        }
-    }
-}
-
-/// Keep the last [`STDERR_KEEP`] bytes of `pipe` in `keep`.
-fn keep_tail(mut pipe: impl Read, keep: &Mutex<Vec<u8>>) {
-    let mut chunk = [0u8; 4096];
-    loop {
-        match pipe.read(&mut chunk) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                let Ok(mut buf) = keep.lock() else { return };
-                buf.extend_from_slice(&chunk[..n]);
-                if buf.len() > STDERR_KEEP {
-                    let cut = buf.len() - STDERR_KEEP;
-                    buf.drain(..cut);
-                }
-            }
-        }
-    }
-}
-
-fn describe_status(s: ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (s.code(), s.signal()) {
-        (Some(c), _) => format!("exit status {c}"),
-        (None, Some(sig)) => format!("killed by signal {sig}"),
-        _ => s.to_string(),
-    }
+fn entry_env(entry: &Entry) -> BTreeMap<String, String> {
+    crate::entry::string_map(&entry.raw, "env")
+        .into_iter()
+        .collect()
 }
 
 /// The last `lines` non-empty lines of `text`, joined with ` | `, at most `max` chars, with
@@ -637,10 +504,37 @@ mod tests {
     }
 
     #[test]
-    fn http_entries_are_unsupported() {
-        let e = Entry::from_value(&json!({"type": "http", "url": "http://h/mcp"})).unwrap();
-        let f = handshake(&e, Duration::from_secs(1)).unwrap_err();
-        assert!(matches!(f.error, HandshakeError::Unsupported { .. }), "{f}");
+    fn a_remote_entry_the_client_adds_to_is_not_handshaken_without_it() {
+        for (key, value) in [("headersHelper", json!("/bin/h")), ("oauth", json!({}))] {
+            let e = Entry::from_value(&json!({"type": "http", "url": "http://h/mcp", key: value}))
+                .unwrap();
+            let f = handshake(&e, Duration::from_secs(1)).unwrap_err();
+            assert!(
+                matches!(f.error, HandshakeError::NotAsTheClient { .. }),
+                "{f}"
+            );
+            assert!(f.to_string().contains(key), "{f}");
+        }
+    }
+
+    #[test]
+    fn an_unreachable_remote_server_fails_naming_it_and_no_header_value() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        for kind in ["http", "sse"] {
+            let e = Entry::from_value(&json!({"type": kind, "url": url,
+                "headers": {"Authorization": "Bearer s3cr3t-token"}}))
+            .unwrap();
+            let f = handshake(&e, Duration::from_secs(2)).unwrap_err();
+            let shown = f.to_string();
+            assert!(shown.contains(&url), "{shown}");
+            assert!(!shown.contains("s3cr3t"), "{shown}");
+        }
     }
 
     #[test]
