@@ -144,3 +144,40 @@ awk -v of="$(m ours_first)" -v orr="$(m ours_rerun)" -v bf="$(m bash_first)" \
     printf "first install, --no-handshake: ours/calls alone = %5.2fx\n", r4
 }'
 echo "same flat document recorded by both: $same"
+
+# Where a first install's time goes, issue 39: each run with a timing wrapper around claude
+# (the wrapper's own start, a few ms a call, counts against ours), its total against the
+# critical path of its own client calls (the `add-json`s one after the other, the slower of
+# the two `get`s): the overhead of the gate and of our own work, free of the noise between
+# one run and another. RUNS runs each, the gate on and off in turn.
+wrap="$scratch/wrap"
+mkdir -p "$wrap"
+cat >"$wrap/claude" <<WRAP
+#!/usr/bin/env bash
+t0=\$(date +%s%N)
+$(q "$repo/node_modules/.bin/claude") "\$@"
+rc=\$?
+echo "\$t0 \$(date +%s%N) \$1 \$2" >>$(q "$scratch/calls.log")
+exit \$rc
+WRAP
+chmod +x "$wrap/claude"
+critical() { # MODE EXTRA...: one run, printing "MODE total/critical"
+    local mode="$1" t0 t1
+    shift
+    bash -c "$reset_cmd"
+    rm -f "$scratch/calls.log"
+    t0="$(date +%s%N)"
+    PATH="$wrap:$PATH" bash -c "$ours_cmd $*" >/dev/null
+    t1="$(date +%s%N)"
+    awk -v m="$mode" -v total="$((t1 - t0))" '{d = $2 - $1; if ($3 == "mcp" && $4 == "get") {
+        if (d > g) g = d } else s += d } END { printf "%s %.4f\n", m, total / (s + g) }' \
+        "$scratch/calls.log"
+}
+for ((i = 0; i < runs; i++)); do
+    critical gate
+    critical no-gate --no-handshake
+done >"$scratch/critical.txt"
+echo
+sort "$scratch/critical.txt" | awk '{v[$1] = v[$1] " " $2; n[$1]++; s[$1] += $2}
+    END { for (k in v) printf "first install / its own client calls, %-7s (%d runs): mean %.3fx; each:%s\n",
+        k, n[k], s[k] / n[k], v[k] }'

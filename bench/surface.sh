@@ -18,7 +18,13 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 echo "== cargo build --release; cargo bench --no-run (the digest's bench)" >&2
 cargo build --release --locked --quiet
-cargo bench --locked --quiet --bench surface_digest --no-run 2>/dev/null
+# The bench's executable, found now: below, HOME is a scratch one and cargo would not start.
+digest_bin="$(cargo bench --locked --quiet --bench surface_digest --no-run --message-format=json |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("executable") and m.get("target", {}).get("name") == "surface_digest":
+        print(m["executable"])')"
 ours="$repo/target/release/mcp-deploy"
 [ -x node_modules/.bin/mcp-server-everything ] || npm ci --no-audit --no-fund >&2
 command -v farm-bench >/dev/null || { echo "$0: farm-bench is required" >&2; exit 2; }
@@ -38,7 +44,10 @@ printf '{"mcpServers":{"codetools":{"command":"%s/bin/codetools","args":["mcp","
 ev="$scratch/everything"
 mkdir -p "$ev/bin"
 echo "$sha" >"$ev/VERSION"
-ln -s "$everything" "$ev/bin/everything"
+# A script inside the prefix that starts the pinned package (a link out of it would fail the
+# mcp-registration check, and the handshake would never start).
+printf '#!/bin/sh\nexec node %q "$@"\n' "$everything" >"$ev/bin/everything"
+chmod +x "$ev/bin/everything"
 printf '{"servers":[{"name":"everything","prefix":"%s","layout":"prefix","entry":{"command":"{{prefix}}/bin/everything","args":["stdio"]}}]}\n' \
     "$ev" >"$scratch/servers.json"
 printf '{"mcpServers":{"everything":{"command":"%s/bin/everything","args":["stdio"]}}}\n' \
@@ -80,7 +89,7 @@ farm-bench -n "$runs" --vs "${verify_standin[*]}" -- "${verify_standin[@]}" --ha
 farm-bench -n "$runs" --vs "${verify_everything[*]}" -- "${verify_everything[@]}" --handshake \
     >"$scratch/everything.txt" 2>&1
 echo "== the digest alone" >&2
-digest() { cargo bench --locked --quiet --bench surface_digest -- "$1" 200 2>/dev/null; }
+digest() { "$digest_bin" "$1" 200; }
 d_standin="$(python3 -c 'import json;print(json.dumps({"tools":[{"name":"hello","description":"Says hello.","inputSchema":{"type":"object","properties":{}}}]}))' >"$scratch/standin-tools.json"; digest "$scratch/standin-tools.json")"
 d_everything="$(digest "$scratch/everything-tools.json")"
 d_synthetic="$(digest "$scratch/synthetic-tools.json")"

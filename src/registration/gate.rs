@@ -167,10 +167,12 @@ impl Shared {
     }
 }
 
-/// One candidate's handshake: filled once, by its thread or at once.
+/// One candidate's handshake: its answer, filled once (by its thread, as soon as the server
+/// answered, or at once when known without it), and whether the thread is done (the server
+/// ended).
 #[derive(Default)]
 struct Slot {
-    shaken: Mutex<Option<Shaken>>,
+    state: Mutex<(Option<Shaken>, bool)>,
     ready: Condvar,
 }
 
@@ -183,23 +185,33 @@ enum Shaken {
 }
 
 impl Slot {
-    fn fill(&self, shaken: Shaken) {
-        if let Ok(mut slot) = self.shaken.lock() {
-            *slot = Some(shaken);
+    /// The answer, unless one was given already; `done`: nothing more will come.
+    fn fill(&self, shaken: Option<Shaken>, done: bool) {
+        if let Ok(mut state) = self.state.lock() {
+            if state.0.is_none() {
+                state.0 = shaken;
+            }
+            state.1 |= done;
         }
         self.ready.notify_all();
     }
 
-    fn wait(&self) -> Shaken {
+    /// The answer, as soon as there is one (`until_done`: once the server has ended too).
+    fn wait(&self, until_done: bool) -> Shaken {
         let gone = || Shaken::Answered(Err("the handshake's thread failed".into()));
-        let Ok(mut slot) = self.shaken.lock() else {
+        let Ok(mut state) = self.state.lock() else {
             return gone();
         };
         loop {
-            if let Some(shaken) = slot.as_ref() {
-                return shaken.clone();
+            if let (Some(shaken), done) = &*state {
+                if *done || !until_done {
+                    return shaken.clone();
+                }
             }
-            slot = match self.ready.wait(slot) {
+            if state.1 {
+                return gone();
+            }
+            state = match self.ready.wait(state) {
                 Ok(s) => s,
                 Err(_) => return gone(),
             };
@@ -225,19 +237,25 @@ pub(crate) fn start_tools(candidates: &[Candidate], tools: ToolsGate) -> Pending
             Ok(r) => r.entry,
             Err(e) => {
                 let row = Check::from_result("handshake", Err(e));
-                shared.servers[i].1.fill(Shaken::Known(row));
+                shared.servers[i].1.fill(Some(Shaken::Known(row)), true);
                 continue;
             }
         };
         let (timeout, shared) = (tools.timeout, Arc::clone(&shared));
         std::thread::spawn(move || {
-            // The slot is filled whatever happens: a waiter never waits forever.
+            let slot = &shared.servers[i].1;
+            // The answer is given as soon as the server gave it; the slot is filled and done
+            // whatever happens, so that a waiter never waits forever.
             let answered = std::panic::catch_unwind(|| {
-                shared.limited(|| handshake::handshake(&direct, timeout))
+                shared.limited(|| {
+                    handshake::handshake_then(&direct, timeout, |info| {
+                        slot.fill(Some(Shaken::Answered(Ok(info.clone()))), false);
+                    })
+                })
             })
             .map_err(|_| "the handshake failed unexpectedly".to_string())
             .and_then(|r| r.map_err(|f| f.to_string()));
-            shared.servers[i].1.fill(Shaken::Answered(answered));
+            slot.fill(Some(Shaken::Answered(answered)), true);
         });
     }
     PendingTools { shared }
@@ -256,7 +274,7 @@ impl PendingTools {
         else {
             return false;
         };
-        match slot.wait() {
+        match slot.wait(false) {
             Shaken::Known(row) => row.ok,
             Shaken::Answered(Err(_)) => false,
             Shaken::Answered(Ok(info)) => tools_check(c, "", &info, accept, true, Path::new("")).ok,
@@ -268,7 +286,7 @@ impl PendingTools {
     pub(crate) fn finish(self, reports: &mut [ServerReport], dry_run: bool, ledger_path: &Path) {
         let accept = self.shared.accept;
         for ((c, slot), report) in self.shared.servers.iter().zip(reports.iter_mut()) {
-            let info = match slot.wait() {
+            let info = match slot.wait(true) {
                 Shaken::Known(row) => {
                     report.checks.push(row);
                     continue;

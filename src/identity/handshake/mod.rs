@@ -171,6 +171,16 @@ impl fmt::Debug for Failure {
 /// Start the server `entry` registers (or, for a remote one, connect to it), handshake, list
 /// its tools, end it. Never takes much longer than `timeout` plus [`GRACE`].
 pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, Failure> {
+    handshake_then(entry, timeout, |_| {})
+}
+
+/// [`handshake`], telling `answered` what the server answered as soon as it did, before the
+/// server is ended (install's gate lets a registration go ahead that moment).
+pub(crate) fn handshake_then(
+    entry: &Entry,
+    timeout: Duration,
+    answered: impl FnOnce(&ServerInfo),
+) -> Result<ServerInfo, Failure> {
     // Every variable a reference reads is remembered: `--token ${API_TOKEN}` in args hands
     // the server the token, and a server that echoes its argv must not make us print it.
     let expanded = std::cell::RefCell::new(Vec::new());
@@ -207,11 +217,25 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
         secrets: secrets.clone(),
     };
     let deadline = Instant::now() + timeout;
-    let result = match target {
+    // Who the server said it is, its secrets redacted: what is handed over.
+    let shown = |(info, capabilities, tools): (ServerInfo, Value, Vec<Value>)| {
+        let surface = Surface::of(&info.name, &info.version, &capabilities, &tools, &secrets);
+        ServerInfo {
+            name: redact(&info.name, &secrets),
+            version: redact(&info.version, &secrets),
+            surface,
+            ..info
+        }
+    };
+    match target {
         Target::Stdio(command, args) => {
             let mut server =
                 stdio::Server::start(&command, &args, &env).map_err(|e| fail(e, String::new()))?;
-            let result = Talk::over(&mut server).talk(deadline, timeout);
+            let result = Talk::over(&mut server).talk(deadline, timeout).map(shown);
+            // The answer is known: said before the server is ended (which takes a moment).
+            if let Ok(info) = &result {
+                answered(info);
+            }
             server.end();
             result.map_err(|e| fail(e, server.stderr_tail()))
         }
@@ -228,20 +252,14 @@ pub(crate) fn handshake(entry: &Entry, timeout: Duration) -> Result<ServerInfo, 
             }
             let mut remote = http::Remote::open(kind, &url, &headers, timeout)
                 .map_err(|e| fail(e, String::new()))?;
-            let result = Talk::over(&mut remote).talk(deadline, timeout);
+            let result = Talk::over(&mut remote).talk(deadline, timeout).map(shown);
+            if let Ok(info) = &result {
+                answered(info);
+            }
             remote.end();
             result.map_err(|e| fail(e, String::new()))
         }
-    };
-    // A server may echo its environment in serverInfo: what we show goes through redact.
-    let (info, capabilities, tools) = result?;
-    let surface = Surface::of(&info.name, &info.version, &capabilities, &tools, &secrets);
-    Ok(ServerInfo {
-        name: redact(&info.name, &secrets),
-        version: redact(&info.version, &secrets),
-        surface,
-        ..info
-    })
+    }
 }
 
 /// Where the handshake goes: a command to start, or a remote server's kind and URL.
