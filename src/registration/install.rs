@@ -7,11 +7,13 @@
 //!    document (a malformed one is refused, never overwritten), and that each prefix holds a
 //!    deployed server. 1b. The gate ([`crate::registration::gate`]): the deployment is checked
 //!    before anything is written or registered. When it passes, the handshake gate starts
-//!    every server (unless `--no-handshake`), each on a thread, while steps 2–4 open and read
-//!    the clients: its `handshake` and `tools` rows are waited for before the first write or
-//!    mutating call, and a failed one refuses the install there, nothing changed. When
-//!    nothing is to change, the rows are waited for beside step 7's reads instead, and before
-//!    step 8's write.
+//!    every server (unless `--no-handshake`), each on a thread, while steps 2–5 open and read
+//!    the clients. In step 6 a server's answer is waited for before its own first mutating
+//!    call (so a server is never registered before its gate passed, and one server's
+//!    handshake runs beside another's client calls), and every `handshake` and `tools` row
+//!    before step 8 records anything: a refusal rolls back what the run changed and refuses
+//!    the install with the rows. When nothing is to change, the rows are waited for beside
+//!    step 7's reads.
 //! 2. The session ([`crate::registration::session`]) takes every lock the run needs and rolls
 //!    back what an interrupted earlier run journalled, saying so; the flat document is read
 //!    only now, under its lock.

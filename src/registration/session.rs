@@ -573,9 +573,6 @@ pub(crate) fn ledger_path(explicit: Option<&Path>) -> std::path::PathBuf {
         .unwrap_or_else(ledger::default_path)
 }
 
-/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
-/// else undo them all, the last begun first. `E` is the caller's error, which a rollback
-/// carries as its cause.
 /// Roll every client back after the handshake gate refused (`e`): `Ok(false)` when every
 /// name is back at its previous entry, else the rollback's error, naming what is not.
 fn refused_rollback(txs: Vec<Transaction>, e: SessionError) -> Result<bool, SessionError> {
@@ -588,6 +585,9 @@ fn refused_rollback(txs: Vec<Transaction>, e: SessionError) -> Result<bool, Sess
     }
 }
 
+/// The end of several transactions (one per client): commit them all when `outcome` is `Ok`,
+/// else undo them all, the last begun first. `E` is the caller's error, which a rollback
+/// carries as its cause.
 pub(crate) fn finish_all<E: Failure + From<TransactionError>>(
     txs: Vec<transaction::Transaction>,
     outcome: Result<(), E>,

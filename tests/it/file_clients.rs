@@ -911,8 +911,18 @@ fn an_http_server_reaches_opencode_and_cursor_in_their_shapes() {
     fs::create_dir_all(&gw).unwrap();
     fs::write(gw.join("VERSION"), format!("{OR_SHA}\n")).unwrap();
     let c = cfg.to_str().unwrap();
-    w.on_sample("install", &["--config", c, "--client", "opencode,cursor"])
-        .code(0);
+    // Nothing answers at port 9: the clients' shapes are the subject, not the handshake gate.
+    w.on_sample(
+        "install",
+        &[
+            "--config",
+            c,
+            "--client",
+            "opencode,cursor",
+            "--no-handshake",
+        ],
+    )
+    .code(0);
     let oc: Value =
         serde_json::from_str(&fs::read_to_string(w.opencode_config()).unwrap()).unwrap();
     assert_eq!(
@@ -947,9 +957,18 @@ fn an_http_server_reaches_opencode_and_cursor_in_their_shapes() {
         "opencode,cursor",
     ]);
     r.code(0);
-    w.on_sample("install", &["--config", c, "--client", "opencode,cursor"])
-        .code(0)
-        .stdout_has("unchanged");
+    w.on_sample(
+        "install",
+        &[
+            "--config",
+            c,
+            "--client",
+            "opencode,cursor",
+            "--no-handshake",
+        ],
+    )
+    .code(0)
+    .stdout_has("unchanged");
 }
 
 #[test]

@@ -14,8 +14,9 @@
 //! stdio server's env. Nothing else is added: no cookie, no OAuth token, no redirect followed
 //! (a `3xx` fails, naming where it points), so that what is listed is what the entry alone
 //! reaches. Every wait is bounded by the handshake's deadline. TLS is rustls over the
-//! system's roots (`rustls-platform-verifier`), and the usual proxy variables are obeyed
-//! (`HTTPS_PROXY`, `ALL_PROXY`, `NO_PROXY`), as a client running on the host does.
+//! system's roots (`rustls-platform-verifier`; `SSL_CERT_FILE` and `SSL_CERT_DIR` honoured),
+//! and a proxy is the first of `ALL_PROXY`, `HTTPS_PROXY`, `HTTP_PROXY` that is set, except
+//! for what `NO_PROXY` names (ureq's reading of them).
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};

@@ -556,6 +556,27 @@ mod tests {
     }
 
     #[test]
+    fn a_header_that_would_split_the_request_fails_without_being_sent_or_shown() {
+        // A value from the environment holding CR LF: never a second header line, never a
+        // panic, never printed.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let e = Entry::from_value(&json!({"type": "http", "url": url,
+            "headers": {"X-Tenant": "a\r\nX-Injected: s3cr3t-inj"}}))
+        .unwrap();
+        let f = handshake(&e, Duration::from_secs(2)).unwrap_err();
+        assert!(!f.to_string().contains("s3cr3t-inj"), "{f}");
+        listener.set_nonblocking(true).unwrap();
+        if let Ok((mut conn, _)) = listener.accept() {
+            use std::io::Read;
+            conn.set_nonblocking(true).unwrap();
+            let mut got = String::new();
+            let _ = conn.read_to_string(&mut got);
+            assert!(!got.contains("X-Injected"), "{got}");
+        }
+    }
+
+    #[test]
     fn a_crash_reports_status_and_redacted_stderr() {
         let e = stdio(
             "echo \"bad token $TOKEN\" >&2; exit 7",

@@ -89,6 +89,11 @@ impl Ctx {
         if let Some(c) = &config {
             args.extend(["--config", c.to_str().unwrap()]);
         }
+        if name == "webby-test" {
+            // Nothing answers at port 9: these attacks are on the registration, and the
+            // handshake gate has its own (remote_handshake::).
+            args.push("--no-handshake");
+        }
         w.on_sample("install", &args).code(0);
         Ctx {
             w,
