@@ -147,8 +147,18 @@ fn at_once() -> usize {
 }
 
 impl Shared {
-    /// Run `f` once fewer than [`at_once`] others run.
+    /// Run `f` once fewer than [`at_once`] others run. The place is given back when `f`
+    /// returns or panics, so that no other handshake waits for it forever.
     fn limited<T>(&self, f: impl FnOnce() -> T) -> T {
+        struct Place<'s>(&'s Shared);
+        impl Drop for Place<'_> {
+            fn drop(&mut self) {
+                if let Ok(mut free) = self.0.free.lock() {
+                    *free += 1;
+                }
+                self.0.freed.notify_one();
+            }
+        }
         if let Ok(mut free) = self.free.lock() {
             while *free == 0 {
                 free = match self.freed.wait(free) {
@@ -158,12 +168,8 @@ impl Shared {
             }
             *free -= 1;
         }
-        let out = f();
-        if let Ok(mut free) = self.free.lock() {
-            *free += 1;
-        }
-        self.freed.notify_one();
-        out
+        let _place = Place(self);
+        f()
     }
 }
 
@@ -383,4 +389,76 @@ fn tools_check(
         Ok(seen) => surface::verdict(&seen, now, &commit),
     };
     Check::from_result("tools", row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(places: usize) -> Shared {
+        Shared {
+            servers: Vec::new(),
+            accept: false,
+            free: Mutex::new(places),
+            freed: Condvar::new(),
+        }
+    }
+
+    #[test]
+    fn a_handshake_that_panics_gives_its_place_back() {
+        let s = shared(1);
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.limited(|| panic!("a handshake's bug"))
+        }));
+        assert!(panicked.is_err());
+        // The one place is free again: this would wait forever otherwise.
+        assert_eq!(s.limited(|| 7), 7);
+        assert_eq!(*s.free.lock().unwrap(), 1);
+    }
+
+    #[test]
+    fn no_more_than_the_places_run_at_once() {
+        let s = Arc::new(shared(2));
+        let running = Arc::new(Mutex::new((0usize, 0usize))); // (now, most)
+        let threads: Vec<_> = (0..6)
+            .map(|_| {
+                let (s, running) = (Arc::clone(&s), Arc::clone(&running));
+                std::thread::spawn(move || {
+                    s.limited(|| {
+                        {
+                            let mut r = running.lock().unwrap();
+                            r.0 += 1;
+                            r.1 = r.1.max(r.0);
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                        running.lock().unwrap().0 -= 1;
+                    })
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let most = running.lock().unwrap().1;
+        assert!((1..=2).contains(&most), "{most} ran at once");
+    }
+
+    #[test]
+    fn a_waiter_gets_the_answer_before_the_server_has_ended() {
+        let slot = Arc::new(Slot::default());
+        let answer = || Shaken::Answered(Err("an answer".into()));
+        slot.fill(Some(answer()), false);
+        // admits waits for the answer only; the rows wait for the end too.
+        assert!(matches!(slot.wait(false), Shaken::Answered(Err(e)) if e == "an answer"));
+        let ended = Arc::clone(&slot);
+        let t = std::thread::spawn(move || ended.wait(true));
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(
+            !t.is_finished(),
+            "the rows did not wait for the server's end"
+        );
+        // The first answer stays: what the end brings does not replace it.
+        slot.fill(Some(Shaken::Answered(Err("later".into()))), true);
+        assert!(matches!(t.join().unwrap(), Shaken::Answered(Err(e)) if e == "an answer"));
+    }
 }

@@ -13,10 +13,15 @@ rl.on("line", (line) => {
     case "initialize":
       return ok({ protocolVersion: msg.params?.protocolVersion ?? "2025-06-18",
         capabilities: { tools: {} }, serverInfo: { name: `${name}-sample`, version: "0.0.0" } });
-    case "tools/list":
-      // The description may come from the environment (the tool-surface tests change it so).
-      return ok({ tools: [{ name: "hello", description: process.env.SAMPLE_HELLO_DESCRIPTION || "Says hello.",
-        inputSchema: { type: "object", properties: {} } }] });
+    case "tools/list": {
+      // The description may come from the environment (the tool-surface tests change it so),
+      // and SAMPLE_LIST_ORDER=reversed lists the same tool with every key in another order.
+      const description = process.env.SAMPLE_HELLO_DESCRIPTION || "Says hello.";
+      const tool = process.env.SAMPLE_LIST_ORDER === "reversed"
+        ? { inputSchema: { properties: {}, type: "object" }, description, name: "hello" }
+        : { name: "hello", description, inputSchema: { type: "object", properties: {} } };
+      return ok({ tools: [tool] });
+    }
     case "ping":
       return ok({});
     default:

@@ -1,9 +1,10 @@
-//! Issue 39: what the agent is handed. install --handshake starts each server, records its tool
-//! surface when its release has none, and requires the recorded one after; a description
-//! changed through a declared environment variable — no file of the release changed — is
-//! refused with the change named, accepted on purpose with --accept-tools (the ledger says who),
-//! and verify-identity --handshake compares the same way. With the real claude and the sample's
-//! stand-in server, and the real @modelcontextprotocol/server-everything.
+//! Issue 39: what the agent is handed. install starts each server (its gate is on by
+//! default), records its tool surface when its release has none, and requires the recorded one
+//! after; a description changed through a declared environment variable — no file of the
+//! release changed — is refused with the change named, accepted on purpose with --accept-tools
+//! (the ledger says who), and verify-identity --handshake compares the same way; the same tools
+//! listed in another key order pass. With the real claude and the sample's stand-in server, and
+//! the real @modelcontextprotocol/server-everything.
 
 use std::fs;
 
@@ -410,4 +411,53 @@ fn a_later_server_failing_its_gate_rolls_back_the_one_registered_before() {
     );
     assert_eq!(fs::read(&tools).unwrap(), recorded);
     assert_eq!(w.user_servers().len(), 2, "{}", skipped.shown);
+}
+
+/// The same tools listed with every key in another order (the stand-in's SAMPLE_LIST_ORDER):
+/// the same canonical surface, so the release's record passes install and verify-identity.
+#[test]
+fn a_reordered_listing_is_the_same_surface() {
+    let w = World::with_real_claude();
+    w.sample();
+    let plain = w
+        .declare_codetools(json!({"args": ["mcp", "serve"]}))
+        .to_str()
+        .unwrap()
+        .to_string();
+    let first = w.on_sample("install", &["--config", &plain, "--json"]);
+    first.code(0);
+    let digest = records(&w)["releases"][CT_SHA]["digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reordered = w
+        .declare_codetools(json!({"args": ["mcp", "serve"],
+            "env": {"SAMPLE_LIST_ORDER": "reversed"}}))
+        .to_str()
+        .unwrap()
+        .to_string();
+    let again = w.on_sample("install", &["--config", &reordered, "--json"]);
+    again.code(0);
+    assert!(
+        again
+            .detail("tools")
+            .contains("the surface recorded for release c0de7001c0de"),
+        "{}",
+        again.shown
+    );
+    assert_eq!(records(&w)["releases"][CT_SHA]["digest"], digest.as_str());
+    w.cmd()
+        .args(["verify-identity", "--prefix"])
+        .arg(w.opt().join("codetools"))
+        .args([
+            "--config",
+            &reordered,
+            "--expect-commit",
+            CT_SHA,
+            "--mcp-json",
+        ])
+        .arg(w.registered())
+        .args(["--name", "codetools-test", "--handshake", "--json"])
+        .run()
+        .code(0);
 }
