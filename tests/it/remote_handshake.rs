@@ -156,7 +156,7 @@ fn a_remote_server_is_handshaken_over_streamable_http_and_sse_with_one_surface()
 /// A small HTTP server (Python's http.server) that misbehaves as `mode` says and logs every
 /// request line and its Authorization header's presence to `log`.
 const FAKE_REMOTE: &str = r#"
-import http.server, sys, os
+import http.server, sys, os, time
 mode, log = sys.argv[1], sys.argv[2]
 class H(http.server.BaseHTTPRequestHandler):
     def note(self):
@@ -174,7 +174,25 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(404); self.end_headers()
     def do_POST(self):
         self.note()
-        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        if mode == "slow":
+            # Each step answered just inside the timeout; tools/list never.
+            if b"tools/list" in body:
+                time.sleep(300)
+            time.sleep(2.5)
+            if b"initialize" in body and b"notifications" not in body:
+                out = b'{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18",' \
+                      b'"capabilities":{"tools":{}},"serverInfo":{"name":"slow","version":"1"}}}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+            else:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+            return
         if mode == "unauthorized":
             self.send_response(401)
             self.send_header("WWW-Authenticate", 'Bearer resource_metadata="http://x/.well-known"')
@@ -260,4 +278,40 @@ fn a_remote_server_that_wants_more_than_the_entry_gives_fails_the_gate_and_nothi
             .run()
             .code(0);
     }
+}
+
+/// A remote server that answers each step just inside the handshake's timeout: the timeout
+/// bounds the whole handshake, not each call (before, each POST had the whole timeout of its
+/// own, and three slow steps took three timeouts).
+#[test]
+fn a_slow_remote_server_is_bounded_by_one_timeout_for_the_whole_handshake() {
+    let w = World::new();
+    let (served, _log) = fake_remote(&w, "slow");
+    let url = format!("http://127.0.0.1:{}/mcp", served.port);
+    let (cfg, prefix) = declare(&w, json!({"type": "http", "url": url}));
+    let doc = w.root().join("registered.json");
+    fs::write(
+        &doc,
+        json!({"mcpServers": {"webby": {"type": "http", "url": url}}}).to_string(),
+    )
+    .unwrap();
+    let start = std::time::Instant::now();
+    let r = w
+        .cmd()
+        .args(["verify-identity", "--config", &cfg, "--prefix"])
+        .arg(&prefix)
+        .args(["--expect-commit", CT_SHA, "--mcp-json"])
+        .arg(&doc)
+        .args(["--json", "--handshake", "--handshake-timeout", "4s"])
+        .run();
+    let took = start.elapsed();
+    r.code(1);
+    assert!(r.detail("handshake").contains("within 4s"), "{}", r.shown);
+    // initialize (2.5 s) and notifications/initialized (2.5 s) already pass 4 s: a timeout per
+    // call would have let tools/list wait 4 s more (about 9 s in all).
+    assert!(
+        took < std::time::Duration::from_secs(8),
+        "{took:?}: {}",
+        r.shown
+    );
 }

@@ -42,6 +42,10 @@ pub(super) struct Remote {
     kind: Kind,
     /// Messages read and not yet handed over.
     queue: VecDeque<Value>,
+    /// The handshake's deadline: no call, its answer's body included, outlives it.
+    deadline: Instant,
+    /// The handshake's timeout, as a failure names it.
+    timeout: Duration,
 }
 
 enum Kind {
@@ -71,6 +75,7 @@ impl Remote {
         kind: &str,
         url: &str,
         headers: &[(String, String)],
+        deadline: Instant,
         timeout: Duration,
     ) -> Result<Remote, HandshakeError> {
         let step = "initialize";
@@ -85,9 +90,10 @@ impl Remote {
                 stream: None,
             },
             queue: VecDeque::new(),
+            deadline,
+            timeout,
         };
         if kind == "sse" {
-            let deadline = Instant::now() + timeout;
             let (events, endpoint) = remote.open_sse(url, deadline, timeout)?;
             remote.post_to = endpoint;
             remote.kind = Kind::Sse { events };
@@ -189,9 +195,13 @@ impl Remote {
 impl Rpc for Remote {
     fn send(&mut self, msg: &Value, step: &'static str) -> Result<(), HandshakeError> {
         let is_request = msg.get("method").is_some() && msg.get("id").is_some();
+        let left = self.deadline.saturating_duration_since(Instant::now());
         let mut req = self
             .agent
             .post(&self.post_to)
+            .config()
+            .timeout_global(Some(left.max(Duration::from_millis(1))))
+            .build()
             .header("Content-Type", "application/json")
             .header("Accept", "application/json, text/event-stream");
         if let Kind::Streamable {
@@ -211,7 +221,7 @@ impl Rpc for Remote {
         let url = self.post_to.clone();
         let resp = req
             .send(msg.to_string())
-            .map_err(|e| transport_error(step, &url, &e, Duration::ZERO))?;
+            .map_err(|e| transport_error(step, &url, &e, self.timeout))?;
         let resp = expect_ok(step, &url, resp, true)?;
         let Kind::Streamable {
             session, stream, ..
@@ -422,7 +432,7 @@ fn transport_error(
     timeout: Duration,
 ) -> HandshakeError {
     match e {
-        ureq::Error::Timeout(_) if !timeout.is_zero() => HandshakeError::TimedOut { step, timeout },
+        ureq::Error::Timeout(_) => HandshakeError::TimedOut { step, timeout },
         _ => HandshakeError::Http {
             step,
             what: format!("cannot reach {url}: {e}"),

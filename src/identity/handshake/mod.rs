@@ -250,7 +250,7 @@ pub(crate) fn handshake_then(
                     return Err(fail(error, String::new()));
                 }
             }
-            let mut remote = http::Remote::open(kind, &url, &headers, timeout)
+            let mut remote = http::Remote::open(kind, &url, &headers, deadline, timeout)
                 .map_err(|e| fail(e, String::new()))?;
             let result = Talk::over(&mut remote).talk(deadline, timeout).map(shown);
             if let Ok(info) = &result {
