@@ -180,6 +180,9 @@ impl Shared {
 struct Slot {
     state: Mutex<(Option<Shaken>, bool)>,
     ready: Condvar,
+    /// [`PendingTools::admits`]'s verdict, judged once: every client's transaction asks it,
+    /// and each gets the same answer without reading the record again.
+    admitted: std::sync::OnceLock<bool>,
 }
 
 #[derive(Clone)]
@@ -280,11 +283,11 @@ impl PendingTools {
         else {
             return false;
         };
-        match slot.wait(false) {
+        *slot.admitted.get_or_init(|| match slot.wait(false) {
             Shaken::Known(row) => row.ok,
             Shaken::Answered(Err(_)) => false,
             Shaken::Answered(Ok(info)) => tools_check(c, "", &info, accept, true, Path::new("")).ok,
-        }
+        })
     }
 
     /// Wait for every handshake and add its rows to `reports`, which are the candidates', in
